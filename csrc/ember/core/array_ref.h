@@ -1,0 +1,137 @@
+#pragma once
+// IntArrayRef: a non-owning view of int64 values; SmallVec: a vector with inline storage,
+// so the sizes and strides of tensors up to 5-d never touch the heap.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <ostream>
+#include <vector>
+
+namespace ember {
+
+class IntArrayRef {
+ public:
+  IntArrayRef() = default;
+  IntArrayRef(const int64_t* data, size_t n) : data_(data), size_(n) {}
+  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
+  IntArrayRef(std::initializer_list<int64_t> il) : data_(il.begin()), size_(il.size()) {}
+  IntArrayRef(const int64_t& single) : data_(&single), size_(1) {}
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t back() const { return data_[size_ - 1]; }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+  bool equals(IntArrayRef o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
+
+ private:
+  const int64_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+inline bool operator==(IntArrayRef a, IntArrayRef b) { return a.equals(b); }
+inline bool operator!=(IntArrayRef a, IntArrayRef b) { return !a.equals(b); }
+inline std::ostream& operator<<(std::ostream& os, IntArrayRef a) {
+  os << "[";
+  for (size_t i = 0; i < a.size(); i++) os << (i ? ", " : "") << a[i];
+  return os << "]";
+}
+
+template <size_t N>
+class SmallVec {
+ public:
+  SmallVec() = default;
+  explicit SmallVec(size_t n, int64_t fill = 0) { resize(n, fill); }
+  SmallVec(IntArrayRef r) { assign(r); }
+  SmallVec(std::initializer_list<int64_t> il) { assign(IntArrayRef(il.begin(), il.size())); }
+  SmallVec(const SmallVec& o) { assign(o); }
+  SmallVec& operator=(const SmallVec& o) { if (this != &o) assign(o); return *this; }
+  SmallVec(SmallVec&& o) noexcept { steal(o); }
+  SmallVec& operator=(SmallVec&& o) noexcept { if (this != &o) { release(); steal(o); } return *this; }
+  ~SmallVec() { release(); }
+
+  void assign(IntArrayRef r) {
+    reserve(r.size());
+    if (r.size()) std::memmove(data_, r.data(), r.size() * sizeof(int64_t));
+    size_ = r.size();
+  }
+  void resize(size_t n, int64_t fill = 0) {
+    reserve(n);
+    for (size_t i = size_; i < n; i++) data_[i] = fill;
+    size_ = n;
+  }
+  void push_back(int64_t v) { reserve(size_ + 1); data_[size_++] = v; }
+  void insert(size_t pos, int64_t v) {
+    reserve(size_ + 1);
+    std::memmove(data_ + pos + 1, data_ + pos, (size_ - pos) * sizeof(int64_t));
+    data_[pos] = v;
+    size_++;
+  }
+  void erase(size_t pos) {
+    std::memmove(data_ + pos, data_ + pos + 1, (size_ - pos - 1) * sizeof(int64_t));
+    size_--;
+  }
+  void pop_back() { size_--; }
+  void clear() { size_ = 0; }
+  int64_t* data() { return data_; }
+  const int64_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  int64_t& operator[](size_t i) { return data_[i]; }
+  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t* begin() { return data_; }
+  int64_t* end() { return data_ + size_; }
+  const int64_t* begin() const { return data_; }
+  const int64_t* end() const { return data_ + size_; }
+  int64_t& back() { return data_[size_ - 1]; }
+  operator IntArrayRef() const { return IntArrayRef(data_, size_); }
+  IntArrayRef ref() const { return IntArrayRef(data_, size_); }
+  std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
+
+ private:
+  void reserve(size_t n) {
+    if (n <= cap_) return;
+    size_t cap = std::max(n, cap_ * 2);
+    int64_t* p = new int64_t[cap];
+    if (size_) std::memcpy(p, data_, size_ * sizeof(int64_t));
+    release();
+    data_ = p;
+    cap_ = cap;
+  }
+  void release() {
+    if (data_ != inline_) delete[] data_;
+    data_ = inline_;
+    cap_ = N;
+  }
+  void steal(SmallVec& o) {
+    if (o.data_ == o.inline_) {
+      data_ = inline_;
+      cap_ = N;
+      std::memcpy(inline_, o.inline_, o.size_ * sizeof(int64_t));
+    } else {
+      data_ = o.data_;
+      cap_ = o.cap_;
+      o.data_ = o.inline_;
+      o.cap_ = N;
+    }
+    size_ = o.size_;
+    o.size_ = 0;
+  }
+  int64_t inline_[N];
+  int64_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t cap_ = N;
+};
+
+using DimVector = SmallVec<5>;
+
+inline int64_t prod(IntArrayRef r) {
+  int64_t p = 1;
+  for (int64_t v : r) p *= v;
+  return p;
+}
+
+}  // namespace ember

@@ -1,0 +1,73 @@
+#include "ember/core/tensor.h"
+
+#include "ember/generated/ops.h"
+
+namespace ember {
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);
+  EMBER_CHECK_KIND(dim >= -n && dim < n, Index, "Dimension out of range (expected to be in range of [", -n, ", ",
+                   n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
+
+Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+    EMBER_CHECK(s == 0 || n <= (int64_t(1) << 62) / s, "numel overflow: size ", sizes, " is too large");
+    n *= s;
+  }
+  int64_t isz = itemsize(dtype);
+  EMBER_CHECK(n <= (int64_t(1) << 62) / isz, "size ", sizes, " is too large");
+  auto storage = StorageImpl::allocate(size_t(n * isz), device);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
+}
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), sizes, strides, storage_offset);
+  impl->set_version_counter(base.impl()->version_counter());
+  return Tensor(std::move(impl));
+}
+
+Tensor scalar_to_tensor(const Scalar& s) {
+  Tensor t = empty_tensor({}, s.dtype());
+  switch (s.tag()) {
+    case Scalar::Tag::Double: *static_cast<double*>(t.data_ptr()) = s.to_double(); break;
+    case Scalar::Tag::Int: *static_cast<int64_t*>(t.data_ptr()) = s.to_long(); break;
+    case Scalar::Tag::Bool: *static_cast<bool*>(t.data_ptr()) = s.to_bool(); break;
+  }
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+Scalar Tensor::item() const {
+  EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  const void* p = data_ptr();
+  switch (dtype()) {
+    case kBool: return Scalar(*static_cast<const bool*>(p));
+    case kByte: return Scalar(int64_t(*static_cast<const uint8_t*>(p)));
+    case kChar: return Scalar(int64_t(*static_cast<const int8_t*>(p)));
+    case kShort: return Scalar(int64_t(*static_cast<const int16_t*>(p)));
+    case kInt: return Scalar(int64_t(*static_cast<const int32_t*>(p)));
+    case kLong: return Scalar(*static_cast<const int64_t*>(p));
+    case kHalf: return Scalar(double(float(*static_cast<const Half*>(p))));
+    case kBFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
+    case kFloat: return Scalar(double(*static_cast<const float*>(p)));
+    case kDouble: return Scalar(*static_cast<const double*>(p));
+    case ScalarType::Undefined: break;
+  }
+  EMBER_FAIL(Runtime, "item(): undefined dtype");
+}
+
+Tensor Tensor::to(ScalarType t, bool copy) const { return ember::to_dtype(*this, t, copy); }
+
+Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
+  EMBER_CHECK(d.is_cpu(), "Ember was built without CUDA support; cannot move a tensor to ", d);
+  return ember::to_dtype(*this, t ? *t : dtype(), copy);
+}
+
+}  // namespace ember

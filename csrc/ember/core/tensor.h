@@ -1,0 +1,97 @@
+#pragma once
+// ember::Tensor: a reference-counted handle to a TensorImpl. Copying a Tensor shares data;
+// ops create new tensors. The op methods are generated from ops.yaml (tensor_methods.h).
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "ember/core/scalar.h"
+#include "ember/core/tensor_impl.h"
+
+namespace ember {
+
+class Tensor;
+class Generator;
+using TensorList = const std::vector<Tensor>&;
+using OptionalIntArrayRef = std::optional<IntArrayRef>;
+
+// dtype/device/requires_grad for factory functions, libtorch style: TensorOptions().dtype(kDouble)
+struct TensorOptions {
+  std::optional<ScalarType> dtype_;
+  std::optional<Device> device_;
+  bool requires_grad_ = false;
+  TensorOptions() = default;
+  TensorOptions(ScalarType t) : dtype_(t) {}
+  TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  TensorOptions requires_grad(bool r) const { auto o = *this; o.requires_grad_ = r; return o; }
+  ScalarType dtype_or(ScalarType t) const { return dtype_ ? *dtype_ : t; }
+  Device device_or_cpu() const { return device_ ? *device_ : Device(); }
+};
+
+class EMBER_API Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return bool(impl_); }
+  TensorImpl* impl() const { return impl_.get(); }
+  const intrusive_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  int64_t use_count() const { return impl_.use_count(); }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef shape() const { return impl_->sizes(); }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t ndimension() const { return impl_->dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  ScalarType scalar_type() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  int64_t element_size() const { return itemsize(dtype()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  void* data_ptr() const { return impl_->data(); }
+  template <class T> T* data_ptr() const;
+  uint32_t _version() const { return impl_->version(); }
+
+  // The value of a one-element tensor.
+  Scalar item() const;
+  template <class T> T item() const { return item().to<T>(); }
+
+  // Conversions (libtorch spelling). to(dtype) returns *this when nothing changes.
+  Tensor to(ScalarType t, bool copy = false) const;
+  Tensor to(Device d, std::optional<ScalarType> t = std::nullopt, bool copy = false) const;
+  Tensor to(const Tensor& other, bool copy = false) const { return to(other.dtype(), copy); }
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+
+  Tensor operator[](int64_t i) const { return select(0, i); }
+
+#include "ember/generated/tensor_methods.h"
+
+ private:
+  intrusive_ptr<TensorImpl> impl_;
+};
+
+// Allocate a fresh contiguous tensor.
+EMBER_API Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device = Device());
+// A new tensor sharing `base`'s storage and version counter with new geometry. See Note [Version counter sharing]
+EMBER_API Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+// A Python number as a 0-d tensor that does not take part in deciding the result dtype.
+EMBER_API Tensor scalar_to_tensor(const Scalar& s);
+// Normalise a possibly negative dim against `ndim` (0-d tensors accept -1 and 0), raising IndexError.
+EMBER_API int64_t wrap_dim(int64_t dim, int64_t ndim);
+
+template <class T> T* Tensor::data_ptr() const {
+  EMBER_CHECK(dtype() == DtypeOf<T>::value, "expected scalar type ", DtypeOf<T>::value, " but found ", dtype());
+  return static_cast<T*>(data_ptr());
+}
+
+}  // namespace ember

@@ -1,0 +1,79 @@
+#pragma once
+// TensorImpl: a strided view (sizes, strides, offset, dtype) onto a Storage.
+// INVARIANT: sizes_.size() == strides_.size(); numel_ == prod(sizes_); is_contiguous_ is
+// kept in sync by set_sizes_and_strides, the only mutator of the geometry.
+#include <atomic>
+#include <memory>
+
+#include "ember/core/array_ref.h"
+#include "ember/core/dtype.h"
+#include "ember/core/storage.h"
+
+namespace ember {
+
+// Note [Version counter sharing]
+// A tensor and every view of it share one VersionCounter: an in-place op through any of them
+// bumps it, and autograd compares it with the value it saved. It is allocated lazily: a
+// temporary that is never viewed nor modified in place never pays for it.
+struct VersionCounter : RefCounted {
+  std::atomic<uint32_t> version{0};
+};
+
+// Filled in by the autograd library; the core only owns and frees it.
+struct AutogradMetaBase {
+  virtual ~AutogradMetaBase() = default;
+};
+
+class EMBER_API TensorImpl : public RefCounted {
+ public:
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+  ~TensorImpl() override;
+
+  IntArrayRef sizes() const { return sizes_; }
+  IntArrayRef strides() const { return strides_; }
+  int64_t dim() const { return int64_t(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  int64_t storage_offset() const { return storage_offset_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const Storage& storage() const { return storage_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  void* data() const { return static_cast<char*>(storage_->data()) + storage_offset_ * itemsize(dtype_); }
+
+  void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+  void set_storage(Storage s) { storage_ = std::move(s); }
+  void set_dtype(ScalarType t) { dtype_ = t; }
+
+  // See Note [Version counter sharing]
+  uint32_t version() const { return version_ ? version_->version.load(std::memory_order_relaxed) : 0; }
+  void bump_version() { version_counter()->version.fetch_add(1, std::memory_order_relaxed); }
+  const intrusive_ptr<VersionCounter>& version_counter() const {
+    if (!version_) version_ = make_intrusive<VersionCounter>();
+    return version_;
+  }
+  void set_version_counter(intrusive_ptr<VersionCounter> v) { version_ = std::move(v); }
+
+  // A Python number wrapped as a 0-d tensor: it does not decide the result dtype.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool v) { wrapped_number_ = v; }
+
+  AutogradMetaBase* autograd_meta() const { return autograd_meta_.get(); }
+  void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_meta_ = std::move(m); }
+
+ private:
+  Storage storage_;
+  int64_t storage_offset_ = 0;
+  DimVector sizes_, strides_;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  bool is_contiguous_ = true;
+  bool wrapped_number_ = false;
+  mutable intrusive_ptr<VersionCounter> version_;
+  std::unique_ptr<AutogradMetaBase> autograd_meta_;
+};
+
+// Row-major strides for `sizes`.
+DimVector contiguous_strides(IntArrayRef sizes);
+bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides);
+
+}  // namespace ember

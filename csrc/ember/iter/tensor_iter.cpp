@@ -1,0 +1,317 @@
+#include "ember/iter/tensor_iter.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ember/generated/ops.h"
+#include "ember/parallel/parallel.h"
+
+namespace ember {
+
+// ---------------------------------------------------------------- dtypes
+namespace {
+int category(ScalarType t) { return t == kBool ? 0 : is_floating(t) ? 2 : 1; }
+
+}  // namespace
+
+ScalarType result_type(const Tensor* ts, int n) {
+  ScalarType dim_result = ScalarType::Undefined, zero_result = ScalarType::Undefined,
+             wrapped_result = ScalarType::Undefined;
+  for (int i = 0; i < n; i++) {
+    const Tensor& t = ts[i];
+    if (!t.defined()) continue;
+    ScalarType dt = t.dtype();
+    if (t.impl()->is_wrapped_number()) {
+      // A Python float counts as the default dtype, an int as int64.
+      if (is_floating(dt)) dt = default_dtype();
+      wrapped_result = promote_types(wrapped_result, dt);
+    } else if (t.dim() == 0) {
+      zero_result = promote_types(zero_result, dt);
+    } else {
+      dim_result = promote_types(dim_result, dt);
+    }
+  }
+  auto combine = [](ScalarType higher, ScalarType lower) {
+    if (higher == ScalarType::Undefined) return lower;
+    if (lower == ScalarType::Undefined) return higher;
+    if (is_floating(higher)) return higher;
+    if (higher == kBool || is_floating(lower)) return promote_types(higher, lower);
+    return higher;
+  };
+  return combine(dim_result, combine(zero_result, wrapped_result));
+}
+
+bool can_cast(ScalarType from, ScalarType to) {
+  if (is_floating(from) && is_integral(to, true)) return false;
+  if (from != kBool && to == kBool) return false;
+  return true;
+}
+
+// ---------------------------------------------------------------- shapes
+DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
+  size_t n = std::max(a.size(), b.size());
+  DimVector out(n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    EMBER_CHECK(da == db || da == 1 || db == 1, "The size of tensor a (", da, ") must match the size of tensor b (", db,
+                ") at non-singleton dimension ", i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+void resize_output(const Tensor& out, IntArrayRef shape) {
+  if (out.sizes() == shape) return;
+  auto strides = contiguous_strides(shape);
+  int64_t need = prod(shape) * out.element_size() + out.storage_offset() * out.element_size();
+  TensorImpl* impl = out.impl();
+  if (size_t(need) > impl->storage()->nbytes()) impl->storage()->reset_memory(size_t(need));
+  impl->set_sizes_and_strides(shape, strides, out.storage_offset());
+}
+
+namespace {
+bool has_internal_overlap(const Tensor& t) {
+  for (int64_t i = 0; i < t.dim(); i++)
+    if (t.strides()[i] == 0 && t.sizes()[i] > 1) return true;
+  return false;
+}
+// Byte range [lo, hi) touched by t.
+std::pair<uintptr_t, uintptr_t> byte_range(const Tensor& t) {
+  uintptr_t lo = uintptr_t(t.data_ptr()), hi = lo;
+  int64_t span = 0;
+  for (int64_t i = 0; i < t.dim(); i++) span += (t.sizes()[i] - 1) * t.strides()[i];
+  hi = lo + uintptr_t(span + 1) * uintptr_t(t.element_size());
+  return {lo, hi};
+}
+}  // namespace
+
+void check_no_overlap(const Tensor& out, const Tensor& in) {
+  if (!in.defined() || out.numel() == 0 || in.numel() == 0) return;
+  if (out.impl()->storage() != in.impl()->storage()) return;
+  if (out.data_ptr() == in.data_ptr() && out.strides() == in.strides() && out.sizes() == in.sizes()) return;
+  auto [a0, a1] = byte_range(out);
+  auto [b0, b1] = byte_range(in);
+  EMBER_CHECK(a1 <= b0 || b1 <= a0,
+              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+              "single memory location. Please clone() the tensor before performing the operation.");
+}
+
+Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
+  const int64_t nd = t.dim();
+  if (t.is_contiguous() || nd <= 1) return empty_tensor(t.sizes(), dtype);
+  DimVector perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
+  int64_t expected = 1;
+  for (int64_t k = nd - 1; k >= 0; k--) {
+    int64_t d = perm[k];
+    if (t.sizes()[d] == 1) continue;
+    if (t.strides()[d] != expected) return empty_tensor(t.sizes(), dtype);  // not dense: contiguous
+    expected *= t.sizes()[d];
+  }
+  DimVector st(nd);
+  int64_t s = 1;
+  for (int64_t k = nd - 1; k >= 0; k--) {
+    st[perm[k]] = s;
+    s *= std::max<int64_t>(t.sizes()[perm[k]], 1);
+  }
+  Tensor r = empty_tensor(t.sizes(), dtype);
+  r.impl()->set_sizes_and_strides(t.sizes(), st, 0);
+  return r;
+}
+
+// ---------------------------------------------------------------- the iterator
+TensorIter::TensorIter(TensorIterConfig& cfg) {
+  ntensors_ = cfg.ninputs + 1;
+  compute_shape(cfg);
+  compute_types(cfg);
+  allocate_or_check_output(cfg);
+  reorder_and_coalesce();
+}
+
+void TensorIter::compute_shape(TensorIterConfig& cfg) {
+  if (cfg.ninputs == 0) full_shape_ = DimVector(cfg.out.sizes());
+  for (int i = 0; i < cfg.ninputs; i++) {
+    EMBER_CHECK(cfg.inputs[i].defined(), cfg.name, "(): expected a defined tensor for argument ", i);
+    full_shape_ = i == 0 ? DimVector(cfg.inputs[0].sizes()) : broadcast_shapes(full_shape_, cfg.inputs[i].sizes());
+  }
+  numel_ = prod(full_shape_);
+}
+
+void TensorIter::compute_types(TensorIterConfig& cfg) {
+  ScalarType common;
+  if (cfg.ninputs == 0) {
+    common = cfg.out.dtype();
+  } else if (cfg.force_dtype != ScalarType::Undefined) {
+    common = cfg.force_dtype;
+  } else {
+    common = result_type(cfg.inputs, cfg.ninputs);
+    if (cfg.promote_int_to_float && !is_floating(common)) common = default_dtype();
+  }
+  common_dtype_ = common;
+  compute_dtype_ = (is_reduced_float(common) && !cfg.allow_reduced_float) ? kFloat : common;
+  ScalarType out_dtype = cfg.result_bool ? kBool : common;
+  if (cfg.mode != OutMode::Functional) {
+    EMBER_CHECK(can_cast(out_dtype, cfg.out.dtype()), "result type ", out_dtype,
+                " can't be cast to the desired output type ", cfg.out.dtype());
+  }
+  dtypes_[0] = cfg.result_bool ? kBool : compute_dtype_;
+  for (int i = 0; i < cfg.ninputs; i++) {
+    Tensor& in = cfg.inputs[i];
+    if (cfg.promote_inputs && in.dtype() != compute_dtype_) in = ember::to_dtype(in, compute_dtype_, false);
+    ops_[i + 1] = in;
+    dtypes_[i + 1] = in.dtype();
+  }
+  common_dtype_ = out_dtype == kBool && cfg.result_bool ? kBool : common;
+}
+
+void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {
+  ScalarType out_dtype = cfg.result_bool ? kBool : common_dtype_;
+  if (cfg.mode == OutMode::Functional) {
+    // Keep the layout of a same-shaped, permuted input (e.g. a transposed operand), as PyTorch does.
+    user_out_ = Tensor();
+    for (int i = 1; i < ntensors_; i++)
+      if (ops_[i].sizes() == full_shape_.ref() && !ops_[i].is_contiguous() && ops_[i].dim() > 1) {
+        user_out_ = empty_like_preserve(ops_[i], out_dtype);
+        break;
+      }
+    if (!user_out_.defined()) user_out_ = empty_tensor(full_shape_, out_dtype);
+  } else {
+    user_out_ = cfg.out;
+    if (cfg.mode == OutMode::Inplace) {
+      EMBER_CHECK(user_out_.sizes() == full_shape_.ref(), "output with shape ", user_out_.sizes(),
+                  " doesn't match the broadcast shape ", full_shape_.ref());
+    } else {
+      resize_output(user_out_, full_shape_);
+    }
+    EMBER_CHECK(!has_internal_overlap(user_out_),
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                "location. Please clone() the tensor before performing the operation.");
+    for (int i = 1; i < ntensors_; i++) check_no_overlap(user_out_, ops_[i]);
+    user_out_.impl()->bump_version();
+  }
+  // The kernel writes ops_[0]; a temporary when the user's output has another dtype.
+  if (user_out_.dtype() == dtypes_[0]) ops_[0] = user_out_;
+  else ops_[0] = empty_tensor(full_shape_, dtypes_[0]);
+}
+
+void TensorIter::reorder_and_coalesce() {
+  const int nd = int(full_shape_.size());
+  const int nt = ntensors_;
+  // Per-operand byte strides in logical order, 0 for broadcast dims.
+  DimVector st[kMaxOperands];
+  for (int k = 0; k < nt; k++) {
+    const Tensor& t = ops_[k];
+    st[k].resize(nd, 0);
+    int off = nd - int(t.dim());
+    int64_t isz = t.element_size();
+    for (int d = 0; d < int(t.dim()); d++)
+      st[k][off + d] = t.sizes()[d] == 1 ? 0 : t.strides()[d] * isz;
+    data_[k] = static_cast<char*>(t.data_ptr());
+  }
+  // Order dims fastest-first by the output's strides (then inputs'), a stable insertion sort
+  // like ATen's reorder_dimensions.
+  DimVector perm(nd);
+  for (int i = 0; i < nd; i++) perm[i] = nd - 1 - i;  // default: reversed logical order
+  auto should_swap = [&](int64_t a, int64_t b) {  // true if dim a should come after dim b
+    for (int k = 0; k < nt; k++) {
+      int64_t sa = st[k][a], sb = st[k][b];
+      if (sa == 0 || sb == 0) continue;
+      if (sa != sb) return sa > sb;
+    }
+    return false;
+  };
+  for (int i = 1; i < nd; i++) {
+    for (int j = i; j > 0 && should_swap(perm[j - 1], perm[j]); j--) std::swap(perm[j - 1], perm[j]);
+  }
+  shape_.resize(nd);
+  for (int k = 0; k < nt; k++) strides_[k].resize(nd);
+  for (int i = 0; i < nd; i++) {
+    shape_[i] = full_shape_[perm[i]];
+    for (int k = 0; k < nt; k++) strides_[k][i] = st[k][perm[i]];
+  }
+  // Coalesce dim i+1 into i when every operand steps through them as one.
+  if (nd > 1) {
+    int out = 0;
+    for (int i = 1; i < nd; i++) {
+      bool can = shape_[out] == 1 || shape_[i] == 1;
+      if (!can) {
+        can = true;
+        for (int k = 0; k < nt; k++)
+          if (strides_[k][out] * shape_[out] != strides_[k][i]) { can = false; break; }
+      }
+      if (can) {
+        if (shape_[out] == 1) for (int k = 0; k < nt; k++) strides_[k][out] = strides_[k][i];
+        shape_[out] *= shape_[i];
+      } else {
+        out++;
+        shape_[out] = shape_[i];
+        for (int k = 0; k < nt; k++) strides_[k][out] = strides_[k][i];
+      }
+    }
+    shape_.resize(out + 1);
+    for (int k = 0; k < nt; k++) strides_[k].resize(out + 1);
+  }
+}
+
+bool TensorIter::is_contiguous() const {
+  if (ndim() > 1) return false;
+  if (ndim() == 0) return true;
+  for (int k = 0; k < ntensors_; k++)
+    if (strides_[k][0] != itemsize(dtypes_[k])) return false;
+  return true;
+}
+
+void TensorIter::serial_for_each(LoopRef loop, int64_t begin, int64_t end) const {
+  const int nt = ntensors_, nd = ndim();
+  char* ptrs[kMaxOperands];
+  int64_t inner_strides[kMaxOperands];
+  if (nd == 0) {
+    for (int k = 0; k < nt; k++) { ptrs[k] = data_[k]; inner_strides[k] = 0; }
+    if (end > begin) loop(ptrs, inner_strides, 1);
+    return;
+  }
+  for (int k = 0; k < nt; k++) inner_strides[k] = strides_[k][0];
+  if (nd == 1) {
+    for (int k = 0; k < nt; k++) ptrs[k] = data_[k] + begin * strides_[k][0];
+    loop(ptrs, inner_strides, end - begin);
+    return;
+  }
+  // Multi-dim counter starting at `begin`.
+  int64_t counter[64];
+  DimVector big;
+  int64_t* ctr = counter;
+  if (nd > 64) { big.resize(nd); ctr = big.data(); }
+  int64_t rem = begin;
+  for (int d = 0; d < nd; d++) { ctr[d] = rem % shape_[d]; rem /= shape_[d]; }
+  int64_t pos = begin;
+  while (pos < end) {
+    for (int k = 0; k < nt; k++) {
+      char* p = data_[k];
+      for (int d = 0; d < nd; d++) p += ctr[d] * strides_[k][d];
+      ptrs[k] = p;
+    }
+    int64_t n = std::min(shape_[0] - ctr[0], end - pos);
+    loop(ptrs, inner_strides, n);
+    pos += n;
+    ctr[0] += n;
+    for (int d = 0; d < nd - 1 && ctr[d] >= shape_[d]; d++) { ctr[d] = 0; ctr[d + 1]++; }
+  }
+}
+
+void TensorIter::for_each(LoopRef loop, int64_t grain) const {
+  if (numel_ == 0) return;
+  if (numel_ < grain || get_num_threads() == 1) {
+    serial_for_each(loop, 0, numel_);
+    return;
+  }
+  parallel_for(0, numel_, grain, [&](int64_t b, int64_t e) { serial_for_each(loop, b, e); });
+}
+
+Tensor TensorIter::finish() {
+  if (!ops_[0].is_same(user_out_) && numel_ > 0) user_out_.copy_(ops_[0]);
+  return user_out_;
+}
+
+}  // namespace ember

@@ -1,0 +1,104 @@
+#pragma once
+// TensorIter: the engine behind every elementwise op. Given an output (or none) and inputs it
+//  1. computes the broadcast shape and PyTorch's result dtype (categories; 0-d tensors and
+//     wrapped Python numbers only promote across categories),
+//  2. casts inputs whose dtype differs from the compute dtype (half/bfloat16 compute in float),
+//  3. allocates the output, or checks it (in-place: exact shape; out=: resized),
+//  4. orders dims by the output's memory layout and coalesces them, so a contiguous or
+//     permuted-contiguous op becomes one flat inner loop the compiler vectorizes,
+//  5. runs `loop(data, strides_bytes, n)` over inner runs, split across threads by kGrainSize.
+#include <cstdint>
+
+#include "ember/core/tensor.h"
+#include "ember/parallel/parallel.h"
+
+namespace ember {
+
+constexpr int kMaxOperands = 4;  // output + up to 3 inputs
+
+// A non-owning callable reference, cheaper than std::function on the hot path.
+class LoopRef {
+ public:
+  template <class F>
+  LoopRef(const F& f) : obj_(&f), call_([](const void* o, char** d, const int64_t* s, int64_t n) {
+                          (*static_cast<const F*>(o))(d, s, n);
+                        }) {}
+  void operator()(char** d, const int64_t* s, int64_t n) const { call_(obj_, d, s, n); }
+
+ private:
+  const void* obj_;
+  void (*call_)(const void*, char**, const int64_t*, int64_t);
+};
+
+enum class OutMode { Functional, Inplace, Out };
+
+struct TensorIterConfig {
+  const char* name = "op";
+  Tensor out;                  // undefined: allocate
+  OutMode mode = OutMode::Functional;
+  Tensor inputs[kMaxOperands - 1];
+  int ninputs = 0;
+  bool promote_inputs = true;      // cast inputs to the common dtype
+  bool promote_int_to_float = false;
+  bool result_bool = false;        // output dtype bool (comparisons)
+  ScalarType force_dtype = ScalarType::Undefined;  // compute dtype override (e.g. copy)
+  bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
+
+  TensorIterConfig& add_input(const Tensor& t) { inputs[ninputs++] = t; return *this; }
+};
+
+class EMBER_API TensorIter {
+ public:
+  explicit TensorIter(TensorIterConfig& cfg);
+
+  int ntensors() const { return ntensors_; }
+  int ndim() const { return int(shape_.size()); }
+  int64_t numel() const { return numel_; }
+  ScalarType common_dtype() const { return common_dtype_; }   // dtype of the op's result
+  ScalarType compute_dtype() const { return compute_dtype_; } // dtype the kernel sees for inputs
+  ScalarType dtype(int i) const { return dtypes_[i]; }        // operand i's dtype (0 = output)
+  char* data(int i) const { return data_[i]; }
+  const DimVector& shape() const { return shape_; }           // fastest dim first
+  const int64_t* strides(int i) const { return strides_[i].data(); }  // bytes, fastest first
+  bool is_contiguous() const;  // one flat run with every operand dense
+
+  // Runs the inner loop over everything; splits across threads above `grain` elements.
+  void for_each(LoopRef loop, int64_t grain = kGrainSize) const;
+  void serial_for_each(LoopRef loop, int64_t begin, int64_t end) const;
+
+  // The result tensor the caller sees; writes back a temporary output if one was used.
+  Tensor finish();
+
+ private:
+  void compute_types(TensorIterConfig& cfg);
+  void compute_shape(TensorIterConfig& cfg);
+  void allocate_or_check_output(TensorIterConfig& cfg);
+  void reorder_and_coalesce();
+
+  int ntensors_ = 0;
+  Tensor ops_[kMaxOperands];        // ops_[0] is what the kernel writes
+  Tensor user_out_;                 // the tensor to return / copy back into
+  ScalarType dtypes_[kMaxOperands];
+  ScalarType common_dtype_ = ScalarType::Undefined, compute_dtype_ = ScalarType::Undefined;
+  char* data_[kMaxOperands] = {};
+  DimVector strides_[kMaxOperands];
+  DimVector shape_;
+  DimVector full_shape_;  // broadcast shape in logical order
+  int64_t numel_ = 0;
+};
+
+// The dtype PyTorch gives `op(a, b, ...)`: torch.result_type over tensors and wrapped numbers.
+EMBER_API ScalarType result_type(const Tensor* ts, int n);
+// An uninitialised tensor shaped like `t`, keeping t's memory layout when it is dense (a
+// transposed input gives a transposed-layout output, as PyTorch's preserve_format), else contiguous.
+EMBER_API Tensor empty_like_preserve(const Tensor& t, ScalarType dtype);
+// Whether a value of dtype `from` may be written to `to` by an op (torch.can_cast).
+EMBER_API bool can_cast(ScalarType from, ScalarType to);
+// Broadcast two shapes or raise PyTorch's error.
+EMBER_API DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
+// Resize an out= tensor to `shape` (contiguous), reallocating its storage when too small.
+EMBER_API void resize_output(const Tensor& out, IntArrayRef shape);
+// Raise if `out` has elements that alias each other, or partially overlaps `in`.
+EMBER_API void check_no_overlap(const Tensor& out, const Tensor& in);
+
+}  // namespace ember

@@ -1,0 +1,66 @@
+// Copy with casting between any two dtypes (the engine of copy_, to(), contiguous()), and fill.
+#include <cstring>
+
+#include "ember/kernels/cpu/loops.h"
+
+namespace ember::EMBER_CPU_NS {
+
+template <class To, class From>
+inline To cast_value(From v) {
+  if constexpr (std::is_same_v<To, From>) return v;
+  else if constexpr (std::is_same_v<To, bool>) {
+    if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) return static_cast<float>(v) != 0;
+    else return v != From(0);
+  }
+  else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) return static_cast<To>(static_cast<float>(v));
+  else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) return To(static_cast<float>(v));
+  else return static_cast<To>(v);
+}
+
+void copy_kernel(TensorIter& it) {
+  ScalarType to = it.dtype(0), from = it.dtype(1);
+  if (to == from) {
+    const int64_t isz = itemsize(to);
+    it.for_each([&](char** d, const int64_t* s, int64_t n) {
+      if (s[0] == isz && s[1] == isz) {
+        std::memmove(d[0], d[1], size_t(n * isz));
+      } else {
+        switch (isz) {
+          case 1: for (int64_t i = 0; i < n; i++) d[0][i * s[0]] = d[1][i * s[1]]; break;
+          case 2: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint16_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint16_t*>(d[1] + i * s[1]); break;
+          case 4: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint32_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint32_t*>(d[1] + i * s[1]); break;
+          default: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint64_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint64_t*>(d[1] + i * s[1]); break;
+        }
+      }
+    });
+    return;
+  }
+  EMBER_DISPATCH_ALL(to, "copy_", [&](auto to_tag) {
+    using To = decltype(to_tag);
+    EMBER_DISPATCH_ALL(from, "copy_", [&](auto from_tag) {
+      using From = decltype(from_tag);
+      unary_loop<To, From>(it, [](From v) { return cast_value<To>(v); });
+    });
+  });
+}
+
+void fill_kernel(TensorIter& it, const Scalar& value) {
+  EMBER_DISPATCH_ALL(it.dtype(0), "fill_", [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(float(value.to_double()));
+    else if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
+    else if constexpr (std::is_floating_point_v<T>) v = T(value.to_double());
+    else v = value.is_floating() ? T(value.to_double()) : T(value.to_long());
+    it.for_each([&](char** d, const int64_t* s, int64_t n) {
+      if (s[0] == sizeof(T)) {
+        T* o = reinterpret_cast<T*>(d[0]);
+        for (int64_t i = 0; i < n; i++) o[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; i++) *reinterpret_cast<T*>(d[0] + i * s[0]) = v;
+      }
+    });
+  });
+}
+
+}  // namespace ember::EMBER_CPU_NS

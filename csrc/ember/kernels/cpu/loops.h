@@ -1,0 +1,104 @@
+#pragma once
+// Inner loops for elementwise kernels. Included only by kernels/cpu/*.cpp, which are compiled
+// once per ISA: the contiguous branches are plain indexed loops the compiler vectorizes.
+#include <type_traits>
+
+#include "ember/kernels/kernels.h"
+
+#ifndef EMBER_CPU_CAPABILITY
+#define EMBER_CPU_CAPABILITY DEFAULT
+#endif
+#define EMBER_CAT2(a, b) a##b
+#define EMBER_CAT(a, b) EMBER_CAT2(a, b)
+#define EMBER_CPU_NS EMBER_CAT(cpu_, EMBER_CPU_CAPABILITY)
+
+namespace ember::EMBER_CPU_NS {
+
+// Dtype masks: which compute dtypes a functor supports.
+constexpr int bit(ScalarType t) { return 1 << int(t); }
+constexpr int kInts = bit(kByte) | bit(kChar) | bit(kShort) | bit(kInt) | bit(kLong);
+constexpr int kFloats = bit(kFloat) | bit(kDouble);
+constexpr int kNumeric = kInts | kFloats;
+constexpr int kAll = kNumeric | bit(kBool);
+constexpr int kIntegral = kInts | bit(kBool);
+
+template <class F>
+F make_functor(const KernelArgs& a) {
+  if constexpr (std::is_constructible_v<F, const KernelArgs&>) return F(a);
+  else return F{};
+}
+
+// Calls fn(T{}) for the compute dtype if `mask` allows it, else raises PyTorch's error.
+template <int mask, class Fn>
+void dispatch_compute(ScalarType dt, const char* name, Fn&& fn) {
+  switch (dt) {
+#define EMBER_DC(T, N, P, S)                                 \
+  case ScalarType::N:                                        \
+    if constexpr ((mask & bit(ScalarType::N)) != 0) {        \
+      fn(T{});                                               \
+      return;                                                \
+    }                                                        \
+    break;
+    EMBER_FORALL_DTYPES(EMBER_DC)
+#undef EMBER_DC
+    case ScalarType::Undefined:
+      break;
+  }
+  EMBER_FAIL(Runtime, "\"", name, "\" not implemented for '", dt, "'");
+}
+
+template <class R, class A, class F>
+void unary_loop(const TensorIter& it, const F& f) {
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(R) && s[1] == sizeof(A)) {
+      R* o = reinterpret_cast<R*>(d[0]);
+      const A* x = reinterpret_cast<const A*>(d[1]);
+      for (int64_t i = 0; i < n; i++) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        *reinterpret_cast<R*>(d[0] + i * s[0]) = f(*reinterpret_cast<const A*>(d[1] + i * s[1]));
+    }
+  });
+}
+
+template <class R, class A, class F>
+void binary_loop(const TensorIter& it, const F& f) {
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    R* o = reinterpret_cast<R*>(d[0]);
+    const A* x = reinterpret_cast<const A*>(d[1]);
+    const A* y = reinterpret_cast<const A*>(d[2]);
+    if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(A)) {
+      for (int64_t i = 0; i < n; i++) o[i] = f(x[i], y[i]);
+    } else if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == 0) {
+      const A b = *y;
+      for (int64_t i = 0; i < n; i++) o[i] = f(x[i], b);
+    } else if (s[0] == sizeof(R) && s[1] == 0 && s[2] == sizeof(A)) {
+      const A a = *x;
+      for (int64_t i = 0; i < n; i++) o[i] = f(a, y[i]);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        *reinterpret_cast<R*>(d[0] + i * s[0]) =
+            f(*reinterpret_cast<const A*>(d[1] + i * s[1]), *reinterpret_cast<const A*>(d[2] + i * s[2]));
+    }
+  });
+}
+
+template <class R, class A, class B, class C, class F>
+void ternary_loop(const TensorIter& it, const F& f) {
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == sizeof(B) && s[3] == sizeof(C)) {
+      R* o = reinterpret_cast<R*>(d[0]);
+      const A* x = reinterpret_cast<const A*>(d[1]);
+      const B* y = reinterpret_cast<const B*>(d[2]);
+      const C* z = reinterpret_cast<const C*>(d[3]);
+      for (int64_t i = 0; i < n; i++) o[i] = f(x[i], y[i], z[i]);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        *reinterpret_cast<R*>(d[0] + i * s[0]) =
+            f(*reinterpret_cast<const A*>(d[1] + i * s[1]), *reinterpret_cast<const B*>(d[2] + i * s[2]),
+              *reinterpret_cast<const C*>(d[3] + i * s[3]));
+    }
+  });
+}
+
+}  // namespace ember::EMBER_CPU_NS

@@ -1,0 +1,193 @@
+// Reductions over a contiguous [outer, reduced, inner] block, and scans. inner == 1 reduces
+// contiguous rows (pairwise sums, vectorized across 16 accumulators); inner > 1 accumulates whole
+// rows at once, vectorized across the inner dim. NaN propagates through max/min as in PyTorch.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ember/kernels/cpu/loops.h"
+#include "ember/parallel/parallel.h"
+
+namespace ember::EMBER_CPU_NS {
+
+// Pairwise summation: error grows with log(n), not n (float32 sums of 10^7 stay accurate).
+template <class T>
+T pairwise_sum(const T* x, int64_t n, int64_t stride) {
+  constexpr int64_t kBase = 256;
+  if (n <= kBase) {
+    T acc[16] = {};
+    int64_t i = 0;
+    if (stride == 1) {
+      for (; i + 16 <= n; i += 16)
+        for (int j = 0; j < 16; j++) acc[j] += x[i + j];
+    }
+    for (; i < n; i++) acc[i & 15] += x[i * stride];
+    for (int w = 8; w >= 1; w /= 2)
+      for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+    return acc[0];
+  }
+  int64_t half = (n / 2 + 15) & ~int64_t(15);
+  return pairwise_sum(x, half, stride) + pairwise_sum(x + half * stride, n - half, stride);
+}
+
+template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
+
+template <class T>
+struct MaxOp {
+  static T init() { if constexpr (is_fp<T>) return -std::numeric_limits<T>::infinity(); else return std::numeric_limits<T>::lowest(); }
+  // true if b should replace a (NaN wins and sticks)
+  static bool better(T a, T b) { if constexpr (is_fp<T>) return (b > a) || (b != b && a == a); else return b > a; }
+};
+template <class T>
+struct MinOp {
+  static T init() { if constexpr (is_fp<T>) return std::numeric_limits<T>::infinity(); else return std::numeric_limits<T>::max(); }
+  static bool better(T a, T b) { if constexpr (is_fp<T>) return (b < a) || (b != b && a == a); else return b < a; }
+};
+
+template <class T, class Op>
+void reduce_extreme(const T* in, T* vals, int64_t* idx, ReduceShape sh) {
+  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
+  parallel_for(0, O * I, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; p++) {
+      int64_t o = p / I, j = p % I;
+      const T* x = in + o * R * I + j;
+      T best = R > 0 ? x[0] : Op::init();
+      int64_t bi = 0;
+      for (int64_t r = 1; r < R; r++) {
+        T v = x[r * I];
+        if (Op::better(best, v)) { best = v; bi = r; }
+      }
+      if (vals) vals[p] = best;
+      if (idx) idx[p] = bi;
+    }
+  });
+}
+
+template <class T>
+void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
+  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
+  if (I == 1) {
+    if (!prod && O < get_num_threads() && R >= 2 * kGrainSize) {
+      // few long rows (e.g. a full reduction): split each row across threads, then combine
+      for (int64_t o = 0; o < O; o++) {
+        int nt = get_num_threads();
+        std::vector<T> partial(nt, T(0));
+        int64_t chunk = (R + nt - 1) / nt;
+        parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; t++) {
+            int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
+            if (lo < hi) partial[t] = pairwise_sum(in + o * R + lo, hi - lo, 1);
+          }
+        });
+        T s = 0;
+        for (T v : partial) s += v;
+        out[o] = s;
+      }
+      return;
+    }
+    parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; o++) {
+        const T* x = in + o * R;
+        if (prod) {
+          T p = 1;
+          for (int64_t r = 0; r < R; r++) p *= x[r];
+          out[o] = p;
+        } else {
+          out[o] = is_fp<T> ? pairwise_sum(x, R, 1) : [&] { T s = 0; for (int64_t r = 0; r < R; r++) s += x[r]; return s; }();
+        }
+      }
+    });
+    return;
+  }
+  // inner > 1: accumulate rows; floats cascade through blocks of 256 rows to bound the error.
+  parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
+    std::vector<T> block(static_cast<std::size_t>(I));
+    for (int64_t o = b; o < e; o++) {
+      T* acc = out + o * I;
+      const T* x = in + o * R * I;
+      for (int64_t j = 0; j < I; j++) acc[j] = prod ? T(1) : T(0);
+      for (int64_t r0 = 0; r0 < R; r0 += 256) {
+        int64_t r1 = std::min(R, r0 + 256);
+        if (prod) {
+          for (int64_t r = r0; r < r1; r++)
+            for (int64_t j = 0; j < I; j++) acc[j] *= x[r * I + j];
+        } else {
+          T* blk = block.data();
+          for (int64_t j = 0; j < I; j++) blk[j] = 0;
+          for (int64_t r = r0; r < r1; r++) {
+            const T* row = x + r * I;
+            for (int64_t j = 0; j < I; j++) blk[j] += row[j];
+          }
+          for (int64_t j = 0; j < I; j++) acc[j] += blk[j];
+        }
+      }
+    }
+  });
+}
+
+void reduce_all_any(bool all, const bool* in, bool* out, ReduceShape sh) {
+  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
+  parallel_for(0, O * I, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; p++) {
+      int64_t o = p / I, j = p % I;
+      const bool* x = in + o * R * I + j;
+      bool acc = all;
+      for (int64_t r = 0; r < R; r++) {
+        if (x[r * I] != all) { acc = !all; break; }
+      }
+      out[p] = acc;
+    }
+  });
+}
+
+void reduce_kernel(ReduceKernel k, ScalarType dt, const void* in, void* values, int64_t* indices, ReduceShape sh) {
+  if (k == ReduceKernel::All || k == ReduceKernel::Any) {
+    EMBER_CHECK(dt == kBool, "all/any kernel expects bool");
+    reduce_all_any(k == ReduceKernel::All, static_cast<const bool*>(in), static_cast<bool*>(values), sh);
+    return;
+  }
+  dispatch_compute<kFloats | bit(kLong) | bit(kInt) | bit(kShort) | bit(kChar) | bit(kByte) | bit(kBool)>(dt, "reduce", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in);
+    T* v = static_cast<T*>(values);
+    switch (k) {
+      case ReduceKernel::Sum:
+      case ReduceKernel::Prod:
+        if constexpr (std::is_same_v<T, bool>) EMBER_FAIL(Runtime, "sum kernel does not take bool");
+        else reduce_sum_prod<T>(k == ReduceKernel::Prod, x, v, sh);
+        return;
+      case ReduceKernel::Max:
+      case ReduceKernel::ArgMax:
+        reduce_extreme<T, MaxOp<T>>(x, v, indices, sh);
+        return;
+      case ReduceKernel::Min:
+      case ReduceKernel::ArgMin:
+        reduce_extreme<T, MinOp<T>>(x, v, indices, sh);
+        return;
+      case ReduceKernel::All:
+      case ReduceKernel::Any:
+        return;
+    }
+  });
+}
+
+void scan_kernel(bool prod, ScalarType dt, const void* in, void* out, int64_t rows, int64_t n) {
+  dispatch_compute<kFloats | bit(kLong)>(dt, prod ? "cumprod" : "cumsum", [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = static_cast<const T*>(in);
+    T* y = static_cast<T*>(out);
+    // float32 scans accumulate in double, as PyTorch's CPU kernel does
+    using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; r++) {
+        Acc acc = prod ? Acc(1) : Acc(0);
+        for (int64_t i = 0; i < n; i++) {
+          acc = prod ? acc * x[r * n + i] : acc + x[r * n + i];
+          y[r * n + i] = T(acc);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace ember::EMBER_CPU_NS

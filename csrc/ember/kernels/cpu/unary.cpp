@@ -1,0 +1,164 @@
+// Unary elementwise kernels: one functor per op, a few lines each. The dtype mask says which
+// compute dtypes exist; integer inputs of float-only ops were already promoted by the caller.
+#include <cmath>
+#include <limits>
+
+#include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/vec_math.h"
+
+namespace ember::EMBER_CPU_NS {
+
+template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
+
+#define FLOAT_FN(Name, expr) \
+  template <class T> struct Name { static constexpr int mask = kFloats; T operator()(T x) const { return expr; } };
+FLOAT_FN(Exp, std::exp(x))
+FLOAT_FN(Exp2, std::exp2(x))
+FLOAT_FN(Expm1, std::expm1(x))
+FLOAT_FN(Log, std::log(x))
+FLOAT_FN(Log2, std::log2(x))
+FLOAT_FN(Log10, std::log10(x))
+FLOAT_FN(Log1p, std::log1p(x))
+FLOAT_FN(Sqrt, std::sqrt(x))
+FLOAT_FN(Rsqrt, T(1) / std::sqrt(x))
+FLOAT_FN(Sin, std::sin(x))
+FLOAT_FN(Cos, std::cos(x))
+FLOAT_FN(Tan, std::tan(x))
+FLOAT_FN(Asin, std::asin(x))
+FLOAT_FN(Acos, std::acos(x))
+FLOAT_FN(Atan, std::atan(x))
+FLOAT_FN(Sinh, std::sinh(x))
+FLOAT_FN(Cosh, std::cosh(x))
+FLOAT_FN(Tanh, std::tanh(x))
+FLOAT_FN(Asinh, std::asinh(x))
+FLOAT_FN(Acosh, std::acosh(x))
+FLOAT_FN(Atanh, std::atanh(x))
+FLOAT_FN(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+FLOAT_FN(Erf, std::erf(x))
+FLOAT_FN(Erfc, std::erfc(x))
+FLOAT_FN(Erfinv, T(erfinv_double(double(x))))
+FLOAT_FN(Reciprocal, T(1) / x)
+FLOAT_FN(Frac, x - std::trunc(x))
+#undef FLOAT_FN
+
+// Rounding ops are the identity on integers.
+#define ROUND_FN(Name, fexpr) \
+  template <class T> struct Name { \
+    static constexpr int mask = kNumeric; \
+    T operator()(T x) const { if constexpr (is_fp<T>) return fexpr; else return x; } \
+  };
+ROUND_FN(Floor, std::floor(x))
+ROUND_FN(Ceil, std::ceil(x))
+ROUND_FN(Trunc, std::trunc(x))
+ROUND_FN(Round, std::nearbyint(x))
+#undef ROUND_FN
+
+template <class T> struct RoundDecimals {
+  static constexpr int mask = kFloats;
+  int64_t decimals;
+  T ten_pow;
+  explicit RoundDecimals(const KernelArgs& a) : decimals(a.s0.to_long()) {
+    ten_pow = T(std::pow(T(10), T(decimals < 0 ? -decimals : decimals)));
+  }
+  T operator()(T x) const {
+    return decimals < 0 ? std::nearbyint(x / ten_pow) * ten_pow : std::nearbyint(x * ten_pow) / ten_pow;
+  }
+};
+
+template <class T> struct Abs {
+  static constexpr int mask = kAll;
+  T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return x;
+    else if constexpr (is_fp<T>) return std::abs(x);
+    else return x < 0 ? T(-x) : x;
+  }
+};
+template <class T> struct Neg {
+  static constexpr int mask = kNumeric;
+  T operator()(T x) const { return T(-x); }
+};
+template <class T> struct Square {
+  static constexpr int mask = kNumeric;
+  T operator()(T x) const { return T(x * x); }
+};
+template <class T> struct Sign {
+  static constexpr int mask = kAll;
+  T operator()(T x) const {
+    if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (is_fp<T>) return x != x ? x : T((T(0) < x) - (x < T(0)));
+    else return T((T(0) < x) - (x < T(0)));
+  }
+};
+template <class T> struct Relu {
+  static constexpr int mask = kNumeric;
+  T operator()(T x) const { return x != x ? x : (x > T(0) ? x : T(0)); }
+};
+template <class T> struct IsNan {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { if constexpr (is_fp<T>) return x != x; else return false; }
+};
+template <class T> struct IsInf {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { if constexpr (is_fp<T>) return std::isinf(x); else return false; }
+};
+template <class T> struct IsFinite {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { if constexpr (is_fp<T>) return std::isfinite(x); else return true; }
+};
+template <class T> struct IsPosInf {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { if constexpr (is_fp<T>) return x == std::numeric_limits<T>::infinity(); else return false; }
+};
+template <class T> struct IsNegInf {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { if constexpr (is_fp<T>) return x == -std::numeric_limits<T>::infinity(); else return false; }
+};
+template <class T> struct Signbit {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const {
+    if constexpr (is_fp<T>) return std::signbit(x);
+    else if constexpr (std::is_signed_v<T>) return x < 0;
+    else return false;
+  }
+};
+template <class T> struct LogicalNot {
+  static constexpr int mask = kAll;
+  bool operator()(T x) const { return !x; }
+};
+template <class T> struct BitwiseNot {
+  static constexpr int mask = kIntegral;
+  T operator()(T x) const { if constexpr (std::is_same_v<T, bool>) return !x; else return T(~x); }
+};
+template <class T> struct NanToNum {
+  static constexpr int mask = kAll;
+  T nan, posinf, neginf;
+  explicit NanToNum(const KernelArgs& a) : nan(a.s0.to<T>()), posinf(a.s1.to<T>()), neginf(a.s2.to<T>()) {}
+  T operator()(T x) const {
+    if constexpr (is_fp<T>) return x != x ? nan : (x == std::numeric_limits<T>::infinity() ? posinf
+                                                 : x == -std::numeric_limits<T>::infinity() ? neginf : x);
+    else return x;
+  }
+};
+
+template <template <class> class F>
+void run(TensorIter& it, const KernelArgs& a) {
+  dispatch_compute<F<float>::mask>(it.dtype(1), a.name, [&](auto tag) {
+    using T = decltype(tag);
+    auto f = make_functor<F<T>>(a);
+    using R = decltype(f(T()));
+    if (!try_vec_unary<F, T>(it)) unary_loop<R, T>(it, f);
+  });
+}
+
+void unary_kernel(UnaryKernel k, TensorIter& it, const KernelArgs& a) {
+  switch (k) {
+#define EMBER_CASE(F)    \
+  case UnaryKernel::F:   \
+    run<F>(it, a);       \
+    return;
+    EMBER_UNARY_KERNELS(EMBER_CASE)
+#undef EMBER_CASE
+  }
+}
+
+}  // namespace ember::EMBER_CPU_NS

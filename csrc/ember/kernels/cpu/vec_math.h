@@ -1,0 +1,128 @@
+#pragma once
+// Vector transcendental math from SLEEF for the contiguous float32/float64 paths of the AVX2 and
+// AVX-512 builds (1-ULP variants, as PyTorch uses). Other builds and strided loops fall back to libm.
+#include <cmath>
+#include <type_traits>
+
+#include "ember/kernels/cpu/loops.h"
+
+#if defined(EMBER_USE_SLEEF) && (defined(__AVX2__) || defined(__AVX512F__))
+#include <immintrin.h>
+#include <sleef.h>
+#define EMBER_HAVE_VEC_MATH 1
+#endif
+
+namespace ember::EMBER_CPU_NS {
+
+// erf^-1 by Giles' single-precision approximation refined with two Newton steps on erf.
+inline double erfinv_double(double y) {
+  if (!(y > -1 && y < 1)) {
+    if (y == 1) return std::numeric_limits<double>::infinity();
+    if (y == -1) return -std::numeric_limits<double>::infinity();
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+  double w = -std::log((1.0 - y) * (1.0 + y)), x;
+  if (w < 5.0) {
+    w -= 2.5;
+    x = 2.81022636e-08;
+    x = 3.43273939e-07 + x * w; x = -3.5233877e-06 + x * w; x = -4.39150654e-06 + x * w;
+    x = 0.00021858087 + x * w;  x = -0.00125372503 + x * w; x = -0.00417768164 + x * w;
+    x = 0.246640727 + x * w;    x = 1.50140941 + x * w;
+  } else {
+    w = std::sqrt(w) - 3.0;
+    x = -0.000200214257;
+    x = 0.000100950558 + x * w; x = 0.00134934322 + x * w; x = -0.00367342844 + x * w;
+    x = 0.00573950773 + x * w;  x = -0.0076224613 + x * w; x = 0.00943887047 + x * w;
+    x = 1.00167406 + x * w;     x = 2.83297682 + x * w;
+  }
+  x *= y;
+  const double two_over_sqrt_pi = 1.1283791670955126;
+  for (int i = 0; i < 2; i++) x -= (std::erf(x) - y) / (two_over_sqrt_pi * std::exp(-x * x));
+  return x;
+}
+
+#ifdef EMBER_HAVE_VEC_MATH
+#ifdef __AVX512F__
+#define EMBER_VF(name) Sleef_##name##f16_u10avx512f
+#define EMBER_VD(name) Sleef_##name##d8_u10avx512f
+using vfloat = __m512; using vdouble = __m512d;
+constexpr int kVF = 16, kVD = 8;
+inline vfloat vloadf(const float* p) { return _mm512_loadu_ps(p); }
+inline void vstoref(float* p, vfloat v) { _mm512_storeu_ps(p, v); }
+inline vdouble vloadd(const double* p) { return _mm512_loadu_pd(p); }
+inline void vstored(double* p, vdouble v) { _mm512_storeu_pd(p, v); }
+#else
+#define EMBER_VF(name) Sleef_##name##f8_u10avx2
+#define EMBER_VD(name) Sleef_##name##d4_u10avx2
+using vfloat = __m256; using vdouble = __m256d;
+constexpr int kVF = 8, kVD = 4;
+inline vfloat vloadf(const float* p) { return _mm256_loadu_ps(p); }
+inline void vstoref(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
+inline vdouble vloadd(const double* p) { return _mm256_loadu_pd(p); }
+inline void vstored(double* p, vdouble v) { _mm256_storeu_pd(p, v); }
+#endif
+
+template <template <class> class F> struct VecFn { static constexpr bool ok = false; };
+#define EMBER_VEC(F, sleef_name)                                         \
+  template <> struct VecFn<F> {                                          \
+    static constexpr bool ok = true;                                     \
+    static vfloat f(vfloat x) { return EMBER_VF(sleef_name)(x); }        \
+    static vdouble d(vdouble x) { return EMBER_VD(sleef_name)(x); }      \
+  };
+template <class T> struct Exp; template <class T> struct Log; template <class T> struct Sin;
+template <class T> struct Cos; template <class T> struct Tanh; template <class T> struct Expm1;
+template <class T> struct Log1p; template <class T> struct Log2; template <class T> struct Log10;
+template <class T> struct Exp2; template <class T> struct Tan; template <class T> struct Asin;
+template <class T> struct Acos; template <class T> struct Atan; template <class T> struct Sinh;
+template <class T> struct Cosh; template <class T> struct Asinh; template <class T> struct Acosh;
+template <class T> struct Atanh; template <class T> struct Erf; template <class T> struct Erfc;
+EMBER_VEC(Exp, exp) EMBER_VEC(Log, log) EMBER_VEC(Sin, sin) EMBER_VEC(Cos, cos) EMBER_VEC(Tanh, tanh)
+EMBER_VEC(Expm1, expm1) EMBER_VEC(Log1p, log1p) EMBER_VEC(Log2, log2) EMBER_VEC(Log10, log10)
+EMBER_VEC(Exp2, exp2) EMBER_VEC(Tan, tan) EMBER_VEC(Asin, asin) EMBER_VEC(Acos, acos) EMBER_VEC(Atan, atan)
+EMBER_VEC(Sinh, sinh) EMBER_VEC(Cosh, cosh) EMBER_VEC(Asinh, asinh) EMBER_VEC(Acosh, acosh) EMBER_VEC(Atanh, atanh)
+EMBER_VEC(Erf, erf)
+#undef EMBER_VEC
+template <> struct VecFn<Erfc> {  // SLEEF's erfc is a 1.5-ULP variant
+  static constexpr bool ok = true;
+#ifdef __AVX512F__
+  static vfloat f(vfloat x) { return Sleef_erfcf16_u15avx512f(x); }
+  static vdouble d(vdouble x) { return Sleef_erfcd8_u15avx512f(x); }
+#else
+  static vfloat f(vfloat x) { return Sleef_erfcf8_u15avx2(x); }
+  static vdouble d(vdouble x) { return Sleef_erfcd4_u15avx2(x); }
+#endif
+};
+
+// Contiguous float/double unary op through SLEEF; false if this op/dtype/layout has no vector path.
+template <template <class> class F, class T>
+bool try_vec_unary(TensorIter& it) {
+  if constexpr (!VecFn<F>::ok || !(std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    return false;
+  } else {
+    if (it.dtype(0) != it.dtype(1)) return false;
+    it.for_each([&](char** d, const int64_t* s, int64_t n) {
+      T* o = reinterpret_cast<T*>(d[0]);
+      const T* x = reinterpret_cast<const T*>(d[1]);
+      int64_t i = 0;
+      if (s[0] == sizeof(T) && s[1] == sizeof(T)) {
+        if constexpr (std::is_same_v<T, float>) {
+          for (; i + kVF <= n; i += kVF) vstoref(o + i, VecFn<F>::f(vloadf(x + i)));
+        } else {
+          for (; i + kVD <= n; i += kVD) vstored(o + i, VecFn<F>::d(vloadd(x + i)));
+        }
+        F<T> f;
+        for (; i < n; i++) o[i] = f(x[i]);
+      } else {
+        F<T> f;
+        for (; i < n; i++) *reinterpret_cast<T*>(d[0] + i * s[0]) = f(*reinterpret_cast<const T*>(d[1] + i * s[1]));
+      }
+    });
+    return true;
+  }
+}
+#else
+template <template <class> class F, class T>
+bool try_vec_unary(TensorIter&) { return false; }
+#endif
+
+}  // namespace ember::EMBER_CPU_NS

@@ -1,0 +1,274 @@
+// Elementwise ops: the shared unary/binary bodies behind ops.yaml's generated kernels, and the
+// hand-written ones with extra rules (div's rounding modes, pow, clamp, lerp, where, ...).
+#include <cmath>
+#include <limits>
+
+#include "ember/generated/native.h"
+#include "ember/generated/ops.h"
+#include "ember/iter/elementwise.h"
+#include "ember/kernels/kernels.h"
+
+namespace ember {
+
+Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out, OutMode mode, const char* name,
+                const Scalar& arg0) {
+  EMBER_CHECK(k != UnaryKernel::Neg || self.dtype() != kBool,
+              "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
+              "use the `~` or `logical_not()` operator instead.");
+  TensorIterConfig cfg;
+  cfg.name = name;
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.add_input(self);
+  cfg.promote_int_to_float = flags & kPromoteToFloat;
+  cfg.result_bool = flags & kResultBool;
+  TensorIter it(cfg);
+  KernelArgs args;
+  args.s0 = arg0;
+  args.name = name;
+  EMBER_KERNEL(unary_kernel)(k, it, args);
+  return it.finish();
+}
+
+static void check_alpha(const char* name, ScalarType dt, const Scalar& alpha) {
+  if (alpha.is_bool() || (alpha.is_integral(false) && alpha.to_long() == 1)) {
+    EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
+    return;
+  }
+  EMBER_CHECK(is_floating(dt) || alpha.is_integral(true),
+              "For integral input tensors, argument alpha must not be a floating point number.");
+  EMBER_CHECK(dt != kBool || alpha.is_bool(), "Boolean alpha only supported for Boolean results.");
+  (void)name;
+}
+
+Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& other, const Scalar& alpha,
+                 const Tensor& out, OutMode mode, const char* name) {
+  if (k == BinaryKernel::Sub) {
+    EMBER_CHECK(self.dtype() != kBool || other.dtype() != kBool,
+                "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                "`logical_xor()` operator instead.");
+    EMBER_CHECK(self.dtype() != kBool && other.dtype() != kBool,
+                "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a "
+                "mask, use the `~` or `logical_not()` operator instead.");
+  }
+  TensorIterConfig cfg;
+  cfg.name = name;
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.add_input(self).add_input(other);
+  cfg.promote_int_to_float = flags & kPromoteToFloat;
+  cfg.result_bool = flags & kResultBool;
+  TensorIter it(cfg);
+  if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(name, it.compute_dtype(), alpha);
+  KernelArgs args;
+  args.s0 = alpha;
+  args.name = name;
+  EMBER_KERNEL(binary_kernel)(k, it, args);
+  return it.finish();
+}
+
+namespace native {
+
+// ---- division
+static BinaryKernel div_kernel(std::optional<std::string_view> mode, int* flags) {
+  *flags = 0;
+  if (!mode) { *flags = kPromoteToFloat; return BinaryKernel::TrueDiv; }
+  if (*mode == "trunc") return BinaryKernel::TruncDiv;
+  if (*mode == "floor") return BinaryKernel::FloorDiv;
+  EMBER_FAIL(Value, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+}
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  int f;
+  BinaryKernel k = div_kernel(mode, &f);
+  return binary_op(k, f, self, other, 1, Tensor(), OutMode::Functional, "div");
+}
+const Tensor& div_(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  int f;
+  BinaryKernel k = div_kernel(mode, &f);
+  binary_op(k, f, self, other, 1, self, OutMode::Inplace, "div_");
+  return self;
+}
+const Tensor& div_out(const Tensor& out, const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  int f;
+  BinaryKernel k = div_kernel(mode, &f);
+  binary_op(k, f, self, other, 1, out, OutMode::Out, "div");
+  return out;
+}
+
+// ---- pow: integer tensors to negative integer scalars raise, as in PyTorch
+static void check_pow(const Tensor& self, const Tensor& exponent) {
+  if (exponent.impl()->is_wrapped_number() && exponent.dtype() == kLong && is_integral(self.dtype(), true)) {
+    EMBER_CHECK(exponent.item().to_long() >= 0, "Integers to negative integer powers are not allowed.");
+  }
+}
+Tensor pow(const Tensor& self, const Tensor& exponent) {
+  check_pow(self, exponent);
+  return binary_op(BinaryKernel::Pow, 0, self, exponent, 1, Tensor(), OutMode::Functional, "pow");
+}
+const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
+  check_pow(self, exponent);
+  binary_op(BinaryKernel::Pow, 0, self, exponent, 1, self, OutMode::Inplace, "pow_");
+  return self;
+}
+const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
+  check_pow(self, exponent);
+  binary_op(BinaryKernel::Pow, 0, self, exponent, 1, out, OutMode::Out, "pow");
+  return out;
+}
+Tensor float_power(const Tensor& self, const Tensor& exponent) {
+  return ember::pow(self.to(kDouble), exponent.impl()->is_wrapped_number() ? exponent : exponent.to(kDouble));
+}
+const Tensor& float_power_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
+  EMBER_CHECK(out.dtype() == kDouble, "the output given to float_power has dtype ", out.dtype(),
+              " but the operation's result requires dtype Double");
+  return ember::pow_out(out, self.to(kDouble), exponent.to(kDouble));
+}
+
+// ---- square, round, nan_to_num
+Tensor square(const Tensor& self) {
+  if (self.dtype() == kBool) return ember::pow(self, scalar_to_tensor(Scalar(int64_t(2))));
+  return unary_op(UnaryKernel::Square, 0, self, Tensor(), OutMode::Functional, "square");
+}
+const Tensor& square_(const Tensor& self) { unary_op(UnaryKernel::Square, 0, self, self, OutMode::Inplace, "square_"); return self; }
+const Tensor& square_out(const Tensor& out, const Tensor& self) { unary_op(UnaryKernel::Square, 0, self, out, OutMode::Out, "square"); return out; }
+
+static Tensor round_impl(const Tensor& self, int64_t decimals, const Tensor& out, OutMode mode) {
+  if (decimals == 0) return unary_op(UnaryKernel::Round, 0, self, out, mode, "round");
+  EMBER_CHECK(is_floating(self.dtype()), "round_cpu not implemented for '", self.dtype(), "' with decimals");
+  return unary_op(UnaryKernel::RoundDecimals, 0, self, out, mode, "round", Scalar(decimals));
+}
+Tensor round(const Tensor& self, int64_t d) { return round_impl(self, d, Tensor(), OutMode::Functional); }
+const Tensor& round_(const Tensor& self, int64_t d) { round_impl(self, d, self, OutMode::Inplace); return self; }
+const Tensor& round_out(const Tensor& out, const Tensor& self, int64_t d) { round_impl(self, d, out, OutMode::Out); return out; }
+
+static Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                              std::optional<double> neginf, const Tensor& out, OutMode mode) {
+  double hi = 0, lo = 0;
+  switch (self.dtype()) {
+    case kHalf: hi = 65504.0; break;
+    case kBFloat16: hi = 3.3895313892515355e+38; break;
+    case kFloat: hi = std::numeric_limits<float>::max(); break;
+    default: hi = std::numeric_limits<double>::max(); break;
+  }
+  lo = -hi;
+  TensorIterConfig cfg;
+  cfg.name = "nan_to_num";
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.add_input(self);
+  TensorIter it(cfg);
+  KernelArgs a;
+  a.s0 = nan.value_or(0.0);
+  a.s1 = posinf.value_or(hi);
+  a.s2 = neginf.value_or(lo);
+  a.name = "nan_to_num";
+  EMBER_KERNEL(unary_kernel)(UnaryKernel::NanToNum, it, a);
+  return it.finish();
+}
+Tensor nan_to_num(const Tensor& s, std::optional<double> n, std::optional<double> p, std::optional<double> m) {
+  return nan_to_num_impl(s, n, p, m, Tensor(), OutMode::Functional);
+}
+const Tensor& nan_to_num_(const Tensor& s, std::optional<double> n, std::optional<double> p, std::optional<double> m) {
+  nan_to_num_impl(s, n, p, m, s, OutMode::Inplace);
+  return s;
+}
+const Tensor& nan_to_num_out(const Tensor& out, const Tensor& s, std::optional<double> n, std::optional<double> p,
+                             std::optional<double> m) {
+  nan_to_num_impl(s, n, p, m, out, OutMode::Out);
+  return out;
+}
+
+// ---- clamp: bounds may be tensors or wrapped numbers; a missing bound is passed as self
+static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out, OutMode mode) {
+  EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
+  EMBER_CHECK(self.dtype() != kBool, "\"clamp\" not implemented for 'Bool'");
+  TensorIterConfig cfg;
+  cfg.name = "clamp";
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
+  TensorIter it(cfg);
+  KernelArgs a;
+  a.s0 = min.defined();
+  a.s1 = max.defined();
+  a.name = "clamp";
+  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Clamp, it, a);
+  return it.finish();
+}
+Tensor clamp(const Tensor& s, const Tensor& lo, const Tensor& hi) { return clamp_impl(s, lo, hi, Tensor(), OutMode::Functional); }
+const Tensor& clamp_(const Tensor& s, const Tensor& lo, const Tensor& hi) { clamp_impl(s, lo, hi, s, OutMode::Inplace); return s; }
+const Tensor& clamp_out(const Tensor& out, const Tensor& s, const Tensor& lo, const Tensor& hi) { clamp_impl(s, lo, hi, out, OutMode::Out); return out; }
+Tensor clamp_min(const Tensor& s, const Tensor& lo) { return clamp_impl(s, lo, Tensor(), Tensor(), OutMode::Functional); }
+const Tensor& clamp_min_(const Tensor& s, const Tensor& lo) { clamp_impl(s, lo, Tensor(), s, OutMode::Inplace); return s; }
+const Tensor& clamp_min_out(const Tensor& out, const Tensor& s, const Tensor& lo) { clamp_impl(s, lo, Tensor(), out, OutMode::Out); return out; }
+Tensor clamp_max(const Tensor& s, const Tensor& hi) { return clamp_impl(s, Tensor(), hi, Tensor(), OutMode::Functional); }
+const Tensor& clamp_max_(const Tensor& s, const Tensor& hi) { clamp_impl(s, Tensor(), hi, s, OutMode::Inplace); return s; }
+const Tensor& clamp_max_out(const Tensor& out, const Tensor& s, const Tensor& hi) { clamp_impl(s, Tensor(), hi, out, OutMode::Out); return out; }
+
+// ---- lerp
+static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& weight, const Tensor& out, OutMode mode) {
+  EMBER_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
+  EMBER_CHECK(weight.impl()->is_wrapped_number() || weight.dtype() == self.dtype(), "expected dtype ", self.dtype(),
+              " for `weight` but got dtype ", weight.dtype());
+  EMBER_CHECK(is_floating(self.dtype()), "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
+  TensorIterConfig cfg;
+  cfg.name = "lerp";
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.add_input(self).add_input(end).add_input(weight);
+  cfg.force_dtype = self.dtype();
+  TensorIter it(cfg);
+  KernelArgs a;
+  a.name = "lerp";
+  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Lerp, it, a);
+  return it.finish();
+}
+Tensor lerp(const Tensor& s, const Tensor& e, const Tensor& w) { return lerp_impl(s, e, w, Tensor(), OutMode::Functional); }
+const Tensor& lerp_(const Tensor& s, const Tensor& e, const Tensor& w) { lerp_impl(s, e, w, s, OutMode::Inplace); return s; }
+const Tensor& lerp_out(const Tensor& out, const Tensor& s, const Tensor& e, const Tensor& w) { lerp_impl(s, e, w, out, OutMode::Out); return out; }
+
+// ---- where
+static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, const Tensor& out, OutMode mode) {
+  EMBER_CHECK(cond.dtype() == kBool || cond.dtype() == kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ", cond.dtype());
+  Tensor ts[2] = {self, other};
+  ScalarType dt = result_type(ts, 2);
+  TensorIterConfig cfg;
+  cfg.name = "where";
+  cfg.out = out;
+  cfg.mode = mode;
+  cfg.promote_inputs = false;
+  cfg.add_input(cond.dtype() == kBool ? cond : cond.to(kBool));
+  cfg.add_input(self.dtype() == dt ? self : self.to(dt)).add_input(other.dtype() == dt ? other : other.to(dt));
+  cfg.force_dtype = dt;
+  cfg.allow_reduced_float = false;
+  if (is_reduced_float(dt)) {  // compute half/bfloat16 selects in float, like the other kernels
+    Tensor r = where_impl(cond, self.to(kFloat), other.to(kFloat), Tensor(), OutMode::Functional).to(dt);
+    if (mode == OutMode::Functional) return r;
+    out.copy_(r);
+    return out;
+  }
+  TensorIter it(cfg);
+  KernelArgs a;
+  a.name = "where";
+  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Where, it, a);
+  return it.finish();
+}
+Tensor where(const Tensor& c, const Tensor& s, const Tensor& o) { return where_impl(c, s, o, Tensor(), OutMode::Functional); }
+const Tensor& where_out(const Tensor& out, const Tensor& c, const Tensor& s, const Tensor& o) { where_impl(c, s, o, out, OutMode::Out); return out; }
+
+// ---- masked_fill
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  Tensor r = self.clone();
+  native::masked_fill_(r, mask, value);
+  return r;
+}
+const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
+  Tensor v = scalar_to_tensor(value).to(self.dtype());
+  where_impl(mask, v, self, self, OutMode::Inplace);
+  return self;
+}
+
+}  // namespace native
+}  // namespace ember

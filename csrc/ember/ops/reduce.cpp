@@ -1,0 +1,377 @@
+// Reductions. Every reduction reshapes its input to a contiguous [outer, reduced, inner] block
+// (no copy when the reduced dims are already a contiguous run of a contiguous tensor, else one
+// permuting copy) and calls one kernel; composites (mean, var, norm, logsumexp) build on them.
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "ember/generated/native.h"
+#include "ember/generated/ops.h"
+#include "ember/kernels/kernels.h"
+
+namespace ember::native {
+
+namespace {
+
+std::vector<bool> reduce_mask(const Tensor& self, OptionalIntArrayRef dim, const char* name) {
+  int64_t nd = self.dim();
+  std::vector<bool> mask(size_t(std::max<int64_t>(nd, 1)), false);
+  if (!dim || dim->empty()) {
+    std::fill(mask.begin(), mask.end(), true);
+    return mask;
+  }
+  for (int64_t d : *dim) {
+    int64_t w = wrap_dim(d, nd);
+    EMBER_CHECK(!mask[w], "dim ", w, " appears multiple times in the list of dims");
+    mask[w] = true;
+  }
+  (void)name;
+  return mask;
+}
+
+struct Reduction {
+  Tensor in;           // contiguous [outer, reduced, inner] in the compute dtype
+  ReduceShape sh;
+  DimVector out_shape;  // the result's shape (keepdim honoured)
+};
+
+Reduction prepare(const Tensor& self, const std::vector<bool>& mask, bool keepdim, ScalarType cd) {
+  Reduction r;
+  Tensor x = self.dim() == 0 ? self.reshape({1}) : self;
+  if (x.dtype() != cd) x = x.to(cd);
+  const int64_t nd = x.dim();
+  int64_t first = -1, last = -1;
+  bool block = true;
+  for (int64_t d = 0; d < nd; d++) {
+    if (!mask[d]) continue;
+    if (first < 0) first = d;
+    else if (last != d - 1) block = false;
+    last = d;
+  }
+  for (int64_t d = 0; d < nd; d++) {
+    if (!mask[d]) r.out_shape.push_back(x.sizes()[d]);
+    else if (keepdim) r.out_shape.push_back(1);
+  }
+  if (self.dim() == 0) r.out_shape.clear();
+  int64_t reduced = 1;
+  for (int64_t d = 0; d < nd; d++)
+    if (mask[d]) reduced *= x.sizes()[d];
+  if (block && x.is_contiguous()) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < first; d++) outer *= x.sizes()[d];
+    for (int64_t d = last + 1; d < nd; d++) inner *= x.sizes()[d];
+    r.in = x;
+    r.sh = {outer, reduced, inner};
+    return r;
+  }
+  DimVector perm;
+  int64_t outer = 1;
+  for (int64_t d = 0; d < nd; d++)
+    if (!mask[d]) { perm.push_back(d); outer *= x.sizes()[d]; }
+  for (int64_t d = 0; d < nd; d++)
+    if (mask[d]) perm.push_back(d);
+  r.in = x.permute(perm).contiguous();
+  r.sh = {outer, reduced, 1};
+  return r;
+}
+
+// Runs the kernel; returns values shaped as the result (indices too when asked).
+Tensor run(ReduceKernel k, const Reduction& red, Tensor* indices = nullptr) {
+  Tensor vals = empty_tensor(red.out_shape, red.in.dtype());
+  Tensor idx;
+  if (indices) idx = empty_tensor(red.out_shape, kLong);
+  if (vals.numel() > 0)
+    EMBER_KERNEL(reduce_kernel)(k, red.in.dtype(), red.in.data_ptr(), vals.data_ptr(),
+                                indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr, red.sh);
+  if (indices) *indices = idx;
+  return vals;
+}
+
+ScalarType sum_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return is_integral(self.dtype(), true) ? kLong : self.dtype();
+}
+ScalarType compute_of(ScalarType t) {
+  if (is_reduced_float(t)) return kFloat;
+  if (is_integral(t, true)) return kLong;
+  return t;
+}
+
+const Tensor& write_out(const Tensor& out, const Tensor& result) {
+  EMBER_CHECK(can_cast(result.dtype(), out.dtype()) || result.dtype() == out.dtype(), "result type ", result.dtype(),
+              " can't be cast to the desired output type ", out.dtype());
+  resize_output(out, result.sizes());
+  out.impl()->bump_version();
+  return ember::copy_(out, result);
+}
+
+void check_nonempty(const Tensor& self, const std::vector<bool>& mask, const char* name, bool full) {
+  if (self.numel() != 0) return;
+  if (full) {
+    EMBER_FAIL(Runtime, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+               "reduction dim with the 'dim' argument.");
+  }
+  for (int64_t d = 0; d < self.dim(); d++)
+    EMBER_CHECK_KIND(!mask[d] || self.sizes()[d] != 0, Index, name, "(): Expected reduction dim ", d,
+                     " to have non-zero size.");
+}
+
+}  // namespace
+
+// ---- sum, mean, prod
+Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType out_t = sum_dtype(self, dtype);
+  auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, compute_of(out_t));
+  return run(ReduceKernel::Sum, red).to(out_t);
+}
+const Tensor& sum_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                      std::optional<ScalarType> dtype) {
+  return write_out(out, native::sum(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
+}
+
+Tensor mean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType out_t = dtype ? *dtype : self.dtype();
+  EMBER_CHECK(is_floating(out_t), "mean(): could not infer output dtype. ",
+              dtype ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ", out_t);
+  auto mask = reduce_mask(self, dim, "mean");
+  auto red = prepare(self, mask, keepdim, compute_of(out_t));
+  Tensor s = run(ReduceKernel::Sum, red);
+  ember::div_(s, scalar_to_tensor(double(red.sh.reduced)));
+  return s.to(out_t);
+}
+const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<ScalarType> dtype) {
+  return write_out(out, native::mean(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
+}
+
+Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType out_t = sum_dtype(self, dtype);
+  std::vector<bool> mask;
+  if (dim) { int64_t d = *dim; mask = reduce_mask(self, IntArrayRef(&d, 1), "prod"); }
+  else mask = reduce_mask(self, std::nullopt, "prod");
+  auto red = prepare(self, mask, dim ? keepdim : false, compute_of(out_t));
+  return run(ReduceKernel::Prod, red).to(out_t);
+}
+const Tensor& prod_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                       std::optional<ScalarType> dtype) {
+  return write_out(out, native::prod(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
+}
+
+// ---- max/min family
+static ScalarType extreme_compute(ScalarType t) { return is_reduced_float(t) ? kFloat : t; }
+
+static Tensor amax_amin(const Tensor& self, IntArrayRef dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "amax" : "amin";
+  auto mask = reduce_mask(self, dim, name);
+  check_nonempty(self, mask, name, false);
+  auto red = prepare(self, mask, keepdim, extreme_compute(self.dtype()));
+  return run(is_max ? ReduceKernel::Max : ReduceKernel::Min, red).to(self.dtype());
+}
+Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_amin(self, dim, keepdim, true); }
+Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_amin(self, dim, keepdim, false); }
+const Tensor& amax_out(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return write_out(out, native::amax(self, dim, keepdim));
+}
+const Tensor& amin_out(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return write_out(out, native::amin(self, dim, keepdim));
+}
+
+static Tensor full_extreme(const Tensor& self, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  auto mask = reduce_mask(self, std::nullopt, name);
+  check_nonempty(self, mask, name, true);
+  auto red = prepare(self, mask, false, extreme_compute(self.dtype()));
+  return run(is_max ? ReduceKernel::Max : ReduceKernel::Min, red).to(self.dtype());
+}
+Tensor max(const Tensor& self) { return full_extreme(self, true); }
+Tensor min(const Tensor& self) { return full_extreme(self, false); }
+
+static std::tuple<Tensor, Tensor> dim_extreme(const Tensor& self, int64_t dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  auto mask = reduce_mask(self, IntArrayRef(&dim, 1), name);
+  check_nonempty(self, mask, name, false);
+  auto red = prepare(self, mask, keepdim, extreme_compute(self.dtype()));
+  Tensor idx;
+  Tensor vals = run(is_max ? ReduceKernel::Max : ReduceKernel::Min, red, &idx);
+  return {vals.to(self.dtype()), idx};
+}
+std::tuple<Tensor, Tensor> max(const Tensor& self, int64_t dim, bool keepdim) { return dim_extreme(self, dim, keepdim, true); }
+std::tuple<Tensor, Tensor> min(const Tensor& self, int64_t dim, bool keepdim) { return dim_extreme(self, dim, keepdim, false); }
+Tensor max(const Tensor& self, const Tensor& other) { return ember::maximum(self, other); }
+Tensor min(const Tensor& self, const Tensor& other) { return ember::minimum(self, other); }
+const Tensor& max_out(const Tensor& out, const Tensor& self, const Tensor& other) { return ember::maximum_out(out, self, other); }
+const Tensor& min_out(const Tensor& out, const Tensor& self, const Tensor& other) { return ember::minimum_out(out, self, other); }
+
+static Tensor arg_extreme(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
+  const char* name = is_max ? "argmax" : "argmin";
+  if (!dim) {
+    check_nonempty(self, reduce_mask(self, std::nullopt, name), name, true);
+    Tensor flat = self.reshape({-1});
+    auto red = prepare(flat, {true}, false, extreme_compute(self.dtype()));
+    Tensor idx;
+    run(is_max ? ReduceKernel::ArgMax : ReduceKernel::ArgMin, red, &idx);
+    if (keepdim) return idx.reshape(DimVector(size_t(self.dim()), 1));
+    return idx;
+  }
+  int64_t d = *dim;
+  auto mask = reduce_mask(self, IntArrayRef(&d, 1), name);
+  check_nonempty(self, mask, name, false);
+  auto red = prepare(self, mask, keepdim, extreme_compute(self.dtype()));
+  Tensor idx;
+  run(is_max ? ReduceKernel::ArgMax : ReduceKernel::ArgMin, red, &idx);
+  return idx;
+}
+Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(self, dim, keepdim, true); }
+Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(self, dim, keepdim, false); }
+const Tensor& argmax_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return write_out(out, native::argmax(self, dim, keepdim));
+}
+const Tensor& argmin_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  return write_out(out, native::argmin(self, dim, keepdim));
+}
+
+// ---- var, std
+static double correction_of(std::optional<bool> unbiased, const std::optional<Scalar>& correction) {
+  EMBER_CHECK(!(unbiased && correction), "Cannot specify both unbiased and correction");
+  if (correction) return correction->to_double();
+  if (unbiased) return *unbiased ? 1.0 : 0.0;
+  return 1.0;
+}
+static std::tuple<Tensor, Tensor> var_mean_impl(const Tensor& self, OptionalIntArrayRef dim, double correction,
+                                                bool keepdim, const char* name) {
+  EMBER_CHECK(is_floating(self.dtype()), name, "(): std and var only support floating point and complex dtypes");
+  ScalarType cd = compute_of(self.dtype());
+  Tensor x = self.to(cd);
+  auto mask = reduce_mask(self, dim, name);
+  int64_t n = 1;
+  for (int64_t d = 0; d < std::max<int64_t>(self.dim(), 1); d++)
+    if (mask[d]) n *= self.dim() ? self.sizes()[d] : 1;
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < self.dim(); d++)
+    if (mask[d]) dims.push_back(d);
+  OptionalIntArrayRef dref = self.dim() ? OptionalIntArrayRef(IntArrayRef(dims)) : std::nullopt;
+  Tensor m = native::mean(x, dref, true, std::nullopt);
+  Tensor dev = ember::sub(x, m);
+  Tensor ss = native::sum(ember::mul(dev, dev), dref, keepdim, std::nullopt);
+  double denom = std::max(0.0, double(n) - correction);
+  Tensor var = ember::div(ss, scalar_to_tensor(denom));
+  Tensor mean_out = keepdim ? m : (self.dim() ? m.squeeze(dref) : m.reshape({}));
+  return {var.to(self.dtype()), mean_out.to(self.dtype())};
+}
+Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased, bool keepdim,
+           std::optional<Scalar> correction) {
+  return std::get<0>(var_mean_impl(self, dim, correction_of(unbiased, correction), keepdim, "var"));
+}
+Tensor std(const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased, bool keepdim,
+           std::optional<Scalar> correction) {
+  return ember::sqrt(native::var(self, dim, unbiased, keepdim, correction));
+}
+const Tensor& var_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                      bool keepdim, std::optional<Scalar> correction) {
+  return write_out(out, native::var(self, dim, unbiased, keepdim, correction));
+}
+const Tensor& std_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                      bool keepdim, std::optional<Scalar> correction) {
+  return write_out(out, native::std(self, dim, unbiased, keepdim, correction));
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                                    bool keepdim, std::optional<Scalar> correction) {
+  return var_mean_impl(self, dim, correction_of(unbiased, correction), keepdim, "var_mean");
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                                    bool keepdim, std::optional<Scalar> correction) {
+  auto [v, m] = var_mean_impl(self, dim, correction_of(unbiased, correction), keepdim, "std_mean");
+  return {ember::sqrt(v), m};
+}
+
+// ---- norm, logsumexp
+Tensor norm(const Tensor& self, std::optional<Scalar> p_opt, OptionalIntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  ScalarType out_t = dtype ? *dtype : self.dtype();
+  EMBER_CHECK(is_floating(self.dtype()), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
+              self.dtype());
+  Tensor x = ember::abs(self.to(compute_of(out_t)));
+  double p = p_opt ? p_opt->to_double() : 2.0;
+  Tensor r;
+  if (std::isinf(p)) {
+    if (self.numel() == 0 && p > 0) r = native::sum(x, dim, keepdim, std::nullopt);  // empty: 0, as PyTorch
+    else r = p > 0 ? native::amax(x, dim ? *dim : IntArrayRef(), keepdim) : native::amin(x, dim ? *dim : IntArrayRef(), keepdim);
+  } else if (p == 0) {
+    r = native::sum(ember::ne(x, scalar_to_tensor(0.0)).to(x.dtype()), dim, keepdim, std::nullopt);
+  } else if (p == 1) {
+    r = native::sum(x, dim, keepdim, std::nullopt);
+  } else if (p == 2) {
+    r = ember::sqrt(native::sum(ember::mul(x, x), dim, keepdim, std::nullopt));
+  } else {
+    r = ember::pow(native::sum(ember::pow(x, scalar_to_tensor(p)), dim, keepdim, std::nullopt), scalar_to_tensor(1.0 / p));
+  }
+  return r.to(out_t);
+}
+const Tensor& norm_out(const Tensor& out, const Tensor& self, std::optional<Scalar> p, OptionalIntArrayRef dim,
+                       bool keepdim, std::optional<ScalarType> dtype) {
+  return write_out(out, native::norm(self, p, dim, keepdim, dtype));
+}
+
+Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
+  if (x.numel() == 0) return ember::log(native::sum(ember::exp(x), dim, keepdim, std::nullopt));
+  Tensor m = native::amax(x, dim, true);
+  Tensor safe = ember::masked_fill(m, ember::isinf(m), 0);
+  Tensor s = native::sum(ember::exp(ember::sub(x, safe)), dim, keepdim, std::nullopt);
+  Tensor shift = keepdim ? safe : (dim.empty() ? safe.reshape({}) : safe.squeeze(dim));
+  return ember::add(ember::log(s), shift);
+}
+const Tensor& logsumexp_out(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  return write_out(out, native::logsumexp(self, dim, keepdim));
+}
+
+// ---- all, any, count_nonzero
+static Tensor all_any(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, bool all) {
+  Tensor b = self.dtype() == kBool ? self : ember::ne(self, scalar_to_tensor(int64_t(0)));
+  auto red = prepare(b, reduce_mask(self, dim, all ? "all" : "any"), keepdim, kBool);
+  Tensor r = run(all ? ReduceKernel::All : ReduceKernel::Any, red);
+  return self.dtype() == kByte ? r.to(kByte) : r;
+}
+Tensor all(const Tensor& self, OptionalIntArrayRef dim, bool keepdim) { return all_any(self, dim, keepdim, true); }
+Tensor any(const Tensor& self, OptionalIntArrayRef dim, bool keepdim) { return all_any(self, dim, keepdim, false); }
+const Tensor& all_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim) {
+  return write_out(out, native::all(self, dim, keepdim));
+}
+const Tensor& any_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim) {
+  return write_out(out, native::any(self, dim, keepdim));
+}
+Tensor count_nonzero(const Tensor& self, OptionalIntArrayRef dim) {
+  return native::sum(ember::ne(self, scalar_to_tensor(int64_t(0))), dim, false, kLong);
+}
+
+// ---- scans
+static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool prod) {
+  ScalarType out_t = sum_dtype(self, dtype);
+  ScalarType cd = compute_of(out_t);
+  int64_t nd = self.dim();
+  dim = wrap_dim(dim, nd);
+  Tensor x = self.to(cd);
+  if (nd == 0) return x.clone().to(out_t);
+  Tensor moved = x.movedim({dim}, {-1}).contiguous();
+  Tensor y = empty_tensor(moved.sizes(), cd);
+  int64_t n = moved.sizes().back();
+  if (moved.numel())
+    EMBER_KERNEL(scan_kernel)(prod, cd, moved.data_ptr(), y.data_ptr(), moved.numel() / std::max<int64_t>(n, 1), n);
+  return y.movedim({-1}, {dim}).to(out_t).contiguous();
+}
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, false); }
+Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, true); }
+const Tensor& cumsum_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), false));
+}
+const Tensor& cumprod_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), true));
+}
+const Tensor& cumsum_out(const Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return write_out(out, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype()), false));
+}
+const Tensor& cumprod_out(const Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  return write_out(out, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype()), true));
+}
+
+}  // namespace ember::native

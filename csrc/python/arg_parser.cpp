@@ -1,0 +1,572 @@
+#include "python/arg_parser.h"
+
+#include <nanobind/nanobind.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+// ---------------------------------------------------------------- registered Python types
+static PyTypeObject* g_tensor_type = nullptr;   // _C.TensorBase: for type checks
+static PyTypeObject* g_tensor_class = nullptr;  // ember.Tensor (Python subclass): what ops return
+static PyObject* g_dtype_type = nullptr;
+static PyObject* g_dtype_objects[kNumDtypes] = {};
+static PyObject* g_device_type = nullptr;
+static PyObject* g_generator_type = nullptr;
+static PyObject* g_size_type = nullptr;
+
+PyTypeObject* tensor_type() { return g_tensor_type; }
+void set_tensor_type(PyTypeObject* t) { g_tensor_type = t; }
+void set_tensor_class(PyTypeObject* t) { g_tensor_class = t; Py_INCREF(t); }
+
+const Tensor& unpack(PyObject* o) { return *nb::inst_ptr<Tensor>(nb::handle(o)); }
+
+PyObject* wrap(Tensor t) {
+  if (!t.defined()) Py_RETURN_NONE;
+  nb::object o = nb::inst_alloc(nb::handle((PyObject*)(g_tensor_class ? g_tensor_class : g_tensor_type)));
+  new (nb::inst_ptr<Tensor>(o)) Tensor(std::move(t));
+  nb::inst_mark_ready(o);
+  return o.release().ptr();
+}
+
+PyObject* wrap_list(const std::vector<Tensor>& ts) {
+  PyObject* tup = PyTuple_New(Py_ssize_t(ts.size()));
+  if (!tup) throw nb::python_error();
+  for (size_t i = 0; i < ts.size(); i++) PyTuple_SET_ITEM(tup, Py_ssize_t(i), wrap(ts[i]));
+  return tup;
+}
+
+PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts) {
+  return PyTuple_Pack(2, nb::steal(wrap(std::get<0>(ts))).ptr(), nb::steal(wrap(std::get<1>(ts))).ptr());
+}
+
+// torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
+PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
+  static std::vector<std::pair<std::string, PyTypeObject*>> types;
+  PyTypeObject* type = nullptr;
+  for (auto& [n, t] : types)
+    if (n == name) type = t;
+  if (!type) {
+    auto* f = new PyStructSequence_Field[fields.size() + 1];
+    size_t i = 0;
+    for (const char* fn : fields) f[i++] = {fn, nullptr};
+    f[i] = {nullptr, nullptr};
+    std::string* qual = new std::string(std::string("ember.return_types.") + name);
+    auto* desc = new PyStructSequence_Desc{qual->c_str(), nullptr, f, int(fields.size())};
+    type = PyStructSequence_NewType(desc);
+    if (!type) throw nb::python_error();
+    types.emplace_back(name, type);
+  }
+  PyObject* r = PyStructSequence_New(type);
+  if (!r) throw nb::python_error();
+  PyStructSequence_SetItem(r, 0, wrap(std::get<0>(ts)));
+  PyStructSequence_SetItem(r, 1, wrap(std::get<1>(ts)));
+  return r;
+}
+
+bool is_dtype(PyObject* o) { return g_dtype_type && Py_TYPE(o) == (PyTypeObject*)g_dtype_type; }
+ScalarType unpack_dtype(PyObject* o) {
+  for (int i = 0; i < kNumDtypes; i++)
+    if (g_dtype_objects[i] == o) return ScalarType(i);
+  if (o == (PyObject*)&PyFloat_Type) return kDouble;
+  if (o == (PyObject*)&PyLong_Type) return kLong;
+  if (o == (PyObject*)&PyBool_Type) return kBool;
+  EMBER_FAIL(Type, "expected a dtype, got ", type_name(o));
+}
+PyObject* wrap_dtype(ScalarType t) { return g_dtype_objects[int(t)]; }
+void register_dtype_objects(PyObject* type, PyObject* const* objects) {
+  g_dtype_type = type;
+  for (int i = 0; i < kNumDtypes; i++) {
+    g_dtype_objects[i] = objects[i];
+    Py_INCREF(objects[i]);
+  }
+}
+
+bool is_device(PyObject* o) { return g_device_type && PyObject_TypeCheck(o, (PyTypeObject*)g_device_type); }
+Device unpack_device(PyObject* o) {
+  if (PyUnicode_Check(o)) return Device(std::string(PyUnicode_AsUTF8(o)));
+  if (PyLong_Check(o)) return Device(DeviceType::CUDA, int8_t(PyLong_AsLong(o)));
+  if (is_device(o)) return *nb::inst_ptr<Device>(nb::handle(o));
+  EMBER_FAIL(Type, "expected a device, got ", type_name(o));
+}
+void register_device_type(PyObject* type) { g_device_type = type; }
+PyObject* make_device(Device d) { return nb::cast(d).release().ptr(); }
+
+bool is_generator(PyObject* o) { return g_generator_type && PyObject_TypeCheck(o, (PyTypeObject*)g_generator_type); }
+Generator* unpack_generator(PyObject* o) {
+  if (o == nullptr || o == Py_None) return nullptr;
+  return nb::inst_ptr<Generator>(nb::handle(o));
+}
+void register_generator_type(PyObject* type) { g_generator_type = type; }
+
+PyObject* size_type() { return g_size_type; }
+void register_size_type(PyObject* type) { g_size_type = type; Py_INCREF(type); }
+PyObject* make_size(IntArrayRef sizes) {
+  PyObject* tup = PyTuple_New(Py_ssize_t(sizes.size()));
+  if (!tup) throw nb::python_error();
+  for (size_t i = 0; i < sizes.size(); i++) PyTuple_SET_ITEM(tup, Py_ssize_t(i), PyLong_FromLongLong(sizes[i]));
+  if (!g_size_type) return tup;
+  PyObject* r = PyObject_CallOneArg(g_size_type, tup);
+  Py_DECREF(tup);
+  if (!r) throw nb::python_error();
+  return r;
+}
+
+std::string type_name(PyObject* o) {
+  if (o == Py_None) return "NoneType";
+  if (is_tensor(o)) return "Tensor";
+  return Py_TYPE(o)->tp_name;
+}
+
+// ---------------------------------------------------------------- numbers
+static bool is_int_like(PyObject* o) {
+  if (PyLong_Check(o)) return !PyBool_Check(o);
+  if (is_tensor(o)) return false;
+  return PyIndex_Check(o) && !PyFloat_Check(o);  // numpy integers
+}
+
+bool to_scalar(PyObject* o, Scalar* out) {
+  if (PyBool_Check(o)) { *out = Scalar(o == Py_True); return true; }
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (overflow) {
+      // Large unsigned values and beyond: PyTorch raises the same.
+      EMBER_FAIL(Runtime, "Overflow when unpacking long");
+    }
+    *out = Scalar(int64_t(v));
+    return true;
+  }
+  if (PyFloat_Check(o)) { *out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  if (is_tensor(o)) {
+    const Tensor& t = unpack(o);
+    if (t.numel() != 1 || t.dim() != 0) return false;
+    *out = t.item();
+    return true;
+  }
+  // numpy scalars and other numbers
+  const char* tn = Py_TYPE(o)->tp_name;
+  if (std::strncmp(tn, "numpy.", 6) == 0) {
+    if (std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0) {
+      *out = Scalar(bool(PyObject_IsTrue(o)));
+      return true;
+    }
+    if (PyIndex_Check(o)) {
+      PyObject* i = PyNumber_Index(o);
+      if (!i) throw nb::python_error();
+      long long v = PyLong_AsLongLong(i);
+      Py_DECREF(i);
+      *out = Scalar(int64_t(v));
+      return true;
+    }
+    if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
+      double d = PyFloat_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      *out = Scalar(d);
+      return true;
+    }
+  }
+  return false;
+}
+
+Tensor number_to_tensor(PyObject* o) {
+  Scalar s;
+  if (!to_scalar(o, &s)) EMBER_FAIL(Type, "expected a number, got ", type_name(o));
+  return scalar_to_tensor(s);
+}
+
+static bool is_number(PyObject* o) {
+  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) return true;
+  const char* tn = Py_TYPE(o)->tp_name;
+  return std::strncmp(tn, "numpy.", 6) == 0 && (PyIndex_Check(o) || PyFloat_Check(o) ||
+                                                 std::strncmp(tn, "numpy.bool", 10) == 0 ||
+                                                 std::strncmp(tn, "numpy.float", 11) == 0);
+}
+
+// ---------------------------------------------------------------- signature parsing
+static Param parse_param(const std::string& text, bool kwonly) {
+  Param p;
+  p.kwonly = kwonly;
+  auto sp = text.find(' ');
+  std::string type = text.substr(0, sp), rest = text.substr(sp + 1);
+  auto eq = rest.find('=');
+  p.name = rest.substr(0, eq);
+  std::string def = eq == std::string::npos ? "" : rest.substr(eq + 1);
+  p.has_default = eq != std::string::npos;
+  if (!type.empty() && type.back() == '?') {
+    p.optional = true;
+    type.pop_back();
+  }
+  if (type.rfind("int[", 0) == 0) {
+    p.type = ArgType::IntList;
+    std::string n = type.substr(4, type.size() - 5);
+    p.list_size = n.empty() ? 0 : std::stoi(n);
+  } else if (type == "Tensor") p.type = ArgType::Tensor;
+  else if (type == "Tensor[]") p.type = ArgType::TensorList;
+  else if (type == "Scalar") p.type = ArgType::Scalar;
+  else if (type == "int") p.type = ArgType::Int;
+  else if (type == "float") p.type = ArgType::Float;
+  else if (type == "bool") p.type = ArgType::Bool;
+  else if (type == "str") p.type = ArgType::String;
+  else if (type == "ScalarType") p.type = ArgType::Dtype;
+  else if (type == "Generator") p.type = ArgType::Generator;
+  else if (type == "Device") p.type = ArgType::Device;
+  else if (type == "Layout") p.type = ArgType::Layout;
+  else throw std::runtime_error("ember: unknown argument type in signature: " + type);
+  if (!p.has_default) return p;
+  if (def == "None") { p.default_none = true; p.optional = true; return p; }
+  switch (p.type) {
+    case ArgType::Scalar:
+      if (def.find_first_of(".e") != std::string::npos) p.default_scalar = Scalar(std::stod(def));
+      else if (def == "True" || def == "False") p.default_scalar = Scalar(def == "True");
+      else p.default_scalar = Scalar(int64_t(std::stoll(def)));
+      break;
+    case ArgType::Int: p.default_int = std::stoll(def); break;
+    case ArgType::Float: p.default_float = std::stod(def); break;
+    case ArgType::Bool: p.default_bool = def == "True"; break;
+    case ArgType::String: p.default_str = def.substr(1, def.size() - 2); break;
+    case ArgType::IntList: {
+      std::string body = def;
+      if (!body.empty() && body.front() == '[') body = body.substr(1, body.size() - 2);
+      std::stringstream ss(body);
+      std::string item;
+      while (std::getline(ss, item, ',')) if (!item.empty()) p.default_ints.push_back(std::stoll(item));
+      break;
+    }
+    default: break;
+  }
+  return p;
+}
+
+static Signature parse_signature(const char* text) {
+  Signature s;
+  s.text = text;
+  std::string t(text);
+  auto lp = t.find('(');
+  s.name = t.substr(0, lp);
+  std::string body = t.substr(lp + 1, t.rfind(')') - lp - 1);
+  bool kwonly = false;
+  std::stringstream ss(body);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    while (!item.empty() && item.front() == ' ') item.erase(0, 1);
+    if (item.empty()) continue;
+    if (item == "*") { kwonly = true; continue; }
+    s.params.push_back(parse_param(item, kwonly));
+    if (!kwonly) s.max_positional++;
+  }
+  s.varargs_intlist = !s.params.empty() && s.params[0].type == ArgType::IntList && !s.params[0].kwonly;
+  return s;
+}
+
+ArgParser::ArgParser(std::initializer_list<const char*> signatures, bool method) : method_(method) {
+  for (const char* s : signatures) sigs_.push_back(parse_signature(s));
+}
+
+// ---------------------------------------------------------------- matching
+bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor) {
+  if (o == Py_None) return p.optional;
+  switch (p.type) {
+    case ArgType::Tensor: return is_tensor(o) || (allow_number_as_tensor && is_number(o));
+    case ArgType::Scalar: {
+      if (is_number(o)) return true;
+      return is_tensor(o) && unpack(o).dim() == 0;
+    }
+    case ArgType::Int:
+      if (is_int_like(o)) return true;
+      if (is_tensor(o)) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
+      return false;
+    case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) || (is_number(o) && !PyBool_Check(o)) ||
+                                (is_tensor(o) && unpack(o).numel() == 1);
+    case ArgType::Bool: return PyBool_Check(o) || std::strncmp(Py_TYPE(o)->tp_name, "numpy.bool", 10) == 0;
+    case ArgType::String: return PyUnicode_Check(o);
+    case ArgType::Dtype: return is_dtype(o) || o == (PyObject*)&PyFloat_Type || o == (PyObject*)&PyLong_Type ||
+                                o == (PyObject*)&PyBool_Type;
+    case ArgType::Generator: return is_generator(o);
+    case ArgType::Device: return PyUnicode_Check(o) || is_device(o) || is_int_like(o);
+    case ArgType::Layout: return true;
+    case ArgType::IntList: {
+      if (p.list_size > 0 && is_int_like(o)) return true;
+      if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+      PyObject** items = PySequence_Fast_ITEMS(o);
+      for (Py_ssize_t i = 0; i < n; i++) {
+        if (is_int_like(items[i])) continue;
+        if (is_tensor(items[i]) && unpack(items[i]).numel() == 1 && is_integral(unpack(items[i]).dtype(), false)) continue;
+        return false;
+      }
+      return true;
+    }
+    case ArgType::TensorList: {
+      if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+      PyObject** items = PySequence_Fast_ITEMS(o);
+      for (Py_ssize_t i = 0; i < n; i++)
+        if (!is_tensor(items[i])) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+static const char* type_label(const Param& p) {
+  switch (p.type) {
+    case ArgType::Tensor: return "Tensor";
+    case ArgType::Scalar: return "Number";
+    case ArgType::Int: return "int";
+    case ArgType::IntList: return "tuple of ints";
+    case ArgType::Float: return "float";
+    case ArgType::Bool: return "bool";
+    case ArgType::String: return "str";
+    case ArgType::Dtype: return "torch.dtype";
+    case ArgType::Generator: return "torch.Generator";
+    case ArgType::Device: return "torch.device";
+    case ArgType::Layout: return "torch.layout";
+    case ArgType::TensorList: return "tuple of Tensors";
+  }
+  return "?";
+}
+
+bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                          ParsedArgs& out, std::string* err) {
+  const size_t np = s.params.size();
+  const Py_ssize_t kwbase = nargs;  // keyword values follow the positionals in `args`
+  for (size_t i = 0; i < np; i++) out.args[i] = nullptr;
+  // f(2, 3) for f(int[] size): gather the positionals into one tuple
+  PyObject* gathered = nullptr;
+  if (s.varargs_intlist && nargs >= 1 && is_int_like(args[0])) {
+    bool all_ints = true;
+    for (Py_ssize_t i = 0; i < nargs && all_ints; i++) all_ints = is_int_like(args[i]);
+    if (all_ints && (nargs > 1 || s.params[0].list_size == 0)) {
+      gathered = PyTuple_New(nargs);
+      for (Py_ssize_t i = 0; i < nargs; i++) { Py_INCREF(args[i]); PyTuple_SET_ITEM(gathered, i, args[i]); }
+      out.owned = nb::steal(gathered);  // alive as long as the parsed arguments
+      out.args[0] = gathered;
+      nargs = 0;
+      if (s.params.size() == 0) return false;
+    }
+  }
+  Py_ssize_t pos_start = gathered ? 1 : 0;
+  if (nargs > s.max_positional - pos_start) {
+    if (err) *err = s.name + "() takes " + std::to_string(s.max_positional) + " positional argument(s) but " +
+                    std::to_string(nargs) + " were given";
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < nargs; i++) {
+    const Param& p = s.params[size_t(i + pos_start)];
+    bool allow_num = !(i + pos_start == 0 && !method_);
+    if (!arg_matches(p, args[i], allow_num)) {
+      if (err) *err = s.name + "(): argument '" + p.name + "' (position " + std::to_string(i + 1) + ") must be " +
+                      type_label(p) + ", not " + type_name(args[i]);
+      return false;
+    }
+    out.args[i + pos_start] = args[i];
+  }
+  if (kwnames) {
+    Py_ssize_t nk = PyTuple_GET_SIZE(kwnames);
+    for (Py_ssize_t k = 0; k < nk; k++) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, k);
+      PyObject* val = args[kwbase + k];
+      const char* kname = PyUnicode_AsUTF8(key);
+      size_t idx = np;
+      for (size_t i = 0; i < np; i++)
+        if (s.params[i].name == kname || (s.params[i].name == "input" && std::strcmp(kname, "self") == 0)) { idx = i; break; }
+      if (idx == np) {
+        if (err) *err = s.name + "() got an unexpected keyword argument '" + kname + "'";
+        return false;
+      }
+      if (out.args[idx]) {
+        if (err) *err = s.name + "() got multiple values for argument '" + kname + "'";
+        return false;
+      }
+      if (!arg_matches(s.params[idx], val, true)) {
+        if (err) *err = s.name + "(): argument '" + s.params[idx].name + "' must be " + type_label(s.params[idx]) +
+                        ", not " + type_name(val);
+        return false;
+      }
+      out.args[idx] = val;
+    }
+  }
+  for (size_t i = 0; i < np; i++) {
+    if (!out.args[i] && !s.params[i].has_default && !s.params[i].optional) {
+      if (err) *err = s.name + "() missing 1 required positional arguments: \"" + s.params[i].name + "\"";
+      return false;
+    }
+  }
+  out.sig = &s;
+  return true;
+}
+
+int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out) {
+  (void)self;
+  nargs = PyVectorcall_NARGS(nargs);
+  for (size_t k = 0; k < sigs_.size(); k++)
+    if (try_parse(sigs_[k], args, nargs, kwnames, out, nullptr)) return int(k);
+  if (sigs_.size() == 1) {
+    std::string err;
+    try_parse(sigs_[0], args, nargs, kwnames, out, &err);
+    EMBER_FAIL(Type, err);
+  }
+  std::string got = "(";
+  for (Py_ssize_t i = 0; i < nargs; i++) got += (i ? ", " : "") + type_name(args[i]);
+  if (kwnames)
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++)
+      got += std::string(nargs + k ? ", " : "") + PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k)) + "=" +
+             type_name(args[nargs + k]);
+  got += ")";
+  std::string msg = sigs_[0].name + "() received an invalid combination of arguments - got " + got +
+                    ", but expected one of:";
+  for (auto& s : sigs_) msg += "\n * " + s.text.substr(s.text.find('('));
+  EMBER_FAIL(Type, msg);
+}
+
+// ---------------------------------------------------------------- accessors
+const Tensor& ParsedArgs::tensor(int i) {
+  PyObject* o = args[i];
+  if (!o) return undefined_;
+  if (is_tensor(o)) return unpack(o);
+  tmp_[i] = number_to_tensor(o);
+  return tmp_[i];
+}
+
+std::vector<Tensor> ParsedArgs::tensorlist(int i) {
+  std::vector<Tensor> r;
+  PyObject* o = args[i];
+  if (!o) return r;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+  PyObject** items = PySequence_Fast_ITEMS(o);
+  r.reserve(size_t(n));
+  for (Py_ssize_t k = 0; k < n; k++) r.push_back(unpack(items[k]));
+  return r;
+}
+
+Scalar ParsedArgs::scalar(int i) {
+  if (!args[i]) return sig->params[i].default_scalar;
+  Scalar s;
+  if (!to_scalar(args[i], &s)) EMBER_FAIL(Type, "expected a number for argument '", sig->params[i].name, "'");
+  return s;
+}
+std::optional<Scalar> ParsedArgs::scalar_opt(int i) {
+  if (is_none(i)) return args[i] || sig->params[i].default_none ? std::nullopt : std::optional<Scalar>(scalar(i));
+  return scalar(i);
+}
+
+static int64_t to_int64(PyObject* o) {
+  if (is_tensor(o)) return unpack(o).item().to_long();
+  long long v = PyLong_AsLongLong(o);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    PyObject* idx = PyNumber_Index(o);
+    if (!idx) throw nb::python_error();
+    v = PyLong_AsLongLong(idx);
+    Py_DECREF(idx);
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); EMBER_FAIL(Runtime, "Overflow when unpacking long"); }
+  }
+  return v;
+}
+
+int64_t ParsedArgs::int64(int i) { return args[i] ? to_int64(args[i]) : sig->params[i].default_int; }
+std::optional<int64_t> ParsedArgs::int64_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  return int64(i);
+}
+
+IntArrayRef ParsedArgs::intlist(int i) {
+  PyObject* o = args[i];
+  if (!o) return IntArrayRef(sig->params[i].default_ints);
+  auto& v = ints_[i];
+  v.clear();
+  if (is_int_like(o)) {
+    v.assign(size_t(std::max(sig->params[i].list_size, 1)), to_int64(o));
+  } else {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    PyObject** items = PySequence_Fast_ITEMS(o);
+    for (Py_ssize_t k = 0; k < n; k++) v.push_back(to_int64(items[k]));
+  }
+  return IntArrayRef(v);
+}
+OptionalIntArrayRef ParsedArgs::intlist_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  return intlist(i);
+}
+
+double ParsedArgs::float64(int i) {
+  PyObject* o = args[i];
+  if (!o) return sig->params[i].default_float;
+  if (is_tensor(o)) return unpack(o).item().to_double();
+  double d = PyFloat_AsDouble(o);
+  if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return d;
+}
+std::optional<double> ParsedArgs::float64_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  return float64(i);
+}
+
+bool ParsedArgs::boolean(int i) { return args[i] ? PyObject_IsTrue(args[i]) == 1 : sig->params[i].default_bool; }
+std::optional<bool> ParsedArgs::boolean_opt(int i) {
+  if (is_none(i)) return args[i] || sig->params[i].default_none ? std::nullopt : std::optional<bool>(sig->params[i].default_bool);
+  return boolean(i);
+}
+
+std::string_view ParsedArgs::string(int i) {
+  if (!args[i]) return sig->params[i].default_str;
+  Py_ssize_t n;
+  const char* s = PyUnicode_AsUTF8AndSize(args[i], &n);
+  return std::string_view(s, size_t(n));
+}
+std::optional<std::string_view> ParsedArgs::string_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  return string(i);
+}
+
+ScalarType ParsedArgs::dtype(int i) { return unpack_dtype(args[i]); }
+std::optional<ScalarType> ParsedArgs::dtype_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  return dtype(i);
+}
+Generator* ParsedArgs::generator(int i) { return is_none(i) ? nullptr : unpack_generator(args[i]); }
+
+TensorOptions ParsedArgs::options(int i) {
+  TensorOptions o;
+  if (!is_none(i)) o.dtype_ = unpack_dtype(args[i]);
+  if (!is_none(i + 2)) o.device_ = unpack_device(args[i + 2]);
+  if (o.device_) EMBER_CHECK(o.device_->is_cpu(), "Ember was built without CUDA support; device ", *o.device_,
+                             " is not available");
+  o.requires_grad_ = !is_none(i + 4) && PyObject_IsTrue(args[i + 4]) == 1;
+  return o;
+}
+
+// ---------------------------------------------------------------- errors
+void set_python_error() {
+  try {
+    throw;
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const Error& e) {
+    PyObject* type = PyExc_RuntimeError;
+    switch (e.kind()) {
+      case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
+      case ErrorKind::Index: type = PyExc_IndexError; break;
+      case ErrorKind::Type: type = PyExc_TypeError; break;
+      case ErrorKind::Value: type = PyExc_ValueError; break;
+      case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+    }
+    PyErr_SetString(type, e.what());
+  } catch (const nb::builtin_exception& e) {
+    // nanobind's own cast/type errors
+    PyErr_SetString(PyExc_TypeError, e.what());
+  } catch (const std::bad_alloc&) {
+    PyErr_SetString(PyExc_RuntimeError, "DefaultCPUAllocator: not enough memory");
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
+  }
+}
+
+}  // namespace ember::py

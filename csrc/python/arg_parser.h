@@ -1,0 +1,144 @@
+#pragma once
+// The Python side of every generated binding: a fast argument parser over vectorcall arguments
+// (PyTorch's Python signatures: overloads, keyword-only args, defaults, int lists given as
+// varargs, numbers accepted where a Tensor is expected) and the Tensor <-> PyObject glue.
+#include <Python.h>
+#include <nanobind/nanobind.h>
+
+#include <string>
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ember/random/generator.h"
+
+namespace ember::py {
+
+// ---- Tensor objects
+PyTypeObject* tensor_type();
+void set_tensor_type(PyTypeObject* t);
+void set_tensor_class(PyTypeObject* t);  // the Python class `ember.Tensor` that results are made of
+inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == tensor_type() || PyObject_TypeCheck(o, tensor_type()); }
+const Tensor& unpack(PyObject* o);            // o must be a Tensor object
+PyObject* wrap(Tensor t);                     // new reference; None for an undefined tensor
+PyObject* wrap_list(const std::vector<Tensor>& ts);  // tuple
+PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts);
+PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
+inline PyObject* incref(PyObject* o) { Py_INCREF(o); return o; }
+
+// Python number -> Scalar; false if `o` is not a number (bool, int, float, numpy scalar, 0-d tensor).
+bool to_scalar(PyObject* o, Scalar* out);
+// Python number -> wrapped 0-d tensor (does not decide the result dtype).
+Tensor number_to_tensor(PyObject* o);
+
+// dtype / device / generator objects, registered by the module.
+bool is_dtype(PyObject* o);
+ScalarType unpack_dtype(PyObject* o);
+PyObject* wrap_dtype(ScalarType t);  // borrowed singleton
+void register_dtype_objects(PyObject* type, PyObject* const* objects);
+bool is_device(PyObject* o);
+Device unpack_device(PyObject* o);
+void register_device_type(PyObject* type);
+PyObject* make_device(Device d);
+bool is_generator(PyObject* o);
+Generator* unpack_generator(PyObject* o);
+void register_generator_type(PyObject* type);
+PyObject* size_type();
+void register_size_type(PyObject* type);
+PyObject* make_size(IntArrayRef sizes);  // ember.Size
+
+// ---- the parser
+enum class ArgType {
+  Tensor, Scalar, Int, IntList, Float, Bool, String, Dtype, Generator, Device, Layout, TensorList,
+};
+
+struct Param {
+  ArgType type;
+  std::string name;
+  bool optional = false;   // None accepted
+  bool kwonly = false;
+  bool has_default = false;
+  int list_size = 0;       // int[N]: a single int is accepted
+  // parsed default
+  Scalar default_scalar;
+  int64_t default_int = 0;
+  double default_float = 0;
+  bool default_bool = false;
+  std::vector<int64_t> default_ints;
+  std::string default_str;
+  bool default_none = false;
+};
+
+struct Signature {
+  std::string name, text;
+  std::vector<Param> params;
+  int max_positional = 0;
+  bool varargs_intlist = false;  // first positional is an int list: f(2, 3) == f((2, 3))
+};
+
+constexpr int kMaxArgs = 24;
+
+class ParsedArgs {
+ public:
+  PyObject* args[kMaxArgs];
+  const Signature* sig = nullptr;
+  nanobind::object owned;  // a tuple the parser built (varargs int lists)
+
+  PyObject* obj(int i) const { return args[i]; }
+  bool is_none(int i) const { return args[i] == nullptr || args[i] == Py_None; }
+
+  const Tensor& tensor(int i);
+  const Tensor& tensor_opt(int i) { return is_none(i) ? undefined_ : tensor(i); }
+  std::vector<Tensor> tensorlist(int i);
+  Scalar scalar(int i);
+  std::optional<Scalar> scalar_opt(int i);
+  int64_t int64(int i);
+  std::optional<int64_t> int64_opt(int i);
+  IntArrayRef intlist(int i);
+  OptionalIntArrayRef intlist_opt(int i);
+  double float64(int i);
+  std::optional<double> float64_opt(int i);
+  bool boolean(int i);
+  std::optional<bool> boolean_opt(int i);
+  std::string_view string(int i);
+  std::optional<std::string_view> string_opt(int i);
+  ScalarType dtype(int i);
+  std::optional<ScalarType> dtype_opt(int i);
+  Generator* generator(int i);
+  TensorOptions options(int i);  // reads dtype, layout, device, pin_memory, requires_grad at i..i+4
+
+ private:
+  Tensor tmp_[kMaxArgs];
+  std::vector<int64_t> ints_[kMaxArgs];
+  Tensor undefined_;
+};
+
+class ArgParser {
+ public:
+  ArgParser(std::initializer_list<const char*> signatures, bool method);
+  // Matches the call against each signature in order; returns the index of the first match or
+  // raises TypeError like PyTorch ("... received an invalid combination of arguments ...").
+  int parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out);
+
+ private:
+  bool try_parse(const Signature& s, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out,
+                 std::string* err);
+  std::vector<Signature> sigs_;
+  bool method_;
+};
+
+// Type check used by the parser and by hand-written bindings.
+bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor);
+std::string type_name(PyObject* o);
+
+// Translate a C++ exception into the matching Python exception.
+void set_python_error();
+
+}  // namespace ember::py
+
+#define EMBER_PY_TRY try {
+#define EMBER_PY_CATCH                   \
+  }                                      \
+  catch (...) {                          \
+    ::ember::py::set_python_error();     \
+    return nullptr;                      \
+  }

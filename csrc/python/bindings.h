@@ -1,0 +1,20 @@
+#pragma once
+// Shared declarations of the hand-written parts of the Python module.
+#include <nanobind/nanobind.h>
+
+#include "ember/core/tensor.h"
+
+namespace ember::py {
+
+void bind_tensor(nanobind::module_& m);
+void bind_creation(nanobind::module_& m);
+void bind_interop(nanobind::module_& m);
+
+nanobind::object scalar_to_python(const Scalar& s);
+nanobind::object tensor_tolist(const Tensor& t);
+Tensor tensor_getitem(const Tensor& self, PyObject* index);
+void tensor_setitem(const Tensor& self, PyObject* index, PyObject* value);
+// Build a tensor from nested sequences / numbers / arrays (ember.tensor's data argument).
+Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype);
+
+}  // namespace ember::py

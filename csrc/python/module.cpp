@@ -1,0 +1,239 @@
+// ember._C: the extension module. Registers the Tensor type, dtype/device/Generator objects,
+// the generated op functions (in ember._C._ops) and the hand-written helpers.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/alloc/allocator.h"
+#include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
+#include "ember/kernels/dispatch.h"
+#include "ember/parallel/parallel.h"
+#include "python/arg_parser.h"
+#include "python/bindings.h"
+#include "python/dlpack.h"
+
+namespace nb = nanobind;
+using namespace ember;
+
+extern PyMethodDef ember_generated_functions[];
+
+namespace {
+
+struct DtypeObj {
+  ScalarType t;
+};
+
+nb::object dtype_obj(ScalarType t) { return nb::borrow(py::wrap_dtype(t)); }
+
+// ember.tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)
+PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  EMBER_PY_TRY
+  // `data` is any Python object: parse by hand
+  nargs = PyVectorcall_NARGS(nargs);
+  PyObject* data = nargs > 0 ? args[0] : nullptr;
+  std::optional<ScalarType> dtype;
+  bool requires_grad = false;
+  EMBER_CHECK_KIND(nargs <= 1, Type, "tensor() takes 1 positional argument but ", nargs, " were given");
+  if (kwnames) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
+      const char* key = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+      PyObject* v = args[nargs + k];
+      if (!std::strcmp(key, "data")) data = v;
+      else if (!std::strcmp(key, "dtype")) { if (v != Py_None) dtype = py::unpack_dtype(v); }
+      else if (!std::strcmp(key, "device")) {
+        if (v != Py_None) EMBER_CHECK(py::unpack_device(v).is_cpu(), "Ember was built without CUDA support");
+      } else if (!std::strcmp(key, "requires_grad")) requires_grad = PyObject_IsTrue(v) == 1;
+      else if (!std::strcmp(key, "pin_memory")) {}
+      else EMBER_FAIL(Type, "tensor() got an unexpected keyword argument '", key, "'");
+    }
+  }
+  EMBER_CHECK_KIND(data != nullptr, Type, "tensor() missing 1 required positional arguments: \"data\"");
+  Tensor t = py::tensor_from_data(data, dtype);
+  PyObject* r = py::wrap(t);
+  if (requires_grad) {
+    if (PyObject_SetAttrString(r, "requires_grad", Py_True) < 0) { Py_DECREF(r); return nullptr; }
+  }
+  return r;
+  EMBER_PY_CATCH
+}
+
+PyMethodDef extra_functions[] = {
+    {"tensor", (PyCFunction)(void (*)(void))py_tensor, METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+void add_functions(nb::module_& target, PyMethodDef* defs) {
+  for (PyMethodDef* d = defs; d->ml_name; d++) {
+    nb::object f = nb::steal(PyCFunction_NewEx(d, nullptr, target.attr("__name__").ptr()));
+    if (!f.is_valid()) throw nb::python_error();
+    target.attr(d->ml_name) = f;
+  }
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  // dtype singletons and the tensor class live for the whole process by design
+  nb::set_leak_warnings(false);
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const ember::Error& e) {
+      PyObject* type = PyExc_RuntimeError;
+      switch (e.kind()) {
+        case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
+        case ErrorKind::Index: type = PyExc_IndexError; break;
+        case ErrorKind::Type: type = PyExc_TypeError; break;
+        case ErrorKind::Value: type = PyExc_ValueError; break;
+        case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+      }
+      PyErr_SetString(type, e.what());
+    }
+  });
+
+  // ---- dtypes
+  auto dtype_cls = nb::class_<DtypeObj>(m, "dtype")
+                       .def_prop_ro("is_floating_point", [](const DtypeObj& d) { return is_floating(d.t); })
+                       .def_prop_ro("is_signed", [](const DtypeObj& d) { return is_signed(d.t); })
+                       .def_prop_ro("is_complex", [](const DtypeObj&) { return false; })
+                       .def_prop_ro("itemsize", [](const DtypeObj& d) { return itemsize(d.t); })
+                       .def("__repr__", [](const DtypeObj& d) { return std::string("ember.") + dtype_name(d.t); })
+                       .def("__reduce__", [](const DtypeObj& d) { return std::string(dtype_name(d.t)); })
+                       .def("_cname", [](const DtypeObj& d) { return std::string(dtype_cname(d.t)); });
+  PyObject* dtype_objects[kNumDtypes];
+  for (int i = 0; i < kNumDtypes; i++) {
+    nb::object o = nb::cast(DtypeObj{ScalarType(i)});
+    m.attr(dtype_name(ScalarType(i))) = o;
+    dtype_objects[i] = o.ptr();
+  }
+  py::register_dtype_objects(dtype_cls.ptr(), dtype_objects);
+
+  // ---- devices
+  auto device_cls = nb::class_<Device>(m, "device")
+                        .def(nb::init<const std::string&>())
+                        .def("__init__", [](Device* d, const std::string& type, int index) {
+                          new (d) Device(type + ":" + std::to_string(index));
+                        })
+                        .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+                        .def_prop_ro("index", [](const Device& d) -> nb::object {
+                          if (d.index < 0) return nb::none();
+                          return nb::int_(int(d.index));
+                        })
+                        .def("__str__", &Device::str)
+                        .def("__repr__", [](const Device& d) {
+                          std::string s = "device(type='" + std::string(d.is_cpu() ? "cpu" : "cuda") + "'";
+                          if (d.index >= 0) s += ", index=" + std::to_string(d.index);
+                          return s + ")";
+                        })
+                        .def("__eq__", [](const Device& a, nb::handle b) {
+                          if (py::is_device(b.ptr())) return a == py::unpack_device(b.ptr());
+                          if (PyUnicode_Check(b.ptr())) return a == Device(nb::cast<std::string>(b));
+                          return false;
+                        })
+                        .def("__hash__", [](const Device& d) { return int(d.type) * 256 + d.index; });
+  py::register_device_type(device_cls.ptr());
+
+  // ---- generators
+  auto gen_cls = nb::class_<Generator>(m, "Generator")
+                     .def("__init__", [](Generator* g, nb::handle device) {
+                       if (!device.is_none()) EMBER_CHECK(py::unpack_device(device.ptr()).is_cpu(),
+                                                          "Ember was built without CUDA support");
+                       new (g) Generator();
+                     }, nb::arg("device") = "cpu")
+                     .def("manual_seed", [](nb::handle self, int64_t seed) {
+                       nb::inst_ptr<Generator>(self)->manual_seed(uint64_t(seed));
+                       return nb::borrow(self);
+                     }, nb::arg("seed"))
+                     .def("seed", [](Generator& g) { return g.seed(); })
+                     .def("initial_seed", &Generator::initial_seed)
+                     .def_prop_ro("device", [](const Generator&) { return Device(); })
+                     .def("get_state", [](const Generator& g) {
+                       Tensor t = empty_tensor({16}, kByte);
+                       g.get_state(static_cast<uint8_t*>(t.data_ptr()));
+                       return nb::steal(py::wrap(t));
+                     })
+                     .def("set_state", [](nb::handle self, const Tensor& t) {
+                       EMBER_CHECK(t.dtype() == kByte && t.numel() == 16,
+                                   "set_state: expected a ByteTensor of 16 elements (Ember's Philox state), got ",
+                                   t.dtype(), " of size ", t.sizes());
+                       Tensor c = t.contiguous();
+                       nb::inst_ptr<Generator>(self)->set_state(static_cast<const uint8_t*>(c.data_ptr()));
+                       return nb::borrow(self);
+                     });
+  py::register_generator_type(gen_cls.ptr());
+  m.attr("default_generator") = nb::cast(&default_generator(), nb::rv_policy::reference);
+
+  // ---- the Tensor type and ops
+  py::bind_tensor(m);
+  nb::module_ ops = m.def_submodule("_ops", "generated op functions");
+  add_functions(ops, ember_generated_functions);
+  add_functions(ops, extra_functions);
+
+  m.def("_set_tensor_class", [](nb::handle cls) { py::set_tensor_class((PyTypeObject*)cls.ptr()); });
+  m.def("_set_size_class", [](nb::handle cls) { py::register_size_type(cls.ptr()); });
+
+  // ---- threads, dtypes, memory
+  m.def("set_num_threads", &set_num_threads);
+  m.def("get_num_threads", &get_num_threads);
+  m.def("get_default_dtype", []() { return dtype_obj(default_dtype()); });
+  m.def("set_default_dtype", [](nb::handle d) { set_default_dtype(py::unpack_dtype(d.ptr())); });
+  m.def("promote_types", [](nb::handle a, nb::handle b) {
+    return dtype_obj(promote_types(py::unpack_dtype(a.ptr()), py::unpack_dtype(b.ptr())));
+  });
+  m.def("can_cast", [](nb::handle from, nb::handle to) {
+    return can_cast(py::unpack_dtype(from.ptr()), py::unpack_dtype(to.ptr()));
+  });
+  m.def("result_type", [](nb::handle a, nb::handle b) {
+    Tensor ts[2];
+    nb::handle hs[2] = {a, b};
+    for (int i = 0; i < 2; i++) ts[i] = py::is_tensor(hs[i].ptr()) ? py::unpack(hs[i].ptr()) : py::number_to_tensor(hs[i].ptr());
+    return dtype_obj(result_type(ts, 2));
+  });
+  m.def("_cpu_capability", []() { return std::string(cpu_capability_name()); });
+  m.def("_memory_stats", []() {
+    MemoryStats s = cpu_memory_stats();
+    nb::dict d;
+    d["allocated_bytes.all.current"] = s.allocated_bytes;
+    d["allocated_bytes.all.peak"] = s.peak_allocated_bytes;
+    d["allocation.all.allocated"] = s.allocation_count;
+    d["allocation.all.freed"] = s.free_count;
+    d["allocation.all.current"] = s.allocation_count - s.free_count;
+    return d;
+  });
+  m.def("_reset_peak_memory_stats", &reset_peak_memory_stats);
+
+  // ---- interop
+  m.def("from_numpy", [](nb::handle arr) {
+    EMBER_CHECK_KIND(nb::hasattr(arr, "__array_interface__") && std::strncmp(Py_TYPE(arr.ptr())->tp_name, "numpy.", 6) == 0,
+                     Type, "expected np.ndarray (got ", py::type_name(arr.ptr()), ")");
+    return nb::steal(py::wrap(py::tensor_from_numpy(arr.ptr(), true)));
+  });
+  m.def("_to_dlpack", [](const Tensor& t) { return nb::steal(py::tensor_to_dlpack(t)); });
+  m.def("from_dlpack", [](nb::handle o) { return nb::steal(py::wrap(py::tensor_from_dlpack(o.ptr()))); });
+  m.def("_tensor_from_data", [](nb::handle data, nb::handle dtype) {
+    return nb::steal(py::wrap(py::tensor_from_data(
+        data.ptr(), dtype.is_none() ? std::nullopt : std::optional<ScalarType>(py::unpack_dtype(dtype.ptr())))));
+  });
+  m.def("_array_interface", [](const Tensor& t) {
+    // typestr, data pointer and byte strides for numpy's __array_interface__
+    const char* ts = nullptr;
+    switch (t.dtype()) {
+      case kBool: ts = "|b1"; break;
+      case kByte: ts = "|u1"; break;
+      case kChar: ts = "|i1"; break;
+      case kShort: ts = "<i2"; break;
+      case kInt: ts = "<i4"; break;
+      case kLong: ts = "<i8"; break;
+      case kHalf: ts = "<f2"; break;
+      case kFloat: ts = "<f4"; break;
+      case kDouble: ts = "<f8"; break;
+      case kBFloat16: EMBER_FAIL(Type, "Got unsupported ScalarType BFloat16");
+      case ScalarType::Undefined: break;
+    }
+    std::vector<int64_t> strides;
+    for (int64_t s : t.strides()) strides.push_back(s * t.element_size());
+    return nb::make_tuple(std::string(ts), uintptr_t(t.data_ptr()), nb::tuple(nb::cast(strides)));
+  });
+}

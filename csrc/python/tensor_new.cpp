@@ -1,0 +1,355 @@
+// Tensors from Python data (ember.tensor), back to Python (tolist), and zero-copy interop with
+// NumPy (__array_interface__) and DLPack (capsules, both directions).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include <cstring>
+
+#include "ember/generated/ops.h"
+#include "python/arg_parser.h"
+#include "python/bindings.h"
+#include "python/dlpack.h"
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+// ---------------------------------------------------------------- ember.tensor(data)
+namespace {
+
+bool is_sequence(PyObject* o) {
+  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o)) ||
+         (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) && PyObject_HasAttrString(o, "__len__") &&
+          !PyIndex_Check(o) && !PyFloat_Check(o));
+}
+
+// Infer the shape from the first element at each level, and the dtype from every leaf.
+void infer(PyObject* o, int64_t depth, DimVector& shape, ScalarType& dt, bool& any_value) {
+  if (is_tensor(o)) {
+    const Tensor& t = unpack(o);
+    if (depth == int64_t(shape.size())) for (int64_t s : t.sizes()) shape.push_back(s);
+    dt = any_value ? promote_types(dt, t.dtype()) : t.dtype();
+    any_value = true;
+    return;
+  }
+  Scalar s;
+  if (to_scalar(o, &s)) {
+    ScalarType st = s.is_floating() ? default_dtype() : s.dtype();
+    // numpy float32 scalars etc. keep the default float dtype like PyTorch does
+    dt = any_value ? promote_types(dt, st) : st;
+    any_value = true;
+    return;
+  }
+  if (!is_sequence(o)) EMBER_FAIL(Type, "new(): invalid data type '", type_name(o), "'");
+  nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
+  if (!seq.is_valid()) throw nb::python_error();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  if (depth == int64_t(shape.size())) shape.push_back(n);
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  for (Py_ssize_t i = 0; i < n; i++) infer(items[i], depth + 1, shape, dt, any_value);
+}
+
+// Write leaves in row-major order as doubles / int64 / bools into `out`.
+template <class T>
+void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out) {
+  if (is_tensor(o)) {
+    const Tensor& t = unpack(o);
+    EMBER_CHECK_KIND(IntArrayRef(shape.data() + depth, shape.size() - size_t(depth)) == t.sizes(), Value,
+                     "expected sequence of length ", depth < int64_t(shape.size()) ? shape[depth] : 0, " at dim ",
+                     depth, " (got a tensor of shape ", t.sizes(), ")");
+    Tensor c = t.to(DtypeOf<T>::value).contiguous();
+    std::memcpy(out, c.data_ptr(), size_t(c.numel()) * sizeof(T));
+    out += c.numel();
+    return;
+  }
+  Scalar s;
+  if (to_scalar(o, &s)) {
+    EMBER_CHECK_KIND(depth == int64_t(shape.size()), Value, "expected sequence of length ", shape[depth], " at dim ",
+                     depth, " (got ", type_name(o), ")");
+    *out++ = s.to<T>();
+    return;
+  }
+  EMBER_CHECK_KIND(depth < int64_t(shape.size()) && is_sequence(o), Type, "new(): invalid data type '", type_name(o), "'");
+  nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
+  if (!seq.is_valid()) throw nb::python_error();
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+  EMBER_CHECK_KIND(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
+                   n, ")");
+  PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
+  for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out);
+}
+
+bool has_array_interface(PyObject* o) { return PyObject_HasAttrString(o, "__array_interface__"); }
+
+}  // namespace
+
+Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
+  if (is_tensor(data)) return unpack(data).to(dtype ? *dtype : unpack(data).dtype(), true);
+  if (has_array_interface(data) && !PyList_Check(data) && !PyTuple_Check(data)) {
+    nb::object np_arr = nb::borrow(data);
+    Tensor t = tensor_from_numpy(data, /*allow_readonly=*/true);
+    return t.to(dtype ? *dtype : t.dtype(), true);
+  }
+  DimVector shape;
+  ScalarType dt = default_dtype();
+  bool any_value = false;
+  infer(data, 0, shape, dt, any_value);
+  if (!any_value) dt = default_dtype();  // tensor([]) is float32
+  ScalarType target = dtype ? *dtype : dt;
+  Tensor r;
+  if (is_floating(dt)) {
+    Tensor buf = empty_tensor(shape, kDouble);
+    double* p = static_cast<double*>(buf.data_ptr());
+    fill<double>(data, 0, shape, p);
+    r = buf;
+  } else if (dt == kBool) {
+    Tensor buf = empty_tensor(shape, kBool);
+    bool* p = static_cast<bool*>(buf.data_ptr());
+    fill<bool>(data, 0, shape, p);
+    r = buf;
+  } else {
+    Tensor buf = empty_tensor(shape, kLong);
+    int64_t* p = static_cast<int64_t*>(buf.data_ptr());
+    fill<int64_t>(data, 0, shape, p);
+    r = buf;
+  }
+  return r.to(target);
+}
+
+// ---------------------------------------------------------------- tolist
+namespace {
+nb::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
+  if (dim == t.dim()) {
+    switch (t.dtype()) {
+      case kBool: return nb::bool_(*reinterpret_cast<const bool*>(p));
+      case kByte: return nb::int_(*reinterpret_cast<const uint8_t*>(p));
+      case kChar: return nb::int_(*reinterpret_cast<const int8_t*>(p));
+      case kShort: return nb::int_(*reinterpret_cast<const int16_t*>(p));
+      case kInt: return nb::int_(*reinterpret_cast<const int32_t*>(p));
+      case kLong: return nb::int_(*reinterpret_cast<const int64_t*>(p));
+      case kHalf: return nb::float_(double(float(*reinterpret_cast<const Half*>(p))));
+      case kBFloat16: return nb::float_(double(float(*reinterpret_cast<const BFloat16*>(p))));
+      case kFloat: return nb::float_(double(*reinterpret_cast<const float*>(p)));
+      case kDouble: return nb::float_(*reinterpret_cast<const double*>(p));
+      case ScalarType::Undefined: break;
+    }
+    return nb::none();
+  }
+  int64_t n = t.sizes()[dim], st = t.strides()[dim] * t.element_size();
+  PyObject* list = PyList_New(Py_ssize_t(n));
+  if (!list) throw nb::python_error();
+  nb::object result = nb::steal(list);
+  for (int64_t i = 0; i < n; i++) PyList_SET_ITEM(list, Py_ssize_t(i), tolist_rec(t, dim + 1, p + i * st).release().ptr());
+  return result;
+}
+}  // namespace
+
+nb::object tensor_tolist(const Tensor& t) { return tolist_rec(t, 0, static_cast<const char*>(t.data_ptr())); }
+
+// ---------------------------------------------------------------- NumPy
+namespace {
+// Release a Python object from whatever thread frees the storage.
+void decref_deleter(void* ctx, void*, size_t) {
+  if (!Py_IsInitialized()) return;
+  PyGILState_STATE g = PyGILState_Ensure();
+  Py_DECREF(static_cast<PyObject*>(ctx));
+  PyGILState_Release(g);
+}
+
+ScalarType dtype_from_typestr(const std::string& ts, PyObject* arr) {
+  char kind = ts.size() > 1 ? ts[1] : '?';
+  int bytes = ts.size() > 2 ? std::atoi(ts.c_str() + 2) : 0;
+  if (ts[0] == '>' && bytes > 1)
+    EMBER_FAIL(Value, "given numpy array has byte order different from the native byte order. Conversion between byte "
+               "orders is currently not supported.");
+  if (kind == 'b' && bytes == 1) return kBool;
+  if (kind == 'u' && bytes == 1) return kByte;
+  if (kind == 'i') {
+    if (bytes == 1) return kChar;
+    if (bytes == 2) return kShort;
+    if (bytes == 4) return kInt;
+    if (bytes == 8) return kLong;
+  }
+  if (kind == 'f') {
+    if (bytes == 2) return kHalf;
+    if (bytes == 4) return kFloat;
+    if (bytes == 8) return kDouble;
+  }
+  nb::object dt = nb::getattr(nb::handle(arr), "dtype", nb::none());
+  std::string name = dt.is_none() ? ts : std::string(nb::str(nb::getattr(dt, "type")).c_str());
+  EMBER_FAIL(Type, "can't convert np.ndarray of type ", name, ". The only supported types are: float64, float32, "
+             "float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.");
+}
+}  // namespace
+
+Tensor tensor_from_numpy(PyObject* arr, bool allow_readonly) {
+  (void)allow_readonly;
+  nb::object ai = nb::steal(PyObject_GetAttrString(arr, "__array_interface__"));
+  if (!ai.is_valid()) throw nb::python_error();
+  nb::dict d = nb::borrow<nb::dict>(ai);
+  std::string typestr = nb::cast<std::string>(d["typestr"]);
+  ScalarType dt = dtype_from_typestr(typestr, arr);
+  int64_t isz = itemsize(dt);
+  nb::tuple shape_t = nb::borrow<nb::tuple>(d["shape"]);
+  DimVector sizes;
+  for (nb::handle h : shape_t) sizes.push_back(nb::cast<int64_t>(h));
+  DimVector strides;
+  nb::object st = d.contains("strides") ? nb::object(d["strides"]) : nb::none();
+  if (st.is_none()) {
+    strides = contiguous_strides(sizes);
+  } else {
+    for (nb::handle h : nb::borrow<nb::tuple>(st)) {
+      int64_t b = nb::cast<int64_t>(h);
+      EMBER_CHECK_KIND(b >= 0, Value, "At least one stride in the given numpy array is negative, and tensors with "
+                       "negative strides are not currently supported. (You can probably work around this by making a "
+                       "copy of your array  with array.copy().) ");
+      EMBER_CHECK_KIND(b % isz == 0, Value, "given numpy array strides not a multiple of the element byte size. Copy "
+                       "the numpy array to reallocate the memory.");
+      strides.push_back(b / isz);
+    }
+  }
+  nb::tuple data = nb::borrow<nb::tuple>(d["data"]);
+  void* ptr = reinterpret_cast<void*>(nb::cast<uintptr_t>(data[0]));
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] == 0) { extent = 0; break; }
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  Py_INCREF(arr);
+  auto storage = StorageImpl::wrap(ptr, size_t(extent * isz), decref_deleter, arr);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dt, sizes, strides, 0));
+}
+
+// ---------------------------------------------------------------- DLPack
+namespace {
+DLDataType to_dl(ScalarType t) {
+  switch (t) {
+    case kBool: return {kDLBool, 8, 1};
+    case kByte: return {kDLUInt, 8, 1};
+    case kChar: return {kDLInt, 8, 1};
+    case kShort: return {kDLInt, 16, 1};
+    case kInt: return {kDLInt, 32, 1};
+    case kLong: return {kDLInt, 64, 1};
+    case kHalf: return {kDLFloat, 16, 1};
+    case kFloat: return {kDLFloat, 32, 1};
+    case kDouble: return {kDLFloat, 64, 1};
+    case kBFloat16: return {kDLBfloat, 16, 1};
+    case ScalarType::Undefined: break;
+  }
+  EMBER_FAIL(Runtime, "unsupported dtype for DLPack");
+}
+
+ScalarType from_dl(DLDataType d) {
+  EMBER_CHECK(d.lanes == 1, "DLPack: vector dtypes (lanes != 1) are not supported");
+  switch (d.code) {
+    case kDLBool: if (d.bits == 8) return kBool; break;
+    case kDLUInt: if (d.bits == 8) return kByte; break;
+    case kDLInt:
+      if (d.bits == 8) return kChar;
+      if (d.bits == 16) return kShort;
+      if (d.bits == 32) return kInt;
+      if (d.bits == 64) return kLong;
+      break;
+    case kDLFloat:
+      if (d.bits == 16) return kHalf;
+      if (d.bits == 32) return kFloat;
+      if (d.bits == 64) return kDouble;
+      break;
+    case kDLBfloat: if (d.bits == 16) return kBFloat16; break;
+    default: break;
+  }
+  EMBER_FAIL(Type, "DLPack: unsupported data type code=", int(d.code), " bits=", int(d.bits));
+}
+
+struct ExportCtx {
+  Tensor t;
+  std::vector<int64_t> shape, strides;
+  DLManagedTensor managed;
+};
+
+void export_deleter(DLManagedTensor* m) { delete static_cast<ExportCtx*>(m->manager_ctx); }
+
+void capsule_destructor(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {  // never consumed: free it ourselves
+    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
+    if (m && m->deleter) m->deleter(m);
+  } else {
+    PyErr_Clear();
+  }
+}
+
+void import_deleter(void* ctx, void*, size_t) {
+  auto* m = static_cast<DLManagedTensor*>(ctx);
+  if (m->deleter) {
+    // the producer may be Python (NumPy): hold the GIL while it frees
+    if (Py_IsInitialized()) {
+      PyGILState_STATE g = PyGILState_Ensure();
+      m->deleter(m);
+      PyGILState_Release(g);
+    } else {
+      m->deleter(m);
+    }
+  }
+}
+}  // namespace
+
+PyObject* tensor_to_dlpack(const Tensor& t) {
+  auto* ctx = new ExportCtx();
+  ctx->t = t;
+  ctx->shape = t.sizes().vec();
+  ctx->strides = t.strides().vec();
+  DLTensor& dl = ctx->managed.dl_tensor;
+  dl.data = t.impl()->storage()->data();
+  dl.byte_offset = uint64_t(t.storage_offset() * t.element_size());
+  if (!dl.data) { dl.data = t.data_ptr(); dl.byte_offset = 0; }
+  dl.device = {kDLCPU, 0};
+  dl.ndim = int32_t(t.dim());
+  dl.dtype = to_dl(t.dtype());
+  dl.shape = ctx->shape.data();
+  dl.strides = ctx->strides.data();
+  ctx->managed.manager_ctx = ctx;
+  ctx->managed.deleter = export_deleter;
+  PyObject* cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
+  if (!cap) {
+    delete ctx;
+    throw nb::python_error();
+  }
+  return cap;
+}
+
+Tensor tensor_from_dlpack(PyObject* obj) {
+  nb::object cap;
+  if (PyCapsule_CheckExact(obj)) {
+    cap = nb::borrow(obj);
+  } else {
+    nb::object fn = nb::steal(PyObject_GetAttrString(obj, "__dlpack__"));
+    if (!fn.is_valid()) {
+      PyErr_Clear();
+      EMBER_FAIL(Type, "from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got ", type_name(obj));
+    }
+    cap = fn();
+  }
+  EMBER_CHECK(PyCapsule_IsValid(cap.ptr(), "dltensor"),
+              "from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so you "
+              "might have already constructed a tensor from it once.");
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  DLTensor& dl = m->dl_tensor;
+  EMBER_CHECK(dl.device.device_type == kDLCPU, "from_dlpack: only CPU tensors are supported (device type ",
+              int(dl.device.device_type), ")");
+  ScalarType dt = from_dl(dl.dtype);
+  DimVector sizes(IntArrayRef(dl.shape, size_t(dl.ndim)));
+  DimVector strides = dl.strides ? DimVector(IntArrayRef(dl.strides, size_t(dl.ndim))) : contiguous_strides(sizes);
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    EMBER_CHECK(strides[i] >= 0 || sizes[i] <= 1, "from_dlpack: negative strides are not supported");
+    if (sizes[i] == 0) { extent = 0; break; }
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  int64_t isz = itemsize(dt);
+  char* base = static_cast<char*>(dl.data) + dl.byte_offset;
+  auto storage = StorageImpl::wrap(base, size_t(extent * isz), import_deleter, m);
+  PyCapsule_SetName(cap.ptr(), "used_dltensor");
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dt, sizes, strides, 0));
+}
+
+}  // namespace ember::py

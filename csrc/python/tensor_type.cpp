@@ -1,0 +1,310 @@
+// The Python Tensor type: a nanobind class holding an ember::Tensor, with the number, mapping and
+// comparison protocols implemented as direct C slots (no Python in the hot path), the generated
+// op methods attached as fast vectorcall descriptors, and properties.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/generated/ops.h"
+#include "python/arg_parser.h"
+#include "python/bindings.h"
+
+namespace nb = nanobind;
+
+extern PyMethodDef ember_generated_methods[];
+
+namespace ember::py {
+
+namespace {
+
+// Operand of a binary operator: a Tensor object or a Python number (wrapped); else NotImplemented.
+struct Operand {
+  const Tensor* t = nullptr;
+  Tensor holder;
+  bool ok(PyObject* o) {
+    if (is_tensor(o)) { t = &unpack(o); return true; }
+    Scalar s;
+    if (!PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o)) {
+      const char* tn = Py_TYPE(o)->tp_name;
+      if (std::strncmp(tn, "numpy.", 6) != 0 || !to_scalar(o, &s)) return false;
+    } else if (!to_scalar(o, &s)) {
+      return false;
+    }
+    holder = scalar_to_tensor(s);
+    t = &holder;
+    return true;
+  }
+};
+
+template <class F>
+PyObject* binary(PyObject* a, PyObject* b, F f) {
+  EMBER_PY_TRY
+  Operand x, y;
+  if (!x.ok(a) || !y.ok(b)) Py_RETURN_NOTIMPLEMENTED;
+  return wrap(f(*x.t, *y.t));
+  EMBER_PY_CATCH
+}
+
+template <class F>
+PyObject* inplace(PyObject* a, PyObject* b, F f) {
+  EMBER_PY_TRY
+  Operand y;
+  if (!is_tensor(a) || !y.ok(b)) Py_RETURN_NOTIMPLEMENTED;
+  f(unpack(a), *y.t);
+  return incref(a);
+  EMBER_PY_CATCH
+}
+
+#define BIN(name, expr) \
+  PyObject* name(PyObject* a, PyObject* b) { return binary(a, b, [](const Tensor& x, const Tensor& y) { return expr; }); }
+#define INPL(name, expr) \
+  PyObject* name(PyObject* a, PyObject* b) { return inplace(a, b, [](const Tensor& x, const Tensor& y) { expr; }); }
+BIN(nb_add, ember::add(x, y))
+BIN(nb_sub, ember::sub(x, y))
+BIN(nb_mul, ember::mul(x, y))
+BIN(nb_truediv, ember::div(x, y))
+BIN(nb_floordiv, ember::floor_divide(x, y))
+BIN(nb_mod, ember::remainder(x, y))
+BIN(nb_and, ember::bitwise_and(x, y))
+BIN(nb_or, ember::bitwise_or(x, y))
+BIN(nb_xor, ember::bitwise_xor(x, y))
+BIN(nb_lshift, ember::bitwise_left_shift(x, y))
+BIN(nb_rshift, ember::bitwise_right_shift(x, y))
+BIN(nb_matmul, ember::matmul(x, y))
+INPL(nb_iadd, ember::add_(x, y))
+INPL(nb_isub, ember::sub_(x, y))
+INPL(nb_imul, ember::mul_(x, y))
+INPL(nb_itruediv, ember::div_(x, y))
+INPL(nb_ifloordiv, ember::floor_divide_(x, y))
+INPL(nb_imod, ember::remainder_(x, y))
+INPL(nb_iand, ember::bitwise_and_(x, y))
+INPL(nb_ior, ember::bitwise_or_(x, y))
+INPL(nb_ixor, ember::bitwise_xor_(x, y))
+INPL(nb_ilshift, ember::bitwise_left_shift_(x, y))
+INPL(nb_irshift, ember::bitwise_right_shift_(x, y))
+#undef BIN
+#undef INPL
+
+PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::pow(x, y); });
+}
+PyObject* nb_ipow(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
+  return inplace(a, b, [](const Tensor& x, const Tensor& y) { ember::pow_(x, y); });
+}
+
+PyObject* nb_neg(PyObject* a) { EMBER_PY_TRY return wrap(ember::neg(unpack(a))); EMBER_PY_CATCH }
+PyObject* nb_pos(PyObject* a) {
+  EMBER_PY_TRY
+  const Tensor& t = unpack(a);
+  EMBER_CHECK(t.dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
+  return wrap(ember::alias(t));
+  EMBER_PY_CATCH
+}
+PyObject* nb_abs(PyObject* a) { EMBER_PY_TRY return wrap(ember::abs(unpack(a))); EMBER_PY_CATCH }
+PyObject* nb_invert(PyObject* a) {
+  EMBER_PY_TRY
+  const Tensor& t = unpack(a);
+  EMBER_CHECK(!is_floating(t.dtype()), "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+  return wrap(ember::bitwise_not(t));
+  EMBER_PY_CATCH
+}
+
+int nb_bool(PyObject* a) {
+  try {
+    const Tensor& t = unpack(a);
+    EMBER_CHECK(t.numel() == 1, "Boolean value of Tensor with ", t.numel() == 0 ? "no values" : "more than one value",
+                " is ambiguous");
+    return t.item().to_bool() ? 1 : 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+PyObject* nb_float(PyObject* a) {
+  EMBER_PY_TRY
+  const Tensor& t = unpack(a);
+  EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
+  return PyFloat_FromDouble(t.item().to_double());
+  EMBER_PY_CATCH
+}
+PyObject* nb_int(PyObject* a) {
+  EMBER_PY_TRY
+  const Tensor& t = unpack(a);
+  EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
+  Scalar s = t.item();
+  if (s.is_floating()) {
+    double d = s.to_double();
+    EMBER_CHECK_KIND(!std::isnan(d), Value, "cannot convert float NaN to integer");
+    EMBER_CHECK(!std::isinf(d), "cannot convert float infinity to integer");
+    return PyLong_FromDouble(d);
+  }
+  return PyLong_FromLongLong(s.to_long());
+  EMBER_PY_CATCH
+}
+PyObject* nb_index(PyObject* a) {
+  EMBER_PY_TRY
+  const Tensor& t = unpack(a);
+  EMBER_CHECK_KIND(t.numel() == 1 && is_integral(t.dtype(), true), Type,
+                   "only integer tensors of a single element can be converted to an index");
+  return PyLong_FromLongLong(t.item().to_long());
+  EMBER_PY_CATCH
+}
+
+PyObject* richcompare(PyObject* a, PyObject* b, int op) {
+  switch (op) {
+    case Py_EQ: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::eq(x, y); });
+    case Py_NE: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::ne(x, y); });
+    case Py_LT: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::lt(x, y); });
+    case Py_LE: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::le(x, y); });
+    case Py_GT: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::gt(x, y); });
+    case Py_GE: return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::ge(x, y); });
+  }
+  Py_RETURN_NOTIMPLEMENTED;
+}
+
+Py_hash_t tensor_hash(PyObject* a) { return Py_hash_t(uintptr_t(a) >> 4); }
+
+Py_ssize_t mp_length(PyObject* a) {
+  try {
+    const Tensor& t = unpack(a);
+    EMBER_CHECK_KIND(t.dim() > 0, Type, "len() of a 0-d tensor");
+    return Py_ssize_t(t.sizes()[0]);
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+PyObject* mp_subscript(PyObject* a, PyObject* index) {
+  EMBER_PY_TRY
+  return wrap(tensor_getitem(unpack(a), index));
+  EMBER_PY_CATCH
+}
+
+int mp_ass_subscript(PyObject* a, PyObject* index, PyObject* value) {
+  try {
+    EMBER_CHECK_KIND(value != nullptr, Type, "Tensor does not support item deletion");
+    tensor_setitem(unpack(a), index, value);
+    return 0;
+  } catch (...) {
+    set_python_error();
+    return -1;
+  }
+}
+
+PyType_Slot tensor_slots[] = {
+    {Py_nb_add, (void*)nb_add},
+    {Py_nb_subtract, (void*)nb_sub},
+    {Py_nb_multiply, (void*)nb_mul},
+    {Py_nb_true_divide, (void*)nb_truediv},
+    {Py_nb_floor_divide, (void*)nb_floordiv},
+    {Py_nb_remainder, (void*)nb_mod},
+    {Py_nb_power, (void*)nb_pow},
+    {Py_nb_and, (void*)nb_and},
+    {Py_nb_or, (void*)nb_or},
+    {Py_nb_xor, (void*)nb_xor},
+    {Py_nb_lshift, (void*)nb_lshift},
+    {Py_nb_rshift, (void*)nb_rshift},
+    {Py_nb_matrix_multiply, (void*)nb_matmul},
+    {Py_nb_inplace_add, (void*)nb_iadd},
+    {Py_nb_inplace_subtract, (void*)nb_isub},
+    {Py_nb_inplace_multiply, (void*)nb_imul},
+    {Py_nb_inplace_true_divide, (void*)nb_itruediv},
+    {Py_nb_inplace_floor_divide, (void*)nb_ifloordiv},
+    {Py_nb_inplace_remainder, (void*)nb_imod},
+    {Py_nb_inplace_power, (void*)nb_ipow},
+    {Py_nb_inplace_and, (void*)nb_iand},
+    {Py_nb_inplace_or, (void*)nb_ior},
+    {Py_nb_inplace_xor, (void*)nb_ixor},
+    {Py_nb_inplace_lshift, (void*)nb_ilshift},
+    {Py_nb_inplace_rshift, (void*)nb_irshift},
+    {Py_nb_negative, (void*)nb_neg},
+    {Py_nb_positive, (void*)nb_pos},
+    {Py_nb_absolute, (void*)nb_abs},
+    {Py_nb_invert, (void*)nb_invert},
+    {Py_nb_bool, (void*)nb_bool},
+    {Py_nb_float, (void*)nb_float},
+    {Py_nb_int, (void*)nb_int},
+    {Py_nb_index, (void*)nb_index},
+    {Py_tp_richcompare, (void*)richcompare},
+    {Py_tp_hash, (void*)tensor_hash},
+    {Py_mp_length, (void*)mp_length},
+    {Py_mp_subscript, (void*)mp_subscript},
+    {Py_mp_ass_subscript, (void*)mp_ass_subscript},
+    {0, nullptr},
+};
+
+nb::object size_of(const Tensor& t) { return nb::steal(make_size(t.sizes())); }
+
+}  // namespace
+
+void bind_tensor(nb::module_& m) {
+  auto cls = nb::class_<Tensor>(m, "TensorBase", nb::type_slots(tensor_slots), nb::dynamic_attr(),
+                                nb::is_weak_referenceable());
+  set_tensor_type((PyTypeObject*)cls.ptr());
+
+  // Generated op methods, attached as plain method descriptors (METH_FASTCALL).
+  for (PyMethodDef* d = ember_generated_methods; d->ml_name; d++) {
+    nb::object descr = nb::steal(PyDescr_NewMethod((PyTypeObject*)cls.ptr(), d));
+    if (!descr.is_valid()) throw nb::python_error();
+    nb::setattr(cls, d->ml_name, descr);
+  }
+
+  cls.def_prop_ro("shape", &size_of)
+      .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); })
+      .def_prop_ro("device", [](const Tensor& t) { return t.device(); })
+      .def_prop_ro("ndim", &Tensor::dim)
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
+      .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
+      .def_prop_ro("itemsize", &Tensor::element_size)
+      .def_prop_ro("nbytes", &Tensor::nbytes)
+      .def_prop_ro("_version", &Tensor::_version)
+      .def_prop_ro("T", [](const Tensor& t) {
+        std::vector<int64_t> p(size_t(t.dim()));
+        for (int64_t i = 0; i < t.dim(); i++) p[size_t(i)] = t.dim() - 1 - i;
+        return nb::steal(wrap(t.permute(p)));
+      })
+      .def_prop_ro("mT", [](const Tensor& t) {
+        EMBER_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
+        return nb::steal(wrap(t.transpose(-2, -1)));
+      })
+      .def("dim", &Tensor::dim)
+      .def("ndimension", &Tensor::dim)
+      .def("numel", &Tensor::numel)
+      .def("nelement", &Tensor::numel)
+      .def("element_size", &Tensor::element_size)
+      .def("storage_offset", &Tensor::storage_offset)
+      .def("data_ptr", [](const Tensor& t) { return uintptr_t(t.data_ptr()); })
+      .def("is_floating_point", &Tensor::is_floating_point)
+      .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); })
+      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); }, nb::arg("memory_format") = nb::none())
+      .def("size", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
+        if (d) return nb::int_(t.size(*d));
+        return size_of(t);
+      }, nb::arg("dim") = nb::none())
+      .def("stride", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
+        if (d) return nb::int_(t.stride(*d));
+        return nb::tuple(nb::cast(t.strides().vec()));
+      }, nb::arg("dim") = nb::none())
+      .def("item", [](const Tensor& t) { return scalar_to_python(t.item()); })
+      .def("tolist", [](const Tensor& t) { return tensor_tolist(t); })
+      .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
+      .def("_use_count", [](const Tensor& t) { return t.use_count(); })
+      .def("_storage_nbytes", [](const Tensor& t) { return t.impl()->storage()->nbytes(); })
+      .def("_storage_ptr", [](const Tensor& t) { return uintptr_t(t.impl()->storage()->data()); });
+}
+
+nb::object scalar_to_python(const Scalar& s) {
+  switch (s.tag()) {
+    case Scalar::Tag::Bool: return nb::bool_(s.to_bool());
+    case Scalar::Tag::Int: return nb::int_(s.to_long());
+    case Scalar::Tag::Double: return nb::float_(s.to_double());
+  }
+  return nb::none();
+}
+
+}  // namespace ember::py

@@ -1,0 +1,32 @@
+"""Ember: tensors with eager execution, autograd and neural networks, on a C++ core.
+
+The API follows PyTorch's name for name: `import ember as torch` runs PyTorch programs that use
+what Ember implements.
+"""
+from . import _C
+from ._C import (  # noqa: F401
+    Generator, default_generator, device, dtype, from_dlpack, from_numpy, get_default_dtype,
+    get_num_threads, promote_types, can_cast, result_type, set_num_threads,
+)
+from ._C import (  # noqa: F401  dtype objects
+    bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
+)
+from ._C._ops import *  # noqa: F401,F403  every generated op (ember.add, ember.zeros, ...)
+from ._C._ops import tensor  # noqa: F401
+from ._tensor import Tensor, Size  # noqa: F401
+from ._dtype_info import finfo, iinfo  # noqa: F401
+from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
+from ._utils import (  # noqa: F401
+    as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, layout,
+    set_printoptions, memory_stats,
+)
+
+# PyTorch's dtype aliases
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+short = int16
+
+__version__ = "0.1.0"

@@ -1,0 +1,236 @@
+"""ember.Tensor: the Python class of every tensor. The C++ base (_C.TensorBase) holds the data and
+the fast op methods; this class adds what is naturally Python: printing, iteration, NumPy/DLPack
+interop, conversions."""
+import numbers
+
+from . import _C
+from ._C import _ops
+
+
+class Size(tuple):
+    """The shape of a tensor: a tuple of ints, printed as ember.Size([...])."""
+
+    def __repr__(self):
+        return f"ember.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
+
+
+_C._set_size_class(Size)
+
+
+class _NumpyBridge:
+    """Holds a tensor alive while NumPy views its memory through __array_interface__."""
+
+    __slots__ = ("tensor", "__array_interface__")
+
+    def __init__(self, t):
+        typestr, ptr, strides = _C._array_interface(t)
+        self.tensor = t
+        self.__array_interface__ = {
+            "shape": tuple(t.shape), "typestr": typestr, "data": (ptr, False),
+            "strides": strides, "version": 3,
+        }
+
+
+class Tensor(_C.TensorBase):
+    def __new__(cls, *args, **kwargs):
+        # legacy constructor: Tensor(), Tensor(2, 3), Tensor([1, 2]), Tensor(other)
+        if cls is not Tensor:
+            return super().__new__(cls)
+        if not args:
+            return _ops.empty(0)
+        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            data = args[0]
+            if isinstance(data, _C.TensorBase):
+                return _ops.alias(data)
+            return _ops.tensor(data, dtype=_C.get_default_dtype())
+        return _ops.empty(*args)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    # ---- printing
+    def __repr__(self, *, tensor_contents=None):
+        from ._tensor_str import _str
+        return _str(self, tensor_contents=tensor_contents)
+
+    def __format__(self, spec):
+        if self.dim() == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    # ---- Python protocols
+    def __iter__(self):
+        if self.dim() == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reversed__(self):
+        return self.flip(0) if self.dim() > 0 else self
+
+    def __contains__(self, element):
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((self == element).any().item())
+        raise RuntimeError(
+            f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        r = self.clone()
+        memo[id(self)] = r
+        return r
+
+    def __setstate__(self, state):
+        raise RuntimeError("ember.Tensor pickling is provided by ember.save/ember.load")
+
+    # ---- interop
+    def numpy(self, *, force=False):
+        import numpy as np
+        if getattr(self, "requires_grad", False) and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        if self.dtype is _C.bfloat16:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        if self.numel() == 0:
+            return np.empty(tuple(self.shape), dtype=_NP_DTYPES[self.dtype])
+        return np.asarray(_NumpyBridge(self))
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        if dtype is not None:
+            a = a.astype(dtype, copy=False)
+        return a
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if copy:
+            return _C._to_dlpack(self.clone())
+        return _C._to_dlpack(self)
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0
+
+    # ---- conversions
+    def to(self, *args, **kwargs):
+        dtype = kwargs.pop("dtype", None)
+        device = kwargs.pop("device", None)
+        copy = kwargs.pop("copy", False)
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if kwargs:
+            raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+        for a in args:
+            if isinstance(a, _C.dtype):
+                dtype = a
+            elif isinstance(a, (str, _C.device)):
+                device = a
+            elif isinstance(a, _C.TensorBase):
+                dtype = a.dtype
+            elif isinstance(a, bool):
+                copy = a
+            elif a is None:
+                pass
+            else:
+                raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if device is not None:
+            d = device if isinstance(device, _C.device) else _C.device(device)
+            if d.type != "cpu":
+                raise RuntimeError("Ember was built without CUDA support; cannot move a tensor to " + str(d))
+        return _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
+
+    def cpu(self):
+        return self
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return "ember." + _TYPE_NAMES[self.dtype]
+        if isinstance(dtype, str):
+            for d, n in _TYPE_NAMES.items():
+                if dtype.endswith(n):
+                    return self.to(d)
+            raise ValueError(f"invalid type: '{dtype}'")
+        return self.to(dtype)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    def float(self):
+        return self.to(_C.float32)
+
+    def double(self):
+        return self.to(_C.float64)
+
+    def half(self):
+        return self.to(_C.float16)
+
+    def bfloat16(self):
+        return self.to(_C.bfloat16)
+
+    def long(self):
+        return self.to(_C.int64)
+
+    def int(self):
+        return self.to(_C.int32)
+
+    def short(self):
+        return self.to(_C.int16)
+
+    def char(self):
+        return self.to(_C.int8)
+
+    def byte(self):
+        return self.to(_C.uint8)
+
+    def bool(self):
+        return self.to(_C.bool)
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return _ops.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    @property
+    def layout(self):
+        from ._utils import strided
+        return strided
+
+
+_C._set_tensor_class(Tensor)
+
+_TYPE_NAMES = {
+    _C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",
+    _C.bfloat16: "BFloat16Tensor", _C.int64: "LongTensor", _C.int32: "IntTensor",
+    _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor", _C.bool: "BoolTensor",
+}
+
+
+def _np_dtypes():
+    try:
+        import numpy as np
+    except ImportError:
+        return {}
+    return {
+        _C.float32: np.float32, _C.float64: np.float64, _C.float16: np.float16, _C.int64: np.int64,
+        _C.int32: np.int32, _C.int16: np.int16, _C.int8: np.int8, _C.uint8: np.uint8, _C.bool: np.bool_,
+    }
+
+
+class _LazyNp(dict):
+    def __missing__(self, key):
+        self.update(_np_dtypes())
+        return dict.__getitem__(self, key)
+
+
+_NP_DTYPES = _LazyNp()

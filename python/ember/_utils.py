@@ -1,0 +1,61 @@
+"""Small top-level helpers of the ember namespace."""
+from . import _C
+from ._C import _ops
+
+
+class layout:
+    """Tensor memory layout. Ember tensors are always strided."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ember." + self.name
+
+
+strided = layout("strided")
+
+
+def is_tensor(obj):
+    return isinstance(obj, _C.TensorBase)
+
+
+def is_floating_point(t):
+    return t.is_floating_point()
+
+
+def is_nonzero(t):
+    if t.numel() != 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(t.item())
+
+
+def numel(t):
+    return t.numel()
+
+
+def set_default_dtype(d):
+    _C.set_default_dtype(d)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype)."""
+    if device is not None and str(device) != "cpu":
+        raise RuntimeError("Ember was built without CUDA support")
+    if isinstance(data, _C.TensorBase):
+        return data if dtype is None else data.to(dtype)
+    if type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":
+        t = _C.from_numpy(data)
+        return t if dtype is None else t.to(dtype)
+    return _ops.tensor(data, dtype=dtype)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    from . import _tensor_str
+    if hasattr(_tensor_str, "set_printoptions"):
+        _tensor_str.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
+def memory_stats():
+    """Current and peak bytes held by CPU tensors, and allocation counts."""
+    return _C._memory_stats()

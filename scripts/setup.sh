@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what Ember needs on a fresh Debian machine (apt + pip), then builds it in place:
+# build/ holds libember.so, the C++ tests and the extension, which lands in python/ember/.
+# Usage: scripts/setup.sh [--test]   (--test also installs the test-only packages: pytest, torch)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(cmake ninja-build g++ libopenblas-dev libsleef-dev libgtest-dev ccache dataset-fashion-mnist)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[setup] apt-get install ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+pip_need=()
+$PY -c "import nanobind" 2>/dev/null || pip_need+=("nanobind>=2.0")
+$PY -c "import numpy" 2>/dev/null || pip_need+=(numpy)
+$PY -c "import yaml" 2>/dev/null || pip_need+=(pyyaml)
+$PY -c "import cmake" 2>/dev/null || command -v cmake >/dev/null || pip_need+=(cmake)
+$PY -c "import ninja" 2>/dev/null || command -v ninja >/dev/null || pip_need+=(ninja)
+if [ "${1:-}" = "--test" ]; then
+  $PY -c "import pytest" 2>/dev/null || pip_need+=(pytest)
+  # torch is the oracle of the parity tests (a CPU build installed from a local file here)
+  $PY -c "import torch" 2>/dev/null || pip_need+=("torch==2.13.0")
+fi
+if [ ${#pip_need[@]} -gt 0 ]; then
+  echo "[setup] pip install ${pip_need[*]}"
+  $PY -m pip install -q "${pip_need[@]}"
+fi
+
+echo "[setup] building (cmake + ninja, 2 jobs)"
+start=$(date +%s)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
+cmake --build build -j "$(nproc)"
+echo "[setup] build done in $(( $(date +%s) - start ))s"

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sets everything up and runs all tests: the C++ suite (ctest) and the Python suite (pytest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --test
+echo "[test] C++ tests"
+ctest --test-dir build --output-on-failure -j 2
+echo "[test] Python tests"
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -x -p no:cacheprovider tests/python "$@"

@@ -1,0 +1,369 @@
+"""Ember's code generator: reads ops.yaml, writes the C++ API, Tensor methods and Python bindings.
+
+Usage: python gen.py ops.yaml OUT_DIR
+
+Outputs (all headed `// @generated from ops.yaml`):
+  ember/generated/ops.h            ember::op, ember::op_, ember::op_out declarations
+  ember/generated/native.h         ember::native::* declarations (the bodies we write by hand)
+  ember/generated/tensor_methods.h method declarations, included inside class Tensor
+  ember/generated/kernels.h        the elementwise kernel enums and X-macro lists
+  generated_ops.cpp                ember::* forwarding functions, Tensor methods, generated kernels' bodies
+  generated_python.cpp             Python bindings: one vectorcall function per Python name
+"""
+import os
+import re
+import sys
+
+import yaml
+
+HEADER = "// @generated from ops.yaml by tools/codegen/gen.py. Do not edit.\n"
+
+# schema type -> (C++ parameter type, Python argument-parser accessor)
+CPP_TYPES = {
+    "Tensor": ("const Tensor&", "tensor"),
+    "Tensor?": ("const Tensor&", "tensor_opt"),
+    "Tensor[]": ("TensorList", "tensorlist"),
+    "Scalar": ("const Scalar&", "scalar"),
+    "Scalar?": ("std::optional<Scalar>", "scalar_opt"),
+    "int": ("int64_t", "int64"),
+    "int?": ("std::optional<int64_t>", "int64_opt"),
+    "int[]": ("IntArrayRef", "intlist"),
+    "int[]?": ("OptionalIntArrayRef", "intlist_opt"),
+    "float": ("double", "float64"),
+    "float?": ("std::optional<double>", "float64_opt"),
+    "bool": ("bool", "boolean"),
+    "bool?": ("std::optional<bool>", "boolean_opt"),
+    "str": ("std::string_view", "string"),
+    "str?": ("std::optional<std::string_view>", "string_opt"),
+    "ScalarType": ("ScalarType", "dtype"),
+    "ScalarType?": ("std::optional<ScalarType>", "dtype_opt"),
+    "Generator?": ("Generator*", "generator"),
+    "TensorOptions": ("const TensorOptions&", "options"),
+}
+
+
+class Param:
+    def __init__(self, text, kwonly):
+        m = re.match(r"^(\S+)\s+(\w+)(?:=(.*))?$", text.strip())
+        assert m, text
+        raw_type, self.name, self.default = m.group(1), m.group(2), m.group(3)
+        self.mutable = "!" in raw_type
+        t = re.sub(r"\([a-z!]+\)", "", raw_type)  # drop alias annotations
+        self.list_size = None
+        lm = re.match(r"^int\[(\d+)\](\??)$", t)
+        if lm:
+            self.list_size, t = int(lm.group(1)), "int[]" + lm.group(2)
+        assert t in CPP_TYPES, f"unknown type {t} in {text}"
+        self.type = t
+        self.kwonly = kwonly
+
+    def cpp_type(self):
+        return CPP_TYPES[self.type][0]
+
+    def cpp_default(self):
+        d = self.default
+        if self.type == "TensorOptions":
+            return "{}"
+        if d is None:
+            return None
+        if d == "None":
+            return {"Tensor?": "Tensor()", "Generator?": "nullptr"}.get(self.type, "std::nullopt")
+        if d in ("True", "False"):
+            return d.lower()
+        if d == "[]":
+            return "{}"
+        if d.startswith('"'):
+            return d
+        return d
+
+
+class Op:
+    def __init__(self, entry):
+        self.entry = entry
+        m = re.match(r"^([\w.]+)\((.*)\)\s*->\s*(.+)$", entry["func"])
+        assert m, entry["func"]
+        full, params, ret = m.groups()
+        self.name, _, self.overload = full.partition(".")
+        self.params = []
+        kwonly = False
+        for p in [p.strip() for p in params.split(",") if p.strip()]:
+            if p == "*":
+                kwonly = True
+                continue
+            self.params.append(Param(p, kwonly))
+        self.ret = ret.strip()
+        self.variants = entry.get("variants", ["function", "method"])
+        self.inplace = entry.get("inplace", False)
+        self.out = entry.get("out", False)
+        self.kernel = entry.get("kernel")
+        self.python_name = entry.get("python", self.name)
+        self.aliases = entry.get("aliases", [])
+        self.is_self_inplace = self.name.endswith("_")  # copy_, fill_, normal_, ...
+
+    # --- C++ signatures ---
+    def cpp_params(self, with_defaults, skip_self=False, prefix=()):
+        ps = self.params[1:] if skip_self else self.params
+        out = list(prefix)
+        # C++ allows defaults only on a trailing run of parameters
+        last_required = max([i for i, p in enumerate(ps) if p.cpp_default() is None], default=-1)
+        for i, p in enumerate(ps):
+            s = f"{p.cpp_type()} {p.name}"
+            if with_defaults and i > last_required and p.cpp_default() is not None:
+                s += f" = {p.cpp_default()}"
+            out.append(s)
+        return ", ".join(out)
+
+    def arg_names(self, skip_self=False):
+        ps = self.params[1:] if skip_self else self.params
+        return ", ".join(p.name for p in ps)
+
+    def cpp_ret(self):
+        r = self.ret
+        if r.startswith("("):
+            n = len([x for x in r.strip("()").split(",")])
+            return "std::tuple<" + ", ".join(["Tensor"] * n) + ">"
+        if r == "Tensor[]":
+            return "std::vector<Tensor>"
+        if "!" in r:
+            return "const Tensor&"
+        return "Tensor"
+
+    def tuple_field_names(self):
+        if not self.ret.startswith("("):
+            return None
+        names = [x.strip().split()[1] if len(x.strip().split()) > 1 else None for x in self.ret.strip("()").split(",")]
+        return names if all(names) else None
+
+
+def load(path):
+    return [Op(e) for e in yaml.safe_load(open(path))]
+
+
+# ---------------------------------------------------------------- C++ API
+def gen_headers(ops, out):
+    decl, native, methods = [], [], []
+    for op in ops:
+        ret = op.cpp_ret()
+        decl.append(f"EMBER_API {ret} {op.name}({op.cpp_params(True)});")
+        native.append(f"{ret} {op.name}({op.cpp_params(False)});")
+        if op.inplace:
+            ip = op.cpp_params(True, skip_self=True, prefix=["const Tensor& self"])
+            decl.append(f"EMBER_API const Tensor& {op.name}_({ip});")
+            native.append(f"const Tensor& {op.name}_({op.cpp_params(False)});")
+        if op.out:
+            op_ = op.cpp_params(True, prefix=["const Tensor& out"])
+            decl.append(f"EMBER_API const Tensor& {op.name}_out({op_});")
+            native.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])});")
+        if op.kernel and op.kernel.startswith("binary"):
+            # C++ convenience: a Scalar on the right (t + 2.0), wrapped as PyTorch wraps numbers.
+            sp = op.cpp_params(True).replace("const Tensor& other", "const Scalar& other", 1)
+            sp = re.sub(r"const Tensor& (exponent)", r"const Scalar& \1", sp)
+            decl.append(f"EMBER_API Tensor {op.name}({sp});")
+        if "method" in op.variants:
+            const = " const"
+            if op.params and op.params[0].name == "self":
+                methods.append(f"{ret} {op.name}({op.cpp_params(True, skip_self=True)}){const};")
+                if op.inplace:
+                    methods.append(f"const Tensor& {op.name}_({op.cpp_params(True, skip_self=True)}){const};")
+
+    with open(os.path.join(out, "ember/generated/ops.h"), "w") as f:
+        f.write(HEADER + '#pragma once\n#include "ember/core/tensor.h"\n\nnamespace ember {\n')
+        f.write("\n".join(decl) + "\n}  // namespace ember\n")
+    with open(os.path.join(out, "ember/generated/native.h"), "w") as f:
+        f.write(HEADER + '#pragma once\n#include "ember/core/tensor.h"\n\nnamespace ember::native {\n')
+        f.write("\n".join(native) + "\n}  // namespace ember::native\n")
+    with open(os.path.join(out, "ember/generated/tensor_methods.h"), "w") as f:
+        f.write(HEADER + "// Included inside class Tensor.\n" + "\n".join(methods) + "\n")
+
+    kernels = [op.kernel for op in ops if op.kernel] + [k for op in ops for k in op.entry.get("extra_kernels", [])]
+    unary = sorted({k.split()[1] for k in kernels if k.startswith("unary")})
+    binary = sorted({k.split()[1] for k in kernels if k.startswith("binary")})
+    with open(os.path.join(out, "ember/generated/kernels.h"), "w") as f:
+        f.write(HEADER + "#pragma once\n\nnamespace ember {\n")
+        f.write("#define EMBER_UNARY_KERNELS(_) " + " ".join(f"_({k})" for k in unary) + "\n")
+        f.write("#define EMBER_BINARY_KERNELS(_) " + " ".join(f"_({k})" for k in binary) + "\n")
+        f.write("enum class UnaryKernel : int { " + ", ".join(unary) + " };\n")
+        f.write("enum class BinaryKernel : int { " + ", ".join(binary) + " };\n}  // namespace ember\n")
+
+
+def kernel_body(op, mode):
+    """Body of a generated elementwise native function. mode: functional | inplace | out."""
+    kind, functor = op.kernel.split()
+    flags = []
+    if op.entry.get("promote") == "float":
+        flags.append("kPromoteToFloat")
+    if op.entry.get("result") == "bool":
+        flags.append("kResultBool")
+    flag = " | ".join(flags) or "0"
+    out = {"functional": "Tensor()", "inplace": "self", "out": "out"}[mode]
+    m = {"functional": "OutMode::Functional", "inplace": "OutMode::Inplace", "out": "OutMode::Out"}[mode]
+    if kind == "unary":
+        call = f'unary_op(UnaryKernel::{functor}, {flag}, self, {out}, {m}, "{op.name}")'
+    else:
+        other = op.params[1].name
+        alpha = "alpha" if any(p.name == "alpha" for p in op.params) else "Scalar(1)"
+        call = f'binary_op(BinaryKernel::{functor}, {flag}, self, {other}, {alpha}, {out}, {m}, "{op.name}")'
+    return f"return {call};" if mode == "functional" else f"{call};\n  return {out};"
+
+
+def gen_ops_cpp(ops, out):
+    o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
+         '#include "ember/iter/elementwise.h"', "", "namespace ember {", ""]
+    for op in ops:
+        ret = op.cpp_ret()
+        names = op.arg_names()
+        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{ return native::{op.name}({names}); }}")
+        if op.inplace:
+            o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{ return native::{op.name}_({names}); }}")
+        if op.out:
+            o.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])}) "
+                     f"{{ return native::{op.name}_out(out, {names}); }}")
+        if op.kernel and op.kernel.startswith("binary"):
+            sp = op.cpp_params(False).replace("const Tensor& other", "const Scalar& other", 1)
+            o.append(f"Tensor {op.name}({sp}) {{ return native::{op.name}({names.replace('other', 'scalar_to_tensor(other)', 1)}); }}")
+        if "method" in op.variants and op.params and op.params[0].name == "self":
+            rest = op.arg_names(skip_self=True)
+            args = "*this" + (", " + rest if rest else "")
+            o.append(f"{ret} Tensor::{op.name}({op.cpp_params(False, skip_self=True)}) const {{ return ember::{op.name}({args}); }}")
+            if op.inplace:
+                o.append(f"const Tensor& Tensor::{op.name}_({op.cpp_params(False, skip_self=True)}) const "
+                         f"{{ return ember::{op.name}_({args}); }}")
+    o.append("\nnamespace native {")
+    for op in ops:
+        if not op.kernel:
+            continue
+        o.append(f"Tensor {op.name}({op.cpp_params(False)}) {{\n  {kernel_body(op, 'functional')}\n}}")
+        if op.inplace:
+            o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{\n  {kernel_body(op, 'inplace')}\n}}")
+        if op.out:
+            o.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])}) {{\n"
+                     f"  {kernel_body(op, 'out')}\n}}")
+    o.append("}  // namespace native\n}  // namespace ember\n")
+    with open(os.path.join(out, "generated_ops.cpp"), "w") as f:
+        f.write("\n".join(o))
+
+
+# ---------------------------------------------------------------- Python bindings
+OPTIONS_PY = ["ScalarType? dtype=None", "Layout? layout=None", "Device? device=None",
+              "bool? pin_memory=False", "bool requires_grad=False"]
+
+
+def py_signature(op, method, with_out):
+    """The signature string the runtime parser reads, in PyTorch's Python spelling."""
+    parts, seen_star = [], False
+    params = op.params[1:] if method else op.params
+    for p in params:
+        if p.kwonly and not seen_star:
+            parts.append("*")
+            seen_star = True
+        if p.type == "TensorOptions":
+            parts.extend(OPTIONS_PY)
+            continue
+        t = p.type
+        if p.list_size is not None:
+            t = t.replace("int[]", f"int[{p.list_size}]")
+        name = "input" if (p.name == "self" and not method) else p.name
+        parts.append(f"{t} {name}" + (f"={p.default}" if p.default is not None else ""))
+    if with_out:
+        if not seen_star:
+            parts.append("*")
+        parts.append("Tensor? out=None")
+    return f"{op.python_name}({', '.join(parts)})"
+
+
+def py_call(op, method, inplace_variant):
+    """C++ expression that calls the op from parsed Python arguments `r`."""
+    args, i = [], 0
+    params = op.params[1:] if method else op.params
+    if method:
+        args.append("self")
+    for p in params:
+        acc = CPP_TYPES[p.type][1]
+        args.append(f"r.{acc}({i})")
+        i += 5 if p.type == "TensorOptions" else 1
+    name = op.name + ("_" if inplace_variant else "")
+    return f"ember::{name}({', '.join(args)})", i
+
+
+def py_wrap(op, expr, method, self_returning):
+    if self_returning:
+        return f"{expr};\n      return ember::py::incref(self_obj);"
+    r = op.ret
+    if r.startswith("("):
+        names = op.tuple_field_names()
+        if names:
+            fields = ", ".join(f'"{n}"' for n in names)
+            return f'return ember::py::wrap_named({expr}, "{op.python_name}", {{{fields}}});'
+        return f"return ember::py::wrap_tuple({expr});"
+    if r == "Tensor[]":
+        return f"return ember::py::wrap_list({expr});"
+    return f"return ember::py::wrap({expr});"
+
+
+def gen_binding(pyname, overloads, method):
+    """overloads: list of (op, inplace_variant)."""
+    sigs, cases = [], []
+    for k, (op, inplace_variant) in enumerate(overloads):
+        with_out = op.out and not inplace_variant and not op.is_self_inplace
+        sig = py_signature(op, method, with_out)
+        sig = sig.replace(f"{op.python_name}(", f"{pyname}(", 1)
+        sigs.append(sig)
+        expr, n = py_call(op, method, inplace_variant)
+        self_ret = method and (inplace_variant or op.is_self_inplace)
+        body = []
+        if with_out:
+            out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out(r.tensor({n}), ", 1)
+            body.append(f"if (!r.is_none({n})) {{\n        {out_args};\n        return ember::py::incref(r.obj({n}));\n      }}")
+        body.append(py_wrap(op, expr, method, self_ret))
+        cases.append(f"    case {k}: {{\n      " + "\n      ".join(body) + "\n    }")
+    fn = f"py_{'m' if method else 'f'}_{pyname}"
+    sig_list = ", ".join(f'"{s}"' for s in sigs)
+    self_decl = ("  const ember::Tensor& self = ember::py::unpack(self_obj);\n" if method else "")
+    return fn, f"""static PyObject* {fn}(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {{
+  EMBER_PY_TRY
+  static ember::py::ArgParser parser({{{sig_list}}}, {str(method).lower()});
+{self_decl}  ember::py::ParsedArgs r;
+  switch (parser.parse(self_obj, args, nargs, kwnames, r)) {{
+{chr(10).join(cases)}
+  }}
+  Py_RETURN_NONE;
+  EMBER_PY_CATCH
+}}
+"""
+
+
+def gen_python(ops, out):
+    funcs, meths = {}, {}
+    for op in ops:
+        names = [op.python_name] + op.aliases
+        for n in names:
+            if "function" in op.variants:
+                funcs.setdefault(n, []).append((op, False))
+            if "method" in op.variants and op.params and op.params[0].name == "self":
+                meths.setdefault(n, []).append((op, False))
+                if op.inplace:
+                    meths.setdefault(n + "_", []).append((op, True))
+    code = [HEADER, '#include "python/arg_parser.h"', '#include "ember/generated/ops.h"', ""]
+    ftable, mtable = [], []
+    for table, group, method in ((ftable, funcs, False), (mtable, meths, True)):
+        for pyname, ovs in group.items():
+            fn, body = gen_binding(pyname, ovs, method)
+            code.append(body)
+            table.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, nullptr}},')
+    code.append("PyMethodDef ember_generated_functions[] = {\n" + "\n".join(ftable) + "\n  {nullptr, nullptr, 0, nullptr}};")
+    code.append("PyMethodDef ember_generated_methods[] = {\n" + "\n".join(mtable) + "\n  {nullptr, nullptr, 0, nullptr}};")
+    with open(os.path.join(out, "generated_python.cpp"), "w") as f:
+        f.write("\n".join(code) + "\n")
+
+
+def main():
+    src, out = sys.argv[1], sys.argv[2]
+    os.makedirs(os.path.join(out, "ember/generated"), exist_ok=True)
+    ops = load(src)
+    gen_headers(ops, out)
+    gen_ops_cpp(ops, out)
+    gen_python(ops, out)
+
+
+if __name__ == "__main__":
+    main()
