@@ -75,12 +75,8 @@ Indexed apply_indices(const Tensor& self, PyObject* index) {
       if (PySlice_Unpack(it, &start, &stop, &step) < 0) throw nb::python_error();
       EMBER_CHECK_KIND(step > 0, Value, "step must be greater than zero");
       int64_t size = v.sizes()[dim];
-      Py_ssize_t len = PySlice_AdjustIndices(Py_ssize_t(size), &start, &stop, step);
-      DimVector sizes(v.sizes()), strides(v.strides());
-      int64_t offset = v.storage_offset() + (len > 0 ? int64_t(start) * strides[dim] : 0);
-      sizes[dim] = len;
-      strides[dim] *= step;
-      v = make_view(v, sizes, strides, offset);
+      PySlice_AdjustIndices(Py_ssize_t(size), &start, &stop, step);
+      if (!(start == 0 && stop == size && step == 1)) v = ember::slice(v, dim, int64_t(start), int64_t(stop), int64_t(step));
       r.advanced.push_back(Tensor());
       dim++;
     } else if (is_advanced(it)) {

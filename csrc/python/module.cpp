@@ -131,7 +131,7 @@ NB_MODULE(_C, m) {
                           if (py::is_device(b.ptr())) return a == py::unpack_device(b.ptr());
                           if (PyUnicode_Check(b.ptr())) return a == Device(nb::cast<std::string>(b));
                           return false;
-                        })
+                        }, nb::arg("other").none())
                         .def("__hash__", [](const Device& d) { return int(d.type) * 256 + d.index; });
   py::register_device_type(device_cls.ptr());
 
@@ -141,7 +141,7 @@ NB_MODULE(_C, m) {
                        if (!device.is_none()) EMBER_CHECK(py::unpack_device(device.ptr()).is_cpu(),
                                                           "Ember was built without CUDA support");
                        new (g) Generator();
-                     }, nb::arg("device") = "cpu")
+                     }, nb::arg("device").none() = "cpu")
                      .def("manual_seed", [](nb::handle self, int64_t seed) {
                        nb::inst_ptr<Generator>(self)->manual_seed(uint64_t(seed));
                        return nb::borrow(self);
@@ -167,6 +167,7 @@ NB_MODULE(_C, m) {
 
   // ---- the Tensor type and ops
   py::bind_tensor(m);
+  py::bind_autograd(m);
   nb::module_ ops = m.def_submodule("_ops", "generated op functions");
   add_functions(ops, ember_generated_functions);
   add_functions(ops, extra_functions);
@@ -215,7 +216,7 @@ NB_MODULE(_C, m) {
   m.def("_tensor_from_data", [](nb::handle data, nb::handle dtype) {
     return nb::steal(py::wrap(py::tensor_from_data(
         data.ptr(), dtype.is_none() ? std::nullopt : std::optional<ScalarType>(py::unpack_dtype(dtype.ptr())))));
-  });
+  }, nb::arg("data"), nb::arg("dtype").none());
   m.def("_array_interface", [](const Tensor& t) {
     // typestr, data pointer and byte strides for numpy's __array_interface__
     const char* ts = nullptr;

@@ -33,6 +33,22 @@ class Size(tuple):
 _C._set_size_class(Size)
 
 
+class _RemovableHandle:
+    def __init__(self, tensor, hook_id):
+        self.tensor, self.id = tensor, hook_id
+
+    def remove(self):
+        if self.tensor is not None:
+            _C._remove_hook(self.tensor, self.id)
+            self.tensor = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
 class _NumpyBridge:
     """Holds a tensor alive while NumPy views its memory through __array_interface__."""
 
@@ -63,6 +79,64 @@ class Tensor(_C.TensorBase):
 
     def __init__(self, *args, **kwargs):
         pass
+
+    # ---- autograd
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    @property
+    def grad(self):
+        if not self.is_leaf and not self.retains_grad and self.requires_grad:
+            import warnings
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def data(self):
+        return _C._tensor_data(self)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, _C.TensorBase):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        _C._tensor_set_data(self, value)
+
+    def detach(self):
+        return _C._detach(self)
+
+    def detach_(self):
+        _C._detach_(self)
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    def retain_grad(self):
+        _C._retain_grad(self)
+
+    def register_hook(self, hook):
+        if not self.requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return _RemovableHandle(self, _C._register_hook(self, hook))
+
+    def register_post_accumulate_grad_hook(self, hook):
+        _C._register_post_accumulate_grad_hook(self, hook)
+
+    def is_inference(self):
+        return False
 
     # ---- printing
     def __repr__(self, *, tensor_contents=None):

@@ -16,6 +16,9 @@ import sys
 
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import autograd as ag  # noqa: E402
+
 HEADER = "// @generated from ops.yaml by tools/codegen/gen.py. Do not edit.\n"
 
 # schema type -> (C++ parameter type, Python argument-parser accessor)
@@ -99,6 +102,7 @@ class Op:
         self.python_name = entry.get("python", self.name)
         self.aliases = entry.get("aliases", [])
         self.is_self_inplace = self.name.endswith("_")  # copy_, fill_, normal_, ...
+        self.is_view = "(a)" in self.ret
 
     # --- C++ signatures ---
     def cpp_params(self, with_defaults, skip_self=False, prefix=()):
@@ -207,20 +211,33 @@ def kernel_body(op, mode):
 
 
 def gen_ops_cpp(ops, out):
+    ag.assign_node_names(ops)
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
-         '#include "ember/iter/elementwise.h"', "", "namespace ember {", ""]
+         '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"', "",
+         "namespace ember {", "namespace autograd::generated {"]
+    for op in ops:
+        if op.node:
+            o.append(ag.gen_node(op))
+    o.append("}  // namespace autograd::generated\n")
     for op in ops:
         ret = op.cpp_ret()
         names = op.arg_names()
-        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{ return native::{op.name}({names}); }}")
+        call = f"native::{op.name}({names})"
+        if op.is_self_inplace and "!" in op.ret:
+            body = ag.inplace_body(op, call)
+        else:
+            body = ag.functional_body(op, call)
+        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
         if op.inplace:
-            o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{ return native::{op.name}_({names}); }}")
+            body = ag.inplace_body(op, f"native::{op.name}_({names})")
+            o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
         if op.out:
-            o.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])}) "
-                     f"{{ return native::{op.name}_out(out, {names}); }}")
+            body = ag.out_body(op, f"native::{op.name}_out(out, {names})")
+            o.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])}) {{\n"
+                     + "\n".join(body) + "\n}")
         if op.kernel and op.kernel.startswith("binary"):
             sp = op.cpp_params(False).replace("const Tensor& other", "const Scalar& other", 1)
-            o.append(f"Tensor {op.name}({sp}) {{ return native::{op.name}({names.replace('other', 'scalar_to_tensor(other)', 1)}); }}")
+            o.append(f"Tensor {op.name}({sp}) {{ return ember::{op.name}({names.replace('other', 'scalar_to_tensor(other)', 1)}); }}")
         if "method" in op.variants and op.params and op.params[0].name == "self":
             rest = op.arg_names(skip_self=True)
             args = "*this" + (", " + rest if rest else "")

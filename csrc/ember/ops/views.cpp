@@ -294,6 +294,27 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   return make_view(self, sizes, self.strides(), self.storage_offset() + start * self.strides()[dim]);
 }
 
+// x[start:end:step] along dim, with Python's clamping of out-of-range bounds.
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt, std::optional<int64_t> end_opt,
+             int64_t step) {
+  EMBER_CHECK(self.dim() > 0, "slice() cannot be applied to a 0-dim tensor.");
+  EMBER_CHECK_KIND(step > 0, Value, "step must be greater than zero");
+  dim = wrap_dim(dim, self.dim());
+  int64_t n = self.sizes()[dim];
+  auto clamp_index = [n](int64_t i) {
+    if (i < 0) i += n;
+    return std::min(std::max<int64_t>(i, 0), n);
+  };
+  int64_t start = start_opt ? clamp_index(*start_opt) : 0;
+  int64_t end = end_opt ? clamp_index(*end_opt) : n;
+  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  DimVector sizes(self.sizes()), strides(self.strides());
+  int64_t offset = self.storage_offset() + (len > 0 ? start * strides[dim] : 0);
+  sizes[dim] = len;
+  strides[dim] *= step;
+  return make_view(self, sizes, strides, offset);
+}
+
 Tensor select(const Tensor& self, int64_t dim, int64_t index) {
   EMBER_CHECK_KIND(self.dim() > 0, Index, "select() cannot be applied to a 0-dim tensor.");
   dim = wrap_dim(dim, self.dim());

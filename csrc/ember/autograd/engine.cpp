@@ -1,0 +1,258 @@
+// The engine in brief:
+//   1. walk the graph from the roots, counting each node's incoming edges (its dependencies);
+//   2. with `inputs`, mark the nodes on a path to them (only those run);
+//   3. run ready nodes (all dependencies in) in decreasing sequence number, summing the
+//      gradients that reach each node's input buffer, freeing saved tensors as each node is done.
+#include "ember/autograd/engine.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/generated/ops.h"
+
+namespace ember::autograd {
+
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  int64_t lead = grad.dim() - int64_t(sizes.size());
+  EMBER_CHECK(lead >= 0, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", sizes);
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < lead; i++) dims.push_back(i);
+  for (int64_t i = 0; i < int64_t(sizes.size()); i++) {
+    int64_t g = grad.sizes()[lead + i];
+    if (sizes[i] == 1 && g != 1) dims.push_back(lead + i);
+    else EMBER_CHECK(sizes[i] == g, "sum_to: gradient of shape ", grad.sizes(), " cannot be reduced to ", sizes);
+  }
+  Tensor r = dims.empty() ? grad : ember::sum(grad, IntArrayRef(dims), true);
+  return r.reshape(sizes);
+}
+
+namespace {
+
+struct NodeOrder {
+  bool operator()(const NodePtr& a, const NodePtr& b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+Tensor accumulate(const Tensor& a, const Tensor& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return ember::add(a, b);
+}
+
+void check_nan(const Node& node, const variable_list& outs) {
+  for (size_t i = 0; i < outs.size(); i++) {
+    const Tensor& t = outs[i];
+    if (!t.defined() || !is_floating(t.dtype())) continue;
+    if (ember::isnan(t).any().item().to_bool()) {
+      std::string msg = "Function '" + node.name() + "' returned nan values in its " + std::to_string(i) + "th output.";
+      if (!node.anomaly_trace.empty()) msg += "\nTraceback of forward call that caused the error:\n" + node.anomaly_trace;
+      EMBER_FAIL(Runtime, msg);
+    }
+  }
+}
+
+// Reduce/cast each gradient to the shape and dtype of the input it belongs to.
+void validate_outputs(const Node& node, variable_list& outs) {
+  EMBER_CHECK(outs.size() == node.next_edges.size(), "Function ", node.name(), " returned an incorrect number of ",
+              "gradients (expected ", node.next_edges.size(), ", got ", outs.size(), ")");
+  for (size_t i = 0; i < outs.size(); i++) {
+    Tensor& g = outs[i];
+    if (!g.defined() || !node.next_edges[i].valid()) continue;
+    const TensorMeta& m = node.input_meta[i];
+    if (g.sizes() != m.sizes.ref()) {
+      bool ok = g.numel() == prod(m.sizes) && g.dim() != int64_t(m.sizes.size()) ? false : true;
+      (void)ok;
+      try {
+        g = sum_to(g, m.sizes);
+      } catch (const Error&) {
+        std::ostringstream os;
+        os << "Function " << node.name() << " returned an invalid gradient at index " << i << " - got " << g.sizes()
+           << " but expected shape compatible with " << m.sizes.ref();
+        EMBER_FAIL(Runtime, os.str());
+      }
+    }
+    if (g.dtype() != m.dtype && is_floating(m.dtype)) g = g.to(m.dtype);
+  }
+}
+
+}  // namespace
+
+variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
+                           const BackwardOptions& opts) {
+  AutoGradMode mode(opts.create_graph);
+  // ---- roots
+  std::vector<Edge> root_edges;
+  for (size_t i = 0; i < roots.size(); i++) {
+    Edge e = gradient_edge(roots[i]);
+    EMBER_CHECK(e.valid(), "element ", i, " of tensors does not require grad and does not have a grad_fn");
+    root_edges.push_back(e);
+  }
+  // ---- dependencies
+  std::unordered_map<Node*, int> deps;
+  std::unordered_set<Node*> seen;
+  std::vector<Node*> stack;
+  std::vector<Node*> order;  // discovery order, for the `needed` pass
+  for (auto& e : root_edges)
+    if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (auto& e : n->next_edges) {
+      if (!e.valid()) continue;
+      deps[e.fn.get()]++;
+      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+  // ---- capture targets: (node, slot) -> input index
+  const bool filter = !inputs.empty();
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> captures;
+  std::vector<NodePtr> input_nodes(inputs.size());
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const Tensor& in = inputs[i];
+    EMBER_CHECK(requires_grad(in), "One of the differentiated Tensors does not require grad");
+    Edge e = gradient_edge(in);
+    input_nodes[i] = e.fn;
+    captures[e.fn.get()].push_back({e.input_nr, i});
+  }
+  std::unordered_set<Node*> needed;
+  if (filter) {
+    // a node is needed if a capture node is reachable from it; children are discovered after
+    // their first parent, so a reverse sweep over `order` with repeated passes converges fast
+    for (auto& kv : captures) needed.insert(kv.first);
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        Node* n = *it;
+        if (needed.count(n)) continue;
+        for (auto& e : n->next_edges)
+          if (e.valid() && needed.count(e.fn.get())) { needed.insert(n); changed = true; break; }
+      }
+    }
+  }
+  // ---- run
+  std::unordered_map<Node*, variable_list> buffers;
+  std::priority_queue<NodePtr, std::vector<NodePtr>, NodeOrder> ready;
+  std::unordered_set<Node*> queued;
+  for (size_t i = 0; i < root_edges.size(); i++) {
+    Node* fn = root_edges[i].fn.get();
+    auto& buf = buffers[fn];
+    if (buf.size() < std::max<size_t>(fn->num_outputs(), 1)) buf.resize(std::max<size_t>(fn->num_outputs(), 1));
+    buf[root_edges[i].input_nr] = accumulate(buf[root_edges[i].input_nr], grad_roots[i]);
+  }
+  for (auto& e : root_edges)
+    if (deps[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn);
+
+  variable_list captured(inputs.size());
+  while (!ready.empty()) {
+    NodePtr node = ready.top();
+    ready.pop();
+    variable_list grads = std::move(buffers[node.get()]);
+    buffers.erase(node.get());
+    if (grads.size() < node->num_outputs()) grads.resize(node->num_outputs());
+    if (grads.empty()) grads.resize(1);
+    for (auto& [nr, hook] : node->tensor_pre_hooks) {
+      if (nr < grads.size() && grads[nr].defined()) {
+        Tensor r = (*hook)(grads[nr]);
+        if (r.defined()) grads[nr] = r;
+      }
+    }
+    for (auto& h : node->pre_hooks) {
+      variable_list r = h(grads);
+      if (!r.empty()) grads = std::move(r);
+    }
+    auto cap = captures.find(node.get());
+    if (cap != captures.end()) {
+      for (auto& [slot, idx] : cap->second)
+        if (slot < grads.size()) captured[idx] = accumulate(captured[idx], grads[slot]);
+    }
+    if (filter && !needed.count(node.get())) continue;
+    if (node->is_accumulate_grad() && (!opts.accumulate_grad || (filter && !captures.count(node.get())))) continue;
+    // backward(inputs=[non_leaf]): its .grad receives the captured gradient; nothing runs past it
+    if (filter && opts.accumulate_grad && !node->is_accumulate_grad() && cap != captures.end()) {
+      bool more = false;
+      for (auto& e : node->next_edges)
+        if (e.valid() && needed.count(e.fn.get())) more = true;
+      if (!more) continue;
+    }
+    variable_list outs = node->apply(std::move(grads));
+    if (anomaly_enabled()) check_nan(*node, outs);
+    if (!opts.keep_graph) node->release_variables();
+    if (node->is_accumulate_grad()) continue;
+    validate_outputs(*node, outs);
+    for (auto& h : node->post_hooks) {
+      variable_list r = h(outs, {});
+      if (!r.empty()) outs = std::move(r);
+    }
+    for (size_t i = 0; i < node->next_edges.size(); i++) {
+      const Edge& e = node->next_edges[i];
+      if (!e.valid()) continue;
+      if (filter && !needed.count(e.fn.get())) continue;
+      auto& buf = buffers[e.fn.get()];
+      size_t n = std::max<size_t>(e.fn->num_outputs(), e.input_nr + 1);
+      if (buf.size() < n) buf.resize(n);
+      if (i < outs.size() && outs[i].defined()) buf[e.input_nr] = accumulate(buf[e.input_nr], outs[i]);
+      if (--deps[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn);
+    }
+  }
+  return captured;
+}
+
+namespace {
+variable_list make_grad_roots(const variable_list& outputs, const variable_list& grads) {
+  variable_list r(outputs.size());
+  EMBER_CHECK(grads.empty() || grads.size() == outputs.size(), "grad_tensors should have the same length as tensors (",
+              grads.size(), " vs ", outputs.size(), ")");
+  for (size_t i = 0; i < outputs.size(); i++) {
+    const Tensor& out = outputs[i];
+    if (!grads.empty() && grads[i].defined()) {
+      EMBER_CHECK(grads[i].sizes() == out.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
+                  grads[i].sizes(), " and output[", i, "] has a shape of ", out.sizes(), ".");
+      r[i] = grads[i];
+    } else {
+      EMBER_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
+      EMBER_CHECK(is_floating(out.dtype()), "grad can be implicitly created only for real scalar outputs but got ",
+                  out.dtype());
+      r[i] = ember::ones_like(out);
+    }
+  }
+  return r;
+}
+}  // namespace
+
+void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph, const variable_list& inputs) {
+  BackwardOptions o;
+  o.keep_graph = retain_graph.value_or(create_graph);
+  o.create_graph = create_graph;
+  o.accumulate_grad = true;
+  variable_list roots = make_grad_roots(tensors, grad_tensors);
+  variable_list captured = run_backward(tensors, roots, inputs, o);
+  // non-leaf inputs of backward(inputs=...) accumulate what reached them
+  for (size_t i = 0; i < inputs.size(); i++) {
+    if (is_leaf(inputs[i]) || !captured[i].defined()) continue;
+    auto& m = materialize_meta(inputs[i]);
+    m.grad = m.grad.defined() ? ember::add(m.grad, captured[i]) : (create_graph ? captured[i] : captured[i].clone());
+  }
+}
+
+variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
+                   std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  EMBER_CHECK(!inputs.empty(), "grad requires non-empty inputs.");
+  BackwardOptions o;
+  o.keep_graph = retain_graph.value_or(create_graph);
+  o.create_graph = create_graph;
+  o.accumulate_grad = false;
+  variable_list roots = make_grad_roots(outputs, grad_outputs);
+  variable_list r = run_backward(outputs, roots, inputs, o);
+  for (size_t i = 0; i < r.size(); i++) {
+    EMBER_CHECK(r[i].defined() || allow_unused, "One of the differentiated Tensors appears to not have been used in "
+                "the graph. Set allow_unused=True if this is the desired behavior.");
+    if (r[i].defined() && !create_graph && requires_grad(r[i])) r[i] = make_view(r[i], r[i].sizes(), r[i].strides(), r[i].storage_offset());
+  }
+  return r;
+}
+
+}  // namespace ember::autograd

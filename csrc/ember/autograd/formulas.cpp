@@ -1,0 +1,400 @@
+#include "ember/autograd/formulas.h"
+
+#include "ember/iter/tensor_iter.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ember::autograd {
+
+namespace {
+Tensor zeros_of(IntArrayRef sizes, ScalarType dt) { return ember::zeros(sizes, TensorOptions(dt)); }
+Tensor scalar(double v) { return scalar_to_tensor(v); }
+
+// The reduced dims of a reduction over `dim` (None or empty: all) of a tensor with `ndim` dims.
+std::vector<int64_t> reduced_dims(OptionalIntArrayRef dim, int64_t ndim) {
+  std::vector<int64_t> d;
+  if (!dim || dim->empty()) {
+    for (int64_t i = 0; i < ndim; i++) d.push_back(i);
+  } else {
+    for (int64_t x : *dim) d.push_back(wrap_dim(x, ndim));
+  }
+  std::sort(d.begin(), d.end());
+  return d;
+}
+
+// Re-insert reduced dims as size 1 so `t` broadcasts against the input.
+Tensor unsqueeze_reduced(const Tensor& t, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim) {
+  if (keepdim || sizes.empty()) return t;
+  Tensor r = t;
+  for (int64_t d : reduced_dims(dim, int64_t(sizes.size()))) r = r.unsqueeze(d);
+  return r;
+}
+
+bool has_zero(const Tensor& t) { return ember::eq(t, scalar(0.0)).any().item().to_bool(); }
+
+double correction_value(std::optional<bool> unbiased, const std::optional<Scalar>& correction) {
+  if (correction) return correction->to_double();
+  if (unbiased) return *unbiased ? 1.0 : 0.0;
+  return 1.0;
+}
+
+int64_t reduced_numel(IntArrayRef sizes, OptionalIntArrayRef dim) {
+  int64_t n = 1;
+  for (int64_t d : reduced_dims(dim, int64_t(sizes.size()))) n *= sizes[d];
+  return n;
+}
+}  // namespace
+
+std::vector<SavedVariable> save_list(const std::vector<Tensor>& ts) {
+  std::vector<SavedVariable> r;
+  for (const Tensor& t : ts) r.emplace_back(t, false);
+  return r;
+}
+std::vector<Tensor> unpack_list(const std::vector<SavedVariable>& vs, const std::shared_ptr<Node>& owner) {
+  std::vector<Tensor> r;
+  for (const auto& v : vs) r.push_back(v.unpack(owner));
+  return r;
+}
+
+Tensor zeros_like_grad(const Tensor& grad) { return ember::zeros_like(grad); }
+Tensor threshold_backward(const Tensor& grad, const Tensor& result) { return grad * ember::gt(result, scalar(0.0)); }
+Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha) {
+  if (!alpha.is_floating() && alpha.to_long() == 1) return grad;
+  return grad * alpha;
+}
+Tensor mul_grad(const Tensor& grad, const Tensor& other, ScalarType) { return grad * other; }
+
+Tensor div_self_grad(const Tensor& grad, const Tensor& other, std::optional<std::string_view> mode) {
+  if (mode) return ember::zeros_like(grad);
+  return grad / other;
+}
+Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
+  if (mode) return ember::zeros_like(grad);
+  return -grad * self / (other * other);
+}
+
+Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  Tensor g = grad * exponent * ember::pow(self, exponent - 1);
+  return ember::where(ember::eq(exponent, scalar(0.0)), ember::zeros_like(g), g);
+}
+Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result) {
+  Tensor g = grad * result * ember::log(self);
+  // 0^e with e >= 0 has derivative 0 w.r.t. e (the log would give nan)
+  Tensor mask = ember::logical_and(ember::eq(self, scalar(0.0)), ember::ge(exponent, scalar(0.0)));
+  return ember::where(mask, ember::zeros_like(g), g);
+}
+
+Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min) {
+  Tensor g = ember::where(ember::eq(a, b), grad / 2, grad);
+  Tensor loses = is_min ? ember::gt(a, b) : ember::lt(a, b);
+  return g.masked_fill(loses, 0);
+}
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min) {
+  Tensor wins = ember::logical_or(is_min ? ember::le(a, b) : ember::ge(a, b), ember::isnan(b));
+  return grad.masked_fill(wins.logical_not(), 0);
+}
+
+Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max) {
+  Tensor mask;
+  if (min.defined()) mask = ember::ge(self, min);
+  if (max.defined()) {
+    Tensor m2 = ember::le(self, max);
+    mask = mask.defined() ? ember::logical_and(mask, m2) : m2;
+  }
+  return grad * mask;
+}
+Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min) {
+  return grad * (is_min ? ember::lt(self, bound) : ember::gt(self, bound));
+}
+
+// ---- reductions
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim) {
+  return unsqueeze_reduced(grad, sizes, dim, keepdim).expand(sizes);
+}
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim) {
+  return sum_backward(grad, sizes, dim, keepdim) / double(reduced_numel(sizes, dim));
+}
+
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<int64_t> dim, bool keepdim) {
+  if (self.dim() == 0) return grad;
+  if (!dim) {
+    Tensor flat = self.reshape({-1});
+    Tensor g = prod_backward(grad.reshape({1}), flat, result.reshape({1}), 0, true);
+    return g.reshape(self.sizes());
+  }
+  int64_t d = wrap_dim(*dim, self.dim());
+  Tensor g = keepdim ? grad : grad.unsqueeze(d);
+  Tensor r = keepdim ? result : result.unsqueeze(d);
+  if (!has_zero(self)) return g * r / self;
+  // products of all other elements: exclusive prefix times exclusive suffix
+  int64_t n = self.sizes()[d];
+  Tensor one = ember::ones_like(self.narrow(d, 0, 1));
+  Tensor prefix = ember::cat({one, self.narrow(d, 0, n - 1)}, d).cumprod(d);
+  Tensor rev = self.flip({d});
+  Tensor suffix = ember::cat({one, rev.narrow(d, 0, n - 1)}, d).cumprod(d).flip({d});
+  return g * prefix * suffix;
+}
+
+Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
+  OptionalIntArrayRef d = dim.empty() ? std::nullopt : OptionalIntArrayRef(dim);
+  Tensor r = unsqueeze_reduced(result, self.sizes(), d, keepdim);
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), d, keepdim);
+  Tensor mask = ember::eq(self, r);
+  std::vector<int64_t> rd = reduced_dims(d, self.dim());
+  Tensor count = self.dim() ? ember::sum(mask, IntArrayRef(rd), true) : mask.to(kLong);
+  return g * mask / count;
+}
+
+Tensor value_selecting_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes, bool keepdim) {
+  if (sizes.empty()) return grad.reshape({});
+  int64_t d = wrap_dim(dim, int64_t(sizes.size()));
+  Tensor g = keepdim ? grad : grad.unsqueeze(d);
+  Tensor idx = keepdim ? indices : indices.unsqueeze(d);
+  DimVector shape(size_t(sizes.size()), 1);
+  shape[d] = sizes[d];
+  Tensor pos = ember::arange(0, sizes[d], 1, TensorOptions(kLong)).reshape(shape);
+  Tensor mask = ember::eq(pos, idx);
+  return ember::where(mask, g.expand(sizes), ember::zeros_like(g).expand(sizes));
+}
+
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                    const std::optional<Scalar>& correction, bool keepdim) {
+  double c = correction_value(unbiased, correction);
+  int64_t n = reduced_numel(self.sizes(), dim);
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), dim, keepdim);
+  std::vector<int64_t> rd = reduced_dims(dim, self.dim());
+  Tensor mean = self.dim() ? ember::mean(self, IntArrayRef(rd), true) : self;
+  return g * (self - mean) * (2.0 / (double(n) - c));
+}
+Tensor std_backward(const Tensor& grad, const Tensor& self, const Tensor& result, OptionalIntArrayRef dim,
+                    std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim) {
+  Tensor g = (grad / (result * 2)).masked_fill(ember::eq(result, scalar(0.0)), 0);
+  return var_backward(g, self, dim, unbiased, correction, keepdim);
+}
+Tensor var_mean_backward(const variable_list& grads, const Tensor& self, OptionalIntArrayRef dim,
+                         std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim) {
+  Tensor r;
+  if (grads[0].defined()) r = var_backward(grads[0], self, dim, unbiased, correction, keepdim);
+  if (grads.size() > 1 && grads[1].defined()) {
+    Tensor m = mean_backward(grads[1], self.sizes(), dim, keepdim);
+    r = r.defined() ? r + m : m;
+  }
+  return r;
+}
+Tensor std_mean_backward(const variable_list& grads, const Tensor& self, const Tensor& std, OptionalIntArrayRef dim,
+                         std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim) {
+  Tensor r;
+  if (grads[0].defined()) r = std_backward(grads[0], self, std, dim, unbiased, correction, keepdim);
+  if (grads.size() > 1 && grads[1].defined()) {
+    Tensor m = mean_backward(grads[1], self.sizes(), dim, keepdim);
+    r = r.defined() ? r + m : m;
+  }
+  return r;
+}
+
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& p_opt, const Tensor& result,
+                     OptionalIntArrayRef dim, bool keepdim) {
+  double p = p_opt ? p_opt->to_double() : 2.0;
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), dim, keepdim);
+  Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
+  Tensor zero_r = ember::eq(r, scalar(0.0));
+  if (p == 0) return ember::zeros_like(self);
+  if (p == 1) return self.sgn() * g;
+  if (p == 2) return self * (g / r).masked_fill(zero_r, 0);
+  if (std::isinf(p)) {
+    Tensor mask = ember::eq(self.abs(), r);
+    std::vector<int64_t> rd = reduced_dims(dim, self.dim());
+    Tensor count = self.dim() ? ember::sum(mask, IntArrayRef(rd), true) : mask.to(kLong);
+    return self.sgn() * g * mask / count;
+  }
+  Tensor scale = (g / ember::pow(r, scalar(p - 1))).masked_fill(zero_r, 0);
+  return self * ember::pow(self.abs(), scalar(p - 2)) * scale;
+}
+
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
+  OptionalIntArrayRef d = dim.empty() ? std::nullopt : OptionalIntArrayRef(dim);
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), d, keepdim);
+  Tensor r = unsqueeze_reduced(result, self.sizes(), d, keepdim);
+  return g * (self - r).exp();
+}
+
+Tensor cumsum_backward(const Tensor& grad, int64_t dim) {
+  if (grad.dim() == 0) return grad;
+  int64_t d = wrap_dim(dim, grad.dim());
+  return grad.flip({d}).cumsum(d).flip({d});
+}
+
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result) {
+  if (self.dim() == 0) return grad;
+  int64_t d = wrap_dim(dim, self.dim());
+  if (!has_zero(self)) return cumsum_backward(grad * result, d) / self;
+  // With zeros: dx_i = P_{i-1} * S_i, where P is the exclusive running product and
+  // S_i = g_i + x_{i+1} * S_{i+1} (computed in double along the dim).
+  Tensor x = self.movedim({d}, {-1}).to(kDouble).contiguous();
+  Tensor g = grad.movedim({d}, {-1}).to(kDouble).contiguous();
+  Tensor out = ember::empty_like(x);
+  int64_t n = x.sizes().back(), rows = n ? x.numel() / n : 0;
+  const double* xp = static_cast<const double*>(x.data_ptr());
+  const double* gp = static_cast<const double*>(g.data_ptr());
+  double* op = static_cast<double*>(out.data_ptr());
+  std::vector<double> s(static_cast<size_t>(n));
+  for (int64_t r = 0; r < rows; r++) {
+    const double *xr = xp + r * n, *gr = gp + r * n;
+    double acc = 0;
+    for (int64_t i = n - 1; i >= 0; i--) {
+      acc = gr[i] + (i + 1 < n ? xr[i + 1] * acc : 0.0);
+      s[size_t(i)] = acc;
+    }
+    double prefix = 1;
+    for (int64_t i = 0; i < n; i++) {
+      op[r * n + i] = prefix * s[size_t(i)];
+      prefix *= xr[i];
+    }
+  }
+  return out.movedim({-1}, {d}).to(self.dtype());
+}
+
+// ---- views
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {
+  std::vector<int64_t> inv(dims.size());
+  for (size_t i = 0; i < dims.size(); i++) inv[size_t(wrap_dim(dims[i], int64_t(dims.size())))] = int64_t(i);
+  return grad.permute(inv);
+}
+Tensor narrow_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
+  Tensor r = zeros_of(sizes, grad.dtype());
+  int64_t d = wrap_dim(dim, int64_t(sizes.size()));
+  if (start < 0) start += sizes[d];
+  r.narrow(d, start, length).copy_(grad);
+  return r;
+}
+Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step) {
+  Tensor r = zeros_of(sizes, grad.dtype());
+  ember::slice(r, dim, start, end, step).copy_(grad);
+  return r;
+}
+Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
+  Tensor r = zeros_of(sizes, grad.dtype());
+  r.select(dim, index).copy_(grad);
+  return r;
+}
+Tensor unbind_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
+                       ScalarType dtype, int64_t dim) {
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < outs.size(); i++)
+    parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros_of(outs[i].sizes, dtype));
+  if (parts.empty()) return zeros_of(sizes, dtype);
+  return ember::stack(parts, dim);
+}
+Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
+                      ScalarType dtype, int64_t dim) {
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < outs.size(); i++)
+    parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros_of(outs[i].sizes, dtype));
+  if (parts.empty()) return zeros_of(sizes, dtype);
+  return ember::cat(parts, dim);
+}
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef size, IntArrayRef stride,
+                           std::optional<int64_t> storage_offset, const Tensor& self) {
+  // scatter-add every element of the view to its storage position, then read self's elements
+  int64_t base_off = self.storage_offset();
+  int64_t off = storage_offset.value_or(base_off) - base_off;
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] == 0) { extent = 0; break; }
+    extent += (sizes[i] - 1) * self.strides()[i];
+  }
+  Tensor pos = ember::full({}, off, TensorOptions(kLong));
+  for (size_t i = 0; i < size.size(); i++) {
+    DimVector shape(size.size(), 1);
+    shape[i] = size[i];
+    pos = pos + ember::arange(0, size[i], 1, TensorOptions(kLong)).reshape(shape) * stride[i];
+  }
+  int64_t view_extent = 1;
+  for (size_t i = 0; i < size.size(); i++) view_extent += size[i] ? (size[i] - 1) * stride[i] : 0;
+  Tensor buf = zeros_of({std::max(extent, off + view_extent)}, grad.dtype());
+  buf = ember::index_put_(buf, {pos.reshape({-1})}, grad.reshape({-1}), true);
+  return ember::as_strided(buf, sizes, self.strides(), 0);
+}
+Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
+  Tensor r = zeros_of(sizes, grad.dtype());
+  r.diagonal(offset, dim1, dim2).copy_(grad);
+  return r;
+}
+Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dimension, int64_t size, int64_t step) {
+  Tensor r = zeros_of(sizes, grad.dtype());
+  if (sizes.empty()) return grad.reshape({});
+  int64_t d = wrap_dim(dimension, int64_t(sizes.size()));
+  int64_t windows = grad.sizes()[d];
+  for (int64_t i = 0; i < windows; i++) {
+    Tensor w = grad.select(d, i).movedim({-1}, {d});
+    Tensor dst = r.narrow(d, i * step, size);
+    dst.copy_(dst + w);
+  }
+  return r;
+}
+std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim) {
+  std::vector<Tensor> r;
+  int64_t d = wrap_dim(dim, grad.dim());
+  int64_t offset = 0;
+  for (const auto& s : sizes) {
+    if (s.size() == 1 && s[0] == 0 && grad.dim() != 1) {  // legacy empty input
+      r.push_back(ember::zeros({0}, TensorOptions(grad.dtype())));
+      continue;
+    }
+    int64_t n = s[size_t(d)];
+    r.push_back(grad.narrow(d, offset, n));
+    offset += n;
+  }
+  return r;
+}
+std::vector<Tensor> stack_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim) {
+  int64_t d = wrap_dim(dim, grad.dim());
+  std::vector<Tensor> r;
+  for (size_t i = 0; i < sizes.size(); i++) r.push_back(grad.select(d, int64_t(i)));
+  return r;
+}
+Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims) {
+  std::vector<int64_t> neg;
+  for (int64_t s : shifts) neg.push_back(-s);
+  return grad.roll(neg, dims);
+}
+
+// ---- indexing, linear algebra
+Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, const Tensor& index) {
+  if (sizes.empty()) return grad.reshape({});
+  int64_t d = wrap_dim(dim, int64_t(sizes.size()));
+  std::vector<Tensor> idx(static_cast<size_t>(d), Tensor());
+  idx.push_back(index.reshape({-1}));
+  return ember::index_put_(zeros_of(sizes, grad.dtype()), idx, grad, true);
+}
+Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask) {
+  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  Tensor z = zeros_of(shape, grad.dtype());
+  return sum_to(ember::index_put_(z, {mask.expand(shape)}, grad, true), self.sizes());
+}
+Tensor index_backward(const Tensor& grad, IntArrayRef sizes, ScalarType dtype, const std::vector<Tensor>& indices) {
+  return ember::index_put_(zeros_of(sizes, grad.dtype()), indices, grad, true);
+  (void)dtype;
+}
+Tensor index_put_self_grad(const Tensor& grad, const std::vector<Tensor>& indices, bool accumulate) {
+  if (accumulate) return grad;
+  return ember::index_put_(grad.clone(), indices, ember::zeros({}, TensorOptions(grad.dtype())), false);
+}
+
+Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
+  Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
+  Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
+  Tensor g = grad;
+  if (self.dim() == 1) g = g.unsqueeze(-2);
+  if (other.dim() == 1) g = g.unsqueeze(-1);
+  if (which == 0) {
+    Tensor ga = ember::matmul(g, b.transpose(-2, -1));
+    return sum_to(ga, a.sizes()).reshape(self.sizes());
+  }
+  Tensor gb = ember::matmul(a.transpose(-2, -1), g);
+  return sum_to(gb, b.sizes()).reshape(other.sizes());
+}
+
+}  // namespace ember::autograd

@@ -1,0 +1,75 @@
+#pragma once
+// Helpers named by the `grad:` formulas in ops.yaml. Each is written with differentiable ember
+// ops, so gradients of gradients (create_graph=True) come for free.
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "ember/autograd/engine.h"
+#include "ember/autograd/node.h"
+#include "ember/core/operators.h"
+
+namespace ember::autograd {
+
+std::vector<SavedVariable> save_list(const std::vector<Tensor>& ts);
+std::vector<Tensor> unpack_list(const std::vector<SavedVariable>& vs, const std::shared_ptr<Node>& owner);
+
+Tensor zeros_like_grad(const Tensor& grad);
+Tensor threshold_backward(const Tensor& grad, const Tensor& result);
+Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha);
+Tensor mul_grad(const Tensor& grad, const Tensor& other, ScalarType self_dtype);
+Tensor div_self_grad(const Tensor& grad, const Tensor& other, std::optional<std::string_view> mode);
+Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& other, std::optional<std::string_view> mode);
+Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);
+Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
+Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
+Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max);
+Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min);
+
+// reductions
+Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim);
+Tensor mean_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim);
+Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& result, std::optional<int64_t> dim, bool keepdim);
+Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);
+Tensor value_selecting_backward(const Tensor& grad, int64_t dim, const Tensor& indices, IntArrayRef sizes, bool keepdim);
+Tensor var_backward(const Tensor& grad, const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased,
+                    const std::optional<Scalar>& correction, bool keepdim);
+Tensor std_backward(const Tensor& grad, const Tensor& self, const Tensor& result, OptionalIntArrayRef dim,
+                    std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim);
+Tensor var_mean_backward(const variable_list& grads, const Tensor& self, OptionalIntArrayRef dim,
+                         std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim);
+Tensor std_mean_backward(const variable_list& grads, const Tensor& self, const Tensor& std, OptionalIntArrayRef dim,
+                         std::optional<bool> unbiased, const std::optional<Scalar>& correction, bool keepdim);
+Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional<Scalar>& p, const Tensor& result,
+                     OptionalIntArrayRef dim, bool keepdim);
+Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim);
+Tensor cumsum_backward(const Tensor& grad, int64_t dim);
+Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& result);
+
+// views and shape ops
+Tensor permute_backward(const Tensor& grad, IntArrayRef dims);
+Tensor narrow_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length);
+Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
+                      std::optional<int64_t> end, int64_t step);
+Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index);
+Tensor unbind_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
+                       ScalarType dtype, int64_t dim);
+Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
+                      ScalarType dtype, int64_t dim);
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef size, IntArrayRef stride,
+                           std::optional<int64_t> storage_offset, const Tensor& self);
+Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
+Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dimension, int64_t size, int64_t step);
+std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim);
+std::vector<Tensor> stack_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim);
+Tensor roll_backward(const Tensor& grad, IntArrayRef shifts, IntArrayRef dims);
+
+// indexing and linear algebra
+Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, const Tensor& index);
+Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask);
+Tensor index_backward(const Tensor& grad, IntArrayRef sizes, ScalarType dtype, const std::vector<Tensor>& indices);
+Tensor index_put_self_grad(const Tensor& grad, const std::vector<Tensor>& indices, bool accumulate);
+Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
+
+}  // namespace ember::autograd

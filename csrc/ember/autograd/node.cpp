@@ -1,0 +1,326 @@
+#include "ember/autograd/node.h"
+
+#include <atomic>
+
+#include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
+
+namespace ember::autograd {
+
+namespace {
+std::atomic<uint64_t> g_sequence{0};
+
+std::string type_string(const Tensor& t) {
+  static const char* names[] = {"ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
+                                "HalfTensor", "FloatTensor", "DoubleTensor", "BoolTensor", "BFloat16Tensor"};
+  std::ostringstream os;
+  os << "[ember." << names[int(t.dtype())] << " " << t.sizes() << "]";
+  return os.str();
+}
+
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt) {
+  int64_t extent = 1;
+  for (size_t i = 0; i < sizes.size(); i++) {
+    if (sizes[i] == 0) { extent = 0; break; }
+    extent += (sizes[i] - 1) * strides[i];
+  }
+  Tensor flat = empty_tensor({extent}, dt);
+  return ember::as_strided(flat, sizes, strides, 0);
+}
+}  // namespace
+
+Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {}
+
+Tensor Node::zeros_for_output(size_t i) const {
+  const TensorMeta& m = output_meta[i];
+  return ember::zeros(m.sizes, TensorOptions(m.dtype));
+}
+
+// ---------------------------------------------------------------- per-tensor state
+AutogradMeta* meta(const Tensor& t) { return static_cast<AutogradMeta*>(t.impl()->autograd_meta()); }
+
+AutogradMeta& materialize_meta(const Tensor& t) {
+  auto* m = meta(t);
+  if (!m) {
+    auto owned = std::make_unique<AutogradMeta>();
+    m = owned.get();
+    t.impl()->set_autograd_meta(std::move(owned));
+  }
+  return *m;
+}
+
+void set_requires_grad(const Tensor& t, bool r) {
+  if (r) {
+    EMBER_CHECK(is_floating(t.dtype()), "only Tensors of floating point and complex dtype can require gradients");
+  }
+  auto* m = meta(t);
+  if (m && m->grad_fn) {
+    EMBER_CHECK(r, "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    return;
+  }
+  if (!r && !m) return;
+  materialize_meta(t).requires_grad = r;
+}
+
+bool is_leaf(const Tensor& t) {
+  auto* m = meta(t);
+  return !m || !m->grad_fn;
+}
+
+NodePtr grad_accumulator(const Tensor& t) {
+  auto& m = materialize_meta(t);
+  if (auto acc = m.grad_accumulator.lock()) return acc;
+  // The accumulator must not keep the leaf's AutogradMeta alive through a cycle: it holds the
+  // leaf tensor, the leaf holds only a weak pointer back.
+  auto acc = std::make_shared<AccumulateGrad>(t);
+  m.grad_accumulator = acc;
+  return acc;
+}
+
+namespace {
+// Backward of a view regenerated from its (modified) base: scatter the view's gradient into
+// zeros shaped like the base.
+class AsStridedBackward : public Node {
+ public:
+  TensorMeta base;
+  DimVector base_strides, sizes, strides;
+  int64_t offset = 0;  // relative to the base's storage offset
+  variable_list apply(variable_list&& grads) override {
+    variable_list out(1);
+    if (!grads[0].defined()) return out;
+    Tensor result = empty_strided(base.sizes, base_strides, grads[0].dtype()).zero_();
+    ember::as_strided(result, sizes, strides, offset).copy_(grads[0]);
+    out[0] = result;
+    return out;
+  }
+  std::string name() const override { return "AsStridedBackward0"; }
+};
+
+// In-place op on a view: the base's new history. Runs the op's backward on the view's slice of
+// the base's gradient and passes the rest of the base's gradient through.
+class CopySlices : public Node {
+ public:
+  TensorMeta base;
+  DimVector base_strides, sizes, strides;
+  int64_t offset = 0;
+  NodePtr fn;
+  variable_list apply(variable_list&& grads) override {
+    variable_list out(next_edges.size());
+    Tensor g = grads[0].defined() ? grads[0] : ember::zeros(base.sizes, TensorOptions(base.dtype));
+    Tensor result = empty_strided(base.sizes, base_strides, g.dtype());
+    result.copy_(g);
+    Tensor slice = ember::as_strided(result, sizes, strides, offset);
+    variable_list res = fn->apply({slice.clone()});
+    if (res.size() > 0 && res[0].defined()) slice.copy_(res[0]);
+    else slice.zero_();
+    out[0] = result;
+    for (size_t i = 1; i < res.size() && i < out.size(); i++) out[i] = res[i];
+    return out;
+  }
+  void release_variables() override { fn->release_variables(); }
+  std::string name() const override { return "CopySlices"; }
+};
+
+void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strides, DimVector& sizes,
+                   DimVector& strides, int64_t& offset) {
+  base_strides = DimVector(base.strides());
+  sizes = DimVector(view.sizes());
+  strides = DimVector(view.strides());
+  offset = view.storage_offset() - base.storage_offset();
+}
+}  // namespace
+
+Edge gradient_edge(const Tensor& t) {
+  auto* m = meta(t);
+  if (!m) return {};
+  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (m->requires_grad) return {grad_accumulator(t), 0};
+  return {};
+}
+
+bool any_requires_grad_list(const std::vector<Tensor>& ts) {
+  if (!grad_enabled()) return false;
+  for (const Tensor& t : ts)
+    if (t.defined() && requires_grad(t)) return true;
+  return false;
+}
+
+static void add_edge(Node& node, const Tensor* t) {
+  if (t && t->defined()) {
+    node.next_edges.push_back(requires_grad(*t) ? gradient_edge(*t) : Edge{});
+    node.input_meta.push_back({DimVector(t->sizes()), t->dtype()});
+  } else {
+    node.next_edges.push_back(Edge{});
+    node.input_meta.push_back({});
+  }
+}
+
+void collect_next_edges(Node& node, std::initializer_list<const Tensor*> inputs) {
+  node.next_edges.reserve(inputs.size());
+  for (const Tensor* t : inputs) add_edge(node, t);
+}
+
+void collect_next_edges_list(Node& node, const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) add_edge(node, &t);
+}
+
+void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) {
+  if (!output.defined()) return;
+  if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
+  node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype()};
+  if (!is_floating(output.dtype())) return;  // integer outputs (indices) are not differentiable
+  auto& m = materialize_meta(output);
+  m.grad_fn = node;
+  m.output_nr = output_nr;
+  m.requires_grad = false;
+}
+
+void set_history(const std::vector<Tensor>& outputs, const NodePtr& node) {
+  for (size_t i = 0; i < outputs.size(); i++) set_history(outputs[i], node, uint32_t(i));
+}
+
+void set_view_of(const Tensor& view, const Tensor& base) {
+  if (!grad_enabled()) return;
+  auto* bm = meta(base);
+  Tensor root = (bm && bm->is_view) ? bm->view_base : base;
+  auto& m = materialize_meta(view);
+  m.is_view = true;
+  m.view_base = root;
+}
+
+void check_inplace(const Tensor& self, bool recording) {
+  if (!grad_enabled()) return;
+  auto* m = meta(self);
+  if (!m) return;
+  if (m->requires_grad && !m->grad_fn && !m->is_view) {
+    EMBER_FAIL(Runtime, "a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+  if (m->is_view) {
+    auto* bm = meta(m->view_base);
+    if (bm && bm->requires_grad && !bm->grad_fn)
+      EMBER_FAIL(Runtime, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  }
+  (void)recording;
+}
+
+void rebase_history(const Tensor& self, const NodePtr& node) {
+  auto* m = meta(self);
+  if (m && m->is_view) {
+    const Tensor& base = m->view_base;
+    auto cs = std::make_shared<CopySlices>();
+    cs->base = {DimVector(base.sizes()), base.dtype()};
+    fill_geometry(self, base, cs->base_strides, cs->sizes, cs->strides, cs->offset);
+    cs->fn = node;
+    cs->next_edges.push_back(requires_grad(base) ? gradient_edge(base) : Edge{});
+    cs->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
+    for (size_t i = 1; i < node->next_edges.size(); i++) {
+      cs->next_edges.push_back(node->next_edges[i]);
+      cs->input_meta.push_back(node->input_meta[i]);
+    }
+    set_history(base, cs, 0);
+    // the view now reads its gradient through the base
+    auto vb = std::make_shared<AsStridedBackward>();
+    vb->base = {DimVector(base.sizes()), base.dtype()};
+    fill_geometry(self, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
+    vb->next_edges.push_back({cs, 0});
+    vb->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
+    set_history(self, vb, 0);
+    return;
+  }
+  set_history(self, node, 0);
+}
+
+void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* name) {
+  if (!grad_enabled()) return;
+  for (const Tensor* t : inputs)
+    if (t->defined() && requires_grad(*t))
+      EMBER_FAIL(Runtime, name, "(): functions with out=... arguments don't support automatic differentiation, but "
+                 "one of the arguments requires grad.");
+}
+
+// ---------------------------------------------------------------- AccumulateGrad
+AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
+  input_meta.push_back({DimVector(variable.sizes()), variable.dtype()});
+  output_meta.push_back({DimVector(variable.sizes()), variable.dtype()});
+}
+
+variable_list AccumulateGrad::apply(variable_list&& grads) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  auto& m = materialize_meta(variable);
+  for (auto& h : m.leaf_hooks) {
+    Tensor r = (*h)(g);
+    if (r.defined()) g = r;
+  }
+  if (!m.grad.defined()) {
+    if (!grad_enabled()) {
+      // steal the buffer when nothing else refers to it, else copy (two leaves must never
+      // share one .grad storage)
+      bool unique = g.use_count() == 1 && g.impl()->storage().use_count() == 1 && is_leaf(g) && !requires_grad(g);
+      m.grad = unique && g.is_contiguous() ? g : g.clone();
+    } else {
+      m.grad = g;
+    }
+  } else if (!grad_enabled() && !requires_grad(m.grad)) {
+    m.grad.add_(g);
+  } else {
+    m.grad = ember::add(m.grad, g);
+  }
+  for (auto& h : m.post_accumulate_hooks) h(variable);
+  return {};
+}
+
+// ---------------------------------------------------------------- SavedVariable
+SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
+  if (!t.defined()) return;
+  was_defined_ = true;
+  is_output_ = is_output;
+  saved_version_ = t._version();
+  requires_grad_ = requires_grad(t);
+  if (auto* m = meta(t)) {
+    output_nr_ = m->output_nr;
+    if (m->grad_fn) grad_fn_name_ = m->grad_fn->name();
+  }
+  // an output would hold its own grad_fn: keep a plain alias instead (same storage and version)
+  data_ = is_output ? make_view(t, t.sizes(), t.strides(), t.storage_offset()) : t;
+}
+
+void fail_released() {
+  EMBER_FAIL(Runtime, "Trying to backward through the graph a second time (or directly access saved tensors after "
+             "they have already been freed). Saved intermediate values of the graph are freed when you call "
+             ".backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a "
+             "second time or if you need to access saved tensors after calling backward.");
+}
+
+Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
+  if (!was_defined_) return Tensor();
+  if (released_) fail_released();
+  if (data_._version() != saved_version_) {
+    std::ostringstream os;
+    os << "one of the variables needed for gradient computation has been modified by an inplace operation: "
+       << type_string(data_) << ", ";
+    std::string fn = is_output_ && owner ? owner->name() : grad_fn_name_;
+    if (!fn.empty()) os << "which is output " << output_nr_ << " of " << fn << ", ";
+    os << "is at version " << data_._version() << "; expected version " << saved_version_
+       << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
+          "with torch.autograd.set_detect_anomaly(True).";
+    EMBER_FAIL(Runtime, os.str());
+  }
+  if (is_output_ && requires_grad_ && owner && grad_enabled()) {
+    // restore the link to the node that made it, for higher-order gradients
+    Tensor t = make_view(data_, data_.sizes(), data_.strides(), data_.storage_offset());
+    auto& m = materialize_meta(t);
+    m.grad_fn = owner;
+    m.output_nr = output_nr_;
+    return t;
+  }
+  return data_;
+}
+
+void SavedVariable::reset() {
+  if (was_defined_) released_ = true;
+  data_ = Tensor();
+}
+
+}  // namespace ember::autograd

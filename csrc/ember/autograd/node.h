@@ -1,0 +1,159 @@
+#pragma once
+// The autograd graph. A Node is the backward of one forward op: apply() takes the gradients of
+// the op's outputs and returns the gradients of its inputs, which flow along next_edges to the
+// nodes that produced those inputs (or to AccumulateGrad for leaves). Tensors that require
+// grad carry an AutogradMeta: the node that made them (grad_fn) or, for leaves, .grad.
+// The derivative formulas live beside each op in ops.yaml; codegen writes one Node per op.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/autograd/grad_mode.h"
+#include "ember/core/tensor.h"
+
+namespace ember::autograd {
+
+class Node;
+using NodePtr = std::shared_ptr<Node>;
+using variable_list = std::vector<Tensor>;
+
+struct Edge {
+  NodePtr fn;
+  uint32_t input_nr = 0;
+  bool valid() const { return fn != nullptr; }
+};
+
+// Shape and dtype of a tensor crossing an edge, to reduce broadcast gradients and to make zeros.
+struct TensorMeta {
+  DimVector sizes;
+  ScalarType dtype = kFloat;
+};
+
+using TensorHook = std::function<Tensor(const Tensor&)>;  // may return an undefined tensor: keep grad
+
+class EMBER_API Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // grads[i] is the gradient of forward output i (undefined: zero). Returns one gradient per
+  // next edge (undefined: no gradient flows).
+  virtual variable_list apply(variable_list&& grads) = 0;
+  virtual std::string name() const = 0;
+  // Frees saved tensors once the node has run (unless retain_graph).
+  virtual void release_variables() {}
+  virtual bool is_accumulate_grad() const { return false; }
+
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  size_t num_outputs() const { return output_meta.size(); }
+  bool should_compute(size_t i) const { return i < next_edges.size() && next_edges[i].valid(); }
+  // Zeros for an undefined gradient of output i.
+  Tensor zeros_for_output(size_t i) const;
+
+  std::vector<Edge> next_edges;
+  std::vector<TensorMeta> input_meta;   // per next edge: the forward input
+  std::vector<TensorMeta> output_meta;  // per forward output
+  // Tensor.register_hook on a non-leaf output: (output_nr, hook), run on the incoming gradient.
+  std::vector<std::pair<uint32_t, std::shared_ptr<TensorHook>>> tensor_pre_hooks;
+  // Node.register_hook / register_prehook (from Python)
+  std::vector<std::function<variable_list(const variable_list&, const variable_list&)>> post_hooks;
+  std::vector<std::function<variable_list(const variable_list&)>> pre_hooks;
+  std::string anomaly_trace;  // the forward stack, kept when anomaly mode is on
+
+ protected:
+  uint64_t sequence_nr_;
+};
+
+// Accumulates into a leaf's .grad (the end of every backward path).
+class EMBER_API AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor variable);
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return "AccumulateGrad"; }
+  bool is_accumulate_grad() const override { return true; }
+  Tensor variable;
+};
+
+// Per-tensor autograd state. See Note [Version counter sharing] for how views share versions.
+struct EMBER_API AutogradMeta : AutogradMetaBase {
+  bool requires_grad = false;        // leaves only; non-leaves require grad through grad_fn
+  Tensor grad;
+  NodePtr grad_fn;
+  std::weak_ptr<Node> grad_accumulator;
+  uint32_t output_nr = 0;
+  // retain_grad() on a non-leaf: the hook writes here, .grad reads here
+  std::shared_ptr<Tensor> retained_grad;
+  // hooks of a leaf, run by its AccumulateGrad
+  std::vector<std::shared_ptr<TensorHook>> leaf_hooks;
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  // a differentiable view: its root base, so in-place ops on the view update the base's history
+  Tensor view_base;
+  bool is_view = false;
+  bool inference = false;
+  Tensor fw_grad;  // forward-mode tangent
+};
+
+// ---- per-tensor queries and updates
+EMBER_API AutogradMeta* meta(const Tensor& t);            // nullptr if none
+EMBER_API AutogradMeta& materialize_meta(const Tensor& t);
+inline bool requires_grad(const Tensor& t) {
+  auto* m = static_cast<AutogradMeta*>(t.impl()->autograd_meta());
+  return m && (m->requires_grad || m->grad_fn);
+}
+EMBER_API void set_requires_grad(const Tensor& t, bool r);
+EMBER_API NodePtr grad_accumulator(const Tensor& t);
+EMBER_API Edge gradient_edge(const Tensor& t);
+EMBER_API bool is_leaf(const Tensor& t);
+
+// True when an op on these inputs must be recorded.
+inline bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  if (!grad_enabled()) return false;
+  for (const Tensor* t : ts)
+    if (t->defined() && requires_grad(*t)) return true;
+  return false;
+}
+EMBER_API bool any_requires_grad_list(const std::vector<Tensor>& ts);
+
+// Connect `node` to its inputs (edges + input metadata).
+EMBER_API void collect_next_edges(Node& node, std::initializer_list<const Tensor*> inputs);
+EMBER_API void collect_next_edges_list(Node& node, const std::vector<Tensor>& inputs);
+// Make `node` the grad_fn of the op's outputs (records their metadata).
+EMBER_API void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr = 0);
+EMBER_API void set_history(const std::vector<Tensor>& outputs, const NodePtr& node);
+// After an in-place op recorded as `node` on `self`: self (or, for a view, its base) gets the new history.
+EMBER_API void rebase_history(const Tensor& self, const NodePtr& node);
+// Raise PyTorch's errors for in-place ops that autograd cannot allow.
+EMBER_API void check_inplace(const Tensor& self, bool recording);
+// Mark `view` as a differentiable view of `base` (called by the view ops).
+EMBER_API void set_view_of(const Tensor& view, const Tensor& base);
+// Raise if an out= op would need a gradient.
+EMBER_API void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* name);
+
+// A tensor saved for backward. Checks the version counter on unpack; an op's own outputs are
+// saved without their grad_fn (no reference cycle) and get it back on unpack.
+class EMBER_API SavedVariable {
+ public:
+  SavedVariable() = default;
+  SavedVariable(const Tensor& t, bool is_output);
+  Tensor unpack(const std::shared_ptr<Node>& owner = nullptr) const;
+  void reset();
+  bool defined() const { return was_defined_; }
+
+ private:
+  Tensor data_;
+  uint32_t saved_version_ = 0;
+  uint32_t output_nr_ = 0;
+  bool is_output_ = false;
+  bool was_defined_ = false;
+  bool requires_grad_ = false;
+  bool released_ = false;
+  std::string grad_fn_name_;  // for the error message
+};
+
+// Thrown by SavedVariable::unpack after release.
+[[noreturn]] EMBER_API void fail_released();
+
+}  // namespace ember::autograd

@@ -1,0 +1,109 @@
+"""no_grad, enable_grad, set_grad_enabled, inference_mode: thread-local switches of recording,
+usable as context managers and as decorators."""
+import functools
+import inspect
+
+from .. import _C
+
+
+class _DecoratorContextManager:
+    def __call__(self, fn):
+        if inspect.isclass(fn):
+            raise RuntimeError("grad-mode context managers cannot decorate classes")
+        if inspect.isgeneratorfunction(fn):
+            @functools.wraps(fn)
+            def gen_wrapper(*args, **kwargs):
+                gen = fn(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    with self.clone():
+                        response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return self.__class__()
+
+
+class no_grad(_DecoratorContextManager):
+    """Disable gradient recording: results of ops do not require grad."""
+
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+
+
+class enable_grad(_DecoratorContextManager):
+    def __enter__(self):
+        self.prev = _C.is_grad_enabled()
+        _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+
+
+class set_grad_enabled(_DecoratorContextManager):
+    """set_grad_enabled(mode): takes effect at once (as a function) or within a `with` block."""
+
+    def __init__(self, mode):
+        self.prev = _C.is_grad_enabled()
+        self.mode = bool(mode)
+        _C._set_grad_enabled(self.mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class inference_mode(_DecoratorContextManager):
+    """Like no_grad, for code that will never need gradients of what it computes."""
+
+    def __init__(self, mode=True):
+        self.mode = mode
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # used as a bare decorator: @inference_mode
+
+    def __enter__(self):
+        self.prev_grad = _C.is_grad_enabled()
+        self.prev_inf = _C.is_inference_mode_enabled()
+        if self.mode:
+            _C._set_grad_enabled(False)
+        _C._set_inference_mode(self.mode)
+
+    def __exit__(self, *exc):
+        _C._set_grad_enabled(self.prev_grad)
+        _C._set_inference_mode(self.prev_inf)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+def is_grad_enabled():
+    return _C.is_grad_enabled()
+
+
+def is_inference_mode_enabled():
+    return _C.is_inference_mode_enabled()

@@ -1,0 +1,275 @@
+"""Autograd half of the generator: from each op's `grad:` formulas in ops.yaml, a Node subclass
+(`ExpBackward0`, ...) saving only what its formulas name, and the ember::op wrapper that records it.
+
+Formula language (C++ expressions, see csrc/ember/autograd/formulas.h for helpers):
+  grad / grads      gradient of the (first) output / all output gradients
+  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype its metadata
+  result            the op's output (result0, result1 or the declared names for tuples)
+"""
+import re
+
+# schema type -> (member type, local type, how to store from the argument `x`, how to read member `m`)
+SAVED = {
+    "Tensor": ("autograd::SavedVariable", "Tensor", "autograd::SavedVariable({x}, false)", "{m}.unpack(self_ptr)"),
+    "Tensor?": ("autograd::SavedVariable", "Tensor", "autograd::SavedVariable({x}, false)", "{m}.unpack(self_ptr)"),
+    "Tensor[]": ("std::vector<autograd::SavedVariable>", "std::vector<Tensor>", "autograd::save_list({x})",
+                 "autograd::unpack_list({m}, self_ptr)"),
+    "Scalar": ("Scalar", "Scalar", "{x}", "{m}"),
+    "Scalar?": ("std::optional<Scalar>", "std::optional<Scalar>", "{x}", "{m}"),
+    "int": ("int64_t", "int64_t", "{x}", "{m}"),
+    "int?": ("std::optional<int64_t>", "std::optional<int64_t>", "{x}", "{m}"),
+    "int[]": ("std::vector<int64_t>", "IntArrayRef", "{x}.vec()", "IntArrayRef({m})"),
+    "int[]?": ("std::optional<std::vector<int64_t>>", "OptionalIntArrayRef",
+               "({x} ? std::optional<std::vector<int64_t>>({x}->vec()) : std::nullopt)",
+               "({m} ? OptionalIntArrayRef(IntArrayRef(*{m})) : std::nullopt)"),
+    "float": ("double", "double", "{x}", "{m}"),
+    "float?": ("std::optional<double>", "std::optional<double>", "{x}", "{m}"),
+    "bool": ("bool", "bool", "{x}", "{m}"),
+    "bool?": ("std::optional<bool>", "std::optional<bool>", "{x}", "{m}"),
+    "str": ("std::string", "std::string_view", "std::string({x})", "std::string_view({m})"),
+    "str?": ("std::optional<std::string>", "std::optional<std::string_view>",
+             "({x} ? std::optional<std::string>(std::string(*{x})) : std::nullopt)",
+             "({m} ? std::optional<std::string_view>(*{m}) : std::nullopt)"),
+    "ScalarType": ("ScalarType", "ScalarType", "{x}", "{m}"),
+    "ScalarType?": ("std::optional<ScalarType>", "std::optional<ScalarType>", "{x}", "{m}"),
+}
+
+
+def camel(name):
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
+
+
+def uses(formulas, name):
+    return any(re.search(rf"\b{re.escape(name)}\b", f) for f in formulas)
+
+
+def tensor_inputs(op):
+    return [p for p in op.params if p.type in ("Tensor", "Tensor?", "Tensor[]")]
+
+
+def output_names(op):
+    r = op.ret
+    if r.startswith("("):
+        names = op.tuple_field_names() or [f"result{i}" for i in range(len(r.strip('()').split(',')))]
+        return names
+    return ["result"]
+
+
+def assign_node_names(ops):
+    counts = {}
+    for op in ops:
+        if op.entry.get("grad"):
+            key = op.name.rstrip("_")  # bernoulli_ and bernoulli share a name family
+            i = counts.get(key, 0)
+            counts[key] = i + 1
+            op.node = f"{camel(key)}Backward{i}"
+        else:
+            op.node = None
+
+
+def gen_node(op):
+    """The Node subclass of one op."""
+    grads = op.entry["grad"]
+    formulas = list(grads.values())
+    members, saves, unpack, releases = [], [], [], []
+    for p in op.params:
+        if p.type in ("Generator?", "TensorOptions"):
+            continue
+        if uses(formulas, p.name):
+            mt, lt, store, read = SAVED[p.type]
+            members.append(f"  {mt} {p.name}_;")
+            unpack.append(f"    {lt} {p.name} = {read.format(m=p.name + '_')};")
+            saves.append((p, "value"))
+            if mt.startswith("autograd::SavedVariable"):
+                releases.append(f"{p.name}_.reset();")
+            elif mt.startswith("std::vector<autograd::SavedVariable>"):
+                releases.append(f"for (auto& v : {p.name}_) v.reset();")
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_sizes"):
+            members.append(f"  DimVector {p.name}_sizes_;")
+            unpack.append(f"    IntArrayRef {p.name}_sizes = {p.name}_sizes_;")
+            saves.append((p, "sizes"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_dtype"):
+            members.append(f"  ScalarType {p.name}_dtype_ = kFloat;")
+            unpack.append(f"    ScalarType {p.name}_dtype = {p.name}_dtype_;")
+            saves.append((p, "dtype"))
+        if p.type == "Tensor[]" and uses(formulas, p.name + "_sizes"):
+            members.append(f"  std::vector<std::vector<int64_t>> {p.name}_sizes_;")
+            unpack.append(f"    const std::vector<std::vector<int64_t>>& {p.name}_sizes = {p.name}_sizes_;")
+            saves.append((p, "list_sizes"))
+    outs = output_names(op)
+    out_saves = []
+    for i, n in enumerate(outs):
+        if uses(formulas, n):
+            members.append(f"  autograd::SavedVariable {n}_;")
+            unpack.append(f"    Tensor {n} = {n}_.unpack(self_ptr);")
+            releases.append(f"{n}_.reset();")
+            out_saves.append((i, n))
+    op.saves, op.out_saves = saves, out_saves
+
+    # gradient slots: one per tensor input (a Tensor[] expands to its elements)
+    body = []
+    multi = len(outs) > 1 or op.ret == "Tensor[]"
+    if multi:
+        body.append("    bool any_ = false;\n    for (auto& g : grads) any_ = any_ || g.defined();")
+        body.append("    if (!any_) return out;")
+        body.append("    const Tensor& grad = grads[0];")
+    else:
+        body.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
+    slot = "0"
+    for p in tensor_inputs(op):
+        f = grads.get(p.name)
+        if p.type == "Tensor[]":
+            if f:
+                body.append(f"    {{\n      auto gs = {f};\n      for (size_t i = 0; i < gs.size(); i++)"
+                            f" if (should_compute({slot} + i)) out[{slot} + i] = gs[i];\n    }}")
+            slot = f"{slot} + n_{p.name}_"
+            members.append(f"  size_t n_{p.name}_ = 0;")
+            continue
+        if f:
+            body.append(f"    if (should_compute({slot})) out[{slot}] = {f};")
+        slot = f"{slot} + 1" if slot != "0" else "1"
+    release = (" ".join(releases)) if releases else ""
+    return f"""struct {op.node} : autograd::Node {{
+{chr(10).join(members)}
+  std::string name() const override {{ return "{op.node}"; }}
+  void release_variables() override {{ {release} }}
+  autograd::variable_list apply(autograd::variable_list&& grads) override {{
+    autograd::variable_list out(next_edges.size());
+    auto self_ptr = shared_from_this();
+    (void)self_ptr;
+{chr(10).join(body[:3] if multi else body[:1])}
+{chr(10).join(unpack)}
+{chr(10).join(body[3:] if multi else body[1:])}
+    return out;
+  }}
+}};
+"""
+
+
+def edges_expr(op):
+    singles = [p.name for p in op.params if p.type in ("Tensor", "Tensor?")]
+    lists = [p.name for p in op.params if p.type == "Tensor[]"]
+    return singles, lists
+
+
+def rec_expr(op):
+    singles, lists = edges_expr(op)
+    parts = []
+    if singles:
+        parts.append("autograd::any_requires_grad({" + ", ".join(f"&{n}" for n in singles) + "})")
+    for n in lists:
+        parts.append(f"autograd::any_requires_grad_list({n})")
+    return " || ".join(parts) or "false"
+
+
+def record_node(op, indent="  ", inplace=False):
+    """Statements creating and filling the node before the forward runs."""
+    singles, lists = edges_expr(op)
+    s = [f"auto node = std::make_shared<autograd::generated::{op.node}>();"]
+    # edges in parameter order
+    for p in op.params:
+        if p.type in ("Tensor", "Tensor?"):
+            s.append(f"autograd::collect_next_edges(*node, {{&{p.name}}});")
+        elif p.type == "Tensor[]":
+            s.append(f"autograd::collect_next_edges_list(*node, {p.name});")
+            if any(p2.name == p.name for p2 in op.params):
+                s.append(f"node->n_{p.name}_ = {p.name}.size();")
+    for p, kind in op.saves:
+        if kind == "value":
+            store = SAVED[p.type][2].format(x=p.name)
+            if inplace and p.name == "self" and p.type == "Tensor":
+                # the formula needs self's value from before the in-place op
+                store = "autograd::SavedVariable(self.clone(), false)"
+            s.append(f"node->{p.name}_ = {store};")
+        elif kind == "sizes":
+            s.append(f"node->{p.name}_sizes_ = DimVector({p.name}.sizes());")
+        elif kind == "dtype":
+            s.append(f"node->{p.name}_dtype_ = {p.name}.dtype();")
+        elif kind == "list_sizes":
+            s.append(f"for (auto& t_ : {p.name}) node->{p.name}_sizes_.push_back(t_.sizes().vec());")
+    return [indent + x for x in s]
+
+
+def save_outputs(op, result_expr, indent="  "):
+    s = []
+    outs = output_names(op)
+    for i, n in op.out_saves:
+        e = result_expr if len(outs) == 1 else f"std::get<{i}>({result_expr})"
+        s.append(f"{indent}node->{n}_ = autograd::SavedVariable({e}, true);")
+    return s
+
+
+def set_history(op, result_expr, indent="  "):
+    outs = output_names(op)
+    if op.ret == "Tensor[]":
+        return [f"{indent}autograd::set_history({result_expr}, node);"]
+    if len(outs) > 1:
+        return [f"{indent}autograd::set_history(std::get<{i}>({result_expr}), node, {i});" for i in range(len(outs))]
+    return [f"{indent}autograd::set_history({result_expr}, node);"]
+
+
+def view_marks(op, var, indent="  "):
+    """Outputs of view ops become differentiable views of self (see autograd/node.h)."""
+    if not op.is_view:
+        return []
+    if op.ret == "Tensor[]":
+        return [f"{indent}if (autograd::grad_enabled()) for (auto& v_ : {var}) autograd::set_view_of(v_, self);"]
+    return [f"{indent}if (autograd::grad_enabled() && {var}.impl()->storage() == self.impl()->storage() && "
+            f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
+
+
+def functional_body(op, call):
+    ret = op.cpp_ret()
+    factory = any(p.type == "TensorOptions" for p in op.params)
+    lines = []
+    if op.node is None:
+        if not op.is_view and not factory:
+            return [f"  return {call};"]
+        lines.append(f"  {ret} result = {call};")
+        lines += view_marks(op, "result")
+        if factory:
+            lines.append("  if (options.requires_grad_) autograd::set_requires_grad(result, true);")
+        lines.append("  return result;")
+        return lines
+    lines.append(f"  if (!({rec_expr(op)})) {{")
+    if op.is_view:
+        lines.append(f"    {ret} result = {call};")
+        lines += view_marks(op, "result", "    ")
+        lines.append("    return result;")
+    else:
+        lines.append(f"    return {call};")
+    lines.append("  }")
+    lines += record_node(op)
+    lines.append(f"  {ret} result;")
+    lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    result = {call};\n  }}")
+    lines += view_marks(op, "result")
+    lines += set_history(op, "result")
+    lines += save_outputs(op, "result")
+    lines.append("  return result;")
+    return lines
+
+
+def inplace_body(op, call):
+    """Body of op_ (or of a self-mutating entry like copy_)."""
+    lines = [f"  const bool rec_ = {rec_expr(op)};", "  autograd::check_inplace(self, rec_);"]
+    if op.node is None:
+        lines.append(f"  {call};")
+        lines.append("  return self;")
+        return lines
+    lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
+    lines += record_node(op, inplace=True)
+    lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
+    lines.append("  autograd::rebase_history(self, node);")
+    lines += save_outputs(op, "self")
+    lines.append("  return self;")
+    return lines
+
+
+def out_body(op, call):
+    singles, lists = edges_expr(op)
+    ins = ", ".join(f"&{n}" for n in singles)
+    lines = []
+    if singles:
+        lines.append(f'  autograd::check_out_no_grad({{{ins}}}, "{op.name}");')
+    lines.append(f"  return {call};")
+    return lines
