@@ -31,6 +31,32 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt) {
 
 Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {}
 
+// Note [Iterative graph deletion]
+// Dropping the last reference to a long chain of nodes would destroy it recursively (each node
+// owns the next through its edges) and overflow the stack for deep graphs. The outermost
+// destructor instead collects the edges of every node being destroyed and releases them in a loop.
+namespace {
+thread_local std::vector<NodePtr>* t_pending_deletes = nullptr;
+}
+
+Node::~Node() {
+  if (t_pending_deletes) {
+    for (auto& e : next_edges)
+      if (e.fn) t_pending_deletes->push_back(std::move(e.fn));
+    return;
+  }
+  std::vector<NodePtr> pending;
+  t_pending_deletes = &pending;
+  for (auto& e : next_edges)
+    if (e.fn) pending.push_back(std::move(e.fn));
+  while (!pending.empty()) {
+    NodePtr n = std::move(pending.back());
+    pending.pop_back();
+    n.reset();  // may push that node's edges
+  }
+  t_pending_deletes = nullptr;
+}
+
 Tensor Node::zeros_for_output(size_t i) const {
   const TensorMeta& m = output_meta[i];
   return ember::zeros(m.sizes, TensorOptions(m.dtype));

@@ -35,7 +35,7 @@ using TensorHook = std::function<Tensor(const Tensor&)>;  // may return an undef
 class EMBER_API Node : public std::enable_shared_from_this<Node> {
  public:
   Node();
-  virtual ~Node() = default;
+  virtual ~Node();
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
