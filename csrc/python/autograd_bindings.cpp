@@ -369,6 +369,20 @@ void bind_autograd(nb::module_& m) {
   m.def("_function_record", &function_record, nb::arg("ctx"), nb::arg("name"), nb::arg("inputs"), nb::arg("outputs"),
         nb::arg("dirty").none(), nb::arg("non_diff").none(), nb::arg("to_save").none(), nb::arg("materialize"));
 
+  // ---- forward AD
+  m.def("_enter_dual_level", &enter_dual_level);
+  m.def("_exit_dual_level", &exit_dual_level);
+  m.def("_make_dual", [](const Tensor& t, const Tensor& tangent) {
+    Tensor d = ember::alias(t);
+    set_fw_grad(d, tangent);
+    return tensor_or_none(d);
+  });
+  m.def("_unpack_dual", [](const Tensor& t) {
+    Tensor tan = fw_grad(t);
+    Tensor primal = make_view(t, t.sizes(), t.strides(), t.storage_offset());
+    return nb::make_tuple(tensor_or_none(primal), tensor_or_none(tan));
+  });
+
   // ---- modes
   m.def("is_grad_enabled", &grad_enabled);
   m.def("_set_grad_enabled", &set_grad_enabled);

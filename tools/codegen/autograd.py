@@ -218,6 +218,44 @@ def view_marks(op, var, indent="  "):
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
 
+def jvp_terms(op):
+    """(input name, tangent expression) pairs: explicit `jvp:` entries, or for `jvp: auto` the
+    backward formula with `grad` replaced by the input's tangent (valid for elementwise ops)."""
+    j = op.entry.get("jvp")
+    if not j:
+        return []
+    if j == "auto":
+        return [(k, re.sub(r"\bgrad\b", f"{k}_t", v)) for k, v in op.entry["grad"].items()]
+    return list(j.items())
+
+
+def jvp_block(op, indent="  "):
+    terms = jvp_terms(op)
+    if not terms:
+        return []
+    names = [k for k, _ in terms]
+    s = [f"{indent}if (autograd::fw_grad_active()) {{", f"{indent}  using namespace autograd;"]
+    exprs = [e for _, e in terms]
+    for p in op.params:
+        if p.type in ("Tensor", "Tensor?"):
+            if uses(exprs, p.name + "_dtype"):
+                s.append(f"{indent}  ScalarType {p.name}_dtype = {p.name}.dtype();")
+            if uses(exprs, p.name + "_sizes"):
+                s.append(f"{indent}  IntArrayRef {p.name}_sizes = {p.name}.sizes();")
+    for n in names:
+        s.append(f"{indent}  Tensor {n}_t = autograd::fw_grad({n});")
+    s.append(f"{indent}  if ({' || '.join(n + '_t.defined()' for n in names)}) {{")
+    s.append(f"{indent}    Tensor tan_;")
+    s.append(f"{indent}    {{")
+    s.append(f"{indent}    FwGradPause pause_;")
+    for n, e in terms:
+        s.append(f"{indent}    if ({n}_t.defined()) tan_ = autograd::fw_add(tan_, {e});")
+    s.append(f"{indent}    }}")
+    s.append(f"{indent}    autograd::set_fw_grad(result, tan_);")
+    s.append(f"{indent}  }}\n{indent}}}")
+    return s
+
+
 def functional_body(op, call):
     ret = op.cpp_ret()
     factory = any(p.type == "TensorOptions" for p in op.params)
@@ -231,20 +269,33 @@ def functional_body(op, call):
             lines.append("  if (options.requires_grad_) autograd::set_requires_grad(result, true);")
         lines.append("  return result;")
         return lines
+    jvp = jvp_block(op, "    ")
+    singles, _ = edges_expr(op)
+    if not jvp and singles:
+        lines.append("  if (autograd::fw_grad_active()) autograd::check_no_tangents({" +
+                     ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
-    if op.is_view:
-        lines.append(f"    {ret} result = {call};")
+    if op.is_view or jvp:
+        if jvp:
+            lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
+            lines.append(f"    {ret} result;")
+            lines.append(f"    {{\n      autograd::FwGradPause pause_;\n      result = {call};\n    }}")
+        else:
+            lines.append(f"    {ret} result = {call};")
         lines += view_marks(op, "result", "    ")
+        lines += jvp
         lines.append("    return result;")
     else:
         lines.append(f"    return {call};")
     lines.append("  }")
     lines += record_node(op)
     lines.append(f"  {ret} result;")
-    lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    result = {call};\n  }}")
+    lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    autograd::FwGradPause pause_;\n"
+                 f"    result = {call};\n  }}")
     lines += view_marks(op, "result")
     lines += set_history(op, "result")
     lines += save_outputs(op, "result")
+    lines += jvp_block(op)
     lines.append("  return result;")
     return lines
 
@@ -252,6 +303,13 @@ def functional_body(op, call):
 def inplace_body(op, call):
     """Body of op_ (or of a self-mutating entry like copy_)."""
     lines = [f"  const bool rec_ = {rec_expr(op)};", "  autograd::check_inplace(self, rec_);"]
+    singles, _ = edges_expr(op)
+    if singles:
+        lines.append("  if (autograd::fw_grad_active() && (" + " || ".join(
+            f"autograd::fw_grad({n}).defined()" for n in singles) + "))")
+        shown = op.name if op.name.endswith("_") else op.name + "_"
+        lines.append(f'    EMBER_FAIL(NotImplemented, "forward-mode AD through the in-place op {shown} is not '
+                     f'supported yet; use the out-of-place {op.name.rstrip("_")}");')
     if op.node is None:
         lines.append(f"  {call};")
         lines.append("  return self;")

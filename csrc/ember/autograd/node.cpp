@@ -265,6 +265,62 @@ void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* 
                  "one of the arguments requires grad.");
 }
 
+// ---------------------------------------------------------------- forward-mode AD
+namespace {
+std::atomic<uint64_t> g_level_counter{0};
+std::atomic<uint64_t> g_active_level{0};
+}  // namespace
+
+thread_local bool t_fw_paused = false;
+
+bool fw_grad_active() { return !t_fw_paused && g_active_level.load(std::memory_order_relaxed) != 0; }
+
+FwGradPause::FwGradPause() : prev_(t_fw_paused) { t_fw_paused = true; }
+FwGradPause::~FwGradPause() { t_fw_paused = prev_; }
+
+uint64_t enter_dual_level() {
+  EMBER_CHECK(!fw_grad_active(), "Nested forward mode AD is not supported at the moment");
+  uint64_t l = g_level_counter.fetch_add(1) + 1;
+  g_active_level.store(l);
+  return l;
+}
+
+void exit_dual_level(uint64_t level) {
+  EMBER_CHECK(g_active_level.load() == level, "Trying to exit a forward AD level that was not the last one that was "
+              "created. This is not supported.");
+  g_active_level.store(0);
+}
+
+Tensor fw_grad(const Tensor& t) {
+  if (t_fw_paused) return Tensor();
+  auto* m = meta(t);
+  uint64_t level = g_active_level.load(std::memory_order_relaxed);
+  if (!m || level == 0 || m->fw_level != level) return Tensor();
+  return m->fw_grad;
+}
+
+void set_fw_grad(const Tensor& t, const Tensor& tangent) {
+  uint64_t level = g_active_level.load();
+  EMBER_CHECK(level != 0, "forward AD: no active dual level (use ember.autograd.forward_ad.dual_level())");
+  auto& m = materialize_meta(t);
+  Tensor tan = tangent;
+  if (tan.defined()) {
+    if (tan.sizes() != t.sizes()) tan = tan.expand(t.sizes());
+    if (tan.dtype() != t.dtype()) tan = tan.to(t.dtype());
+  }
+  m.fw_grad = tan;
+  m.fw_level = level;
+}
+
+void check_no_tangents(std::initializer_list<const Tensor*> inputs, const char* name) {
+  for (const Tensor* t : inputs)
+    if (t->defined() && fw_grad(*t).defined())
+      EMBER_FAIL(NotImplemented, "Trying to use forward AD with ", name, " that does not support it because it has "
+                 "not been implemented yet.");
+}
+
+Tensor fw_add(const Tensor& acc, const Tensor& term) { return acc.defined() ? ember::add(acc, term) : term; }
+
 // ---------------------------------------------------------------- AccumulateGrad
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
   input_meta.push_back({DimVector(variable.sizes()), variable.dtype()});

@@ -93,7 +93,8 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   Tensor view_base;
   bool is_view = false;
   bool inference = false;
-  Tensor fw_grad;  // forward-mode tangent
+  Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
+  uint64_t fw_level = 0;
 };
 
 // ---- per-tensor queries and updates
@@ -131,6 +132,26 @@ EMBER_API void check_inplace(const Tensor& self, bool recording);
 EMBER_API void set_view_of(const Tensor& view, const Tensor& base);
 // Raise if an out= op would need a gradient.
 EMBER_API void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* name);
+
+// ---- forward-mode AD (ember.autograd.forward_ad). One dual level is active at a time; leaving
+// it invalidates every tangent made inside it.
+EMBER_API bool fw_grad_active();
+EMBER_API uint64_t enter_dual_level();
+EMBER_API void exit_dual_level(uint64_t level);
+EMBER_API Tensor fw_grad(const Tensor& t);  // undefined if t has no tangent at the active level
+// Set t's tangent (broadcast to t's shape and cast to its dtype).
+EMBER_API void set_fw_grad(const Tensor& t, const Tensor& tangent);
+EMBER_API Tensor fw_add(const Tensor& acc, const Tensor& term);
+// Raise for an op without a forward formula applied to dual tensors.
+EMBER_API void check_no_tangents(std::initializer_list<const Tensor*> inputs, const char* name);
+// Tangent formulas run on primal values only: no tangent propagation inside them.
+struct EMBER_API FwGradPause {
+  FwGradPause();
+  ~FwGradPause();
+
+ private:
+  bool prev_;
+};  // acc + term (acc may be undefined)
 
 // A tensor saved for backward. Checks the version counter on unpack; an op's own outputs are
 // saved without their grad_fn (no reference cycle) and get it back on unpack.
