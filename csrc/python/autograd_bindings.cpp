@@ -297,7 +297,7 @@ void bind_autograd(nb::module_& m) {
     t.impl()->set_dtype(src.dtype());
     t.impl()->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
   });
-  m.def("_detach", [](const Tensor& t) { return tensor_or_none(make_view(t, t.sizes(), t.strides(), t.storage_offset())); });
+  m.def("_detach", [](const Tensor& t) { return tensor_or_none(t.detach()); });
   m.def("_detach_", [](const Tensor& t) {
     if (auto* mm = meta(t)) {
       mm->grad_fn.reset();
@@ -306,17 +306,7 @@ void bind_autograd(nb::module_& m) {
       mm->view_base = Tensor();
     }
   });
-  m.def("_retain_grad", [](const Tensor& t) {
-    auto& mm = materialize_meta(t);
-    EMBER_CHECK(requires_grad(t), "can't retain_grad on Tensor that has requires_grad=False");
-    if (!mm.grad_fn || mm.retained_grad) return;
-    auto slot = std::make_shared<Tensor>();
-    mm.retained_grad = slot;
-    mm.grad_fn->tensor_pre_hooks.push_back({mm.output_nr, std::make_shared<TensorHook>([slot](const Tensor& g) {
-      *slot = slot->defined() ? ember::add(*slot, g) : g.clone();
-      return Tensor();
-    })});
-  });
+  m.def("_retain_grad", [](const Tensor& t) { t.retain_grad(); });
   m.def("_register_hook", [](const Tensor& t, nb::handle fn) {
     EMBER_CHECK(requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
     auto& mm = materialize_meta(t);

@@ -169,6 +169,11 @@ def gen_headers(ops, out):
                 methods.append(f"{ret} {op.name}({op.cpp_params(True, skip_self=True)}){const};")
                 if op.inplace:
                     methods.append(f"const Tensor& {op.name}_({op.cpp_params(True, skip_self=True)}){const};")
+                if op.kernel and op.kernel.startswith("binary"):
+                    sp = op.cpp_params(True, skip_self=True).replace("const Tensor& other", "const Scalar& other", 1)
+                    methods.append(f"Tensor {op.name}({sp}){const};")
+                    if op.inplace:
+                        methods.append(f"const Tensor& {op.name}_({sp}){const};")
 
     with open(os.path.join(out, "ember/generated/ops.h"), "w") as f:
         f.write(HEADER + '#pragma once\n#include "ember/core/tensor.h"\n\nnamespace ember {\n')
@@ -245,6 +250,12 @@ def gen_ops_cpp(ops, out):
             if op.inplace:
                 o.append(f"const Tensor& Tensor::{op.name}_({op.cpp_params(False, skip_self=True)}) const "
                          f"{{ return ember::{op.name}_({args}); }}")
+            if op.kernel and op.kernel.startswith("binary"):
+                sp = op.cpp_params(False, skip_self=True).replace("const Tensor& other", "const Scalar& other", 1)
+                sargs = args.replace("other", "scalar_to_tensor(other)", 1)
+                o.append(f"Tensor Tensor::{op.name}({sp}) const {{ return ember::{op.name}({sargs}); }}")
+                if op.inplace:
+                    o.append(f"const Tensor& Tensor::{op.name}_({sp}) const {{ return ember::{op.name}_({sargs}); }}")
     o.append("\nnamespace native {")
     for op in ops:
         if not op.kernel:

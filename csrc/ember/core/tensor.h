@@ -1,6 +1,7 @@
 #pragma once
 // ember::Tensor: a reference-counted handle to a TensorImpl. Copying a Tensor shares data;
 // ops create new tensors. The op methods are generated from ops.yaml (tensor_methods.h).
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <tuple>
@@ -13,6 +14,9 @@ namespace ember {
 
 class Tensor;
 class Generator;
+namespace autograd {
+class Node;
+}
 using TensorList = const std::vector<Tensor>&;
 using OptionalIntArrayRef = std::optional<IntArrayRef>;
 
@@ -73,6 +77,17 @@ class EMBER_API Tensor {
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
 
   Tensor operator[](int64_t i) const { return select(0, i); }
+
+  // Autograd (libtorch spelling; defined in autograd/variable.cpp)
+  bool requires_grad() const;
+  const Tensor& requires_grad_(bool requires_grad = true) const;
+  bool is_leaf() const;
+  Tensor grad() const;  // undefined if none
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  Tensor detach() const;  // shares storage and version counter, no history
+  void retain_grad() const;
 
 #include "ember/generated/tensor_methods.h"
 

@@ -1,0 +1,41 @@
+// Tensor's autograd methods (declared in core/tensor.h, implemented here so the core does not
+// depend on autograd).
+#include "ember/autograd/engine.h"
+#include "ember/autograd/node.h"
+#include "ember/generated/ops.h"
+
+namespace ember {
+
+bool Tensor::requires_grad() const { return autograd::requires_grad(*this); }
+const Tensor& Tensor::requires_grad_(bool r) const {
+  autograd::set_requires_grad(*this, r);
+  return *this;
+}
+bool Tensor::is_leaf() const { return autograd::is_leaf(*this); }
+Tensor Tensor::grad() const {
+  auto* m = autograd::meta(*this);
+  if (!m) return Tensor();
+  return m->retained_grad ? *m->retained_grad : m->grad;
+}
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  auto* m = autograd::meta(*this);
+  return m ? m->grad_fn : nullptr;
+}
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
+  autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{}, retain_graph,
+                     create_graph);
+}
+Tensor Tensor::detach() const { return make_view(*this, sizes(), strides(), storage_offset()); }
+void Tensor::retain_grad() const {
+  auto& m = autograd::materialize_meta(*this);
+  EMBER_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
+  if (!m.grad_fn || m.retained_grad) return;
+  auto slot = std::make_shared<Tensor>();
+  m.retained_grad = slot;
+  m.grad_fn->tensor_pre_hooks.push_back({m.output_nr, std::make_shared<autograd::TensorHook>([slot](const Tensor& g) {
+    *slot = slot->defined() ? ember::add(*slot, g) : g.clone();
+    return Tensor();
+  })});
+}
+
+}  // namespace ember
