@@ -40,9 +40,6 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
   return tup;
 }
 
-PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts) {
-  return PyTuple_Pack(2, nb::steal(wrap(std::get<0>(ts))).ptr(), nb::steal(wrap(std::get<1>(ts))).ptr());
-}
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
 PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
