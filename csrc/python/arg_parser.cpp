@@ -232,6 +232,7 @@ static Param parse_param(const std::string& text, bool kwonly) {
       std::stringstream ss(body);
       std::string item;
       while (std::getline(ss, item, ',')) if (!item.empty()) p.default_ints.push_back(std::stoll(item));
+      if (p.list_size > 1 && p.default_ints.size() == 1) p.default_ints.assign(size_t(p.list_size), p.default_ints[0]);
       break;
     }
     default: break;

@@ -86,4 +86,10 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const
                                                        const Tensor& save_mean, const Tensor& save_invstd,
                                                        bool training, double eps, std::array<bool, 3> mask);
 
+Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, const Tensor& index);
+Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& index, IntArrayRef source_sizes,
+                             const Scalar& alpha);
+std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
+Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices);
+
 }  // namespace ember::autograd

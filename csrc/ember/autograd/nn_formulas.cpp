@@ -150,4 +150,21 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const
   return {dx, dw, db};
 }
 
+Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, const Tensor& index) {
+  return ember::scatter_add(ember::zeros(self_sizes, TensorOptions(grad.dtype())), dim, index, grad);
+}
+
+Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& index, IntArrayRef source_sizes,
+                             const Scalar& alpha) {
+  if (grad.dim() == 0) return maybe_multiply(grad, alpha).reshape(source_sizes);
+  return maybe_multiply(ember::index_select(grad, dim, index.reshape({-1})), alpha).reshape(source_sizes);
+}
+
+std::vector<int64_t> self_spatial(IntArrayRef sizes) { return std::vector<int64_t>(sizes.begin() + 2, sizes.end()); }
+
+Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices) {
+  Tensor z = ember::zeros_like(self).flatten(2, -1);
+  return ember::scatter_add(z, 2, indices.flatten(2, -1), grad.flatten(2, -1)).reshape(self.sizes());
+}
+
 }  // namespace ember::autograd
