@@ -42,7 +42,7 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
 
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
-PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
+PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
   static std::vector<std::pair<std::string, PyTypeObject*>> types;
   PyTypeObject* type = nullptr;
   for (auto& [n, t] : types)
@@ -60,8 +60,7 @@ PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std
   }
   PyObject* r = PyStructSequence_New(type);
   if (!r) throw nb::python_error();
-  PyStructSequence_SetItem(r, 0, wrap(std::get<0>(ts)));
-  PyStructSequence_SetItem(r, 1, wrap(std::get<1>(ts)));
+  for (size_t i = 0; i < ts.size(); i++) PyStructSequence_SetItem(r, Py_ssize_t(i), wrap(ts[i]));
   return r;
 }
 
