@@ -71,7 +71,7 @@ BIN(nb_or, ember::bitwise_or(x, y))
 BIN(nb_xor, ember::bitwise_xor(x, y))
 BIN(nb_lshift, ember::bitwise_left_shift(x, y))
 BIN(nb_rshift, ember::bitwise_right_shift(x, y))
-BIN(nb_matmul, ember::matmul(x, y))
+
 INPL(nb_iadd, ember::add_(x, y))
 INPL(nb_isub, ember::sub_(x, y))
 INPL(nb_imul, ember::mul_(x, y))
@@ -85,6 +85,12 @@ INPL(nb_ilshift, ember::bitwise_left_shift_(x, y))
 INPL(nb_irshift, ember::bitwise_right_shift_(x, y))
 #undef BIN
 #undef INPL
+
+// x @ 2 is a TypeError ("unsupported operand type(s) for @"), as in PyTorch: no number operands.
+PyObject* nb_matmul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::matmul(x, y); });
+}
 
 PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
   if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
@@ -100,14 +106,15 @@ PyObject* nb_pos(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
   EMBER_CHECK(t.dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
-  return wrap(ember::alias(t));
+  return incref(a);  // +x is x itself, as in PyTorch
   EMBER_PY_CATCH
 }
 PyObject* nb_abs(PyObject* a) { EMBER_PY_TRY return wrap(ember::abs(unpack(a))); EMBER_PY_CATCH }
 PyObject* nb_invert(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
-  EMBER_CHECK(!is_floating(t.dtype()), "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+  EMBER_CHECK_KIND(!is_floating(t.dtype()), Type,
+                   "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
   return wrap(ember::bitwise_not(t));
   EMBER_PY_CATCH
 }

@@ -150,7 +150,12 @@ class Tensor(_C.TensorBase):
             d = device if isinstance(device, _C.device) else _C.device(device)
             if d.type != "cpu":
                 raise RuntimeError("Ember was built without CUDA support; cannot move a tensor to " + str(d))
-        return _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
+        r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
+        return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
+
+    def contiguous(self, memory_format=None):
+        r = _C.TensorBase.contiguous(self)
+        return self if r._is_same(self) else r
 
     def cpu(self):
         return self

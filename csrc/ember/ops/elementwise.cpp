@@ -111,17 +111,41 @@ static void check_pow(const Tensor& self, const Tensor& exponent) {
     EMBER_CHECK(exponent.item().to_long() >= 0, "Integers to negative integer powers are not allowed.");
   }
 }
+// pow(x, 0) is ones and pow(x, 1) a copy for a number exponent, without the kernel (so whatever
+// dtypes the kernel supports: bool_tensor ** True is allowed), as PyTorch short-cuts them.
+static bool pow_shortcut(const Tensor& self, const Tensor& exponent, const Tensor& out, OutMode mode) {
+  if (!exponent.impl()->is_wrapped_number()) return false;
+  double e = exponent.item().to_double();
+  if (e != 0.0 && e != 1.0) return false;
+  Tensor ts[2] = {self, exponent};
+  ScalarType dt = result_type(ts, 2);
+  Tensor r = out;
+  if (mode != OutMode::Functional)
+    EMBER_CHECK(can_cast(dt, out.dtype()), "result type ", dt, " can't be cast to the desired output type ", out.dtype());
+  if (mode == OutMode::Out) resize_output(out, self.sizes());
+  if (e == 0.0) r.fill_(1);
+  else if (r.is_same(self)) r.impl()->bump_version();
+  else r.copy_(self);
+  return true;
+}
 Tensor pow(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (exponent.impl()->is_wrapped_number()) {
+    Tensor ts[2] = {self, exponent};
+    Tensor r = empty_like_preserve(self, result_type(ts, 2));
+    if (pow_shortcut(self, exponent, r, OutMode::Out)) return r;
+  }
   return binary_op(BinaryKernel::Pow, 0, self, exponent, 1, Tensor(), OutMode::Functional, "pow");
 }
 const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (pow_shortcut(self, exponent, self, OutMode::Inplace)) return self;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, self, OutMode::Inplace, "pow_");
   return self;
 }
 const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (pow_shortcut(self, exponent, out, OutMode::Out)) return out;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, out, OutMode::Out, "pow");
   return out;
 }
