@@ -148,9 +148,9 @@ bool to_scalar(PyObject* o, Scalar* out) {
     *out = t.item();
     return true;
   }
-  // numpy scalars and other numbers
+  // numpy scalars (not arrays) and other numbers
   const char* tn = Py_TYPE(o)->tp_name;
-  if (std::strncmp(tn, "numpy.", 6) == 0) {
+  if (std::strncmp(tn, "numpy.", 6) == 0 && std::strcmp(tn, "numpy.ndarray") != 0) {
     if (std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0) {
       *out = Scalar(bool(PyObject_IsTrue(o)));
       return true;

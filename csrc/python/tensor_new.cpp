@@ -17,66 +17,143 @@ namespace ember::py {
 // ---------------------------------------------------------------- ember.tensor(data)
 namespace {
 
+bool is_numpy_nd_array(PyObject* o) {  // a NumPy array of at least one dim (a sequence of its rows)
+  if (std::strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") != 0) return false;
+  nb::object nd = nb::steal(PyObject_GetAttrString(o, "ndim"));
+  if (!nd.is_valid()) throw nb::python_error();
+  return PyLong_AsLong(nd.ptr()) > 0;
+}
+
 bool is_sequence(PyObject* o) {
-  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o)) ||
+  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o)) || is_numpy_nd_array(o) ||
          (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) && PyObject_HasAttrString(o, "__len__") &&
           !PyIndex_Check(o) && !PyFloat_Check(o));
 }
 
-// Infer the shape from the first element at each level, and the dtype from every leaf.
-void infer(PyObject* o, int64_t depth, DimVector& shape, ScalarType& dt, bool& any_value) {
-  if (is_tensor(o)) {
-    const Tensor& t = unpack(o);
-    if (depth == int64_t(shape.size())) for (int64_t s : t.sizes()) shape.push_back(s);
-    dt = any_value ? promote_types(dt, t.dtype()) : t.dtype();
-    any_value = true;
-    return;
+// A NumPy scalar's dtype (numpy.int16 -> int16), as PyTorch infers it; nullopt for other objects.
+std::optional<ScalarType> numpy_scalar_dtype(PyObject* o) {
+  const char* tn = Py_TYPE(o)->tp_name;
+  if (std::strncmp(tn, "numpy.", 6) != 0) return std::nullopt;
+  static const std::pair<const char*, ScalarType> names[] = {
+      {"bool", kBool}, {"bool_", kBool}, {"int8", kChar}, {"int16", kShort}, {"int32", kInt}, {"int64", kLong},
+      {"uint8", kByte}, {"float16", kHalf}, {"float32", kFloat}, {"float64", kDouble}};
+  for (auto& [n, t] : names)
+    if (std::strcmp(tn + 6, n) == 0) return t;
+  return std::nullopt;
+}
+
+bool is_str(PyObject* o) { return PyUnicode_Check(o) || PyBytes_Check(o); }
+
+// The shape, from the first item at each level (PyTorch's compute_sizes): a str met on that
+// path is "too many dimensions".
+void compute_sizes(PyObject* o, DimVector& shape) {
+  nb::object hold;
+  PyObject* cur = o;
+  while (true) {
+    if (is_tensor(cur)) return;  // a tensor inside a list is one number (its item), as in PyTorch
+    if (PyUnicode_Check(cur)) {  // a str first in a list: "too many dimensions"; as the data it fails when stored
+      EMBER_CHECK_KIND(cur == o, Value, "too many dimensions 'str'");
+      return;
+    }
+    Scalar s;
+    if (PyBool_Check(cur) || PyLong_Check(cur) || PyFloat_Check(cur) || numpy_scalar_dtype(cur)) return;
+    if (!is_sequence(cur)) return;  // an unknown leaf: the dtype inference names it
+    nb::object seq = nb::steal(PySequence_Fast(cur, "not a sequence"));
+    if (!seq.is_valid()) throw nb::python_error();
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    shape.push_back(n);
+    if (n == 0) return;
+    cur = PySequence_Fast_ITEMS(seq.ptr())[0];
+    hold = seq;
   }
-  Scalar s;
-  if (to_scalar(o, &s)) {
-    ScalarType st = s.is_floating() ? default_dtype() : s.dtype();
-    // numpy float32 scalars etc. keep the default float dtype like PyTorch does
-    dt = any_value ? promote_types(dt, st) : st;
+}
+
+// The dtype from every leaf (PyTorch's infer_scalar_type): tensors and NumPy scalars keep their
+// dtype, Python floats are the default dtype, ints int64, bools bool; promoted together.
+void infer_dtype(PyObject* o, ScalarType& dt, bool& any_value) {
+  auto add = [&](ScalarType t) {
+    dt = any_value ? promote_types(dt, t) : t;
     any_value = true;
-    return;
+  };
+  if (is_tensor(o)) return add(unpack(o).dtype());
+  if (auto nt = numpy_scalar_dtype(o)) return add(*nt);
+  if (PyBool_Check(o)) return add(kBool);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    PyLong_AsLongLongAndOverflow(o, &overflow);
+    EMBER_CHECK_KIND(!overflow, Value, "Overflow when unpacking long long");
+    return add(kLong);
   }
-  if (!is_sequence(o)) EMBER_FAIL(Type, "new(): invalid data type '", type_name(o), "'");
+  if (PyFloat_Check(o)) return add(default_dtype());
+  if (is_str(o)) return;  // storing it fails: "invalid data type"
+  EMBER_CHECK(is_sequence(o), "Could not infer dtype of ", Py_TYPE(o)->tp_name);
   nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
-  if (depth == int64_t(shape.size())) shape.push_back(n);
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  for (Py_ssize_t i = 0; i < n; i++) infer(items[i], depth + 1, shape, dt, any_value);
+  for (Py_ssize_t i = 0; i < n; i++) infer_dtype(items[i], dt, any_value);
 }
 
-// Write leaves in row-major order as doubles / int64 / bools into `out`.
+// A Python number stored into an integer dtype must fit it (PyTorch's checked conversion).
+void check_fits(PyObject* o, const Scalar& s, ScalarType target) {
+  if (!is_integral(target, true)) return;
+  // NumPy float scalars (other than float64, a Python float) are not read as integers or bools;
+  // NumPy bools are not read as integers
+  if (auto nt = numpy_scalar_dtype(o)) {
+    bool ok = PyFloat_Check(o) || is_integral(*nt, false) || (*nt == kBool && target == kBool);
+    EMBER_CHECK_KIND(ok, Type, "'", Py_TYPE(o)->tp_name, "' object cannot be interpreted as an integer");
+  }
+  if (s.is_bool() || target == kBool) return;
+  double lo = 0, hi = 0;
+  switch (target) {
+    case kByte: lo = -255; hi = 255; break;  // negative values wrap, as PyTorch's overflow check allows
+    case kChar: lo = -128; hi = 127; break;
+    case kShort: lo = -32768; hi = 32767; break;
+    case kInt: lo = -2147483648.0; hi = 2147483647.0; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  }
+  bool ok;
+  if (s.is_floating()) {
+    double d = s.to_double();
+    ok = d >= lo && (target == kLong ? d < hi : d <= hi);  // false for NaN
+  } else {
+    ok = target == kLong || (double(s.to_long()) >= lo && double(s.to_long()) <= hi);
+  }
+  EMBER_CHECK(ok, "value cannot be converted to type ", dtype_name(target), " without overflow");
+}
+
+// Write leaves in row-major order as doubles / int64 / bools into `out`, raising PyTorch's errors
+// for ragged data (ValueError) and for numbers and sequences in each other's place (TypeError).
 template <class T>
-void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out) {
-  if (is_tensor(o)) {
+void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out, ScalarType target) {
+  const bool at_leaf = depth == int64_t(shape.size());
+  if (is_tensor(o)) {  // one number: a tensor of one element
     const Tensor& t = unpack(o);
-    EMBER_CHECK_KIND(IntArrayRef(shape.data() + depth, shape.size() - size_t(depth)) == t.sizes(), Value,
-                     "expected sequence of length ", depth < int64_t(shape.size()) ? shape[depth] : 0, " at dim ",
-                     depth, " (got a tensor of shape ", t.sizes(), ")");
-    Tensor c = t.to(DtypeOf<T>::value).contiguous();
-    std::memcpy(out, c.data_ptr(), size_t(c.numel()) * sizeof(T));
-    out += c.numel();
+    EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
+    EMBER_CHECK_KIND(at_leaf, Type, "not a sequence");
+    *out++ = t.item().to<T>();
     return;
   }
+  EMBER_CHECK_KIND(!is_str(o), Type, "new(): invalid data type '", Py_TYPE(o)->tp_name, "'");
   Scalar s;
   if (to_scalar(o, &s)) {
-    EMBER_CHECK_KIND(depth == int64_t(shape.size()), Value, "expected sequence of length ", shape[depth], " at dim ",
-                     depth, " (got ", type_name(o), ")");
+    EMBER_CHECK_KIND(at_leaf, Type, "not a sequence");
+    check_fits(o, s, target);
     *out++ = s.to<T>();
     return;
   }
-  EMBER_CHECK_KIND(depth < int64_t(shape.size()) && is_sequence(o), Type, "new(): invalid data type '", type_name(o), "'");
+  EMBER_CHECK_KIND(is_sequence(o), Type, "new(): invalid data type '", type_name(o), "'");
+  if (at_leaf) {
+    if (is_floating(target)) EMBER_FAIL(Type, "must be real number, not ", Py_TYPE(o)->tp_name);
+    EMBER_FAIL(Type, "'", Py_TYPE(o)->tp_name, "' object cannot be interpreted as an integer");
+  }
   nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
   EMBER_CHECK_KIND(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
                    n, ")");
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out);
+  for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out, target);
 }
 
 bool has_array_interface(PyObject* o) { return PyObject_HasAttrString(o, "__array_interface__"); }
@@ -91,26 +168,27 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
     return t.to(dtype ? *dtype : t.dtype(), true);
   }
   DimVector shape;
+  compute_sizes(data, shape);
   ScalarType dt = default_dtype();
   bool any_value = false;
-  infer(data, 0, shape, dt, any_value);
+  infer_dtype(data, dt, any_value);
   if (!any_value) dt = default_dtype();  // tensor([]) is float32
   ScalarType target = dtype ? *dtype : dt;
   Tensor r;
   if (is_floating(dt)) {
     Tensor buf = empty_tensor(shape, kDouble);
     double* p = static_cast<double*>(buf.data_ptr());
-    fill<double>(data, 0, shape, p);
+    fill<double>(data, 0, shape, p, target);
     r = buf;
   } else if (dt == kBool) {
     Tensor buf = empty_tensor(shape, kBool);
     bool* p = static_cast<bool*>(buf.data_ptr());
-    fill<bool>(data, 0, shape, p);
+    fill<bool>(data, 0, shape, p, target);
     r = buf;
   } else {
     Tensor buf = empty_tensor(shape, kLong);
     int64_t* p = static_cast<int64_t*>(buf.data_ptr());
-    fill<int64_t>(data, 0, shape, p);
+    fill<int64_t>(data, 0, shape, p, target);
     r = buf;
   }
   return r.to(target);

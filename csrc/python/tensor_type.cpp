@@ -143,12 +143,7 @@ PyObject* nb_int(PyObject* a) {
   const Tensor& t = unpack(a);
   EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
   Scalar s = t.item();
-  if (s.is_floating()) {
-    double d = s.to_double();
-    EMBER_CHECK_KIND(!std::isnan(d), Value, "cannot convert float NaN to integer");
-    EMBER_CHECK(!std::isinf(d), "cannot convert float infinity to integer");
-    return PyLong_FromDouble(d);
-  }
+  if (s.is_floating()) return PyLong_FromDouble(s.to_double());  // NaN: ValueError, inf: OverflowError (Python's)
   return PyLong_FromLongLong(s.to_long());
   EMBER_PY_CATCH
 }

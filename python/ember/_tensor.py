@@ -133,19 +133,32 @@ class Tensor(_C.TensorBase):
         kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, _C.dtype):
+        flags = []  # positional bools after the first argument: non_blocking, then copy
+        for i, a in enumerate(args):
+            if i > 0 and isinstance(a, bool):
+                flags.append(a)
+            elif i > 0 and not (i == 1 and isinstance(a, _C.dtype) and isinstance(args[0], (str, _C.device))):
+                # to(device, dtype, ...) / to(dtype, ...) / to(other, ...): nothing else after the first
+                raise TypeError(f"to() received an invalid combination of arguments - got "
+                                f"({', '.join(type(x).__name__ for x in args)})")
+            elif isinstance(a, _C.dtype):
                 dtype = a
             elif isinstance(a, (str, _C.device)):
                 device = a
             elif isinstance(a, _C.TensorBase):
                 dtype = a.dtype
-            elif isinstance(a, bool):
-                copy = a
+            elif isinstance(a, numbers.Integral) and not isinstance(a, bool):
+                # an int is a device index (an accelerator), as in PyTorch
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            elif isinstance(a, numbers.Number):
+                # PyTorch reads a float or bool as to(other=tensor(number)): its dtype (a float is float64)
+                dtype = _C.bool if isinstance(a, bool) else _C.float64
             elif a is None:
                 pass
             else:
                 raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if len(flags) > 1:
+            copy = flags[1]
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
             if d.type != "cpu":

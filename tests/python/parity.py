@@ -337,7 +337,7 @@ def _struct_fields(t):
 
 # ---------------------------------------------------------------- exceptions
 # The most specific of these that an exception is an instance of: its "kind" for parity.
-_KINDS = (NotImplementedError, IndexError, TypeError, ValueError, ZeroDivisionError, RuntimeError)
+_KINDS = (NotImplementedError, IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RuntimeError)
 
 
 def error_kind(exc):
@@ -369,7 +369,7 @@ def check(fn, sample, rtol=None, atol=None, check_inputs=True, values=True, chec
         try:
             targs, tkwargs, tres = _run(fn, torch, sample)
             terr = None
-        except (RuntimeError, IndexError, TypeError, ValueError) as ex:
+        except (RuntimeError, IndexError, TypeError, ValueError, OverflowError) as ex:
             terr = ex
         if terr is not None:
             try:
