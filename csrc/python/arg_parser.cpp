@@ -418,7 +418,19 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
       const char* kname = PyUnicode_AsUTF8(key);
       size_t idx = np;
       for (size_t i = 0; i < np; i++)
-        if (s.params[i].name == kname || (s.params[i].name == "input" && std::strcmp(kname, "self") == 0)) { idx = i; break; }
+        if (s.params[i].name == kname) { idx = i; break; }
+      if (idx == np) {
+        // NumPy-style spellings PyTorch also accepts: axis=, keepdims=, x=/a=/x1= (input), x2= (other)
+        const char* alias = nullptr;
+        if (!std::strcmp(kname, "axis")) alias = "dim";
+        else if (!std::strcmp(kname, "keepdims")) alias = "keepdim";
+        else if (!std::strcmp(kname, "self") || !std::strcmp(kname, "x") || !std::strcmp(kname, "a") ||
+                 !std::strcmp(kname, "x1")) alias = "input";
+        else if (!std::strcmp(kname, "x2")) alias = "other";
+        if (alias)
+          for (size_t i = 0; i < np; i++)
+            if (s.params[i].name == alias) { idx = i; break; }
+      }
       if (idx == np) {
         if (err) *err = s.name + "() got an unexpected keyword argument '" + kname + "'";
         return false;

@@ -273,6 +273,7 @@ Tensor tensor_from_numpy(PyObject* arr, bool allow_readonly) {
   for (nb::handle h : shape_t) sizes.push_back(nb::cast<int64_t>(h));
   DimVector strides;
   nb::object st = d.contains("strides") ? nb::object(d["strides"]) : nb::none();
+  if (st.is_none() && PyObject_HasAttrString(arr, "strides")) st = nb::getattr(nb::handle(arr), "strides");
   if (st.is_none()) {
     strides = contiguous_strides(sizes);
   } else {
@@ -339,13 +340,28 @@ ScalarType from_dl(DLDataType d) {
   EMBER_FAIL(Type, "DLPack: unsupported data type code=", int(d.code), " bits=", int(d.bits));
 }
 
+// DLPack 1.x ("dltensor_versioned" capsules): the managed tensor carries a version and flags.
+// Consumers that ask for it (NumPy's from_dlpack) treat legacy capsules as read-only.
+struct DLPackVersion {
+  uint32_t major, minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
 struct ExportCtx {
   Tensor t;
   std::vector<int64_t> shape, strides;
   DLManagedTensor managed;
+  DLManagedTensorVersioned versioned;
 };
 
 void export_deleter(DLManagedTensor* m) { delete static_cast<ExportCtx*>(m->manager_ctx); }
+void export_deleter_versioned(DLManagedTensorVersioned* m) { delete static_cast<ExportCtx*>(m->manager_ctx); }
 
 void capsule_destructor(PyObject* cap) {
   if (PyCapsule_IsValid(cap, "dltensor")) {  // never consumed: free it ourselves
@@ -353,6 +369,25 @@ void capsule_destructor(PyObject* cap) {
     if (m && m->deleter) m->deleter(m);
   } else {
     PyErr_Clear();
+  }
+}
+void capsule_destructor_versioned(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, "dltensor_versioned"));
+    if (m && m->deleter) m->deleter(m);
+  } else {
+    PyErr_Clear();
+  }
+}
+void import_deleter_versioned(void* ctx, void*, size_t) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(ctx);
+  if (!m->deleter) return;
+  if (Py_IsInitialized()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    m->deleter(m);
+    PyGILState_Release(g);
+  } else {
+    m->deleter(m);
   }
 }
 
@@ -371,23 +406,32 @@ void import_deleter(void* ctx, void*, size_t) {
 }
 }  // namespace
 
-PyObject* tensor_to_dlpack(const Tensor& t) {
+PyObject* tensor_to_dlpack(const Tensor& t, bool versioned, bool copied) {
   auto* ctx = new ExportCtx();
   ctx->t = t;
   ctx->shape = t.sizes().vec();
   ctx->strides = t.strides().vec();
-  DLTensor& dl = ctx->managed.dl_tensor;
-  dl.data = t.impl()->storage()->data();
-  dl.byte_offset = uint64_t(t.storage_offset() * t.element_size());
-  if (!dl.data) { dl.data = t.data_ptr(); dl.byte_offset = 0; }
+  DLTensor& dl = versioned ? ctx->versioned.dl_tensor : ctx->managed.dl_tensor;
+  // data points at the first element, byte_offset 0: what PyTorch exports and NumPy requires
+  dl.data = t.data_ptr();
+  dl.byte_offset = 0;
   dl.device = {kDLCPU, 0};
   dl.ndim = int32_t(t.dim());
   dl.dtype = to_dl(t.dtype());
   dl.shape = ctx->shape.data();
   dl.strides = ctx->strides.data();
-  ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = export_deleter;
-  PyObject* cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
+  PyObject* cap;
+  if (versioned) {
+    ctx->versioned.version = {1, 0};
+    ctx->versioned.manager_ctx = ctx;
+    ctx->versioned.deleter = export_deleter_versioned;
+    ctx->versioned.flags = copied ? (uint64_t(1) << 1) : 0;  // DLPACK_FLAG_BITMASK_IS_COPIED; writable
+    cap = PyCapsule_New(&ctx->versioned, "dltensor_versioned", capsule_destructor_versioned);
+  } else {
+    ctx->managed.manager_ctx = ctx;
+    ctx->managed.deleter = export_deleter;
+    cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
+  }
   if (!cap) {
     delete ctx;
     throw nb::python_error();
@@ -407,11 +451,19 @@ Tensor tensor_from_dlpack(PyObject* obj) {
     }
     cap = fn();
   }
-  EMBER_CHECK(PyCapsule_IsValid(cap.ptr(), "dltensor"),
+  const bool versioned = PyCapsule_IsValid(cap.ptr(), "dltensor_versioned");
+  EMBER_CHECK(versioned || PyCapsule_IsValid(cap.ptr(), "dltensor"),
               "from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so you "
               "might have already constructed a tensor from it once.");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
-  DLTensor& dl = m->dl_tensor;
+  DLManagedTensor* m = nullptr;
+  DLManagedTensorVersioned* mv = nullptr;
+  if (versioned) {
+    mv = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), "dltensor_versioned"));
+    EMBER_CHECK(mv->version.major == 1, "from_dlpack: unsupported DLPack version ", mv->version.major);
+  } else {
+    m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  }
+  DLTensor& dl = versioned ? mv->dl_tensor : m->dl_tensor;
   EMBER_CHECK(dl.device.device_type == kDLCPU, "from_dlpack: only CPU tensors are supported (device type ",
               int(dl.device.device_type), ")");
   ScalarType dt = from_dl(dl.dtype);
@@ -425,8 +477,9 @@ Tensor tensor_from_dlpack(PyObject* obj) {
   }
   int64_t isz = itemsize(dt);
   char* base = static_cast<char*>(dl.data) + dl.byte_offset;
-  auto storage = StorageImpl::wrap(base, size_t(extent * isz), import_deleter, m);
-  PyCapsule_SetName(cap.ptr(), "used_dltensor");
+  auto storage = versioned ? StorageImpl::wrap(base, size_t(extent * isz), import_deleter_versioned, mv)
+                           : StorageImpl::wrap(base, size_t(extent * isz), import_deleter, m);
+  PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor");
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dt, sizes, strides, 0));
 }
 

@@ -111,15 +111,22 @@ class Tensor(_C.TensorBase):
         return np.asarray(_NumpyBridge(self))
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy 2 passes copy=True for np.array(t): the result must then not share memory
         a = self.numpy()
         if dtype is not None:
-            a = a.astype(dtype, copy=False)
+            a = a.astype(dtype, copy=bool(copy))
+        elif copy:
+            a = a.copy()
         return a
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"Ember tensors are on the CPU; cannot export to DLPack device {dl_device}")
+        # a consumer asking for DLPack >= 1.0 gets a versioned capsule (NumPy then keeps it writable)
+        versioned = max_version is not None and max_version[0] >= 1
         if copy:
-            return _C._to_dlpack(self.clone())
-        return _C._to_dlpack(self)
+            return _C._to_dlpack(self.clone(), versioned, True)
+        return _C._to_dlpack(self, versioned, False)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU, device 0

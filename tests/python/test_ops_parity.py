@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from opdb import OPS, OPS_BY_NAME, YAML_OPS
-from parity import TensorSpec, check, get_torch, lib_dtype
+from parity import Sample, T, TensorSpec, check, get_torch, lib_dtype
 
 
 @pytest.fixture
@@ -111,3 +111,16 @@ def test_declared_variants_exist():
                 if e.get("inplace") and not hasattr(x, n + "_"):
                     missing.append(f"Tensor.{n}_")
     assert not missing, missing
+
+
+def test_numpy_style_keyword_aliases(torch):
+    """PyTorch also accepts axis=, keepdims=, x=/a=/x1= and x2= for dim, keepdim, input, other."""
+    x = T((2, 3), "float32")
+    for fn in [lambda lib, t: lib.sum(t, axis=0), lambda lib, t: t.sum(axis=1, keepdims=True),
+               lambda lib, t: lib.mean(t, axis=(0, 1)), lambda lib, t: lib.amax(t, axis=0),
+               lambda lib, t: lib.max(t, axis=0), lambda lib, t: lib.cumsum(t, axis=1),
+               lambda lib, t: lib.argmax(t, axis=1), lambda lib, t: lib.var(t, axis=0),
+               lambda lib, t: lib.add(x=t, other=t), lambda lib, t: lib.add(t, x2=t), lambda lib, t: lib.sum(a=t),
+               lambda lib, t: lib.squeeze(t, axis=0), lambda lib, t: lib.mul(x1=t, x2=2)]:
+        check(fn, Sample(x))
+    check(lambda lib, t: lib.flip(t, axis=0), Sample(x), expect_error=True)  # dims, not dim
