@@ -251,3 +251,13 @@ def test_dlpack_keeps_producer_alive():
     del e2
     gc.collect()
     assert t2.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_empty_arrays_with_zero_strides():
+    # NumPy gives empty arrays zero strides; the tensor is still contiguous and writable in place
+    a = np.array(np.zeros((0, 3)), order="C", copy=True)
+    t = ember.from_numpy(a)
+    assert t.is_contiguous() and tuple(t.shape) == (0, 3)
+    t.add_(1)
+    t.fill_(2)
+    assert (t + 1).shape == (0, 3)

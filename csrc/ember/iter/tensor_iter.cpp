@@ -94,6 +94,7 @@ void check_out_dtype(const Tensor& out, ScalarType expected) {
 
 namespace {
 bool has_internal_overlap(const Tensor& t) {
+  if (t.numel() == 0) return false;
   for (int64_t i = 0; i < t.dim(); i++)
     if (t.strides()[i] == 0 && t.sizes()[i] > 1) return true;
   return false;
