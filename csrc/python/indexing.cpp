@@ -1,6 +1,7 @@
 // x[index] and x[index] = value. Basic indices (ints, slices, None, Ellipsis, bools) make views;
 // tensor and list indices switch to advanced indexing (ember::index / index_put_).
 #include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
 
@@ -229,7 +230,10 @@ void tensor_setitem(const Tensor& self, PyObject* index, PyObject* value) {
       }
     }
   }
-  if (is_scalar) v = scalar_to_tensor(s).to(self.dtype());  // a number takes the tensor's dtype
+  if (is_scalar) {  // a number takes the tensor's dtype (and must fit it, as fill_)
+    check_scalar_fits(s, self.dtype());
+    v = scalar_to_tensor(s).to(self.dtype());
+  }
   r.view.index_put_(r.advanced, v, false);
 }
 

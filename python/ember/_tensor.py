@@ -48,6 +48,8 @@ class _NumpyBridge:
 
 
 class Tensor(_C.TensorBase):
+    # NumPy defers binary operators to tensors (np.float64(2) + t is a Tensor), as with PyTorch
+    __array_priority__ = 1000
     def __new__(cls, *args, **kwargs):
         # legacy constructor: Tensor(), Tensor(2, 3), Tensor([1, 2]), Tensor(other)
         if cls is not Tensor:
@@ -118,6 +120,11 @@ class Tensor(_C.TensorBase):
         elif copy:
             a = a.copy()
         return a
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # the result of a NumPy ufunc applied to a tensor comes back as a tensor
+        import numpy as np
+        return _C.from_numpy(np.ascontiguousarray(array) if array.ndim else np.array(array, ndmin=0, copy=True))
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
         if dl_device is not None and tuple(dl_device) != (1, 0):

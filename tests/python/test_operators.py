@@ -225,3 +225,52 @@ def test_all_dtype_pairs_inplace_casting():
     for d1, d2 in itertools.product(ALL_DTYPES, ALL_DTYPES):
         check(lambda lib, a, b: operator.iadd(a, b), Sample(T((3,), d1, low=0, high=3), T((3,), d2, low=0, high=3)),
               same_object=0, label=f"{d1} += {d2}")
+
+
+def test_numpy_operands():
+    """NumPy scalars on either side give tensors; NumPy arrays combine through __array_wrap__."""
+    x = T((3,), "float32")
+    for fn in [lambda lib, a: np.float64(2) + a, lambda lib, a: np.int64(2) * a, lambda lib, a: np.float32(3) - a,
+               lambda lib, a: a / np.float64(2), lambda lib, a: np.bool_(True) + a, lambda lib, a: a + np.ones(3),
+               lambda lib, a: np.int32(1) < a]:
+        check(fn, Sample(x))
+    check(lambda lib, a: a < np.ones(3), Sample(x), expect_error=True)
+
+
+def test_python_ints_beyond_int64():
+    x = T((3,), "float32")
+    check(lambda lib, a: a + 2**64, Sample(x), expect_error=True)
+    check(lambda lib, a: a.add(1, alpha=2**64), Sample(x), expect_error=True)
+    check(lambda lib, a: a * -(2**70), Sample(x), expect_error=True)
+
+
+CHECKED_SCALARS = [
+    # values converted with PyTorch's overflow check (fill values, clamp bounds, alpha, where, setitem)
+    (lambda lib, a: a.fill_(300), "uint8"), (lambda lib, a: a.fill_(-255), "uint8"), (lambda lib, a: a.fill_(-256), "uint8"),
+    (lambda lib, a: a.fill_(2**40), "int32"), (lambda lib, a: a.fill_(float("nan")), "int8"),
+    (lambda lib, a: a.fill_(float("inf")), "int64"), (lambda lib, a: a.fill_(1e10), "float16"),
+    (lambda lib, a: a.fill_(1e300), "float32"), (lambda lib, a: a.fill_(float("inf")), "float16"),
+    (lambda lib, a: a.fill_(float("nan")), "bfloat16"), (lambda lib, a: a.fill_(1e300), "bool"),
+    (lambda lib, a: a.fill_(1.5), "int8"), (lambda lib, a: a.zero_(), "uint8"),
+    (lambda lib, a: lib.full((2,), 300, dtype=lib.uint8), "uint8"), (lambda lib, a: lib.full_like(a, 200), "int8"),
+    (lambda lib, a: a.new_full((2,), 2**40), "int32"), (lambda lib, a: lib.full((2,), 1e10, dtype=lib.float16), "float16"),
+    (lambda lib, a: a.masked_fill(a >= 0, 300), "uint8"), (lambda lib, a: a.masked_fill(a >= 0, 1.5), "int8"),
+    (lambda lib, a: a.clamp(min=-1000), "int8"), (lambda lib, a: a.clamp_(max=1000), "int8"),
+    (lambda lib, a: a.clamp(0.5, 1.5), "int8"), (lambda lib, a: a.clamp(min=lib.tensor(1000)), "int8"),
+    (lambda lib, a: a.add(1, alpha=300), "uint8"), (lambda lib, a: a.sub(1, alpha=-300), "int8"),
+    (lambda lib, a: lib.where(a >= 0, a, 300), "uint8"), (lambda lib, a: lib.where(a >= 0, 2.5, a), "int8"),
+    (lambda lib, a: a == 300, "uint8"), (lambda lib, a: a + 300, "uint8"), (lambda lib, a: a * 1000, "int8"),
+    (lambda lib, a: a.lerp(a, 1e10), "float16"),
+    (lambda lib, a: a.__setitem__(0, 300), "uint8"), (lambda lib, a: a.__setitem__([0], 300), "uint8"),
+    (lambda lib, a: a.__setitem__(a >= 0, 300), "uint8"), (lambda lib, a: a.__setitem__(0, 100), "uint8"),
+    # a 0-d tensor value is cast like a copy (no overflow check)
+    (lambda lib, a: a.fill_(lib.tensor(300)), "uint8"), (lambda lib, a: a.fill_(lib.tensor(-4.5)), "uint8"),
+    (lambda lib, a: a.masked_fill(a >= 0, lib.tensor(1000)), "int8"),
+    (lambda lib, a: lib.masked_fill(a, a >= 0, lib.tensor(-3.7)), "uint8"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CHECKED_SCALARS)))
+def test_scalar_conversion_overflow(i):
+    fn, dtype = CHECKED_SCALARS[i]
+    check(fn, Sample(T((3,), dtype, low=0, high=3)))

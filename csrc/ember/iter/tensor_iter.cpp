@@ -1,6 +1,7 @@
 #include "ember/iter/tensor_iter.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "ember/generated/ops.h"
@@ -85,6 +86,35 @@ static const char* cpp_type_name(ScalarType t) {  // how PyTorch's messages name
     case ScalarType::Undefined: break;
   }
   return "undefined";
+}
+
+void check_scalar_fits(const Scalar& s, ScalarType t) {
+  if (t == kBool || s.is_bool()) return;
+  double lo = 0, hi = 0;
+  const char* name = "";
+  switch (t) {
+    case kByte: lo = 0; hi = 255; name = "uint8_t"; break;
+    case kChar: lo = -128; hi = 127; name = "int8_t"; break;
+    case kShort: lo = -32768; hi = 32767; name = "int16_t"; break;
+    case kInt: lo = -2147483648.0; hi = 2147483647.0; name = "int"; break;
+    case kLong: lo = -9223372036854775808.0; hi = 9223372036854775807.0; name = "int64_t"; break;
+    case kHalf: lo = -65504.0; hi = 65504.0; name = "c10::Half"; break;
+    case kBFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; name = "c10::BFloat16"; break;
+    case kFloat: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; name = "float"; break;
+    case kDouble: return;
+    case ScalarType::Undefined: return;
+  }
+  bool bad;
+  if (s.is_floating()) {
+    double d = s.to_double();
+    if (is_floating(t)) bad = std::isfinite(d) && (d < lo || d > hi);
+    else bad = !(d >= lo && d <= hi);  // NaN and infinities included
+  } else {
+    int64_t v = s.to_long();
+    if (t == kLong) return;
+    bad = t == kByte ? (v > 255 || v < -255) : (double(v) < lo || double(v) > hi);
+  }
+  EMBER_CHECK(!bad, "value cannot be converted to type ", name, " without overflow");
 }
 
 void check_out_dtype(const Tensor& out, ScalarType expected) {

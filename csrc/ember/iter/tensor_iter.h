@@ -100,6 +100,11 @@ EMBER_API bool can_cast(ScalarType from, ScalarType to);
 EMBER_API DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 // Resize an out= tensor to `shape` (contiguous), reallocating its storage when too small.
 EMBER_API void resize_output(const Tensor& out, IntArrayRef shape);
+// Raise "value cannot be converted to type int8_t without overflow" when a Python number does not
+// fit `t`, as PyTorch's checked conversion of fill values, clamp bounds, alpha, ... (c10::overflows:
+// bool takes anything; floats take inf/NaN but not finite values beyond their range; integers take
+// neither, and unsigned ones also take negatives down to -max, which wrap).
+EMBER_API void check_scalar_fits(const Scalar& s, ScalarType t);
 // Raise PyTorch's "Expected out tensor to have dtype float, but got double instead" unless out has `expected`.
 EMBER_API void check_out_dtype(const Tensor& out, ScalarType expected);
 // Raise if `out` has elements that alias each other, or partially overlaps `in`.

@@ -49,6 +49,7 @@ static void check_alpha(ScalarType dt, const Scalar& alpha) {
   EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
   EMBER_CHECK(is_floating(dt) || alpha.is_integral(true),
               "For integral input tensors, argument alpha must not be a floating point number.");
+  check_scalar_fits(alpha, dt);
 }
 
 Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& other, const Scalar& alpha,
@@ -244,6 +245,12 @@ static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& ma
   cfg.mode = mode;
   // clamp(x, number bounds, out=) writes only the result dtype; with tensor bounds out= may be wider
   cfg.out_dtype_must_match = number_or_none(min) && number_or_none(max);
+  {
+    Tensor ts[3] = {self, min, max};
+    ScalarType dt = result_type(ts, 3);
+    for (const Tensor* b : {&min, &max})
+      if (b->defined() && b->impl()->is_wrapped_number()) check_scalar_fits(b->item(), dt);
+  }
   cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
   TensorIter it(cfg);
   KernelArgs a;
@@ -293,6 +300,8 @@ static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& o
               "where expected condition to be a boolean tensor, but got a tensor with dtype ", cond.dtype());
   Tensor ts[2] = {self, other};
   ScalarType dt = result_type(ts, 2);
+  for (const Tensor* v : {&self, &other})
+    if (v->impl()->is_wrapped_number()) check_scalar_fits(v->item(), dt);
   if (mode == OutMode::Out) EMBER_CHECK(out.dtype() == dt, "Expected out type to be ", dt, " but got ", out.dtype());
   TensorIterConfig cfg;
   cfg.name = "where";
@@ -340,6 +349,7 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 }
 const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
+  check_scalar_fits(value, self.dtype());
   Tensor v = scalar_to_tensor(value).to(self.dtype());
   // PyTorch still accepts (with a deprecation warning) masked_fill_ on an expanded tensor
   where_impl(mask, v, self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);
