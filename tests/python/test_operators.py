@@ -274,3 +274,11 @@ CHECKED_SCALARS = [
 def test_scalar_conversion_overflow(i):
     fn, dtype = CHECKED_SCALARS[i]
     check(fn, Sample(T((3,), dtype, low=0, high=3)))
+
+
+def test_signed_zeros_in_maximum_minimum():
+    """On ties maximum/minimum return their first operand (std::max/std::min), as PyTorch."""
+    a = T((4,), "float32", data=[0.0, -0.0, 0.0, -0.0])
+    b = T((4,), "float32", data=[-0.0, 0.0, 0.0, -0.0])
+    for f in ("maximum", "minimum", "max", "min"):
+        check(lambda lib, x, y: getattr(lib, f)(x, y).signbit(), Sample(a, b), label=f)

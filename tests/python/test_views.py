@@ -217,3 +217,41 @@ def test_unbind_split_chunk_return_views_of_base():
         assert isinstance(parts, tuple)
         for p in parts:
             assert p._storage_ptr() == base._storage_ptr()
+
+
+LAYOUTS = [
+    # the strides of results: PyTorch keeps a dense input's layout for elementwise results and clones,
+    # and writes some ops (masked_fill, tril) row-major
+    lambda lib, x: x.t().clone().stride(), lambda lib, x: (x.t() + 1).stride(), lambda lib, x: (x.t() * x.t()).stride(),
+    lambda lib, x: x.t().exp().stride(), lambda lib, x: (x.t() > 2).stride(), lambda lib, x: x.t().to(lib.float64).stride(),
+    lambda lib, x: lib.where(x.t() > 1, x.t(), 0.0).stride(), lambda lib, x: x[:, ::2].clone().stride(),
+    lambda lib, x: (x[:, ::2] + 1).stride(), lambda lib, x: x.t().contiguous().stride(), lambda lib, x: x.t().reshape(12).stride(),
+    lambda lib, x: lib.empty_like(x[:, ::2]).stride(), lambda lib, x: x.t().cumsum(0).stride(),
+    lambda lib, x: x.t().tril().stride(), lambda lib, x: x.t().flip(0).stride(), lambda lib, x: x.t().masked_fill(x.t() > 1, 0).stride(),
+    lambda lib, x: x.t().clamp(0, 5).stride(), lambda lib, x: x.t().nan_to_num().stride(), lambda lib, x: x.t().round().stride(),
+    lambda lib, x: x.t()[[0, 1]].stride(), lambda lib, x: (x.t() + lib.ones(4, 1)).stride(),
+    lambda lib, x: (x.reshape(3, 2, 2).permute(2, 0, 1) * 2).stride(), lambda lib, x: x.t().sum(0).stride(),
+]
+
+
+@pytest.mark.parametrize("i", range(len(LAYOUTS)))
+def test_result_layouts_match_torch(i):
+    if not has_torch():
+        pytest.skip("torch is not installed")
+    check(LAYOUTS[i], Sample(T((3, 4), "float32")))
+
+
+def test_overlapping_outputs():
+    if not has_torch():
+        pytest.skip("torch is not installed")
+    x = T((3, 4), "float32")
+    # allowed: full overlap (out is the input), and interleaved strided views (PyTorch cannot tell)
+    for fn in [lambda lib, a: lib.add(a, 1, out=a), lambda lib, a: lib.add(a[:, :2], 1, out=a[:, 1:3]),
+               lambda lib, a: a.t().add_(a.t()), lambda lib, a: lib.exp(a[0], out=a[1]),
+               lambda lib, a: lib.neg(a[0], out=a[0])]:
+        check(fn, Sample(x))
+    # partial overlap of two dense blocks is an error
+    for fn in [lambda lib, a: a.view(-1)[1:].add_(a.view(-1)[:-1]), lambda lib, a: a[1:].copy_(a[:-1]),
+               lambda lib, a: lib.add(a.view(-1)[:6], 1, out=a.view(-1)[3:9]),
+               lambda lib, a: lib.mul(a[0], a[0], out=a.view(-1)[2:6])]:
+        check(fn, Sample(x), expect_error=True)
