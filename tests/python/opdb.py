@@ -11,7 +11,7 @@ import os
 import numpy as np
 import yaml
 
-from parity import (ALL_DTYPES, BIG, SPECIAL_FLOATS, FLOATS, INTEGRAL, INTS, REDUCED, SIGNED_INTS, DType, Sample, T,
+from parity import (ALL_DTYPES, BIG, SPECIAL_FLOATS, FLOATS, INTS, REDUCED, SIGNED_INTS, DType, Sample, T,
                     binary_samples, is_torch, reduction_samples, unary_samples)
 
 OPS_YAML = os.path.join(os.path.dirname(__file__), "..", "..", "ops.yaml")

@@ -9,15 +9,6 @@ import ember
 from parity import ALL_DTYPES, FLOATS, DType, Sample, T, check, get_torch
 
 
-@pytest.fixture(autouse=True)
-def _torch():
-    return get_torch()
-
-
-def _np_float(v):
-    return np.float32(v)
-
-
 TENSOR_DATA = [
     1, 2.5, True, [], [[]], [[], []], [1, 2, 3], [1.0, 2, 3], [True, False], [True, 1], [True, 1.5], [1, 2.5],
     [[1, 2], [3, 4]], [[[1], [2]], [[3], [4]]], (1, 2), ((1, 2), (3, 4)), [(1, 2), [3, 4]], [0.1, 1e30, -1e-30],

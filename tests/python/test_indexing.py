@@ -4,12 +4,7 @@ import numpy as np
 import pytest
 
 import ember
-from parity import ALL_DTYPES, Sample, T, check, get_torch
-
-
-@pytest.fixture(autouse=True)
-def _torch():
-    return get_torch()
+from parity import ALL_DTYPES, Sample, T, check
 
 
 def _lib(t):

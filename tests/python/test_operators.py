@@ -10,11 +10,6 @@ import ember
 from parity import ALL_DTYPES, FLOATS, INTS, Sample, T, check, dtype_name, get_torch, lib_dtype
 
 
-@pytest.fixture(autouse=True)
-def _torch():
-    return get_torch()
-
-
 BINARY_OPERATORS = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "//": operator.floordiv,
     "%": operator.mod, "**": operator.pow, "&": operator.and_, "|": operator.or_, "^": operator.xor,
