@@ -62,8 +62,19 @@ PyObject* inplace(PyObject* a, PyObject* b, F f) {
   PyObject* name(PyObject* a, PyObject* b) { return inplace(a, b, [](const Tensor& x, const Tensor& y) { expr; }); }
 BIN(nb_add, ember::add(x, y))
 BIN(nb_sub, ember::sub(x, y))
-BIN(nb_mul, ember::mul(x, y))
-BIN(nb_truediv, ember::div(x, y))
+// number * tensor is tensor.mul(number), as PyTorch's Tensor.__rmul__ (the number second matters
+// for half/bfloat16, where mul reads a second scalar operand unrounded)
+PyObject* nb_mul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) && is_tensor(b))
+    return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(y, x); });
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(x, y); });
+}
+// number / tensor is reciprocal(tensor) * number, as PyTorch's Tensor.__rtruediv__ computes it
+PyObject* nb_truediv(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) && is_tensor(b))
+    return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(ember::reciprocal(y), x); });
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::div(x, y); });
+}
 BIN(nb_floordiv, ember::floor_divide(x, y))
 BIN(nb_mod, ember::remainder(x, y))
 BIN(nb_and, ember::bitwise_and(x, y))

@@ -501,6 +501,8 @@ def reduction_samples(dtype, low=None, high=None, dims=True):
     out = []
     sh = [((), None), ((5,), None), ((3, 4), None), ((3, 4), "T"), ((2, 3, 4), "permute"), ((2, 3, 4), "step"),
           ((4, 3), "expand"), ((0,), None), ((2, 0), None), ((BIG,), None), ((300, 200), None)]
+    # above 2 * 32768 elements a full reduction is split across threads (Ember's other sum path)
+    sh.append(((70_000,), None))
     if dtype not in REDUCED:
         # (PyTorch's half/bfloat16 sums over a transposed tensor this size keep partial sums in the
         # reduced type and lose ~0.1 to cancellation; Ember's float32 accumulation does not compare)

@@ -33,7 +33,7 @@ def _operand_samples(sym, dtype):
     out = [Sample(x, y), Sample(T((3, 1), dtype, low=lo, high=hi), T((4,), dtype, low=lo, high=hi, nonzero=nz)),
            Sample(x, T((), dtype, low=lo, high=hi, nonzero=nz)), Sample(T((), dtype, low=lo, high=hi), y),
            Sample(T((4, 3), dtype, layout="T", low=lo, high=hi), y)]
-    for s in (2, 3, 2.5, True, -1):
+    for s in (2, 3, 2.5, True, -1, -4.32631379587902):  # (the last is not exact in half/bfloat16)
         if s is True and nz:
             continue
         out.append(Sample(x, s, name="tensor op scalar"))
@@ -277,3 +277,29 @@ def test_signed_zeros_in_maximum_minimum():
     b = T((4,), "float32", data=[-0.0, 0.0, 0.0, -0.0])
     for f in ("maximum", "minimum", "max", "min"):
         check(lambda lib, x, y: getattr(lib, f)(x, y).signbit(), Sample(a, b), label=f)
+
+
+MIXED_OPS = ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "float_power", "atan2", "hypot",
+             "minimum", "maximum", "fmin", "fmax", "eq", "lt", "logical_and", "logical_xor", "bitwise_and",
+             "bitwise_or", "bitwise_left_shift", "clamp_min", "clamp_max"]
+
+
+@pytest.mark.parametrize("op", MIXED_OPS)
+def test_binary_ops_on_mixed_dtypes(op):
+    """Every pair of dtypes: inputs are promoted (cast to the common dtype, half/bfloat16 included)
+    before computing, so e.g. a bfloat16 tensor minus a float64 0-d tensor rounds the latter first."""
+    nz = op in ("floor_divide", "remainder", "fmod", "div")
+    small = op in ("pow", "bitwise_left_shift", "float_power")
+    for d1, d2 in itertools.product(ALL_DTYPES, ALL_DTYPES):
+        for s1, s2 in [((3,), ()), ((3, 1), (4,))]:
+            s = Sample(T(s1, d1, low=0 if small else None, high=3 if small else None, key=(op, 1)),
+                       T(s2, d2, low=0 if small else None, high=3 if small else None, nonzero=nz, key=(op, 2)))
+            check(lambda lib, a, b: getattr(lib, op)(a, b), s, label=f"{op} {d1}/{d2}")
+    for d in ALL_DTYPES:
+        for v in (-4.32631379587902, 3, True):
+            if nz and v is True:
+                continue
+            if op in ("minimum", "maximum", "fmin", "fmax", "atan2", "hypot", "logical_and", "logical_xor"):
+                continue  # (no number overload in PyTorch; the TypeError is tested elsewhere)
+            check(lambda lib, a: getattr(lib, op)(a, v), Sample(T((3,), d, low=0 if small else None, high=3 if small
+                                                                    else None)), label=f"{op} {d}/{v!r}")

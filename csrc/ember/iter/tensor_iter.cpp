@@ -236,6 +236,11 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
   dtypes_[0] = cfg.result_bool ? kBool : compute_dtype_;
   for (int i = 0; i < cfg.ninputs; i++) {
     Tensor& in = cfg.inputs[i];
+    // An input of another dtype is first cast to the common dtype, as PyTorch promotes: with a
+    // half/bfloat16 result, x_bf16 - 4.3263 subtracts bfloat16(4.3263) (then computes in float).
+    if (cfg.promote_inputs && cfg.round_inputs_to_common && i != cfg.unrounded_input && in.dtype() != common &&
+        compute_dtype_ != common)
+      in = ember::to_dtype(in, common, false);
     if (cfg.promote_inputs && in.dtype() != compute_dtype_) in = ember::to_dtype(in, compute_dtype_, false);
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();

@@ -45,6 +45,8 @@ struct TensorIterConfig {
   bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
   bool out_dtype_must_match = false; // out= must have exactly the result dtype (PyTorch's same-dtype ops)
   bool check_internal_overlap = true; // false: an output with stride-0 dims is fine (fill_, masked_fill_)
+  bool round_inputs_to_common = true;  // cast inputs to a half/bfloat16 common dtype before computing in float
+  int unrounded_input = -1;  // an input exempt from that rounding (PyTorch's mul/div by a scalar)
 
   TensorIterConfig& add_input(const Tensor& t) { inputs[ninputs++] = t; return *this; }
 };

@@ -69,6 +69,11 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   cfg.add_input(self).add_input(other);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
   cfg.result_bool = flags & kResultBool;
+  // PyTorch's half/bfloat16 multiply and divide kernels read a single-value second operand in
+  // float, without rounding it to the result dtype first (add, sub, remainder, ... do round it)
+  if ((k == BinaryKernel::Mul || k == BinaryKernel::TrueDiv || k == BinaryKernel::TruncDiv ||
+       k == BinaryKernel::FloorDiv) && other.numel() == 1)
+    cfg.unrounded_input = 1;
   TensorIter it(cfg);
   if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
   KernelArgs args;
@@ -248,8 +253,16 @@ static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& ma
   {
     Tensor ts[3] = {self, min, max};
     ScalarType dt = result_type(ts, 3);
+    bool number_bound = false;
     for (const Tensor* b : {&min, &max})
-      if (b->defined() && b->impl()->is_wrapped_number()) check_scalar_fits(b->item(), dt);
+      if (b->defined() && b->impl()->is_wrapped_number()) {
+        check_scalar_fits(b->item(), dt);
+        number_bound = true;
+      }
+    // PyTorch's number-bound clamp kernels have no bool version (tensor bounds do)
+    const char* kname = !max.defined() ? "clamp_min_scalar_cpu" : !min.defined() ? "clamp_max_scalar_cpu"
+                                                                                   : "clamp_scalar_cpu";
+    EMBER_CHECK_KIND(!(dt == kBool && number_bound), NotImplemented, "\"", kname, "\" not implemented for 'Bool'");
   }
   cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
   TensorIter it(cfg);
@@ -282,6 +295,7 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   cfg.add_input(self).add_input(end).add_input(weight);
   cfg.force_dtype = self.dtype();
   cfg.out_dtype_must_match = !weight.impl()->is_wrapped_number();  // lerp.Tensor's out= is its own dtype
+  cfg.round_inputs_to_common = !weight.impl()->is_wrapped_number();  // a number weight stays float
   TensorIter it(cfg);  // shape errors come before the dtype's
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
