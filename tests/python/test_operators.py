@@ -303,3 +303,14 @@ def test_binary_ops_on_mixed_dtypes(op):
                 continue  # (no number overload in PyTorch; the TypeError is tested elsewhere)
             check(lambda lib, a: getattr(lib, op)(a, v), Sample(T((3,), d, low=0 if small else None, high=3 if small
                                                                     else None)), label=f"{op} {d}/{v!r}")
+
+
+@pytest.mark.parametrize("d1", ALL_DTYPES)
+def test_ternary_ops_on_mixed_dtypes(d1):
+    """clamp / where / masked_fill over every triple of dtypes (tensor, broadcast tensor, 0-d)."""
+    for d2, d3 in itertools.product(ALL_DTYPES, ALL_DTYPES):
+        s = Sample(T((3, 4), d1, key=1), T((4,), d2, key=2), T((), d3, key=3))
+        check(lambda lib, a, b, c: lib.clamp(a, b, c), s, label=f"clamp {d1}/{d2}/{d3}")
+        check(lambda lib, a, b, c: lib.clamp(a, min=b), s, label=f"clamp(min) {d1}/{d2}")
+        check(lambda lib, a, b, c: lib.where(c > 0, a, b), s, label=f"where {d1}/{d2}")
+        check(lambda lib, a, b, c: a.masked_fill(b > 0, c), s, label=f"masked_fill {d1}/{d3}")

@@ -241,9 +241,12 @@ const Tensor& nan_to_num_out(const Tensor& out, const Tensor& s, std::optional<d
 static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out, OutMode mode) {
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   auto number_or_none = [](const Tensor& t) { return !t.defined() || t.impl()->is_wrapped_number(); };
-  // PyTorch's clamp.Tensor (min and max tensors) has no bool kernel; clamp_min/clamp_max do
-  EMBER_CHECK_KIND(!(self.dtype() == kBool && min.defined() && max.defined() && !number_or_none(min) &&
-                     !number_or_none(max)), NotImplemented, "\"clamp_cpu\" not implemented for 'Bool'");
+  {
+    // PyTorch's clamp.Tensor (min and max tensors) has no bool kernel; clamp_min/clamp_max do
+    Tensor ts[3] = {self, min, max};
+    EMBER_CHECK_KIND(!(result_type(ts, 3) == kBool && min.defined() && max.defined() && !number_or_none(min) &&
+                       !number_or_none(max)), NotImplemented, "\"clamp_cpu\" not implemented for 'Bool'");
+  }
   TensorIterConfig cfg;
   cfg.name = "clamp";
   cfg.out = out;
