@@ -76,6 +76,10 @@ GAPS = {
         "ops.yaml declares no in-place view ops: Tensor.unsqueeze_/squeeze_/t_/transpose_/swapaxes_/"
         "as_strided_",
         lambda lib, x: (x.clone().unsqueeze_(0).shape, x.clone().t_().shape, x.clone().transpose_(0, 1).shape), False),
+    "norm_default_fro": (
+        "ops.yaml norm(Tensor self, Scalar? p=2, ...): torch.norm's default p is 'fro', a matrix norm that "
+        "rejects more than two dims (torch.norm(x, dim=(0, 1, 2)) raises); Ember's p=2 default computes a vector norm",
+        lambda lib, x: lib.norm(x.reshape(1, 2, 3), dim=(0, 1, 2)), True),
     "function_variants_of_inplace": (
         "ops.yaml fill_/zero_/index_put_ are method-only; PyTorch also has torch.fill_, torch.zero_, "
         "torch.index_put_",
