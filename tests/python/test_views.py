@@ -199,6 +199,9 @@ def test_to_same_dtype_and_contiguous_return_self():
     tt = t.transpose(0, 1)
     c = tt.contiguous()
     assert c is not tt and c.is_contiguous() and c._storage_ptr() != tt._storage_ptr()
+    assert t.contiguous(memory_format=ember.contiguous_format) is t
+    assert tt.contiguous(memory_format=ember.contiguous_format).is_contiguous(memory_format=ember.contiguous_format)
+    assert repr(ember.preserve_format) == "ember.preserve_format"
 
 
 def test_view_dtype_reinterprets_bits():
