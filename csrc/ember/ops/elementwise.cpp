@@ -241,11 +241,22 @@ const Tensor& nan_to_num_out(const Tensor& out, const Tensor& s, std::optional<d
 static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out, OutMode mode) {
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   auto number_or_none = [](const Tensor& t) { return !t.defined() || t.impl()->is_wrapped_number(); };
-  {
-    // PyTorch's clamp.Tensor (min and max tensors) has no bool kernel; clamp_min/clamp_max do
-    Tensor ts[3] = {self, min, max};
-    EMBER_CHECK_KIND(!(result_type(ts, 3) == kBool && min.defined() && max.defined() && !number_or_none(min) &&
-                       !number_or_none(max)), NotImplemented, "\"clamp_cpu\" not implemented for 'Bool'");
+  Tensor ts[3] = {self, min, max};
+  const ScalarType dt = result_type(ts, 3);
+  // PyTorch's kernels: clamp.Tensor (both bounds tensors) and the number-bound ones have no bool
+  // version; clamp_min/clamp_max with a tensor bound do
+  bool number_bound = false;
+  for (const Tensor* b : {&min, &max})
+    if (b->defined() && b->impl()->is_wrapped_number()) {
+      check_scalar_fits(b->item(), dt);  // number bounds must fit the result dtype
+      number_bound = true;
+    }
+  if (dt == kBool) {
+    EMBER_CHECK_KIND(!(min.defined() && max.defined() && !number_bound), NotImplemented,
+                     "\"clamp_cpu\" not implemented for 'Bool'");
+    const char* kname = !max.defined() ? "clamp_min_scalar_cpu" : !min.defined() ? "clamp_max_scalar_cpu"
+                                                                                   : "clamp_scalar_cpu";
+    EMBER_CHECK_KIND(!number_bound, NotImplemented, "\"", kname, "\" not implemented for 'Bool'");
   }
   TensorIterConfig cfg;
   cfg.name = "clamp";
@@ -253,20 +264,6 @@ static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& ma
   cfg.mode = mode;
   // clamp(x, number bounds, out=) writes only the result dtype; with tensor bounds out= may be wider
   cfg.out_dtype_must_match = number_or_none(min) && number_or_none(max);
-  {
-    Tensor ts[3] = {self, min, max};
-    ScalarType dt = result_type(ts, 3);
-    bool number_bound = false;
-    for (const Tensor* b : {&min, &max})
-      if (b->defined() && b->impl()->is_wrapped_number()) {
-        check_scalar_fits(b->item(), dt);
-        number_bound = true;
-      }
-    // PyTorch's number-bound clamp kernels have no bool version (tensor bounds do)
-    const char* kname = !max.defined() ? "clamp_min_scalar_cpu" : !min.defined() ? "clamp_max_scalar_cpu"
-                                                                                   : "clamp_scalar_cpu";
-    EMBER_CHECK_KIND(!(dt == kBool && number_bound), NotImplemented, "\"", kname, "\" not implemented for 'Bool'");
-  }
   cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
   TensorIter it(cfg);
   KernelArgs a;
