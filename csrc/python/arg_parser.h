@@ -95,6 +95,7 @@ class ParsedArgs {
  public:
   PyObject* args[kMaxArgs];
   const Signature* sig = nullptr;
+  PyObject* self = nullptr;  // the tensor a method is called on (nullptr for functions)
   nanobind::object owned;  // a tuple the parser built (varargs int lists)
 
   PyObject* obj(int i) const { return args[i]; }

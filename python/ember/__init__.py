@@ -22,7 +22,7 @@ from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from ._utils import (  # noqa: F401
     as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, layout,
-    set_printoptions, memory_stats,
+    set_printoptions, memory_stats, memory_format, contiguous_format, preserve_format,
 )
 
 # PyTorch's dtype aliases
