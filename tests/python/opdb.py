@@ -1168,5 +1168,6 @@ add(OpInfo("matmul", _mm_samples, errors=lambda: [Sample(T((2, 3), "float32"), T
 
 
 import opdb_nn  # noqa: E402,F401  (NN-core and BLAS ops)
+import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling and extra random ops)
 
 OPS_BY_NAME = {op.name: op for op in OPS}

@@ -102,4 +102,13 @@ Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 
+// shape, indexing and scan ops (shape_formulas.cpp)
+Tensor index_fill_value_grad(const Tensor& grad, int64_t dim, const Tensor& index);
+Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntArrayRef source_sizes);
+std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
+                                                   const Tensor& src, std::string_view reduce, bool include_self,
+                                                   const Tensor& result, std::array<bool, 2> mask);
+Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim);
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
+
 }  // namespace ember::autograd
