@@ -64,6 +64,26 @@ PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::
   return r;
 }
 
+PyObject* wrap_out_tuple(PyObject* outs, const char* name, std::initializer_list<const char*> fields) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(outs);
+  PyObject** items = PySequence_Fast_ITEMS(outs);
+  if (fields.size() == 0) {
+    PyObject* tup = PyTuple_New(n);
+    if (!tup) throw nb::python_error();
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tup, i, incref(items[i]));
+    return tup;
+  }
+  std::vector<Tensor> ts;
+  for (Py_ssize_t i = 0; i < n; i++) ts.push_back(unpack(items[i]));
+  PyObject* r = wrap_named_list(ts, name, fields);  // then the very objects passed in, not new wrappers
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject* old = PyStructSequence_GET_ITEM(r, i);
+    PyStructSequence_SET_ITEM(r, i, incref(items[i]));
+    Py_DECREF(old);
+  }
+  return r;
+}
+
 bool is_dtype(PyObject* o) { return g_dtype_type && Py_TYPE(o) == (PyTypeObject*)g_dtype_type; }
 ScalarType unpack_dtype(PyObject* o) {
   for (int i = 0; i < kNumDtypes; i++)
@@ -219,6 +239,7 @@ static Param parse_param(const std::string& text, bool kwonly) {
   else if (type == "Generator") p.type = ArgType::Generator;
   else if (type == "Device") p.type = ArgType::Device;
   else if (type == "Layout") p.type = ArgType::Layout;
+  else if (type == "MemoryFormat") p.type = ArgType::MemoryFormat;
   else throw std::runtime_error("ember: unknown argument type in signature: " + type);
   if (!p.has_default) return p;
   if (def == "None") { p.default_none = true; p.optional = true; return p; }
@@ -270,7 +291,7 @@ static bool tensor_param_takes_number(std::string op, const std::string& param) 
       {"bitwise_left_shift", "input"}, {"bitwise_right_shift", "input"},
       {"clamp", "min"}, {"clamp", "max"}, {"clip", "min"}, {"clip", "max"},
       {"clamp_min", "min"}, {"clamp_max", "max"},
-      {"lerp", "weight"}, {"where", "input"}, {"where", "other"}, {"bernoulli", "p"},
+      {"lerp", "weight"}, {"bernoulli", "p"},
   };
   for (auto& pr : pairs)
     if (op == pr[0] && param == pr[1]) return true;
@@ -342,6 +363,7 @@ bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor, bool 
     case ArgType::Generator: return is_generator(o);
     case ArgType::Device: return PyUnicode_Check(o) || is_device(o) || is_int_like(o);
     case ArgType::Layout: return true;
+    case ArgType::MemoryFormat: return std::strcmp(Py_TYPE(o)->tp_name, "memory_format") == 0;
     case ArgType::IntList: {
       if (p.list_size > 0 && is_int_like(o)) return true;
       if (!PyTuple_Check(o) && !PyList_Check(o)) return false;
@@ -381,6 +403,7 @@ static const char* type_label(const Param& p) {
     case ArgType::Generator: return "torch.Generator";
     case ArgType::Device: return "torch.device";
     case ArgType::Layout: return "torch.layout";
+    case ArgType::MemoryFormat: return "torch.memory_format";
     case ArgType::TensorList: return "tuple of Tensors";
   }
   return "?";
@@ -458,7 +481,8 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
     }
   }
   for (size_t i = 0; i < np; i++) {
-    if (!out.args[i] && !s.params[i].has_default && !s.params[i].optional) {
+    // a parameter without a default is required even when it takes None (sum(x, dim=None) vs sum(x))
+    if (!out.args[i] && !s.params[i].has_default) {
       if (err) *err = s.name + "() missing 1 required positional arguments: \"" + s.params[i].name + "\"";
       return false;
     }
@@ -623,6 +647,16 @@ TensorOptions ParsedArgs::options(int i) {
                              " is not available");
   o.requires_grad_ = !is_none(i + 4) && PyObject_IsTrue(args[i + 4]) == 1;
   return o;
+}
+
+std::optional<MemoryFormat> ParsedArgs::memory_format_opt(int i) {
+  if (is_none(i)) return std::nullopt;
+  nb::object name = nb::borrow(args[i]).attr("name");
+  const char* cn = PyUnicode_Check(name.ptr()) ? PyUnicode_AsUTF8(name.ptr()) : nullptr;
+  std::string n = cn ? cn : "";
+  if (n == "contiguous_format") return MemoryFormat::Contiguous;
+  if (n == "preserve_format") return MemoryFormat::Preserve;
+  EMBER_FAIL(Runtime, "unsupported memory format ", n);
 }
 
 // ---------------------------------------------------------------- errors

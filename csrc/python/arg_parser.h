@@ -36,6 +36,9 @@ PyObject* wrap_named(const std::tuple<Ts...>& ts, const char* name, std::initial
   return wrap_named_list(v, name, fields);
 }
 inline PyObject* incref(PyObject* o) { Py_INCREF(o); return o; }
+// The result of an op called with out=(a, b): those tensor objects, as torch.return_types.<name>
+// (a plain tuple when `fields` is empty).
+PyObject* wrap_out_tuple(PyObject* outs, const char* name, std::initializer_list<const char*> fields);
 
 // Python number -> Scalar; false if `o` is not a number (bool, int, float, numpy scalar, 0-d tensor).
 bool to_scalar(PyObject* o, Scalar* out);
@@ -60,7 +63,7 @@ PyObject* make_size(IntArrayRef sizes);  // ember.Size
 
 // ---- the parser
 enum class ArgType {
-  Tensor, Scalar, Int, IntList, Float, Bool, String, Dtype, Generator, Device, Layout, TensorList,
+  Tensor, Scalar, Int, IntList, Float, Bool, String, Dtype, Generator, Device, Layout, TensorList, MemoryFormat,
 };
 
 struct Param {
@@ -120,6 +123,7 @@ class ParsedArgs {
   std::optional<ScalarType> dtype_opt(int i);
   Generator* generator(int i);
   TensorOptions options(int i);  // reads dtype, layout, device, pin_memory, requires_grad at i..i+4
+  std::optional<MemoryFormat> memory_format_opt(int i);
 
  private:
   Tensor tmp_[kMaxArgs];

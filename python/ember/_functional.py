@@ -83,3 +83,8 @@ def nonzero(input, *, out=None, as_tuple=False):
     if out.dtype != r.dtype:
         raise RuntimeError(f"nonzero: Expected out tensor to have scalar type Long but got scalar type {out.dtype}")
     return _ops.cat([r], out=out)  # resizes out
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """torch.split: Tensor.split(split_size_or_sections, dim) under the function's argument names."""
+    return tensor.split(split_size_or_sections, dim)

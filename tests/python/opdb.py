@@ -75,7 +75,9 @@ class OpInfo:
         self.function = (default_fn if "function" in variants else None) if function is None else function
         self.method = (default_method if "method" in variants else None) if method is None else method
         self.inplace = (default_inplace if self.entry.get("inplace") else None) if inplace is None else inplace
-        self.out = bool(self.entry.get("out")) if out is None else out
+        # (out=(values, indices) of the tuple-returning ops is tested by test_shape_ops.test_tuple_out)
+        tuple_result = self.entry["func"].split("->")[1].strip().startswith("(")
+        self.out = (bool(self.entry.get("out")) and not tuple_result) if out is None else out
         self.out_dtypes = out_dtypes
         # samples for which out= is not tested (no out= overload in PyTorch for that call form)
         self.out_filter = out_filter or (lambda sample, dtype: True)
@@ -130,17 +132,15 @@ unary("erfinv", low=-1.1, high=1.1, tol={"float32": (1e-5, 1e-5), "float64": (1e
                                         "float16": (1e-3, 1e-4), "bfloat16": (1.6e-2, 1e-4)})
 
 
-def _round_samples(dt):
-    s = unary_samples(dt, -20.0, 20.0)
+def _round_decimals_samples(dt):
+    # decimals= on an integer tensor: torch's round.decimals overload rejects it, decimals=0 included
     x = T((4, 5), dt, low=-2000.0, high=2000.0, key="round")
-    if dt in FLOATS:
-        # decimals= on an integer tensor: torch's round.decimals overload rejects it even for
-        # decimals=0, which ops.yaml's single round(self, *, decimals=0) cannot tell apart (SCHEMA_GAPS)
-        s += [Sample(x, decimals=2), Sample(x, decimals=-2), Sample(x, decimals=0)]
-    return s
+    return [Sample(x, decimals=2), Sample(x, decimals=-2), Sample(x, decimals=0),
+            Sample(T((7,), dt, data=[0.5, 1.5, 2.5, -0.5, -2.5, 0.25, 0.35]) if dt in FLOATS else x, decimals=1)]
 
 
-add(OpInfo("round", _round_samples))
+add(OpInfo("round", lambda dt: unary_samples(dt, -20.0, 20.0)))
+add(OpInfo("round.decimals", _round_decimals_samples))
 
 
 def _nan_to_num_samples(dt):
@@ -334,15 +334,21 @@ def _dim_errors():
     return [Sample(x, 2), Sample(x, (0, 0)), Sample(x, -3)]
 
 
-def _has_dim(sample, dtype):
-    # torch.sum(x, *, dtype) and torch.prod(x, *, dtype) have no out= overload (see SCHEMA_GAPS)
+def _has_dim(sample, dtype=None):
+    # sum(x, *, dtype) / prod(x, *, dtype) versus the overloads with a dim (which have out=)
     return len(sample.args) > 1 or "dim" in sample.kwargs
 
 
+def _dim_free_errors():
+    x = T((3, 4), "float32")
+    return [Sample(x, keepdim=True), Sample(x, out=T((0,), "float32"))]
+
+
 # float32 sums of 60000 values in (-5, 5): both libraries' rounding error is ~1e-4 absolute
-add(OpInfo("sum", _sum_samples, errors=_dim_errors,
-           tol={"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 5e-4)},
-           out_filter=_has_dim))
+_SUM_TOL = {"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2), "float32": (1.3e-6, 5e-4)}
+add(OpInfo("sum", lambda dt: [x for x in _sum_samples(dt) if not _has_dim(x)], errors=_dim_free_errors, tol=_SUM_TOL))
+add(OpInfo("sum.dim_IntList", lambda dt: [x for x in _sum_samples(dt) if _has_dim(x)], errors=_dim_errors,
+           tol=_SUM_TOL))
 
 
 def _mean_samples(dt):
@@ -371,9 +377,12 @@ def _prod_samples(dt):
     return s
 
 
-add(OpInfo("prod", _prod_samples, errors=lambda: [Sample(T((3, 4), "float32"), 2),
-                                                   Sample(T((3, 4), "float32"), (0, 1))],
-           tol={"float16": (2e-3, 1e-3), "bfloat16": (3e-2, 1e-2), "float32": (1e-5, 1e-5)}, out_filter=_has_dim))
+_PROD_TOL = {"float16": (2e-3, 1e-3), "bfloat16": (3e-2, 1e-2), "float32": (1e-5, 1e-5)}
+add(OpInfo("prod", lambda dt: [x for x in _prod_samples(dt) if not _has_dim(x)], errors=_dim_free_errors,
+           tol=_PROD_TOL))
+add(OpInfo("prod.dim_int", lambda dt: [x for x in _prod_samples(dt) if _has_dim(x)],
+           errors=lambda: [Sample(T((3, 4), "float32"), 2), Sample(T((3, 4), "float32"), (0, 1)),
+                           Sample(T((3, 4), "float32"), None)], tol=_PROD_TOL))
 
 
 def _amax_samples(dt):
@@ -677,8 +686,8 @@ add(OpInfo("unbind", lambda dt: [Sample(_x(dt)), Sample(_x(dt), 1), Sample(_x(dt
 
 
 def _split_fn(lib, x, *a, **k):
-    # torch.split is a Python function spelling the size argument `split_size_or_sections`
-    if is_torch(lib) and "split_size" in k:
+    # torch.split (like ember.split) is a Python function spelling the size `split_size_or_sections`
+    if "split_size" in k:
         k["split_size_or_sections"] = k.pop("split_size")
     return lib.split(x, *a, **k)
 

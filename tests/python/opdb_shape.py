@@ -663,3 +663,65 @@ add(OpInfo("bernoulli_.float", lambda dt: [Sample(_x(dt, (3, 4))), Sample(_x(dt,
 add(OpInfo("random_.to", lambda dt: [Sample(_x(dt, (3, 4)), 2), Sample(T((), dt), 1), Sample(_x(dt, (4, 3), layout="T"), to=2),
                                      Sample(T((0,), dt), 2)],
            values=False, errors=lambda: [Sample(T((3,), "float32"), 0), Sample(T((3,), "uint8"), 300)]))
+
+
+# ================================================================ overloads of the schema gaps
+def _unbiased_samples(dt):
+    x = _x(dt, (3, 4))
+    return [Sample(x, False), Sample(x, True), Sample(T((), dt), True), Sample(T((1,), dt), False), Sample(T((0,), dt), True),
+            Sample(_x(dt, (4, 3), layout="T"), unbiased=False)]
+
+
+_VAR_TOL = {"float16": (2e-3, 1e-3), "bfloat16": (3e-2, 1e-2), "float32": (1e-5, 1e-5)}
+for _n in ("var.unbiased", "std.unbiased", "var_mean.unbiased", "std_mean.unbiased"):
+    add(OpInfo(_n, _unbiased_samples, tol=_VAR_TOL, errors=lambda: [Sample(T((3,), "int64"), True)]))
+
+
+def _norm_str_samples(dt):
+    x, x3 = _x(dt, (3, 4)), _x(dt, (2, 3, 4))
+    return [Sample(x), Sample(x, "fro"), Sample(x, "fro", 1), Sample(x, "fro", (0, 1), True), Sample(x3, "fro", (0, 2)),
+            Sample(x, "nuc"), Sample(x3, "nuc", (2, 0)), Sample(x3, "nuc", (0, 1), True), Sample(x, p="fro", dim=0),
+            Sample(x, dim=1, keepdim=True), Sample(_x(dt, (4, 3), layout="T"), "nuc"), Sample(x, "fro", dtype=DType("float64")),
+            Sample(x3, dim=(0, 1, 2)), Sample(x3, "nuc"), Sample(x, "abc"), Sample(T((3,), dt), "nuc")]
+
+
+add(OpInfo("norm.str", _norm_str_samples, dtypes=FLOATS,
+           tol={"float16": (2e-3, 1e-3), "bfloat16": (3e-2, 1e-2), "float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)},
+           out_filter=lambda s, dt: "dtype" not in s.kwargs))
+
+
+def _arange_end_samples(dt):
+    s = [Sample(end=5, dtype=DType(dt)), Sample(end=0, dtype=DType(dt)), Sample(end=True, dtype=DType(dt))]
+    if dt in FLOATS:
+        s.append(Sample(end=2.5, dtype=DType(dt)))
+    if dt == "float32":
+        s += [Sample(end=4), Sample(end=3.5), Sample(end=-1.0)]
+    return s
+
+
+add(OpInfo("arange.end", _arange_end_samples, errors=lambda: [Sample(end=-1), Sample(end=float("inf"))],
+           out_filter=lambda s, dt: "dtype" not in s.kwargs))
+
+
+def _where_scalar_samples(dt, which):
+    c = T((3, 4), "bool", key="c")
+    x = _x(dt, (3, 4), key="w")
+    nums = [2, 1.5, True, -3] if dt != "bool" else [True, 0]
+    s = []
+    for v in nums:
+        if which == "self":
+            s += [Sample(c, v, x), Sample(T((4,), "bool"), v, x)]
+        elif which == "other":
+            s += [Sample(c, x, v), Sample(c, T((), dt), v)]
+        else:
+            s += [Sample(c, v, 2.5), Sample(c, v, -1), Sample(T((), "bool", data=True), v, False)]
+    return s
+
+
+add(OpInfo("where.ScalarSelf", lambda dt: _where_scalar_samples(dt, "self"),
+           errors=lambda: [Sample(T((3,), "float32"), 1.0, T((3,), "float32"))]))
+add(OpInfo("where.ScalarOther", lambda dt: _where_scalar_samples(dt, "other"),
+           errors=lambda: [Sample(T((3,), "bool"), T((2,), "float32"), 1.0)]))
+add(OpInfo("where.Scalar", lambda dt: _where_scalar_samples(dt, "both") if dt == "float32" else [],
+           errors=lambda: [Sample(T((3,), "int64"), 1.0, 2.0)]))
+add(OpInfo("where.cond", lambda dt: _nonzero_like(dt)))

@@ -163,8 +163,9 @@ for _name, _dom in UNARY_DOMAINS.items():
         S(_name, "inplace", lambda lib, x, n=_name: getattr(x.clone(), n + "_")(), A((2, 3), **_dom),
           torch_grad=_name not in TORCH_NO_INPLACE_GRAD))
 
-add(S("round", "decimals", lambda lib, x: lib.round(x, decimals=1), A((2, 3), values=[[0.12, -1.37, 2.21],
-                                                                                   [0.61, -0.83, 3.44]])),
+add(S("round.decimals", "one", lambda lib, x: lib.round(x, decimals=1), A((2, 3), values=[[0.12, -1.37, 2.21],
+                                                                                         [0.61, -0.83, 3.44]])),
+    S("round.decimals", "inplace_zero", lambda lib, x: x.clone().round_(decimals=0), A((3,), values=[0.3, -1.6, 2.2])),
     S("nan_to_num", "nonfinite", lambda lib, x: lib.nan_to_num(x, nan=1.0, posinf=3.0),
       A((2, 3), values=[[float("nan"), 1.5, float("inf")], [-float("inf"), -0.5, 0.25]])),
     S("nan_to_num", "inplace_nonfinite", lambda lib, x: x.clone().nan_to_num_(neginf=-7.0),
@@ -283,25 +284,27 @@ add(S("clamp", "scalars", lambda lib, x: lib.clamp(x, -0.5, 0.5), A((2, 3), valu
 
 # ---------------------------------------------------------------- reductions
 for _r in ("sum", "mean"):
+    _rd = "sum.dim_IntList" if _r == "sum" else _r  # sum(x) and sum(x, dim) are two overloads
     add(S(_r, "all", lambda lib, x, r=_r: getattr(lib, r)(x), A((2, 3))),
-        S(_r, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
-        S(_r, "dim_keepdim", lambda lib, x, r=_r: getattr(x, r)(dim=-1, keepdim=True), A((2, 3))),
-        S(_r, "dims", lambda lib, x, r=_r: getattr(lib, r)(x, (0, 2)), A((2, 3, 2))),
-        S(_r, "dims_keepdim_noncontig", lambda lib, x, r=_r: getattr(lib, r)(x, [0, 1], keepdim=True),
+        S(_rd, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
+        S(_rd, "dim_keepdim", lambda lib, x, r=_r: getattr(x, r)(dim=-1, keepdim=True), A((2, 3))),
+        S(_rd, "dims", lambda lib, x, r=_r: getattr(lib, r)(x, (0, 2)), A((2, 3, 2))),
+        S(_rd, "dims_keepdim_noncontig", lambda lib, x, r=_r: getattr(lib, r)(x, [0, 1], keepdim=True),
           A((3, 2), layout="t")),
         S(_r, "0d", lambda lib, x, r=_r: getattr(lib, r)(x), A(())),
-        S(_r, "0d_dim", lambda lib, x, r=_r: getattr(lib, r)(x, 0), A(())),
+        S(_rd, "0d_dim", lambda lib, x, r=_r: getattr(lib, r)(x, 0), A(())),
         S(_r, "dtype", lambda lib, x, r=_r: getattr(lib, r)(x, dtype=lib.float64), A((2, 3))))
+add(S("sum.dim_IntList", "none_keepdim", lambda lib, x: lib.sum(x, None, True), A((2, 3))))
 
 add(S("prod", "all", lambda lib, x: lib.prod(x), A((2, 3), 0.5, 1.5)),
-    S("prod", "dim", lambda lib, x: lib.prod(x, 1), A((2, 3), 0.5, 1.5, kind="signed")),
-    S("prod", "dim_keepdim", lambda lib, x: x.prod(0, keepdim=True), A((2, 3), 0.5, 1.5)),
+    S("prod.dim_int", "dim", lambda lib, x: lib.prod(x, 1), A((2, 3), 0.5, 1.5, kind="signed")),
+    S("prod.dim_int", "dim_keepdim", lambda lib, x: x.prod(0, keepdim=True), A((2, 3), 0.5, 1.5)),
     S("prod", "one_zero_all", lambda lib, x: lib.prod(x), A((2, 3), values=[[0.5, 0.0, 1.5], [2.0, -1.0, 0.7]])),
-    S("prod", "zeros_dim", lambda lib, x: lib.prod(x, 1),
+    S("prod.dim_int", "zeros_dim", lambda lib, x: lib.prod(x, 1),
       A((3, 3), values=[[0.5, 0.0, 1.5], [0.0, -1.0, 0.0], [1.1, 0.9, -1.3]])),
     S("prod", "two_zeros_all", lambda lib, x: lib.prod(x), A((2, 2), values=[[0.0, 1.5], [0.0, 2.0]])),
     S("prod", "0d", lambda lib, x: lib.prod(x), A(())),
-    S("prod", "noncontig_dim", lambda lib, x: lib.prod(x, 0), A((3, 2), 0.5, 1.5, layout="t")))
+    S("prod.dim_int", "noncontig_dim", lambda lib, x: lib.prod(x, 0), A((3, 2), 0.5, 1.5, layout="t")))
 
 for _r in ("amax", "amin"):
     add(S(_r, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
@@ -731,6 +734,25 @@ add(S("grid_sampler", "3d_bilinear", lambda lib, a, g: _nnf(lib).grid_sample(a, 
     S("bernoulli_.float", "zero_grad", lambda lib, x: seeded(lib, lambda: x.clone().bernoulli_(0.4)), A((2, 3)),
       values=False),
     S("random_.to", "zero_grad", lambda lib, x: seeded(lib, lambda: x.clone().random_(5)), A((2, 3)), values=False))
+
+
+def _view_inplace_then_write(lib, a):
+    """x.t_()-style ops on a view of a clone, then a write through that view (its base's history)."""
+    d = a * 1
+    v = d[:, 1:3]
+    v.transpose_(0, 1)
+    v.mul_(2)
+    return d
+
+
+# ---- in-place view ops (x.unsqueeze_(0), x.t_(), ...): self takes the view's geometry
+add(S("unsqueeze", "inplace", lambda lib, a: a.clone().unsqueeze_(1) * 2, A((2, 3))),
+    S("unsqueeze", "inplace_on_view", lambda lib, a: (lambda w: w.unsqueeze_(0) * 3)((a * 1)[1]), A((3, 4))),
+    S("squeeze", "inplace", lambda lib, a: a.clone().squeeze_(0), A((1, 3, 1))),
+    S("t", "inplace", lambda lib, a: a.clone().t_(), A((2, 3))),
+    S("transpose", "inplace_view_then_write", _view_inplace_then_write, A((3, 4))),
+    S("transpose", "inplace_alias_swapaxes", lambda lib, a: a.clone().swapaxes_(0, 2), A((2, 1, 3))),
+    S("as_strided", "inplace", lambda lib, a: a.clone().as_strided_((2, 2), (1, 2), 1), A((2, 3))))
 
 
 def test_differentiable_composites_are_ops_without_formulas():

@@ -332,7 +332,9 @@ def functional_body(op, call):
 
 
 def inplace_body(op, call):
-    """Body of op_ (or of a self-mutating entry like copy_)."""
+    """Body of op_ (or of a self-mutating entry like copy_). An in-place view op (t_, unsqueeze_,
+    ...) changes only self's geometry: self (a view or not) takes the op's node as its history
+    and the base's history stays as it is, where a data-modifying op rebases the base's."""
     lines = [f"  const bool rec_ = {rec_expr(op)};", "  autograd::check_inplace(self, rec_);"]
     singles, _ = edges_expr(op)
     if singles:
@@ -348,7 +350,7 @@ def inplace_body(op, call):
     lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
     lines += record_node(op, inplace=True)
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
-    lines.append("  autograd::rebase_history(self, node);")
+    lines.append("  autograd::set_history(self, node);" if op.is_view else "  autograd::rebase_history(self, node);")
     lines += save_outputs(op, "self")
     lines.append("  return self;")
     return lines

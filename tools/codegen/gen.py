@@ -42,6 +42,7 @@ CPP_TYPES = {
     "ScalarType?": ("std::optional<ScalarType>", "dtype_opt"),
     "Generator?": ("Generator*", "generator"),
     "TensorOptions": ("const TensorOptions&", "options"),
+    "MemoryFormat?": ("std::optional<MemoryFormat>", "memory_format_opt"),
 }
 
 
@@ -154,6 +155,21 @@ class Op:
             return "const Tensor&"
         return "Tensor"
 
+    def n_outputs(self):
+        return len(self.ret.strip("()").split(",")) if self.ret.startswith("(") else 1
+
+    def out_prefix(self):
+        """The out= parameters of the C++ op_out: `out`, or out0, out1, ... for a tuple result."""
+        n = self.n_outputs()
+        return ["const Tensor& out"] if n == 1 else [f"const Tensor& out{i}" for i in range(n)]
+
+    def out_names(self):
+        n = self.n_outputs()
+        return "out" if n == 1 else ", ".join(f"out{i}" for i in range(n))
+
+    def out_ret(self):
+        return "const Tensor&" if self.n_outputs() == 1 else self.cpp_ret()
+
     def tuple_field_names(self):
         if not self.ret.startswith("("):
             return None
@@ -177,9 +193,9 @@ def gen_headers(ops, out):
             decl.append(f"EMBER_API const Tensor& {op.name}_({ip});")
             native.append(f"const Tensor& {op.name}_({op.cpp_params(False)});")
         if op.out:
-            op_ = op.cpp_params(True, prefix=["const Tensor& out"])
-            decl.append(f"EMBER_API const Tensor& {op.name}_out({op_});")
-            native.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])});")
+            op_ = op.cpp_params(True, prefix=op.out_prefix())
+            decl.append(f"EMBER_API {op.out_ret()} {op.name}_out({op_});")
+            native.append(f"{op.out_ret()} {op.name}_out({op.cpp_params(False, prefix=op.out_prefix())});")
         if op.kernel and op.kernel.startswith("binary"):
             # C++ convenience: a Scalar on the right (t + 2.0), wrapped as PyTorch wraps numbers.
             sp = op.cpp_params(True).replace("const Tensor& other", "const Scalar& other", 1)
@@ -259,8 +275,8 @@ def gen_ops_cpp(ops, out):
             body = ag.inplace_body(op, f"native::{op.name}_({names})")
             o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
         if op.out:
-            body = ag.out_body(op, f"native::{op.name}_out(out, {names})")
-            o.append(f"const Tensor& {op.name}_out({op.cpp_params(False, prefix=['const Tensor& out'])}) {{\n"
+            body = ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
+            o.append(f"{op.out_ret()} {op.name}_out({op.cpp_params(False, prefix=op.out_prefix())}) {{\n"
                      + "\n".join(body) + "\n}")
         if op.kernel and op.kernel.startswith("binary"):
             sp = op.cpp_params(False).replace("const Tensor& other", "const Scalar& other", 1)
@@ -317,7 +333,7 @@ def py_signature(op, method, with_out):
     if with_out:
         if not seen_star:
             parts.append("*")
-        parts.append("Tensor? out=None")
+        parts.append("Tensor? out=None" if op.n_outputs() == 1 else "Tensor[]? out=None")
     return f"{op.python_name}({', '.join(parts)})"
 
 
@@ -361,10 +377,25 @@ def gen_binding(pyname, overloads, method):
         expr, n = py_call(op, method, inplace_variant)
         self_ret = method and (inplace_variant or op.is_self_inplace)
         body = []
-        if with_out:
+        if with_out and op.n_outputs() == 1:
             out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out(r.tensor({n}), ", 1)
             body.append(f"if (!r.is_none({n})) {{\n        {out_args};\n        return ember::py::incref(r.obj({n}));\n      }}")
-        body.append(py_wrap(op, expr, method, self_ret))
+        elif with_out:
+            # out=(values, indices): the tensors are written and returned, as a named tuple when named
+            k_ = op.n_outputs()
+            outs = ", ".join(f"outs_[{i}]" for i in range(k_))
+            out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out({outs}, ", 1)
+            names_ = op.tuple_field_names() or []
+            fields = ", ".join(f'"{x}"' for x in names_)
+            body.append(f"if (!r.is_none({n})) {{\n        auto outs_ = r.tensorlist({n});\n"
+                        f"        if (outs_.size() != {k_}) EMBER_FAIL(Type, \"expected tuple of {k_} elements but got \", outs_.size());\n"
+                        f"        {out_args};\n"
+                        f"        return ember::py::wrap_out_tuple(r.obj({n}), \"{op.python_name}_out\", {{{fields}}});\n      }}")
+        if not method and op.is_self_inplace:
+            # torch.fill_(x, v) returns x itself
+            body.append(f"{expr};\n      return ember::py::incref(r.obj(0));")
+        else:
+            body.append(py_wrap(op, expr, method, self_ret))
         cases.append(f"    case {k}: {{\n      " + "\n      ".join(body) + "\n    }")
     fn = f"py_{'m' if method else 'f'}_{pyname}"
     sig_list = ", ".join('"' + s.replace('"', '\\"') + '"' for s in sigs)

@@ -20,6 +20,10 @@ class Node;
 using TensorList = const std::vector<Tensor>&;
 using OptionalIntArrayRef = std::optional<IntArrayRef>;
 
+// torch.memory_format: Ember lays tensors out row-major, so only these two (preserve: keep a dense
+// input's strides, as *_like and clone do by default)
+enum class MemoryFormat { Contiguous, Preserve };
+
 // dtype/device/requires_grad for factory functions, libtorch style: TensorOptions().dtype(kDouble)
 struct TensorOptions {
   std::optional<ScalarType> dtype_;

@@ -6,7 +6,7 @@
 
 namespace ember::native {
 
-const Tensor& copy_(const Tensor& self, const Tensor& src) {
+const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: CPU copies are synchronous*/) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
   TensorIterConfig cfg;
@@ -23,8 +23,8 @@ const Tensor& copy_(const Tensor& self, const Tensor& src) {
   return self;
 }
 
-Tensor clone(const Tensor& self) {
-  Tensor r = empty_like_preserve(self, self.dtype());
+Tensor clone(const Tensor& self, std::optional<MemoryFormat> mf) {
+  Tensor r = mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), self.dtype()) : empty_like_preserve(self, self.dtype());
   if (self.numel()) ember::copy_(r, self);
   return r;
 }

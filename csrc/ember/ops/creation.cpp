@@ -18,13 +18,22 @@ static void check_out_options(const Tensor& out, const TensorOptions& o) {
               out.dtype(), ")");
 }
 
-Tensor empty(IntArrayRef size, const TensorOptions& o) { return empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu()); }
-Tensor zeros(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o).zero_(); }
-Tensor ones(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o).fill_(1); }
-Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
-  return native::empty(size, o.dtype(o.dtype_or(infer_dtype(v)))).fill_(v);
+// memory_format=preserve_format has nothing to preserve in a factory
+static void check_factory_format(std::optional<MemoryFormat> mf) {
+  EMBER_CHECK(mf != MemoryFormat::Preserve, "unsupported memory format Preserve");
 }
-const Tensor& empty_out(const Tensor& out, IntArrayRef size, const TensorOptions& o) {
+
+Tensor empty(IntArrayRef size, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  check_factory_format(mf);
+  return empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
+}
+Tensor zeros(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o, std::nullopt).zero_(); }
+Tensor ones(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o, std::nullopt).fill_(1); }
+Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
+  return native::empty(size, o.dtype(o.dtype_or(infer_dtype(v))), std::nullopt).fill_(v);
+}
+const Tensor& empty_out(const Tensor& out, IntArrayRef size, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  check_factory_format(mf);
   check_out_options(out, o);
   resize_output(out, size);
   return out;
@@ -45,10 +54,20 @@ const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, con
   return out.fill_(v);
 }
 
-Tensor empty_like(const Tensor& self, const TensorOptions& o) { return empty_like_preserve(self, o.dtype_or(self.dtype())); }
-Tensor zeros_like(const Tensor& self, const TensorOptions& o) { return native::empty_like(self, o).zero_(); }
-Tensor ones_like(const Tensor& self, const TensorOptions& o) { return native::empty_like(self, o).fill_(1); }
-Tensor full_like(const Tensor& self, const Scalar& v, const TensorOptions& o) { return native::empty_like(self, o).fill_(v); }
+// *_like keep a dense input's layout (preserve_format, the default) unless asked for contiguous_format
+Tensor empty_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  ScalarType dt = o.dtype_or(self.dtype());
+  return mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), dt) : empty_like_preserve(self, dt);
+}
+Tensor zeros_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  return native::empty_like(self, o, mf).zero_();
+}
+Tensor ones_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  return native::empty_like(self, o, mf).fill_(1);
+}
+Tensor full_like(const Tensor& self, const Scalar& v, const TensorOptions& o, std::optional<MemoryFormat> mf) {
+  return native::empty_like(self, o, mf).fill_(v);
+}
 
 Tensor new_empty(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return empty_tensor(size, o.dtype_or(self.dtype())); }
 Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return native::new_empty(self, size, o).zero_(); }

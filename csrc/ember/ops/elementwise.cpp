@@ -158,6 +158,11 @@ const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& expon
 Tensor float_power(const Tensor& self, const Tensor& exponent) {
   return ember::pow(self.to(kDouble), exponent.impl()->is_wrapped_number() ? exponent : exponent.to(kDouble));
 }
+const Tensor& float_power_(const Tensor& self, const Tensor& exponent) {
+  EMBER_CHECK(self.dtype() == kDouble, "the base given to float_power_ has dtype ", self.dtype(),
+              " but the operation's result requires dtype Double");
+  return ember::pow_(self, exponent.impl()->is_wrapped_number() ? exponent : exponent.to(kDouble));
+}
 const Tensor& float_power_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
   EMBER_CHECK(out.dtype() == kDouble, "the output given to float_power has dtype ", out.dtype(),
               " but the operation's result requires dtype Double");
@@ -180,11 +185,16 @@ const Tensor& square_out(const Tensor& out, const Tensor& self) {
   return out;
 }
 
-static Tensor round_impl(const Tensor& self, int64_t decimals, const Tensor& out, OutMode mode) {
-  if (decimals == 0) return unary_op(UnaryKernel::Round, 0, self, out, mode, "round");
-  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "round_cpu not implemented for '", self.dtype(), "' with decimals");
-  return unary_op(UnaryKernel::RoundDecimals, 0, self, out, mode, "round", Scalar(decimals));
+// round.decimals is float-only in PyTorch, decimals=0 included
+static Tensor round_impl(const Tensor& self, std::optional<int64_t> decimals, const Tensor& out, OutMode mode) {
+  if (!decimals) return unary_op(UnaryKernel::Round, 0, self, out, mode, "round");
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"round_cpu\" not implemented for '", self.dtype(), "'");
+  if (*decimals == 0) return unary_op(UnaryKernel::Round, 0, self, out, mode, "round");
+  return unary_op(UnaryKernel::RoundDecimals, 0, self, out, mode, "round", Scalar(*decimals));
 }
+Tensor round(const Tensor& self) { return round_impl(self, std::nullopt, Tensor(), OutMode::Functional); }
+const Tensor& round_(const Tensor& self) { round_impl(self, std::nullopt, self, OutMode::Inplace); return self; }
+const Tensor& round_out(const Tensor& out, const Tensor& self) { round_impl(self, std::nullopt, out, OutMode::Out); return out; }
 Tensor round(const Tensor& self, int64_t d) { return round_impl(self, d, Tensor(), OutMode::Functional); }
 const Tensor& round_(const Tensor& self, int64_t d) { round_impl(self, d, self, OutMode::Inplace); return self; }
 const Tensor& round_out(const Tensor& out, const Tensor& self, int64_t d) { round_impl(self, d, out, OutMode::Out); return out; }

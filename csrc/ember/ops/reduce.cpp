@@ -134,6 +134,7 @@ Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optio
   auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, compute_of(out_t));
   return run(ReduceKernel::Sum, red).to(out_t);
 }
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return native::sum(self, std::nullopt, false, dtype); }
 const Tensor& sum_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
                       std::optional<ScalarType> dtype) {
   return write_out(out, native::sum(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
@@ -154,18 +155,21 @@ const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRe
   return write_out(out, native::mean(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
 }
 
-Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+static Tensor prod_impl(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType out_t = sum_dtype(self, dtype);
-  if (out_t == kBool && self.dtype() != kBool) return native::prod(self.to(kBool), dim, keepdim, kBool);
+  if (out_t == kBool && self.dtype() != kBool) return prod_impl(self.to(kBool), dim, keepdim, kBool);
   std::vector<bool> mask;
   if (dim) { int64_t d = *dim; mask = reduce_mask(self, IntArrayRef(&d, 1), "prod"); }
   else mask = reduce_mask(self, std::nullopt, "prod");
   auto red = prepare(self, mask, dim ? keepdim : false, compute_of(out_t));
   return run(ReduceKernel::Prod, red).to(out_t);
 }
-const Tensor& prod_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim,
-                       std::optional<ScalarType> dtype) {
-  return write_out(out, native::prod(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
+Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) { return prod_impl(self, std::nullopt, false, dtype); }
+Tensor prod(const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return prod_impl(self, dim, keepdim, dtype);
+}
+const Tensor& prod_out(const Tensor& out, const Tensor& self, int64_t dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return write_out(out, prod_impl(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
 }
 
 // ---- max/min family

@@ -553,10 +553,10 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
     int64_t n = r.sizes()[d];
     if (n == 0) continue;
     int64_t s = ((shifts[i] % n) + n) % n;
-    if (s == 0) { r = r.is_same(self) ? native::clone(self) : r; continue; }
+    if (s == 0) { r = r.is_same(self) ? native::clone(self, std::nullopt) : r; continue; }
     r = native::cat({native::narrow(r, d, n - s, s), native::narrow(r, d, 0, n - s)}, d);
   }
-  return r.is_same(self) ? native::clone(self) : r;
+  return r.is_same(self) ? native::clone(self, std::nullopt) : r;
 }
 
 // Mask of the kept triangle: col - row <= k (tril) or >= k (triu), broadcast over batch dims.

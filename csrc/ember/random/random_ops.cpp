@@ -245,10 +245,10 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   std::copy(perm.begin(), perm.end(), static_cast<int64_t*>(idx.data_ptr()));
   return idx.to(o.dtype_or(kLong));
 }
-Tensor rand_like(const Tensor& self, const TensorOptions& o) {
+Tensor rand_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat>) {
   return native::rand(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())));
 }
-Tensor randn_like(const Tensor& self, const TensorOptions& o) {
+Tensor randn_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat>) {
   return native::randn(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())));
 }
 
