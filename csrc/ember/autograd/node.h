@@ -58,6 +58,8 @@ class EMBER_API Node : public std::enable_shared_from_this<Node> {
   std::vector<TensorMeta> output_meta;  // per forward output
   // Tensor.register_hook on a non-leaf output: (output_nr, hook), run on the incoming gradient.
   std::vector<std::pair<uint32_t, std::shared_ptr<TensorHook>>> tensor_pre_hooks;
+  // retain_grad() of output nr: the slot accumulating its gradient (runs after tensor_pre_hooks)
+  std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
   // Node.register_hook / register_prehook (from Python)
   std::vector<std::function<variable_list(const variable_list&, const variable_list&)>> post_hooks;
   std::vector<std::function<variable_list(const variable_list&)>> pre_hooks;
@@ -72,8 +74,11 @@ class EMBER_API AccumulateGrad : public Node {
  public:
   explicit AccumulateGrad(Tensor variable);
   variable_list apply(variable_list&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "ember::autograd::AccumulateGrad"; }
   bool is_accumulate_grad() const override { return true; }
+  // The leaf's Tensor.register_hook hooks, run on the incoming gradient before it is accumulated
+  // (or captured by autograd.grad).
+  void run_leaf_hooks(variable_list& grads);
   Tensor variable;
 };
 
@@ -88,7 +93,7 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   std::shared_ptr<Tensor> retained_grad;
   // hooks of a leaf, run by its AccumulateGrad
   std::vector<std::shared_ptr<TensorHook>> leaf_hooks;
-  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  std::vector<std::shared_ptr<std::function<void(const Tensor&)>>> post_accumulate_hooks;
   // a differentiable view: its root base, so in-place ops on the view update the base's history
   Tensor view_base;
   bool is_view = false;
@@ -99,6 +104,14 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
   uint64_t fw_level = 0;
 };
+
+// Anomaly mode: the Python layer provides the forward stack recorded on each new node, and
+// reports (as a warning) the stack of a node whose backward failed.
+struct AnomalyHooks {
+  std::string (*stack)() = nullptr;
+  void (*report)(const std::string& node_name, const std::string& stack) = nullptr;
+};
+EMBER_API AnomalyHooks& anomaly_hooks();
 
 // ---- per-tensor queries and updates
 EMBER_API AutogradMeta* meta(const Tensor& t);            // nullptr if none
@@ -113,6 +126,8 @@ inline bool requires_grad(const Tensor& t) {
 // The node that made `t` (nullptr for leaves). For a view modified through its base (or through
 // another view), the stale grad_fn is replaced by one reading the view's part of the base's gradient.
 EMBER_API NodePtr grad_fn(const Tensor& t);
+// retain_grad() bookkeeping when `m`'s tensor gets `node` as its new grad_fn.
+EMBER_API void move_retained_grad(AutogradMeta& m, const NodePtr& node, uint32_t output_nr);
 EMBER_API void set_requires_grad(const Tensor& t, bool r);
 EMBER_API NodePtr grad_accumulator(const Tensor& t);
 EMBER_API Edge gradient_edge(const Tensor& t);
