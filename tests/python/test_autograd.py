@@ -725,6 +725,49 @@ def test_inplace_on_view_changes_base_grad(lib):
     assert close(x.grad, [[e[0], 1.0], [e[1], 1.0]])
 
 
+MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such functions do not allow the "
+              "output views to be modified inplace. You should replace the inplace operation by an out-of-place one.")
+
+
+def test_inplace_on_multi_output_views_raises(lib):
+    b = lib.ones(3, requires_grad=True).clone()
+    u = b.unbind(0)
+    with pytest.raises(RuntimeError, match="Output 1 of Unbind is a view and is being modified inplace. " + MULTI_VIEW):
+        u[1].add_(1)
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and is being modified inplace."):
+        b.split(1)[0].mul_(2)
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and is being modified inplace."):
+        b.chunk(3)[0].mul_(2)
+    with lib.no_grad():
+        u[0].mul_(2)  # not recorded: allowed
+    lib.zeros(3).unbind(0)[0].mul_(2)  # nothing requires grad: allowed
+    w = lib.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                           "grad mode enabled. " + MULTI_VIEW):
+        lib.zeros(3).unbind(0)[0].mul_(w[0])
+
+
+def test_inplace_on_view_made_in_no_grad_raises(lib):
+    b = lib.ones(3, requires_grad=True).clone()
+    with lib.no_grad():
+        v = b[0:2]
+    assert v.requires_grad and v.grad_fn is None and v.is_leaf  # PyTorch's (odd) view of such views
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with grad "
+                                           "mode enabled. Given that this use case is ambiguous and error-prone, it "
+                                           "is forbidden."):
+        v.mul_(2)
+    w = lib.ones(2, requires_grad=True)
+    a = lib.zeros(3)
+    with lib.no_grad():
+        va = a[0:2]
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
+        va.mul_(w)
+    va.mul_(2)  # not recorded: allowed
+    with lib.no_grad():
+        v.mul_(2)
+    assert b.tolist() == [2.0, 2.0, 1.0]
+
+
 def test_second_backward_through_freed_graph(lib):
     x = lib.ones(2, requires_grad=True)
     y = (x.exp() * x).sum()

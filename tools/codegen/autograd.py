@@ -311,13 +311,20 @@ def set_history(op, result_expr, indent="  "):
     return [f"{indent}autograd::set_history({result_expr}, node);"]
 
 
+def is_view_op(op):
+    """Returns a view of self: `-> Tensor(a)`, or (unbind, split, chunk) `Tensor(a) self -> Tensor[]`
+    (PyTorch spells the latter `Tensor(a -> *) self -> Tensor(a)[]`)."""
+    return op.is_view or (op.ret == "Tensor[]" and any(p.name == "self" for p in op.params)
+                          and "Tensor(a) self" in op.entry["func"])
+
+
 def view_marks(op, var, indent="  "):
     """Outputs of view ops become differentiable views of self (see autograd/node.h)."""
-    if not op.is_view:
+    if not is_view_op(op):
         return []
     if op.ret == "Tensor[]":
-        return [f"{indent}if (autograd::grad_enabled()) for (auto& v_ : {var}) autograd::set_view_of(v_, self);"]
-    return [f"{indent}if (autograd::grad_enabled() && {var}.impl()->storage() == self.impl()->storage() && "
+        return [f"{indent}for (auto& v_ : {var}) autograd::set_view_of(v_, self, true);"]
+    return [f"{indent}if ({var}.impl()->storage() == self.impl()->storage() && "
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
 
@@ -364,7 +371,7 @@ def functional_body(op, call):
     factory = any(p.type == "TensorOptions" for p in op.params)
     lines = []
     if op.node is None:
-        if not op.is_view and not factory:
+        if not is_view_op(op) and not factory:
             return [f"  return {call};"]
         lines.append(f"  {ret} result = {call};")
         lines += view_marks(op, "result")
@@ -382,8 +389,8 @@ def functional_body(op, call):
         lines.append("  if (autograd::fw_grad_active()) autograd::check_no_tangents({" +
                      ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
-    if op.is_view or jvp:
-        if jvp and not op.is_view:
+    if is_view_op(op) or jvp:
+        if jvp and not is_view_op(op):
             lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
         if jvp:
             lines.append(f"    {ret} result;")

@@ -166,7 +166,8 @@ void move_retained_grad(AutogradMeta& m, const NodePtr& node, uint32_t output_nr
 NodePtr grad_fn(const Tensor& t) {
   auto* m = meta(t);
   if (!m) return nullptr;
-  if (m->is_view && m->view_base.defined() && t._version() != m->attr_version) {
+  if (m->is_view && m->view_base.defined() && t._version() != m->attr_version &&
+      m->creation != AutogradMeta::ViewCreation::NoGradMode) {
     // Note [Regenerating the grad_fn of views]: the base (the view's storage) was changed in
     // place since this view's history was recorded. Its value is now a slice of the base's new
     // value, so its gradient flows into the base's history at the view's position.
@@ -191,7 +192,8 @@ Edge gradient_edge(const Tensor& t) {
   auto* m = meta(t);
   if (!m) return {};
   if (NodePtr fn = grad_fn(t)) return {fn, m->output_nr};
-  if (m->requires_grad) return {grad_accumulator(t), 0};
+  // a leaf; or, as in PyTorch, a view made in no_grad mode of a tensor that requires grad
+  if (requires_grad(t)) return {grad_accumulator(t), 0};
   return {};
 }
 
@@ -244,20 +246,40 @@ void set_history(const std::vector<Tensor>& outputs, const NodePtr& node) {
   for (size_t i = 0; i < outputs.size(); i++) set_history(outputs[i], node, uint32_t(i));
 }
 
-void set_view_of(const Tensor& view, const Tensor& base) {
-  if (!grad_enabled()) return;
+void set_view_of(const Tensor& view, const Tensor& base, bool multi) {
+  if (inference_mode_enabled()) return;
+  using VC = AutogradMeta::ViewCreation;
   auto* bm = meta(base);
   Tensor root = (bm && bm->is_view) ? bm->view_base : base;
   auto& m = materialize_meta(view);
   m.is_view = true;
   m.view_base = root;
   m.attr_version = view._version();
+  m.creation = !grad_enabled() ? VC::NoGradMode : multi ? VC::MultiOutput : VC::Default;
+  if (bm && bm->is_view && bm->creation != VC::Default && m.creation == VC::Default) m.creation = bm->creation;
 }
 
 void check_inplace(const Tensor& self, bool recording) {
   if (!grad_enabled()) return;
   auto* m = meta(self);
   if (!m) return;
+  using VC = AutogradMeta::ViewCreation;
+  if (recording && m->is_view && m->creation != VC::Default) {
+    const char* multi = "This view is the output of a function that returns multiple views. Such functions do not "
+                        "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                        "out-of-place one.";
+    if (m->creation == VC::MultiOutput && m->grad_fn) {
+      std::string fn = m->grad_fn->name();
+      size_t b = fn.rfind("Backward");
+      if (b != std::string::npos && b > 0) fn = fn.substr(0, b);
+      EMBER_FAIL(Runtime, "Output ", m->output_nr, " of ", fn, " is a view and is being modified inplace. ", multi);
+    }
+    EMBER_FAIL(Runtime, "A view was created in no_grad mode and is being modified inplace with grad mode enabled. ",
+               m->creation == VC::MultiOutput ? multi
+                   : "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                     "code by moving both the view and the inplace either both inside the no_grad block (if you "
+                     "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
+  }
   if (m->requires_grad && !m->grad_fn && !m->is_view) {
     EMBER_FAIL(Runtime, "a leaf Variable that requires grad is being used in an in-place operation.");
   }

@@ -100,6 +100,9 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   // version of the tensor when grad_fn was set: a view whose version moved on since (an in-place
   // op on its base or on another view of it) gets its grad_fn regenerated from the base
   uint32_t attr_version = 0;
+  // how the view was made: in-place ops on views made in no_grad mode or by an op returning
+  // several views (unbind, split, chunk) raise, as in PyTorch (the gradient would be ambiguous)
+  enum class ViewCreation : uint8_t { Default, NoGradMode, MultiOutput } creation = ViewCreation::Default;
   bool inference = false;
   Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
   uint64_t fw_level = 0;
@@ -152,8 +155,9 @@ EMBER_API void set_history(const std::vector<Tensor>& outputs, const NodePtr& no
 EMBER_API void rebase_history(const Tensor& self, const NodePtr& node);
 // Raise PyTorch's errors for in-place ops that autograd cannot allow.
 EMBER_API void check_inplace(const Tensor& self, bool recording);
-// Mark `view` as a differentiable view of `base` (called by the view ops).
-EMBER_API void set_view_of(const Tensor& view, const Tensor& base);
+// Mark `view` as a view of `base` (called by the view ops; multi: one of several views returned
+// by one op). Views made in no_grad mode are recorded too, as non-differentiable views.
+EMBER_API void set_view_of(const Tensor& view, const Tensor& base, bool multi = false);
 // Raise if an out= op would need a gradient.
 EMBER_API void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* name);
 
