@@ -290,6 +290,8 @@ def test_backward_inputs(lib):
     assert y.grad.tolist() == [1.0, 2.0] and x.grad.tolist() == [3.0, 4.0]
     with pytest.raises(RuntimeError, match="`inputs` argument to `backward\\(\\)` cannot be empty."):
         (x * 2).sum().backward(inputs=[])
+    with pytest.raises(RuntimeError, match="can't retain_grad on Tensor that has requires_grad=False"):
+        (x * 2).sum().backward(inputs=[lib.ones(2)])
     # a non-leaf input receives its gradient in .grad
     x.grad = None
     h = x * 2
@@ -356,6 +358,8 @@ def test_autograd_grad_unused(lib):
         lib.autograd.grad((x * 2).sum(), [x, lib.ones(2)])
     with pytest.raises(RuntimeError, match="element 0 of tensors does not require grad and does not have a grad_fn"):
         lib.autograd.grad(lib.ones(2).sum(), [x])
+    with pytest.raises(RuntimeError, match="`inputs` argument to `grad\\(\\)` cannot be empty."):
+        lib.autograd.grad((x * 2).sum(), [])
 
 
 def test_autograd_grad_non_leaf_input(lib):
