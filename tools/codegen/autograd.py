@@ -36,6 +36,77 @@ SAVED = {
 }
 
 
+def _wrapped(x):
+    return f"{x}.impl()->is_wrapped_number()"
+
+
+def _pow_names():
+    return [(_wrapped("self"), "PowBackward2"), (_wrapped("exponent"), "PowBackward0"), (None, "PowBackward1")]
+
+
+# PyTorch's names for the nodes of ops that PyTorch splits into overloads (numbered in its own
+# order) or computes through another op. A string, or [(C++ condition, name), ..., (None, default)]
+# chosen when the op is recorded (conditions see the op's arguments, and `result` for functional
+# ops). Python numbers arrive as wrapped-number tensors, PyTorch's Scalar overloads. Hand-written
+# PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
+TORCH_NODE_NAMES = {
+    "log1p": "Log1PBackward0",
+    "square": "PowBackward0",
+    "pow": _pow_names(),
+    "float_power": _pow_names(),
+    "true_divide": "DivBackward0",
+    "div": [("rounding_mode.has_value()", "DivBackward2"), (None, "DivBackward0")],
+    "sub": [(_wrapped("self"), "RsubBackward1"), (None, "SubBackward0")],
+    "fmod": [(_wrapped("other"), "FmodBackward0"), (None, "FmodBackward1")],
+    "remainder": [(_wrapped("other"), "RemainderBackward0"), (None, "RemainderBackward1")],
+    "clamp": [(f"(!min.defined() || {_wrapped('min')}) && (!max.defined() || {_wrapped('max')})", "ClampBackward1"),
+              (None, "ClampBackward0")],
+    "clamp_min": [(_wrapped("min"), "ClampMinBackward0"), (None, "ClampMinBackward1")],
+    "clamp_max": [(_wrapped("max"), "ClampMaxBackward0"), (None, "ClampMaxBackward1")],
+    "lerp": [(_wrapped("weight"), "LerpBackward0"), (None, "LerpBackward1")],
+    "round": [("decimals != 0", "RoundBackward1"), (None, "RoundBackward0")],
+    "max": "MaxBackward1", "max.dim": "MaxBackward0", "max.other": "MaximumBackward0",
+    "min": "MinBackward1", "min.dim": "MinBackward0", "min.other": "MinimumBackward0",
+    "sum": [("dim.has_value()", "SumBackward1"), (None, "SumBackward0")],
+    "mean": [("dim.has_value()", "MeanBackward1"), (None, "MeanBackward0")],
+    "prod": [("dim.has_value()", "ProdBackward1"), (None, "ProdBackward0")],
+    "norm": "LinalgVectorNormBackward0",
+    "squeeze": [("!dim.has_value()", "SqueezeBackward0"), ("dim->size() == 1", "SqueezeBackward1"),
+                (None, "SqueezeBackward2")],
+    "flatten": "ViewBackward0", "unflatten": "ViewBackward0", "view_as": "ViewBackward0",
+    "reshape": [("result.impl()->storage() == self.impl()->storage()", "ViewBackward0"), (None, "UnsafeViewBackward0")],
+    "reshape_as": [("result.impl()->storage() == self.impl()->storage()", "ViewBackward0"),
+                   (None, "UnsafeViewBackward0")],
+    "movedim": "PermuteBackward0", "narrow": "SliceBackward0", "expand_as": "ExpandBackward0",
+    "contiguous": "CloneBackward0", "to_dtype": "ToCopyBackward0", "copy_": "ember::autograd::CopyBackwards", "fill_": "FillBackward2",
+    "chunk": "SplitBackward0", "split.sizes": "SplitWithSizesBackward0",
+    "bernoulli": "BernoulliBackward0",
+    "bernoulli_": [(_wrapped("p"), "BernoulliBackward2"), (None, "BernoulliBackward1")],
+    "random_": [("!to.has_value()", "RandomBackward2"), (None, "RandomBackward0")],
+    "matmul": [("self.dim() == 1 && other.dim() == 1", "DotBackward0"), ("self.dim() == 2 && other.dim() == 1",
+                                                                          "MvBackward0"),
+               ("self.dim() == 1 && other.dim() == 2", "SqueezeBackward4"), ("self.dim() == 2 && other.dim() == 2",
+                                                                             "MmBackward0"),
+               ("self.dim() == 2", "CloneBackward0"), (None, "UnsafeViewBackward0")],
+}
+
+
+def torch_name(op):
+    key = op.name + ("." + op.overload if op.overload else "")
+    return TORCH_NODE_NAMES.get(key)
+
+
+def name_statement(op, indent="  "):
+    """Sets the node's name per call, for ops whose PyTorch name depends on the arguments."""
+    spec = torch_name(op)
+    if not isinstance(spec, list):
+        return []
+    expr = f'"{spec[-1][1]}"'
+    for cond, name in reversed(spec[:-1]):
+        expr = f'({cond}) ? "{name}" : {expr}'
+    return [f"{indent}node->name_ = {expr};"]
+
+
 def camel(name):
     return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
 
@@ -152,9 +223,14 @@ def gen_node(op):
         body.append(f"    if ({conds}) {{\n      std::array<bool, {len(names)}> output_mask{{{mask}}};\n"
                     f"      (void)output_mask;\n      auto r_ = {f};\n{assign}\n    }}")
     release = (" ".join(releases)) if releases else ""
+    spec = torch_name(op)
+    name_expr = f'"{op.node}"'
+    if spec is not None:
+        members.append(f'  const char* name_ = "{spec if isinstance(spec, str) else spec[-1][1]}";')
+        name_expr = "name_"
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
-  std::string name() const override {{ return "{op.node}"; }}
+  std::string name() const override {{ return {name_expr}; }}
   void release_variables() override {{ {release} }}
   autograd::variable_list apply(autograd::variable_list&& grads) override {{
     autograd::variable_list out(next_edges.size());
@@ -235,13 +311,20 @@ def set_history(op, result_expr, indent="  "):
     return [f"{indent}autograd::set_history({result_expr}, node);"]
 
 
+def is_view_op(op):
+    """Returns a view of self: `-> Tensor(a)`, or (unbind, split, chunk) `Tensor(a) self -> Tensor[]`
+    (PyTorch spells the latter `Tensor(a -> *) self -> Tensor(a)[]`)."""
+    return op.is_view or (op.ret == "Tensor[]" and any(p.name == "self" for p in op.params)
+                          and "Tensor(a) self" in op.entry["func"])
+
+
 def view_marks(op, var, indent="  "):
     """Outputs of view ops become differentiable views of self (see autograd/node.h)."""
-    if not op.is_view:
+    if not is_view_op(op):
         return []
     if op.ret == "Tensor[]":
-        return [f"{indent}if (autograd::grad_enabled()) for (auto& v_ : {var}) autograd::set_view_of(v_, self);"]
-    return [f"{indent}if (autograd::grad_enabled() && {var}.impl()->storage() == self.impl()->storage() && "
+        return [f"{indent}for (auto& v_ : {var}) autograd::set_view_of(v_, self, true);"]
+    return [f"{indent}if ({var}.impl()->storage() == self.impl()->storage() && "
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
 
@@ -288,12 +371,16 @@ def functional_body(op, call):
     factory = any(p.type == "TensorOptions" for p in op.params)
     lines = []
     if op.node is None:
-        if not op.is_view and not factory:
+        if not is_view_op(op) and not factory:
             return [f"  return {call};"]
         lines.append(f"  {ret} result = {call};")
         lines += view_marks(op, "result")
         if factory:
-            lines.append("  if (options.requires_grad_) autograd::set_requires_grad(result, true);")
+            lines.append("  if (options.requires_grad_) {")
+            lines.append("    EMBER_CHECK(is_floating(result.dtype()), "
+                         "\"Only Tensors of floating point and complex dtype can require gradients\");")
+            lines.append("    autograd::set_requires_grad(result, true);")
+            lines.append("  }")
         lines.append("  return result;")
         return lines
     jvp = jvp_block(op, "    ")
@@ -302,8 +389,8 @@ def functional_body(op, call):
         lines.append("  if (autograd::fw_grad_active()) autograd::check_no_tangents({" +
                      ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
-    if op.is_view or jvp:
-        if jvp and not op.is_view:
+    if is_view_op(op) or jvp:
+        if jvp and not is_view_op(op):
             lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
         if jvp:
             lines.append(f"    {ret} result;")
@@ -324,6 +411,7 @@ def functional_body(op, call):
         # ops that may return their input itself (contiguous, to, ...) add no history to it
         lines.append("  if (result.is_same(self)) return result;")
     lines += view_marks(op, "result")
+    lines += name_statement(op)
     lines += set_history(op, "result")
     lines += save_outputs(op, "result")
     lines += jvp_block(op)
@@ -348,6 +436,7 @@ def inplace_body(op, call):
     lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
     lines += record_node(op, inplace=True)
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
+    lines += name_statement(op)
     lines.append("  autograd::rebase_history(self, node);")
     lines += save_outputs(op, "self")
     lines.append("  return self;")

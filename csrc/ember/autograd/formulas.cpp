@@ -91,9 +91,9 @@ Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool i
   Tensor loses = is_min ? ember::gt(a, b) : ember::lt(a, b);
   return g.masked_fill(loses, 0);
 }
-Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min) {
-  Tensor wins = ember::logical_or(is_min ? ember::le(a, b) : ember::ge(a, b), ember::isnan(b));
-  return grad.masked_fill(wins.logical_not(), 0);
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_min, int which) {
+  Tensor self_wins = ember::logical_or(is_min ? ember::le(self, other) : ember::ge(self, other), ember::isnan(other));
+  return grad.masked_fill(which == 0 ? self_wins.logical_not() : self_wins, 0);
 }
 
 Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max) {

@@ -25,7 +25,8 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
 Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
-Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
+// which = 0: the gradient of self, 1: of other (self wins ties and where other is NaN)
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_min, int which);
 Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max);
 Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min);
 
