@@ -40,9 +40,6 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
   return tup;
 }
 
-PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts) {
-  return PyTuple_Pack(2, nb::steal(wrap(std::get<0>(ts))).ptr(), nb::steal(wrap(std::get<1>(ts))).ptr());
-}
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
 PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
@@ -235,6 +232,7 @@ static Param parse_param(const std::string& text, bool kwonly) {
       std::stringstream ss(body);
       std::string item;
       while (std::getline(ss, item, ',')) if (!item.empty()) p.default_ints.push_back(std::stoll(item));
+      if (p.list_size > 1 && p.default_ints.size() == 1) p.default_ints.assign(size_t(p.list_size), p.default_ints[0]);
       break;
     }
     default: break;

@@ -21,7 +21,13 @@ inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == tensor_type() || PyObj
 const Tensor& unpack(PyObject* o);            // o must be a Tensor object
 PyObject* wrap(Tensor t);                     // new reference; None for an undefined tensor
 PyObject* wrap_list(const std::vector<Tensor>& ts);  // tuple
-PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts);
+template <class... Ts>
+PyObject* wrap_tuple(const std::tuple<Ts...>& ts) {
+  PyObject* tup = PyTuple_New(Py_ssize_t(sizeof...(Ts)));
+  Py_ssize_t i = 0;
+  std::apply([&](const auto&... t) { ((PyTuple_SET_ITEM(tup, i++, wrap(t))), ...); }, ts);
+  return tup;
+}
 PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
 inline PyObject* incref(PyObject* o) { Py_INCREF(o); return o; }
 

@@ -116,7 +116,9 @@ def gen_node(op):
     else:
         body.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
     slot = "0"
+    slots = {}
     for p in tensor_inputs(op):
+        slots[p.name] = slot
         f = grads.get(p.name)
         if p.type == "Tensor[]":
             if f:
@@ -128,6 +130,18 @@ def gen_node(op):
         if f:
             body.append(f"    if (should_compute({slot})) out[{slot}] = {f};")
         slot = f"{slot} + 1" if slot != "0" else "1"
+    # "input, weight, bias: f(...)" computes several gradients at once (a tuple); output_mask says
+    # which of them are wanted
+    for key, f in grads.items():
+        if "," not in key:
+            continue
+        names = [k.strip() for k in key.split(",")]
+        conds = " || ".join(f"should_compute({slots[n]})" for n in names)
+        mask = ", ".join(f"should_compute({slots[n]})" for n in names)
+        assign = "\n".join(f"      if (should_compute({slots[n]})) out[{slots[n]}] = std::get<{i}>(r_);"
+                           for i, n in enumerate(names))
+        body.append(f"    if ({conds}) {{\n      std::array<bool, {len(names)}> output_mask{{{mask}}};\n"
+                    f"      (void)output_mask;\n      auto r_ = {f};\n{assign}\n    }}")
     release = (" ".join(releases)) if releases else ""
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
