@@ -291,7 +291,8 @@ def functional_body(op, call):
     lines.append(f"  if (!({rec_expr(op)})) {{")
     if op.is_view or jvp:
         if jvp:
-            lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
+            if not op.is_view:  # a view must still be marked below, or in-place ops on it lose the base's history
+                lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
             lines.append(f"    {ret} result;")
             lines.append(f"    {{\n      autograd::FwGradPause pause_;\n      result = {call};\n    }}")
         else:
