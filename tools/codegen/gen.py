@@ -14,6 +14,7 @@ Outputs (all headed `// @generated from ops.yaml`):
 ops.yaml keys read here besides those its header lists: `python_module: nn` binds the function in
 ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
 ember namespace; `inplace_function: true` also binds op_ as a Python function (torch.selu_).
+The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
 import os
 import re
@@ -76,6 +77,8 @@ class Param:
             return None
         if d == "None":
             return {"Tensor?": "Tensor()", "Generator?": "nullptr"}.get(self.type, "std::nullopt")
+        if d == "Mean":  # int reduction=Mean, as PyTorch's schemas: at::Reduction::Mean
+            return "1"
         if d in ("True", "False"):
             return d.lower()
         if d == "[]":
@@ -300,7 +303,12 @@ def py_signature(op, method, with_out):
         if p.list_size is not None:
             t = t.replace("int[]", f"int[{p.list_size}]")
         name = "input" if (p.name == "self" and not method) else p.name
-        parts.append(f"{t} {name}" + (f"={p.default}" if p.default is not None else ""))
+        default = p.default
+        if default == "Mean":
+            # PyTorch's Python bindings read the symbolic default `Mean` as 0 (no reduction):
+            # torch.kl_div(x, t) is elementwise while at::kl_div(x, t) averages. Ember does the same.
+            default = "0"
+        parts.append(f"{t} {name}" + (f"={default}" if default is not None else ""))
     if with_out:
         if not seen_star:
             parts.append("*")
