@@ -17,6 +17,7 @@ from ._tensor import Tensor, Size  # noqa: F401
 from ._functional import einsum, tensordot  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd  # noqa: F401
+from . import nn  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
