@@ -3,7 +3,8 @@
 
 Formula language (C++ expressions, see csrc/ember/autograd/formulas.h for helpers):
   grad / grads      gradient of the (first) output / all output gradients
-  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype its metadata
+  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype,
+                    <input>_strides, <input>_storage_offset its metadata
   result            the op's output (result0, result1 or the declared names for tuples)
 """
 import re
@@ -88,6 +89,14 @@ def gen_node(op):
             members.append(f"  DimVector {p.name}_sizes_;")
             unpack.append(f"    IntArrayRef {p.name}_sizes = {p.name}_sizes_;")
             saves.append((p, "sizes"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_strides"):
+            members.append(f"  DimVector {p.name}_strides_;")
+            unpack.append(f"    IntArrayRef {p.name}_strides = {p.name}_strides_;")
+            saves.append((p, "strides"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_storage_offset"):
+            members.append(f"  int64_t {p.name}_storage_offset_ = 0;")
+            unpack.append(f"    int64_t {p.name}_storage_offset = {p.name}_storage_offset_;")
+            saves.append((p, "storage_offset"))
         if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_dtype"):
             members.append(f"  ScalarType {p.name}_dtype_ = kFloat;")
             unpack.append(f"    ScalarType {p.name}_dtype = {p.name}_dtype_;")
@@ -199,6 +208,10 @@ def record_node(op, indent="  ", inplace=False):
             s.append(f"node->{p.name}_sizes_ = DimVector({p.name}.sizes());")
         elif kind == "dtype":
             s.append(f"node->{p.name}_dtype_ = {p.name}.dtype();")
+        elif kind == "strides":
+            s.append(f"node->{p.name}_strides_ = DimVector({p.name}.strides());")
+        elif kind == "storage_offset":
+            s.append(f"node->{p.name}_storage_offset_ = {p.name}.storage_offset();")
         elif kind == "list_sizes":
             s.append(f"for (auto& t_ : {p.name}) node->{p.name}_sizes_.push_back(t_.sizes().vec());")
     return [indent + x for x in s]
@@ -290,9 +303,9 @@ def functional_body(op, call):
                      ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
     if op.is_view or jvp:
+        if jvp and not op.is_view:
+            lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
         if jvp:
-            if not op.is_view:  # a view must still be marked below, or in-place ops on it lose the base's history
-                lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
             lines.append(f"    {ret} result;")
             lines.append(f"    {{\n      autograd::FwGradPause pause_;\n      result = {call};\n    }}")
         else:
@@ -307,6 +320,9 @@ def functional_body(op, call):
     lines.append(f"  {ret} result;")
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    autograd::FwGradPause pause_;\n"
                  f"    result = {call};\n  }}")
+    if ret == "Tensor" and any(p.name == "self" and p.type == "Tensor" for p in op.params):
+        # ops that may return their input itself (contiguous, to, ...) add no history to it
+        lines.append("  if (result.is_same(self)) return result;")
     lines += view_marks(op, "result")
     lines += set_history(op, "result")
     lines += save_outputs(op, "result")

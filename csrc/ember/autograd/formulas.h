@@ -59,8 +59,8 @@ Tensor unbind_backward(const variable_list& grads, const std::vector<TensorMeta>
                        ScalarType dtype, int64_t dim);
 Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
                       ScalarType dtype, int64_t dim);
-Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef size, IntArrayRef stride,
-                           std::optional<int64_t> storage_offset, const Tensor& self);
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef self_strides, int64_t self_offset,
+                           IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset);
 Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
 Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dimension, int64_t size, int64_t step);
 std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim);
