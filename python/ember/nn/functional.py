@@ -616,6 +616,15 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The Connectionist Temporal Classification loss (torch.nn.functional.ctc_loss).
+
+    Ember's gradient is the exact derivative of the loss with respect to `log_probs` (and can be
+    differentiated again). PyTorch's kernel returns exp(log_probs) - posterior instead, which is
+    the gradient with respect to the logits *when log_probs = log_softmax(logits)*: through a
+    log_softmax (the documented use) both give the same gradient to the logits; on a raw
+    log_probs leaf they differ by exp(log_probs) * sum of the upstream gradient.
+    Target values outside [0, C) raise (PyTorch reads out of bounds).
+    """
     if not isinstance(input_lengths, Tensor):
         input_lengths = _ops.tensor(list(input_lengths) if not isinstance(input_lengths, int) else [input_lengths],
                                     dtype=_C.int64)
