@@ -42,7 +42,7 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
 
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
-PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
+PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
   static std::vector<std::pair<std::string, PyTypeObject*>> types;
   PyTypeObject* type = nullptr;
   for (auto& [n, t] : types)
@@ -60,8 +60,7 @@ PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std
   }
   PyObject* r = PyStructSequence_New(type);
   if (!r) throw nb::python_error();
-  PyStructSequence_SetItem(r, 0, wrap(std::get<0>(ts)));
-  PyStructSequence_SetItem(r, 1, wrap(std::get<1>(ts)));
+  for (size_t i = 0; i < ts.size(); i++) PyStructSequence_SetItem(r, Py_ssize_t(i), wrap(ts[i]));
   return r;
 }
 
@@ -132,7 +131,14 @@ bool to_scalar(PyObject* o, Scalar* out) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
     if (overflow) {
-      // Large unsigned values and beyond: PyTorch raises the same.
+      // Beyond uint64: Python's OverflowError, as PyTorch. [2**63, 2**64) fits PyTorch's unsigned
+      // Scalars, which Ember's Scalar cannot hold: a RuntimeError here.
+      unsigned long long u = PyLong_AsUnsignedLongLong(o);
+      if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+        throw nb::python_error();
+      }
       EMBER_FAIL(Runtime, "Overflow when unpacking long");
     }
     *out = Scalar(int64_t(v));
@@ -145,9 +151,9 @@ bool to_scalar(PyObject* o, Scalar* out) {
     *out = t.item();
     return true;
   }
-  // numpy scalars and other numbers
+  // numpy scalars (not arrays) and other numbers
   const char* tn = Py_TYPE(o)->tp_name;
-  if (std::strncmp(tn, "numpy.", 6) == 0) {
+  if (std::strncmp(tn, "numpy.", 6) == 0 && std::strcmp(tn, "numpy.ndarray") != 0) {
     if (std::strcmp(tn, "numpy.bool") == 0 || std::strcmp(tn, "numpy.bool_") == 0) {
       *out = Scalar(bool(PyObject_IsTrue(o)));
       return true;
@@ -416,7 +422,19 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
       const char* kname = PyUnicode_AsUTF8(key);
       size_t idx = np;
       for (size_t i = 0; i < np; i++)
-        if (s.params[i].name == kname || (s.params[i].name == "input" && std::strcmp(kname, "self") == 0)) { idx = i; break; }
+        if (s.params[i].name == kname) { idx = i; break; }
+      if (idx == np) {
+        // NumPy-style spellings PyTorch also accepts: axis=, keepdims=, x=/a=/x1= (input), x2= (other)
+        const char* alias = nullptr;
+        if (!std::strcmp(kname, "axis")) alias = "dim";
+        else if (!std::strcmp(kname, "keepdims")) alias = "keepdim";
+        else if (!std::strcmp(kname, "self") || !std::strcmp(kname, "x") || !std::strcmp(kname, "a") ||
+                 !std::strcmp(kname, "x1")) alias = "input";
+        else if (!std::strcmp(kname, "x2")) alias = "other";
+        if (alias)
+          for (size_t i = 0; i < np; i++)
+            if (s.params[i].name == alias) { idx = i; break; }
+      }
       if (idx == np) {
         if (err) *err = s.name + "() got an unexpected keyword argument '" + kname + "'";
         return false;
@@ -444,7 +462,7 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
 }
 
 int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out) {
-  (void)self;
+  out.self = method_ ? self : nullptr;
   nargs = PyVectorcall_NARGS(nargs);
   // With several overloads, first match without reading 0-d integer tensors as ints, so that
   // max(x, y) with a 0-d int64 `y` is max(Tensor other), not max(int dim) as PyTorch resolves it.
@@ -493,6 +511,14 @@ std::vector<Tensor> ParsedArgs::tensorlist(int i) {
 
 Scalar ParsedArgs::scalar(int i) {
   if (!args[i]) return sig->params[i].default_scalar;
+  if (sig->params[i].tensor_ok && is_tensor(args[i]) && unpack(args[i]).dim() == 0 && sig->name == "fill_") {
+    // fill_(Tensor value) casts the value to self's dtype like a copy (no overflow check, unlike a
+    // Python number or masked_fill's value)
+    PyObject* self_obj = self ? self : args[0];
+    const Tensor& v = unpack(args[i]);
+    if (self_obj && self_obj != args[i] && is_tensor(self_obj)) return v.to(unpack(self_obj).dtype()).item();
+    return v.item();
+  }
   Scalar s;
   if (!to_scalar(args[i], &s)) {
     if (is_tensor(args[i]))  // a tensor-valued Scalar (fill_, masked_fill) must be 0-d

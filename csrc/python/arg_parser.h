@@ -28,7 +28,13 @@ PyObject* wrap_tuple(const std::tuple<Ts...>& ts) {
   std::apply([&](const auto&... t) { ((PyTuple_SET_ITEM(tup, i++, wrap(t))), ...); }, ts);
   return tup;
 }
-PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
+PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
+template <class... Ts>
+PyObject* wrap_named(const std::tuple<Ts...>& ts, const char* name, std::initializer_list<const char*> fields) {
+  std::vector<Tensor> v;
+  std::apply([&](const auto&... t) { (v.push_back(t), ...); }, ts);
+  return wrap_named_list(v, name, fields);
+}
 inline PyObject* incref(PyObject* o) { Py_INCREF(o); return o; }
 
 // Python number -> Scalar; false if `o` is not a number (bool, int, float, numpy scalar, 0-d tensor).
@@ -89,6 +95,7 @@ class ParsedArgs {
  public:
   PyObject* args[kMaxArgs];
   const Signature* sig = nullptr;
+  PyObject* self = nullptr;  // the tensor a method is called on (nullptr for functions)
   nanobind::object owned;  // a tuple the parser built (varargs int lists)
 
   PyObject* obj(int i) const { return args[i]; }

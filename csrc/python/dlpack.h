@@ -1,6 +1,6 @@
 #pragma once
 // The DLPack ABI (v0.8 "legacy" DLManagedTensor), as specified by dmlc/dlpack: the data
-// structures exchanged through "dltensor" capsules.
+// structures exchanged through "dltensor" capsules (tensor_new.cpp adds the 1.x versioned form).
 #include <Python.h>
 
 #include <cstdint>
@@ -29,7 +29,8 @@ typedef struct DLManagedTensor {
 }
 
 namespace ember::py {
-PyObject* tensor_to_dlpack(const Tensor& t);
+// versioned: a DLPack 1.x "dltensor_versioned" capsule (copied sets its IS_COPIED flag)
+PyObject* tensor_to_dlpack(const Tensor& t, bool versioned = false, bool copied = false);
 Tensor tensor_from_dlpack(PyObject* obj);
 Tensor tensor_from_numpy(PyObject* arr, bool allow_readonly);
 }  // namespace ember::py

@@ -215,7 +215,9 @@ NB_MODULE(_C, m) {
                      Type, "expected np.ndarray (got ", py::type_name(arr.ptr()), ")");
     return nb::steal(py::wrap(py::tensor_from_numpy(arr.ptr(), true)));
   });
-  m.def("_to_dlpack", [](const Tensor& t) { return nb::steal(py::tensor_to_dlpack(t)); });
+  m.def("_to_dlpack", [](const Tensor& t, bool versioned, bool copied) {
+    return nb::steal(py::tensor_to_dlpack(t, versioned, copied));
+  }, nb::arg("t"), nb::arg("versioned") = false, nb::arg("copied") = false);
   m.def("from_dlpack", [](nb::handle o) { return nb::steal(py::wrap(py::tensor_from_dlpack(o.ptr()))); });
   m.def("_tensor_from_data", [](nb::handle data, nb::handle dtype) {
     return nb::steal(py::wrap(py::tensor_from_data(

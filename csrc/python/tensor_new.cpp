@@ -17,66 +17,143 @@ namespace ember::py {
 // ---------------------------------------------------------------- ember.tensor(data)
 namespace {
 
+bool is_numpy_nd_array(PyObject* o) {  // a NumPy array of at least one dim (a sequence of its rows)
+  if (std::strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") != 0) return false;
+  nb::object nd = nb::steal(PyObject_GetAttrString(o, "ndim"));
+  if (!nd.is_valid()) throw nb::python_error();
+  return PyLong_AsLong(nd.ptr()) > 0;
+}
+
 bool is_sequence(PyObject* o) {
-  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o)) ||
+  return PyList_Check(o) || PyTuple_Check(o) || (is_tensor(o)) || is_numpy_nd_array(o) ||
          (PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) && PyObject_HasAttrString(o, "__len__") &&
           !PyIndex_Check(o) && !PyFloat_Check(o));
 }
 
-// Infer the shape from the first element at each level, and the dtype from every leaf.
-void infer(PyObject* o, int64_t depth, DimVector& shape, ScalarType& dt, bool& any_value) {
-  if (is_tensor(o)) {
-    const Tensor& t = unpack(o);
-    if (depth == int64_t(shape.size())) for (int64_t s : t.sizes()) shape.push_back(s);
-    dt = any_value ? promote_types(dt, t.dtype()) : t.dtype();
-    any_value = true;
-    return;
+// A NumPy scalar's dtype (numpy.int16 -> int16), as PyTorch infers it; nullopt for other objects.
+std::optional<ScalarType> numpy_scalar_dtype(PyObject* o) {
+  const char* tn = Py_TYPE(o)->tp_name;
+  if (std::strncmp(tn, "numpy.", 6) != 0) return std::nullopt;
+  static const std::pair<const char*, ScalarType> names[] = {
+      {"bool", kBool}, {"bool_", kBool}, {"int8", kChar}, {"int16", kShort}, {"int32", kInt}, {"int64", kLong},
+      {"uint8", kByte}, {"float16", kHalf}, {"float32", kFloat}, {"float64", kDouble}};
+  for (auto& [n, t] : names)
+    if (std::strcmp(tn + 6, n) == 0) return t;
+  return std::nullopt;
+}
+
+bool is_str(PyObject* o) { return PyUnicode_Check(o) || PyBytes_Check(o); }
+
+// The shape, from the first item at each level (PyTorch's compute_sizes): a str met on that
+// path is "too many dimensions".
+void compute_sizes(PyObject* o, DimVector& shape) {
+  nb::object hold;
+  PyObject* cur = o;
+  while (true) {
+    if (is_tensor(cur)) return;  // a tensor inside a list is one number (its item), as in PyTorch
+    if (PyUnicode_Check(cur)) {  // a str first in a list: "too many dimensions"; as the data it fails when stored
+      EMBER_CHECK_KIND(cur == o, Value, "too many dimensions 'str'");
+      return;
+    }
+    Scalar s;
+    if (PyBool_Check(cur) || PyLong_Check(cur) || PyFloat_Check(cur) || numpy_scalar_dtype(cur)) return;
+    if (!is_sequence(cur)) return;  // an unknown leaf: the dtype inference names it
+    nb::object seq = nb::steal(PySequence_Fast(cur, "not a sequence"));
+    if (!seq.is_valid()) throw nb::python_error();
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
+    shape.push_back(n);
+    if (n == 0) return;
+    cur = PySequence_Fast_ITEMS(seq.ptr())[0];
+    hold = seq;
   }
-  Scalar s;
-  if (to_scalar(o, &s)) {
-    ScalarType st = s.is_floating() ? default_dtype() : s.dtype();
-    // numpy float32 scalars etc. keep the default float dtype like PyTorch does
-    dt = any_value ? promote_types(dt, st) : st;
+}
+
+// The dtype from every leaf (PyTorch's infer_scalar_type): tensors and NumPy scalars keep their
+// dtype, Python floats are the default dtype, ints int64, bools bool; promoted together.
+void infer_dtype(PyObject* o, ScalarType& dt, bool& any_value) {
+  auto add = [&](ScalarType t) {
+    dt = any_value ? promote_types(dt, t) : t;
     any_value = true;
-    return;
+  };
+  if (is_tensor(o)) return add(unpack(o).dtype());
+  if (auto nt = numpy_scalar_dtype(o)) return add(*nt);
+  if (PyBool_Check(o)) return add(kBool);
+  if (PyLong_Check(o)) {
+    int overflow = 0;
+    PyLong_AsLongLongAndOverflow(o, &overflow);
+    EMBER_CHECK_KIND(!overflow, Value, "Overflow when unpacking long long");
+    return add(kLong);
   }
-  if (!is_sequence(o)) EMBER_FAIL(Type, "new(): invalid data type '", type_name(o), "'");
+  if (PyFloat_Check(o)) return add(default_dtype());
+  if (is_str(o)) return;  // storing it fails: "invalid data type"
+  EMBER_CHECK(is_sequence(o), "Could not infer dtype of ", Py_TYPE(o)->tp_name);
   nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
-  if (depth == int64_t(shape.size())) shape.push_back(n);
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  for (Py_ssize_t i = 0; i < n; i++) infer(items[i], depth + 1, shape, dt, any_value);
+  for (Py_ssize_t i = 0; i < n; i++) infer_dtype(items[i], dt, any_value);
 }
 
-// Write leaves in row-major order as doubles / int64 / bools into `out`.
+// A Python number stored into an integer dtype must fit it (PyTorch's checked conversion).
+void check_fits(PyObject* o, const Scalar& s, ScalarType target) {
+  if (!is_integral(target, true)) return;
+  // NumPy float scalars (other than float64, a Python float) are not read as integers or bools;
+  // NumPy bools are not read as integers
+  if (auto nt = numpy_scalar_dtype(o)) {
+    bool ok = PyFloat_Check(o) || is_integral(*nt, false) || (*nt == kBool && target == kBool);
+    EMBER_CHECK_KIND(ok, Type, "'", Py_TYPE(o)->tp_name, "' object cannot be interpreted as an integer");
+  }
+  if (s.is_bool() || target == kBool) return;
+  double lo = 0, hi = 0;
+  switch (target) {
+    case kByte: lo = -255; hi = 255; break;  // negative values wrap, as PyTorch's overflow check allows
+    case kChar: lo = -128; hi = 127; break;
+    case kShort: lo = -32768; hi = 32767; break;
+    case kInt: lo = -2147483648.0; hi = 2147483647.0; break;
+    default: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+  }
+  bool ok;
+  if (s.is_floating()) {
+    double d = s.to_double();
+    ok = d >= lo && (target == kLong ? d < hi : d <= hi);  // false for NaN
+  } else {
+    ok = target == kLong || (double(s.to_long()) >= lo && double(s.to_long()) <= hi);
+  }
+  EMBER_CHECK(ok, "value cannot be converted to type ", dtype_name(target), " without overflow");
+}
+
+// Write leaves in row-major order as doubles / int64 / bools into `out`, raising PyTorch's errors
+// for ragged data (ValueError) and for numbers and sequences in each other's place (TypeError).
 template <class T>
-void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out) {
-  if (is_tensor(o)) {
+void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out, ScalarType target) {
+  const bool at_leaf = depth == int64_t(shape.size());
+  if (is_tensor(o)) {  // one number: a tensor of one element
     const Tensor& t = unpack(o);
-    EMBER_CHECK_KIND(IntArrayRef(shape.data() + depth, shape.size() - size_t(depth)) == t.sizes(), Value,
-                     "expected sequence of length ", depth < int64_t(shape.size()) ? shape[depth] : 0, " at dim ",
-                     depth, " (got a tensor of shape ", t.sizes(), ")");
-    Tensor c = t.to(DtypeOf<T>::value).contiguous();
-    std::memcpy(out, c.data_ptr(), size_t(c.numel()) * sizeof(T));
-    out += c.numel();
+    EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
+    EMBER_CHECK_KIND(at_leaf, Type, "not a sequence");
+    *out++ = t.item().to<T>();
     return;
   }
+  EMBER_CHECK_KIND(!is_str(o), Type, "new(): invalid data type '", Py_TYPE(o)->tp_name, "'");
   Scalar s;
   if (to_scalar(o, &s)) {
-    EMBER_CHECK_KIND(depth == int64_t(shape.size()), Value, "expected sequence of length ", shape[depth], " at dim ",
-                     depth, " (got ", type_name(o), ")");
+    EMBER_CHECK_KIND(at_leaf, Type, "not a sequence");
+    check_fits(o, s, target);
     *out++ = s.to<T>();
     return;
   }
-  EMBER_CHECK_KIND(depth < int64_t(shape.size()) && is_sequence(o), Type, "new(): invalid data type '", type_name(o), "'");
+  EMBER_CHECK_KIND(is_sequence(o), Type, "new(): invalid data type '", type_name(o), "'");
+  if (at_leaf) {
+    if (is_floating(target)) EMBER_FAIL(Type, "must be real number, not ", Py_TYPE(o)->tp_name);
+    EMBER_FAIL(Type, "'", Py_TYPE(o)->tp_name, "' object cannot be interpreted as an integer");
+  }
   nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
   if (!seq.is_valid()) throw nb::python_error();
   Py_ssize_t n = PySequence_Fast_GET_SIZE(seq.ptr());
   EMBER_CHECK_KIND(n == shape[depth], Value, "expected sequence of length ", shape[depth], " at dim ", depth, " (got ",
                    n, ")");
   PyObject** items = PySequence_Fast_ITEMS(seq.ptr());
-  for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out);
+  for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out, target);
 }
 
 bool has_array_interface(PyObject* o) { return PyObject_HasAttrString(o, "__array_interface__"); }
@@ -91,26 +168,27 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
     return t.to(dtype ? *dtype : t.dtype(), true);
   }
   DimVector shape;
+  compute_sizes(data, shape);
   ScalarType dt = default_dtype();
   bool any_value = false;
-  infer(data, 0, shape, dt, any_value);
+  infer_dtype(data, dt, any_value);
   if (!any_value) dt = default_dtype();  // tensor([]) is float32
   ScalarType target = dtype ? *dtype : dt;
   Tensor r;
   if (is_floating(dt)) {
     Tensor buf = empty_tensor(shape, kDouble);
     double* p = static_cast<double*>(buf.data_ptr());
-    fill<double>(data, 0, shape, p);
+    fill<double>(data, 0, shape, p, target);
     r = buf;
   } else if (dt == kBool) {
     Tensor buf = empty_tensor(shape, kBool);
     bool* p = static_cast<bool*>(buf.data_ptr());
-    fill<bool>(data, 0, shape, p);
+    fill<bool>(data, 0, shape, p, target);
     r = buf;
   } else {
     Tensor buf = empty_tensor(shape, kLong);
     int64_t* p = static_cast<int64_t*>(buf.data_ptr());
-    fill<int64_t>(data, 0, shape, p);
+    fill<int64_t>(data, 0, shape, p, target);
     r = buf;
   }
   return r.to(target);
@@ -195,6 +273,7 @@ Tensor tensor_from_numpy(PyObject* arr, bool allow_readonly) {
   for (nb::handle h : shape_t) sizes.push_back(nb::cast<int64_t>(h));
   DimVector strides;
   nb::object st = d.contains("strides") ? nb::object(d["strides"]) : nb::none();
+  if (st.is_none() && PyObject_HasAttrString(arr, "strides")) st = nb::getattr(nb::handle(arr), "strides");
   if (st.is_none()) {
     strides = contiguous_strides(sizes);
   } else {
@@ -261,13 +340,28 @@ ScalarType from_dl(DLDataType d) {
   EMBER_FAIL(Type, "DLPack: unsupported data type code=", int(d.code), " bits=", int(d.bits));
 }
 
+// DLPack 1.x ("dltensor_versioned" capsules): the managed tensor carries a version and flags.
+// Consumers that ask for it (NumPy's from_dlpack) treat legacy capsules as read-only.
+struct DLPackVersion {
+  uint32_t major, minor;
+};
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+
 struct ExportCtx {
   Tensor t;
   std::vector<int64_t> shape, strides;
   DLManagedTensor managed;
+  DLManagedTensorVersioned versioned;
 };
 
 void export_deleter(DLManagedTensor* m) { delete static_cast<ExportCtx*>(m->manager_ctx); }
+void export_deleter_versioned(DLManagedTensorVersioned* m) { delete static_cast<ExportCtx*>(m->manager_ctx); }
 
 void capsule_destructor(PyObject* cap) {
   if (PyCapsule_IsValid(cap, "dltensor")) {  // never consumed: free it ourselves
@@ -275,6 +369,25 @@ void capsule_destructor(PyObject* cap) {
     if (m && m->deleter) m->deleter(m);
   } else {
     PyErr_Clear();
+  }
+}
+void capsule_destructor_versioned(PyObject* cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap, "dltensor_versioned"));
+    if (m && m->deleter) m->deleter(m);
+  } else {
+    PyErr_Clear();
+  }
+}
+void import_deleter_versioned(void* ctx, void*, size_t) {
+  auto* m = static_cast<DLManagedTensorVersioned*>(ctx);
+  if (!m->deleter) return;
+  if (Py_IsInitialized()) {
+    PyGILState_STATE g = PyGILState_Ensure();
+    m->deleter(m);
+    PyGILState_Release(g);
+  } else {
+    m->deleter(m);
   }
 }
 
@@ -293,23 +406,32 @@ void import_deleter(void* ctx, void*, size_t) {
 }
 }  // namespace
 
-PyObject* tensor_to_dlpack(const Tensor& t) {
+PyObject* tensor_to_dlpack(const Tensor& t, bool versioned, bool copied) {
   auto* ctx = new ExportCtx();
   ctx->t = t;
   ctx->shape = t.sizes().vec();
   ctx->strides = t.strides().vec();
-  DLTensor& dl = ctx->managed.dl_tensor;
-  dl.data = t.impl()->storage()->data();
-  dl.byte_offset = uint64_t(t.storage_offset() * t.element_size());
-  if (!dl.data) { dl.data = t.data_ptr(); dl.byte_offset = 0; }
+  DLTensor& dl = versioned ? ctx->versioned.dl_tensor : ctx->managed.dl_tensor;
+  // data points at the first element, byte_offset 0: what PyTorch exports and NumPy requires
+  dl.data = t.data_ptr();
+  dl.byte_offset = 0;
   dl.device = {kDLCPU, 0};
   dl.ndim = int32_t(t.dim());
   dl.dtype = to_dl(t.dtype());
   dl.shape = ctx->shape.data();
   dl.strides = ctx->strides.data();
-  ctx->managed.manager_ctx = ctx;
-  ctx->managed.deleter = export_deleter;
-  PyObject* cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
+  PyObject* cap;
+  if (versioned) {
+    ctx->versioned.version = {1, 0};
+    ctx->versioned.manager_ctx = ctx;
+    ctx->versioned.deleter = export_deleter_versioned;
+    ctx->versioned.flags = copied ? (uint64_t(1) << 1) : 0;  // DLPACK_FLAG_BITMASK_IS_COPIED; writable
+    cap = PyCapsule_New(&ctx->versioned, "dltensor_versioned", capsule_destructor_versioned);
+  } else {
+    ctx->managed.manager_ctx = ctx;
+    ctx->managed.deleter = export_deleter;
+    cap = PyCapsule_New(&ctx->managed, "dltensor", capsule_destructor);
+  }
   if (!cap) {
     delete ctx;
     throw nb::python_error();
@@ -329,11 +451,19 @@ Tensor tensor_from_dlpack(PyObject* obj) {
     }
     cap = fn();
   }
-  EMBER_CHECK(PyCapsule_IsValid(cap.ptr(), "dltensor"),
+  const bool versioned = PyCapsule_IsValid(cap.ptr(), "dltensor_versioned");
+  EMBER_CHECK(versioned || PyCapsule_IsValid(cap.ptr(), "dltensor"),
               "from_dlpack received an invalid capsule. Note that DLTensor capsules can be consumed only once, so you "
               "might have already constructed a tensor from it once.");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
-  DLTensor& dl = m->dl_tensor;
+  DLManagedTensor* m = nullptr;
+  DLManagedTensorVersioned* mv = nullptr;
+  if (versioned) {
+    mv = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(cap.ptr(), "dltensor_versioned"));
+    EMBER_CHECK(mv->version.major == 1, "from_dlpack: unsupported DLPack version ", mv->version.major);
+  } else {
+    m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap.ptr(), "dltensor"));
+  }
+  DLTensor& dl = versioned ? mv->dl_tensor : m->dl_tensor;
   EMBER_CHECK(dl.device.device_type == kDLCPU, "from_dlpack: only CPU tensors are supported (device type ",
               int(dl.device.device_type), ")");
   ScalarType dt = from_dl(dl.dtype);
@@ -347,8 +477,9 @@ Tensor tensor_from_dlpack(PyObject* obj) {
   }
   int64_t isz = itemsize(dt);
   char* base = static_cast<char*>(dl.data) + dl.byte_offset;
-  auto storage = StorageImpl::wrap(base, size_t(extent * isz), import_deleter, m);
-  PyCapsule_SetName(cap.ptr(), "used_dltensor");
+  auto storage = versioned ? StorageImpl::wrap(base, size_t(extent * isz), import_deleter_versioned, mv)
+                           : StorageImpl::wrap(base, size_t(extent * isz), import_deleter, m);
+  PyCapsule_SetName(cap.ptr(), versioned ? "used_dltensor_versioned" : "used_dltensor");
   return Tensor(make_intrusive<TensorImpl>(std::move(storage), dt, sizes, strides, 0));
 }
 

@@ -62,8 +62,19 @@ PyObject* inplace(PyObject* a, PyObject* b, F f) {
   PyObject* name(PyObject* a, PyObject* b) { return inplace(a, b, [](const Tensor& x, const Tensor& y) { expr; }); }
 BIN(nb_add, ember::add(x, y))
 BIN(nb_sub, ember::sub(x, y))
-BIN(nb_mul, ember::mul(x, y))
-BIN(nb_truediv, ember::div(x, y))
+// number * tensor is tensor.mul(number), as PyTorch's Tensor.__rmul__ (the number second matters
+// for half/bfloat16, where mul reads a second scalar operand unrounded)
+PyObject* nb_mul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) && is_tensor(b))
+    return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(y, x); });
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(x, y); });
+}
+// number / tensor is reciprocal(tensor) * number, as PyTorch's Tensor.__rtruediv__ computes it
+PyObject* nb_truediv(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) && is_tensor(b))
+    return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::mul(ember::reciprocal(y), x); });
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::div(x, y); });
+}
 BIN(nb_floordiv, ember::floor_divide(x, y))
 BIN(nb_mod, ember::remainder(x, y))
 BIN(nb_and, ember::bitwise_and(x, y))
@@ -71,7 +82,7 @@ BIN(nb_or, ember::bitwise_or(x, y))
 BIN(nb_xor, ember::bitwise_xor(x, y))
 BIN(nb_lshift, ember::bitwise_left_shift(x, y))
 BIN(nb_rshift, ember::bitwise_right_shift(x, y))
-BIN(nb_matmul, ember::matmul(x, y))
+
 INPL(nb_iadd, ember::add_(x, y))
 INPL(nb_isub, ember::sub_(x, y))
 INPL(nb_imul, ember::mul_(x, y))
@@ -85,6 +96,12 @@ INPL(nb_ilshift, ember::bitwise_left_shift_(x, y))
 INPL(nb_irshift, ember::bitwise_right_shift_(x, y))
 #undef BIN
 #undef INPL
+
+// x @ 2 is a TypeError ("unsupported operand type(s) for @"), as in PyTorch: no number operands.
+PyObject* nb_matmul(PyObject* a, PyObject* b) {
+  if (!is_tensor(a) || !is_tensor(b)) Py_RETURN_NOTIMPLEMENTED;
+  return binary(a, b, [](const Tensor& x, const Tensor& y) { return ember::matmul(x, y); });
+}
 
 PyObject* nb_pow(PyObject* a, PyObject* b, PyObject* mod) {
   if (mod != Py_None) Py_RETURN_NOTIMPLEMENTED;
@@ -100,14 +117,15 @@ PyObject* nb_pos(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
   EMBER_CHECK(t.dtype() != kBool, "The `+` operator, on a bool tensor is not supported.");
-  return wrap(ember::alias(t));
+  return incref(a);  // +x is x itself, as in PyTorch
   EMBER_PY_CATCH
 }
 PyObject* nb_abs(PyObject* a) { EMBER_PY_TRY return wrap(ember::abs(unpack(a))); EMBER_PY_CATCH }
 PyObject* nb_invert(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
-  EMBER_CHECK(!is_floating(t.dtype()), "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
+  EMBER_CHECK_KIND(!is_floating(t.dtype()), Type,
+                   "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
   return wrap(ember::bitwise_not(t));
   EMBER_PY_CATCH
 }
@@ -136,12 +154,7 @@ PyObject* nb_int(PyObject* a) {
   const Tensor& t = unpack(a);
   EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
   Scalar s = t.item();
-  if (s.is_floating()) {
-    double d = s.to_double();
-    EMBER_CHECK_KIND(!std::isnan(d), Value, "cannot convert float NaN to integer");
-    EMBER_CHECK(!std::isinf(d), "cannot convert float infinity to integer");
-    return PyLong_FromDouble(d);
-  }
+  if (s.is_floating()) return PyLong_FromDouble(s.to_double());  // NaN: ValueError, inf: OverflowError (Python's)
   return PyLong_FromLongLong(s.to_long());
   EMBER_PY_CATCH
 }

@@ -16,14 +16,14 @@ from ._C._ops import tensor  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
 from ._functional import einsum, tensordot, unique, unique_consecutive  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
-from . import autograd  # noqa: F401
+from . import autograd, linalg  # noqa: F401
 from . import nn  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from ._utils import (  # noqa: F401
     as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, layout,
-    set_printoptions, memory_stats,
+    set_printoptions, memory_stats, memory_format, contiguous_format, preserve_format,
 )
 
 # PyTorch's dtype aliases

@@ -64,6 +64,8 @@ class _NumpyBridge:
 
 
 class Tensor(_C.TensorBase):
+    # NumPy defers binary operators to tensors (np.float64(2) + t is a Tensor), as with PyTorch
+    __array_priority__ = 1000
     def __new__(cls, *args, **kwargs):
         # legacy constructor: Tensor(), Tensor(2, 3), Tensor([1, 2]), Tensor(other)
         if cls is not Tensor:
@@ -185,15 +187,27 @@ class Tensor(_C.TensorBase):
         return np.asarray(_NumpyBridge(self))
 
     def __array__(self, dtype=None, copy=None):
+        # NumPy 2 passes copy=True for np.array(t): the result must then not share memory
         a = self.numpy()
         if dtype is not None:
-            a = a.astype(dtype, copy=False)
+            a = a.astype(dtype, copy=bool(copy))
+        elif copy:
+            a = a.copy()
         return a
 
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        # the result of a NumPy ufunc applied to a tensor comes back as a tensor
+        import numpy as np
+        return _C.from_numpy(np.ascontiguousarray(array) if array.ndim else np.array(array, ndmin=0, copy=True))
+
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device is not None and tuple(dl_device) != (1, 0):
+            raise BufferError(f"Ember tensors are on the CPU; cannot export to DLPack device {dl_device}")
+        # a consumer asking for DLPack >= 1.0 gets a versioned capsule (NumPy then keeps it writable)
+        versioned = max_version is not None and max_version[0] >= 1
         if copy:
-            return _C._to_dlpack(self.clone())
-        return _C._to_dlpack(self)
+            return _C._to_dlpack(self.clone(), versioned, True)
+        return _C._to_dlpack(self, versioned, False)
 
     def __dlpack_device__(self):
         return (1, 0)  # kDLCPU, device 0
@@ -207,24 +221,42 @@ class Tensor(_C.TensorBase):
         kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-        for a in args:
-            if isinstance(a, _C.dtype):
+        flags = []  # positional bools after the first argument: non_blocking, then copy
+        for i, a in enumerate(args):
+            if i > 0 and isinstance(a, bool):
+                flags.append(a)
+            elif i > 0 and not (i == 1 and isinstance(a, _C.dtype) and isinstance(args[0], (str, _C.device))):
+                # to(device, dtype, ...) / to(dtype, ...) / to(other, ...): nothing else after the first
+                raise TypeError(f"to() received an invalid combination of arguments - got "
+                                f"({', '.join(type(x).__name__ for x in args)})")
+            elif isinstance(a, _C.dtype):
                 dtype = a
             elif isinstance(a, (str, _C.device)):
                 device = a
             elif isinstance(a, _C.TensorBase):
                 dtype = a.dtype
-            elif isinstance(a, bool):
-                copy = a
+            elif isinstance(a, numbers.Integral) and not isinstance(a, bool):
+                # an int is a device index (an accelerator), as in PyTorch
+                raise RuntimeError("Cannot access accelerator device when none is available.")
+            elif isinstance(a, numbers.Number):
+                # PyTorch reads a float or bool as to(other=tensor(number)): its dtype (a float is float64)
+                dtype = _C.bool if isinstance(a, bool) else _C.float64
             elif a is None:
                 pass
             else:
                 raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if len(flags) > 1:
+            copy = flags[1]
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
             if d.type != "cpu":
                 raise RuntimeError("Ember was built without CUDA support; cannot move a tensor to " + str(d))
-        return _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
+        r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
+        return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
+
+    def contiguous(self, memory_format=None):
+        r = _C.TensorBase.contiguous(self)
+        return self if r._is_same(self) else r
 
     def cpu(self):
         return self

@@ -16,6 +16,21 @@ class layout:
 strided = layout("strided")
 
 
+class memory_format:
+    """A memory format. Ember lays tensors out row-major only, so it has the row-major formats
+    (contiguous_format, preserve_format) and none of the channels-last ones."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return "ember." + self.name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+
+
 def is_tensor(obj):
     return isinstance(obj, _C.TensorBase)
 

@@ -11,7 +11,7 @@ import os
 import numpy as np
 import yaml
 
-from parity import (ALL_DTYPES, BIG, SPECIAL_FLOATS, FLOATS, INTEGRAL, INTS, REDUCED, SIGNED_INTS, DType, Sample, T,
+from parity import (ALL_DTYPES, BIG, SPECIAL_FLOATS, FLOATS, INTS, REDUCED, SIGNED_INTS, DType, Sample, T,
                     binary_samples, is_torch, reduction_samples, unary_samples)
 
 OPS_YAML = os.path.join(os.path.dirname(__file__), "..", "..", "ops.yaml")
@@ -369,7 +369,8 @@ def _prod_samples(dt):
                     ((BIG,), None)])]
     x = T((3, 4), dt, low=-2, high=2, key="pd")
     s += [Sample(x, 0), Sample(x, -1, True), Sample(x, dim=1, keepdim=False), Sample(x, 1, dtype=DType("float64")),
-          Sample(x, dtype=DType("int64")), Sample(T((2, 0), dt), 1), Sample(T((2, 0), dt), 0),
+          Sample(x, dtype=DType("int64")), Sample(x, 1, dtype=DType("bool")), Sample(T((2, 0), dt), 1),
+          Sample(T((2, 0), dt), 0),
           Sample(T((300, 200), dt, low=0.99, high=1.01) if dt in FLOATS else T((300, 200), dt, low=0, high=1), 0)]
     if dt in REDUCED:
         # PyTorch multiplies half/bfloat16 along a dim in the reduced type (its 300-term products drift
@@ -520,7 +521,8 @@ def _scan_samples(dt):
         x = T(sh, dt, layout=l, key=i, low=-2, high=2)
         s += [Sample(x, 0), Sample(x, dim=-1)]
     x = T((3, 4), dt, key="sd", low=-2, high=2)
-    s += [Sample(x, 1, dtype=DType("float64")), Sample(x, 0, dtype=DType("int64"))]
+    s += [Sample(x, 1, dtype=DType("float64")), Sample(x, 0, dtype=DType("int64")), Sample(x, 0, dtype=DType("bool")),
+          Sample(T((), dt, low=0.2, high=0.8), 0, dtype=DType("bool"))]
     return s
 
 

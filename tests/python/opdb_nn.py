@@ -261,3 +261,36 @@ add(OpInfo("unique_consecutive2", lambda dt: [Sample(T((10,), dt, low=0, high=2)
 add(OpInfo("argsort.stable", lambda dt: [Sample(T((3, 5), dt, low=-2, high=2), stable=True),
                                           Sample(T((4, 6), dt, low=-2, high=2), stable=True, dim=0, descending=True)],
            dtypes=_SORTD))
+
+
+# ---- linalg (LAPACK)
+def _la(name, torch_fn):
+    def f(lib, *a, **k):
+        import ember
+        if lib is ember:
+            return getattr(ember._C._ops, "_linalg_" + name)(*a, **k)
+        return torch_fn(lib)(*a, **k)
+    return f
+
+
+_SQ = lambda dt: _x((3, 3), dt, 5)
+add(OpInfo("linalg_det", lambda dt: [Sample(_SQ(dt)), Sample(_x((2, 4, 4), dt, 6))], dtypes=F2, tol=TOL,
+           function=_la("det", lambda t: t.linalg.det)))
+add(OpInfo("linalg_inv", lambda dt: [Sample(_SQ(dt)), Sample(_x((2, 4, 4), dt, 6))], dtypes=F2, tol=TOL,
+           function=_la("inv", lambda t: t.linalg.inv)))
+add(OpInfo("linalg_solve", lambda dt: [Sample(_SQ(dt), _x((3, 2), dt, 7)), Sample(_SQ(dt), _x((3,), dt, 7)),
+                                        Sample(_x((2, 3, 3), dt, 6), _x((3, 2), dt, 8))], dtypes=F2, tol=TOL,
+           function=_la("solve", lambda t: t.linalg.solve)))
+_SPD = T((3, 3), "float64", data=[[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+add(OpInfo("linalg_cholesky", lambda dt: [Sample(T((3, 3), dt, data=[[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])),
+                                           Sample(T((3, 3), dt, data=[[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]),
+                                                  upper=True)],
+           dtypes=F2, tol=TOL, function=_la("cholesky", lambda t: t.linalg.cholesky)))
+add(OpInfo("linalg_qr", lambda dt: [Sample(_x((5, 3), dt, 9)), Sample(_x((5, 3), dt, 9), "complete"),
+                                     Sample(_x((3, 5), dt, 9))], dtypes=F2, tol=TOL,
+           function=_la("qr", lambda t: t.linalg.qr)))
+add(OpInfo("linalg_eigh", lambda dt: [Sample(T((3, 3), dt, data=[[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]))],
+           dtypes=F2, tol=TOL, function=lambda lib, *a: tuple(x.abs() if i else x for i, x in enumerate(
+               _la("eigh", lambda t: t.linalg.eigh)(lib, *a)))))
+add(OpInfo("linalg_svd", lambda dt: [Sample(_x((5, 3), dt, 9), False), Sample(_x((3, 5), dt, 9), False)],
+           dtypes=F2, tol=TOL, function=lambda lib, *a: tuple(x.abs() for x in _la("svd", lambda t: t.linalg.svd)(lib, *a))))

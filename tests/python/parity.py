@@ -337,7 +337,7 @@ def _struct_fields(t):
 
 # ---------------------------------------------------------------- exceptions
 # The most specific of these that an exception is an instance of: its "kind" for parity.
-_KINDS = (NotImplementedError, IndexError, TypeError, ValueError, ZeroDivisionError, RuntimeError)
+_KINDS = (NotImplementedError, IndexError, TypeError, ValueError, ZeroDivisionError, OverflowError, RuntimeError)
 
 
 def error_kind(exc):
@@ -369,7 +369,7 @@ def check(fn, sample, rtol=None, atol=None, check_inputs=True, values=True, chec
         try:
             targs, tkwargs, tres = _run(fn, torch, sample)
             terr = None
-        except (RuntimeError, IndexError, TypeError, ValueError) as ex:
+        except (RuntimeError, IndexError, TypeError, ValueError, OverflowError) as ex:
             terr = ex
         if terr is not None:
             try:
@@ -479,8 +479,11 @@ def binary_samples(dtype, low=None, high=None, rhs_low=None, rhs_high=None, nonz
                           name="special"))
     if scalars:
         x = T((3, 4), dtype, low=low, high=high, key="s")
+        y = T((3, 4), rd, low=rhs_low, high=rhs_high, key="s2", nonzero=nonzero_rhs)
         for s in scalar_values(dtype, nonzero=nonzero_rhs, low=rhs_low, high=rhs_high):
             out.append(Sample(x, s, name="scalar"))
+        for s in (2, 2.5, True):  # a number first: allowed for add/sub/mul/div/remainder/pow/bitwise_*
+            out.append(Sample(s, y, name="scalar first"))
     return out
 
 
@@ -498,6 +501,12 @@ def reduction_samples(dtype, low=None, high=None, dims=True):
     out = []
     sh = [((), None), ((5,), None), ((3, 4), None), ((3, 4), "T"), ((2, 3, 4), "permute"), ((2, 3, 4), "step"),
           ((4, 3), "expand"), ((0,), None), ((2, 0), None), ((BIG,), None), ((300, 200), None)]
+    # above 2 * 32768 elements a full reduction is split across threads (Ember's other sum path)
+    sh.append(((70_000,), None))
+    if dtype not in REDUCED:
+        # (PyTorch's half/bfloat16 sums over a transposed tensor this size keep partial sums in the
+        # reduced type and lose ~0.1 to cancellation; Ember's float32 accumulation does not compare)
+        sh.append(((200, 300), "T"))
     for i, (shape, layout) in enumerate(sh):
         x = T(shape, dtype, low=low, high=high, layout=layout, key=i)
         out.append(Sample(x))

@@ -643,6 +643,21 @@ add(*_nn_act("hardtanh", [[-1.5, -0.5, 0.3], [0.7, 1.4, -0.2]]),
       A((5, 3)), gc=False))
 
 
+def _la(name):
+    return lambda lib, *a, **k: getattr(ember._C._ops if lib is ember else None, "_linalg_" + name, None)(*a, **k) \
+        if lib is ember else getattr(lib.linalg, name)(*a, **k)
+
+
+SPD = lambda lib, x: x @ x.mT + 4 * lib.eye(x.shape[-1], dtype=lib.float64)
+add(S("linalg_det", "3x3", lambda lib, a: _la("det")(lib, a), A((3, 3))),
+    S("linalg_inv", "3x3", lambda lib, a: _la("inv")(lib, a), A((3, 3), lo=1.0)),
+    S("linalg_solve", "matrix", lambda lib, a, b: _la("solve")(lib, a, b), A((3, 3), lo=1.0), A((3, 2))),
+    S("linalg_cholesky", "spd", lambda lib, a: _la("cholesky")(lib, SPD(lib, a)), A((3, 3))),
+    S("linalg_qr", "tall", lambda lib, a: tuple(_la("qr")(lib, a)), A((4, 3))),
+    S("linalg_eigh", "spd", lambda lib, a: (lambda r: (r[0], r[1].abs()))(_la("eigh")(lib, SPD(lib, a))), A((3, 3))),
+    S("linalg_svd", "tall", lambda lib, a: tuple(t.abs() for t in _la("svd")(lib, a, False)), A((4, 3))))
+
+
 def test_every_differentiable_op_has_samples():
     covered = {s.op for s in SAMPLES}
     missing = [op for op in differentiable_ops() if op not in covered]

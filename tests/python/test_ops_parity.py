@@ -4,7 +4,7 @@ import pytest
 
 import ember
 from opdb import OPS, OPS_BY_NAME, YAML_OPS
-from parity import TensorSpec, check, get_torch, lib_dtype
+from parity import Sample, T, TensorSpec, check, get_torch, lib_dtype
 
 
 @pytest.fixture
@@ -116,3 +116,60 @@ def test_declared_variants_exist():
                 if e.get("inplace") and not hasattr(x, n + "_"):
                     missing.append(f"Tensor.{n}_")
     assert not missing, missing
+
+
+def test_numpy_style_keyword_aliases(torch):
+    """PyTorch also accepts axis=, keepdims=, x=/a=/x1= and x2= for dim, keepdim, input, other."""
+    x = T((2, 3), "float32")
+    for fn in [lambda lib, t: lib.sum(t, axis=0), lambda lib, t: t.sum(axis=1, keepdims=True),
+               lambda lib, t: lib.mean(t, axis=(0, 1)), lambda lib, t: lib.amax(t, axis=0),
+               lambda lib, t: lib.max(t, axis=0), lambda lib, t: lib.cumsum(t, axis=1),
+               lambda lib, t: lib.argmax(t, axis=1), lambda lib, t: lib.var(t, axis=0),
+               lambda lib, t: lib.add(x=t, other=t), lambda lib, t: lib.add(t, x2=t), lambda lib, t: lib.sum(a=t),
+               lambda lib, t: lib.squeeze(t, axis=0), lambda lib, t: lib.mul(x1=t, x2=2)]:
+        check(fn, Sample(x))
+    check(lambda lib, t: lib.flip(t, axis=0), Sample(x), expect_error=True)  # dims, not dim
+
+
+REDUCTIONS = {
+    "sum": lambda lib, x, **k: lib.sum(x, **k), "mean": lambda lib, x, **k: lib.mean(x, **k),
+    "prod": lambda lib, x, **k: lib.prod(x, **k), "cumsum": lambda lib, x, **k: lib.cumsum(x, **k),
+    "cumprod": lambda lib, x, **k: lib.cumprod(x, **k), "amax": lambda lib, x, **k: lib.amax(x, **k),
+    "std": lambda lib, x, **k: lib.std(x, **k), "logsumexp": lambda lib, x, **k: lib.logsumexp(x, **k),
+    "all": lambda lib, x, **k: lib.all(x, **k), "count_nonzero": lambda lib, x, **k: lib.count_nonzero(x, **k),
+    "argmin": lambda lib, x, **k: lib.argmin(x, **k), "var_mean": lambda lib, x, **k: lib.var_mean(x, **k),
+    "max": lambda lib, x, **k: lib.max(x, **k), "norm": lambda lib, x, **k: lib.norm(x, 2, **k),
+}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reductions_on_random_configurations(seed, torch):
+    """Random shapes (0-4 dims, sizes 1-5), layouts, dims, keepdim and dtype= for the reductions."""
+    import random
+
+    from parity import ALL_DTYPES, DType
+    rng = random.Random(seed)
+    for i in range(120):
+        name = rng.choice(sorted(REDUCTIONS))
+        d = rng.choice(ALL_DTYPES)
+        nd = rng.randint(0, 4)
+        shape = tuple(rng.choice([1, 2, 3, 5]) for _ in range(nd))
+        layout = rng.choice([None, "T" if nd >= 2 else None, "step" if nd else None, "expand" if nd else None,
+                             "permute" if nd == 3 else None])
+        k = {}
+        if name in ("cumsum", "cumprod"):
+            k["dim"] = rng.randint(-nd, nd - 1) if nd else 0
+        elif name in ("argmin", "max", "prod"):
+            if nd and rng.random() < 0.7:
+                k["dim"], k["keepdim"] = rng.randint(-nd, nd - 1), rng.random() < 0.5
+        elif name == "logsumexp":
+            k["dim"] = tuple(sorted(rng.sample(range(nd), rng.randint(1, nd)))) if nd else 0
+            k["keepdim"] = rng.random() < 0.5
+        elif nd and rng.random() < 0.7:
+            k["dim"] = tuple(sorted(rng.sample(range(nd), rng.randint(1, min(nd, 2 if name == "norm" else nd)))))
+            if name != "count_nonzero":
+                k["keepdim"] = rng.random() < 0.5
+        if name in ("sum", "mean", "prod", "cumsum", "cumprod") and rng.random() < 0.4:
+            k["dtype"] = DType(rng.choice(ALL_DTYPES))
+        s = Sample(T(shape, d, layout=layout, key=(seed, i), low=-2, high=2), **k)
+        check(REDUCTIONS[name], s, label=name)

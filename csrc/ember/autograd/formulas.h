@@ -91,6 +91,14 @@ Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& inde
                              const Scalar& alpha);
 std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
 Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices);
+// linalg
+Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
+std::tuple<Tensor, Tensor> solve_backward(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X,
+                                          std::array<bool, 2> mask);
+Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
+Tensor qr_backward(const variable_list& grads, const Tensor& A, const Tensor& Q, const Tensor& R, std::string_view mode);
+Tensor eigh_backward(const variable_list& grads, const Tensor& L, const Tensor& V);
+Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S, const Tensor& Vh, bool full_matrices);
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 

@@ -77,6 +77,7 @@ class EMBER_API Tensor {
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
 
   Tensor operator[](int64_t i) const { return select(0, i); }
+  Tensor mT() const { return transpose(-2, -1); }  // matrix transpose of the last two dims
 
   // Autograd (libtorch spelling; defined in autograd/variable.cpp)
   bool requires_grad() const;

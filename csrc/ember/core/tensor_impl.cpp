@@ -29,9 +29,10 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 }
 
 bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  for (int64_t s : sizes)
+    if (s == 0) return true;  // an empty tensor is contiguous whatever its strides
   int64_t expected = 1;
   for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; i--) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= sizes[i];

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <numeric>
 
 #include "ember/generated/ops.h"
@@ -88,6 +89,35 @@ static const char* cpp_type_name(ScalarType t) {  // how PyTorch's messages name
   return "undefined";
 }
 
+void check_scalar_fits(const Scalar& s, ScalarType t) {
+  if (t == kBool || s.is_bool()) return;
+  double lo = 0, hi = 0;
+  const char* name = "";
+  switch (t) {
+    case kByte: lo = 0; hi = 255; name = "uint8_t"; break;
+    case kChar: lo = -128; hi = 127; name = "int8_t"; break;
+    case kShort: lo = -32768; hi = 32767; name = "int16_t"; break;
+    case kInt: lo = -2147483648.0; hi = 2147483647.0; name = "int"; break;
+    case kLong: lo = -9223372036854775808.0; hi = 9223372036854775807.0; name = "int64_t"; break;
+    case kHalf: lo = -65504.0; hi = 65504.0; name = "c10::Half"; break;
+    case kBFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; name = "c10::BFloat16"; break;
+    case kFloat: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; name = "float"; break;
+    case kDouble: return;
+    case ScalarType::Undefined: return;
+  }
+  bool bad;
+  if (s.is_floating()) {
+    double d = s.to_double();
+    if (is_floating(t)) bad = std::isfinite(d) && (d < lo || d > hi);
+    else bad = !(d >= lo && d <= hi);  // NaN and infinities included
+  } else {
+    int64_t v = s.to_long();
+    if (t == kLong) return;
+    bad = t == kByte ? (v > 255 || v < -255) : (double(v) < lo || double(v) > hi);
+  }
+  EMBER_CHECK(!bad, "value cannot be converted to type ", name, " without overflow");
+}
+
 void check_out_dtype(const Tensor& out, ScalarType expected) {
   EMBER_CHECK(out.dtype() == expected, "Expected out tensor to have dtype ", cpp_type_name(expected), ", but got ",
               cpp_type_name(out.dtype()), " instead");
@@ -109,6 +139,7 @@ const Tensor& copy_to_out(const Tensor& out, const Tensor& result, bool exact_dt
 
 namespace {
 bool has_internal_overlap(const Tensor& t) {
+  if (t.numel() == 0) return false;
   for (int64_t i = 0; i < t.dim(); i++)
     if (t.strides()[i] == 0 && t.sizes()[i] > 1) return true;
   return false;
@@ -123,10 +154,28 @@ std::pair<uintptr_t, uintptr_t> byte_range(const Tensor& t) {
 }
 }  // namespace
 
+// Every element at its own address, the addresses one block (a permuted contiguous layout).
+static bool non_overlapping_and_dense(const Tensor& t) {
+  const int64_t nd = t.dim();
+  DimVector perm(nd);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return t.strides()[a] < t.strides()[b]; });
+  int64_t expected = 1;
+  for (int64_t d : perm) {
+    if (t.sizes()[d] == 1) continue;
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+
 void check_no_overlap(const Tensor& out, const Tensor& in) {
   if (!in.defined() || out.numel() == 0 || in.numel() == 0) return;
   if (out.impl()->storage() != in.impl()->storage()) return;
   if (out.data_ptr() == in.data_ptr() && out.strides() == in.strides() && out.sizes() == in.sizes()) return;
+  // Like PyTorch, only two dense blocks are compared; interleaved strided views are "too hard" to
+  // decide and allowed (x[:, 1:3] written from x[:, :2]).
+  if (!non_overlapping_and_dense(out) || !non_overlapping_and_dense(in)) return;
   auto [a0, a1] = byte_range(out);
   auto [b0, b1] = byte_range(in);
   EMBER_CHECK(a1 <= b0 || b1 <= a0,
@@ -202,6 +251,11 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
   dtypes_[0] = cfg.result_bool ? kBool : compute_dtype_;
   for (int i = 0; i < cfg.ninputs; i++) {
     Tensor& in = cfg.inputs[i];
+    // An input of another dtype is first cast to the common dtype, as PyTorch promotes: with a
+    // half/bfloat16 result, x_bf16 - 4.3263 subtracts bfloat16(4.3263) (then computes in float).
+    if (cfg.promote_inputs && cfg.round_inputs_to_common && i != cfg.unrounded_input && in.dtype() != common &&
+        compute_dtype_ != common)
+      in = ember::to_dtype(in, common, false);
     if (cfg.promote_inputs && in.dtype() != compute_dtype_) in = ember::to_dtype(in, compute_dtype_, false);
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();

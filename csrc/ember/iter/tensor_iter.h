@@ -45,6 +45,8 @@ struct TensorIterConfig {
   bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
   bool out_dtype_must_match = false; // out= must have exactly the result dtype (PyTorch's same-dtype ops)
   bool check_internal_overlap = true; // false: an output with stride-0 dims is fine (fill_, masked_fill_)
+  bool round_inputs_to_common = true;  // cast inputs to a half/bfloat16 common dtype before computing in float
+  int unrounded_input = -1;  // an input exempt from that rounding (PyTorch's mul/div by a scalar)
 
   TensorIterConfig& add_input(const Tensor& t) { inputs[ninputs++] = t; return *this; }
 };
@@ -100,6 +102,11 @@ EMBER_API bool can_cast(ScalarType from, ScalarType to);
 EMBER_API DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 // Resize an out= tensor to `shape` (contiguous), reallocating its storage when too small.
 EMBER_API void resize_output(const Tensor& out, IntArrayRef shape);
+// Raise "value cannot be converted to type int8_t without overflow" when a Python number does not
+// fit `t`, as PyTorch's checked conversion of fill values, clamp bounds, alpha, ... (c10::overflows:
+// bool takes anything; floats take inf/NaN but not finite values beyond their range; integers take
+// neither, and unsigned ones also take negatives down to -max, which wrap).
+EMBER_API void check_scalar_fits(const Scalar& s, ScalarType t);
 // Raise PyTorch's "Expected out tensor to have dtype float, but got double instead" unless out has `expected`.
 EMBER_API void check_out_dtype(const Tensor& out, ScalarType expected);
 // Write an op's result into its out= tensor (resized). exact_dtype: out must have the result's

@@ -44,6 +44,7 @@ Tensor contiguous(const Tensor& self) {
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
+  check_scalar_fits(value, self.dtype());
   TensorIterConfig cfg;
   cfg.name = "fill_";
   cfg.out = self;

@@ -49,6 +49,7 @@ static void check_alpha(ScalarType dt, const Scalar& alpha) {
   EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
   EMBER_CHECK(is_floating(dt) || alpha.is_integral(true),
               "For integral input tensors, argument alpha must not be a floating point number.");
+  check_scalar_fits(alpha, dt);
 }
 
 Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& other, const Scalar& alpha,
@@ -68,6 +69,11 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   cfg.add_input(self).add_input(other);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
   cfg.result_bool = flags & kResultBool;
+  // PyTorch's half/bfloat16 multiply and divide kernels read a single-value second operand in
+  // float, without rounding it to the result dtype first (add, sub, remainder, ... do round it)
+  if ((k == BinaryKernel::Mul || k == BinaryKernel::TrueDiv || k == BinaryKernel::TruncDiv ||
+       k == BinaryKernel::FloorDiv) && other.numel() == 1)
+    cfg.unrounded_input = 1;
   TensorIter it(cfg);
   if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
   KernelArgs args;
@@ -111,17 +117,41 @@ static void check_pow(const Tensor& self, const Tensor& exponent) {
     EMBER_CHECK(exponent.item().to_long() >= 0, "Integers to negative integer powers are not allowed.");
   }
 }
+// pow(x, 0) is ones and pow(x, 1) a copy for a number exponent, without the kernel (so whatever
+// dtypes the kernel supports: bool_tensor ** True is allowed), as PyTorch short-cuts them.
+static bool pow_shortcut(const Tensor& self, const Tensor& exponent, const Tensor& out, OutMode mode) {
+  if (!exponent.impl()->is_wrapped_number()) return false;
+  double e = exponent.item().to_double();
+  if (e != 0.0 && e != 1.0) return false;
+  Tensor ts[2] = {self, exponent};
+  ScalarType dt = result_type(ts, 2);
+  Tensor r = out;
+  if (mode != OutMode::Functional)
+    EMBER_CHECK(can_cast(dt, out.dtype()), "result type ", dt, " can't be cast to the desired output type ", out.dtype());
+  if (mode == OutMode::Out) resize_output(out, self.sizes());
+  if (e == 0.0) r.fill_(1);
+  else if (r.is_same(self)) r.impl()->bump_version();
+  else r.copy_(self);
+  return true;
+}
 Tensor pow(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (exponent.impl()->is_wrapped_number()) {
+    Tensor ts[2] = {self, exponent};
+    Tensor r = empty_like_preserve(self, result_type(ts, 2));
+    if (pow_shortcut(self, exponent, r, OutMode::Out)) return r;
+  }
   return binary_op(BinaryKernel::Pow, 0, self, exponent, 1, Tensor(), OutMode::Functional, "pow");
 }
 const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (pow_shortcut(self, exponent, self, OutMode::Inplace)) return self;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, self, OutMode::Inplace, "pow_");
   return self;
 }
 const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
+  if (pow_shortcut(self, exponent, out, OutMode::Out)) return out;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, out, OutMode::Out, "pow");
   return out;
 }
@@ -211,9 +241,23 @@ const Tensor& nan_to_num_out(const Tensor& out, const Tensor& s, std::optional<d
 static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out, OutMode mode) {
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
   auto number_or_none = [](const Tensor& t) { return !t.defined() || t.impl()->is_wrapped_number(); };
-  // PyTorch's clamp.Tensor (min and max tensors) has no bool kernel; clamp_min/clamp_max do
-  EMBER_CHECK_KIND(!(self.dtype() == kBool && min.defined() && max.defined() && !number_or_none(min) &&
-                     !number_or_none(max)), NotImplemented, "\"clamp_cpu\" not implemented for 'Bool'");
+  Tensor ts[3] = {self, min, max};
+  const ScalarType dt = result_type(ts, 3);
+  // PyTorch's kernels: clamp.Tensor (both bounds tensors) and the number-bound ones have no bool
+  // version; clamp_min/clamp_max with a tensor bound do
+  bool number_bound = false;
+  for (const Tensor* b : {&min, &max})
+    if (b->defined() && b->impl()->is_wrapped_number()) {
+      check_scalar_fits(b->item(), dt);  // number bounds must fit the result dtype
+      number_bound = true;
+    }
+  if (dt == kBool) {
+    EMBER_CHECK_KIND(!(min.defined() && max.defined() && !number_bound), NotImplemented,
+                     "\"clamp_cpu\" not implemented for 'Bool'");
+    const char* kname = !max.defined() ? "clamp_min_scalar_cpu" : !min.defined() ? "clamp_max_scalar_cpu"
+                                                                                   : "clamp_scalar_cpu";
+    EMBER_CHECK_KIND(!number_bound, NotImplemented, "\"", kname, "\" not implemented for 'Bool'");
+  }
   TensorIterConfig cfg;
   cfg.name = "clamp";
   cfg.out = out;
@@ -251,6 +295,7 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   cfg.add_input(self).add_input(end).add_input(weight);
   cfg.force_dtype = self.dtype();
   cfg.out_dtype_must_match = !weight.impl()->is_wrapped_number();  // lerp.Tensor's out= is its own dtype
+  cfg.round_inputs_to_common = !weight.impl()->is_wrapped_number();  // a number weight stays float
   TensorIter it(cfg);  // shape errors come before the dtype's
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
@@ -269,6 +314,8 @@ static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& o
               "where expected condition to be a boolean tensor, but got a tensor with dtype ", cond.dtype());
   Tensor ts[2] = {self, other};
   ScalarType dt = result_type(ts, 2);
+  for (const Tensor* v : {&self, &other})
+    if (v->impl()->is_wrapped_number()) check_scalar_fits(v->item(), dt);
   if (mode == OutMode::Out) EMBER_CHECK(out.dtype() == dt, "Expected out type to be ", dt, " but got ", out.dtype());
   TensorIterConfig cfg;
   cfg.name = "where";
@@ -310,12 +357,14 @@ const Tensor& where_out(const Tensor& out, const Tensor& c, const Tensor& s, con
 
 // ---- masked_fill
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  Tensor r = self.clone();
+  Tensor r = empty_tensor(self.sizes(), self.dtype());  // row-major whatever self's layout, as PyTorch
+  if (self.numel()) ember::copy_(r, self);
   native::masked_fill_(r, mask, value);
   return r;
 }
 const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
+  check_scalar_fits(value, self.dtype());
   Tensor v = scalar_to_tensor(value).to(self.dtype());
   // PyTorch still accepts (with a deprecation warning) masked_fill_ on an expanded tensor
   where_impl(mask, v, self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);

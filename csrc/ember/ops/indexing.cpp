@@ -55,8 +55,8 @@ std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& 
       for (int64_t j = 0; j < idx.dim(); j++) out.push_back(nz.select(1, j));
       dim += idx.dim();
     } else {
-      EMBER_CHECK_KIND(idx.dtype() == kLong || idx.dtype() == kInt || idx.dtype() == kShort || idx.dtype() == kChar,
-                       Index, "tensors used as indices must be long, int, byte or bool tensors");
+      EMBER_CHECK_KIND(idx.dtype() == kLong || idx.dtype() == kInt, Index,
+                       "tensors used as indices must be long, int, byte or bool tensors");
       out.push_back(idx);
       dim++;
     }
@@ -161,8 +161,15 @@ Tensor index(const Tensor& self, TensorList indices_in) {
   return out.permute(rp);
 }
 
-const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor& values, bool accumulate) {
-  std::vector<Tensor> idx = expand_masks(self, indices_in);
+const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor& values_in, bool accumulate) {
+  std::vector<Tensor> idx = expand_masks(self, indices_in);  // index errors come first
+  EMBER_CHECK(values_in.dtype() == self.dtype(), "Index put requires the source and destination dtypes match, got ",
+              self.dtype(), " for the destination and ", values_in.dtype(), " for the source.");
+  // leading size-1 dims of the values are dropped before broadcasting, as in PyTorch
+  int64_t lead = 0;
+  while (lead < values_in.dim() && values_in.sizes()[lead] == 1) lead++;
+  Tensor values = lead ? values_in.reshape(IntArrayRef(values_in.sizes().data() + lead, size_t(values_in.dim() - lead)))
+                       : values_in;
   IndexPlan p = plan(self, idx);
   int64_t nbd = int64_t(p.bshape.size());
   // values are given in the result's dim order; bring them to [B..., rest...] order

@@ -156,6 +156,7 @@ const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRe
 
 Tensor prod(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType out_t = sum_dtype(self, dtype);
+  if (out_t == kBool && self.dtype() != kBool) return native::prod(self.to(kBool), dim, keepdim, kBool);
   std::vector<bool> mask;
   if (dim) { int64_t d = *dim; mask = reduce_mask(self, IntArrayRef(&d, 1), "prod"); }
   else mask = reduce_mask(self, std::nullopt, "prod");
@@ -391,7 +392,8 @@ static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
   ScalarType cd = compute_of(out_t);
   int64_t nd = self.dim();
   dim = wrap_dim(dim, nd);
-  Tensor x = self.to(cd);
+  // dtype=bool casts the input first (0.5 is True), as PyTorch casts to dtype before scanning
+  Tensor x = (out_t == kBool ? self.to(kBool) : self).to(cd);
   if (nd == 0) return x.clone().to(out_t);
   Tensor moved = x.movedim({dim}, {-1}).contiguous();
   Tensor y = empty_tensor(moved.sizes(), cd);

@@ -535,7 +535,7 @@ Tensor flip(const Tensor& self, IntArrayRef dims) {
   }
   // A negative-stride view exists only inside this function; the copy gives a normal tensor.
   Tensor rev = make_view(self, self.sizes(), strides, offset);
-  Tensor r = empty_tensor(self.sizes(), self.dtype());
+  Tensor r = empty_like_preserve(self, self.dtype());  // the input's layout, as PyTorch
   if (self.numel()) ember::copy_(r, rev);
   return r;
 }

@@ -137,18 +137,20 @@ template <class T> struct Hypot {
   static constexpr int mask = kFloats;
   T operator()(T a, T b) const { return std::hypot(a, b); }
 };
+// NaN propagates; on ties the first operand is returned (std::min/std::max), so signed zeros
+// come out as in PyTorch: maximum(0., -0.) is 0., maximum(-0., 0.) is -0.
 template <class T> struct Minimum {
   static constexpr int mask = kAll;
   T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (a < b ? a : b));
-    else return a < b ? a : b;
+    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (b < a ? b : a));
+    else return b < a ? b : a;
   }
 };
 template <class T> struct Maximum {
   static constexpr int mask = kAll;
   T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (a > b ? a : b));
-    else return a > b ? a : b;
+    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (a < b ? b : a));
+    else return a < b ? b : a;
   }
 };
 template <class T> struct Fmin {
