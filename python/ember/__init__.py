@@ -17,6 +17,7 @@ from ._tensor import Tensor, Size  # noqa: F401
 from ._functional import einsum, tensordot, unique, unique_consecutive  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd, linalg  # noqa: F401
+from . import nn  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401

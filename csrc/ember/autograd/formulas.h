@@ -103,4 +103,26 @@ Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 
+// ---- neural-network ops (ops.yaml's last section)
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& result, const Scalar& min_val, const Scalar& max_val);
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, const Scalar& negative_slope);
+Tensor elu_backward(const Tensor& grad, const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                    const Scalar& input_scale);
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate);
+Tensor silu_backward(const Tensor& grad, const Tensor& self);
+Tensor mish_backward(const Tensor& grad, const Tensor& self);
+Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self);
+Tensor hardswish_backward(const Tensor& grad, const Tensor& self);
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold);
+Tensor shrink_backward(const Tensor& grad, const Tensor& self, const Scalar& lambd);  // softshrink, hardshrink
+Tensor threshold_op_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold);
+Tensor log_sigmoid_backward(const Tensor& grad, const Tensor& self);
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                     int64_t reduction);
+Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                            const Tensor& weight, int64_t reduction);
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
+                          bool scale_grad_by_freq);
+Tensor reduce_loss(const Tensor& loss, int64_t reduction);  // a loss's reduction (0 none, 1 mean, 2 sum)
+
 }  // namespace ember::autograd
