@@ -40,9 +40,6 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
   return tup;
 }
 
-PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts) {
-  return PyTuple_Pack(2, nb::steal(wrap(std::get<0>(ts))).ptr(), nb::steal(wrap(std::get<1>(ts))).ptr());
-}
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
 PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
@@ -235,11 +232,50 @@ static Param parse_param(const std::string& text, bool kwonly) {
       std::stringstream ss(body);
       std::string item;
       while (std::getline(ss, item, ',')) if (!item.empty()) p.default_ints.push_back(std::stoll(item));
+      if (p.list_size > 1 && p.default_ints.size() == 1) p.default_ints.assign(size_t(p.list_size), p.default_ints[0]);
       break;
     }
     default: break;
   }
   return p;
+}
+
+// Which Tensor parameters accept a Python number, as PyTorch's Python API does. PyTorch binds some
+// ops with "numbers as tensors" for every Tensor argument (add, sub, mul, div, ...), and others
+// through Scalar overloads of particular arguments (eq(Tensor, Scalar), remainder(Scalar, Tensor),
+// clamp(Tensor, Scalar?, Scalar?), ...). Elsewhere (maximum, atan2, logical_and, ...) a number is
+// a TypeError. Ember declares such arguments as Tensor in ops.yaml; this table restores the rule.
+static bool tensor_param_takes_number(std::string op, const std::string& param) {
+  if (op.size() > 1 && op.back() == '_') op.pop_back();  // add_ -> add
+  static const char* every_arg[] = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
+                                    "floor_divide", "copy"};
+  for (const char* n : every_arg)
+    if (op == n) return true;
+  // (op, parameter) pairs covered by a Scalar overload in PyTorch
+  static const char* pairs[][2] = {
+      {"remainder", "other"}, {"remainder", "input"}, {"fmod", "other"},
+      {"pow", "exponent"}, {"pow", "input"}, {"float_power", "exponent"}, {"float_power", "input"},
+      {"eq", "other"}, {"ne", "other"}, {"lt", "other"}, {"le", "other"}, {"gt", "other"}, {"ge", "other"},
+      {"not_equal", "other"}, {"less", "other"}, {"less_equal", "other"}, {"greater", "other"},
+      {"greater_equal", "other"},
+      {"bitwise_and", "other"}, {"bitwise_or", "other"}, {"bitwise_xor", "other"},
+      {"bitwise_left_shift", "other"}, {"bitwise_right_shift", "other"},
+      {"bitwise_and", "input"}, {"bitwise_or", "input"}, {"bitwise_xor", "input"},
+      {"bitwise_left_shift", "input"}, {"bitwise_right_shift", "input"},
+      {"clamp", "min"}, {"clamp", "max"}, {"clip", "min"}, {"clip", "max"},
+      {"clamp_min", "min"}, {"clamp_max", "max"},
+      {"lerp", "weight"}, {"where", "input"}, {"where", "other"}, {"bernoulli", "p"},
+  };
+  for (auto& pr : pairs)
+    if (op == pr[0] && param == pr[1]) return true;
+  return false;
+}
+
+// Scalar parameters that PyTorch also binds as a Tensor overload (fill_(Tensor value),
+// masked_fill(mask, Tensor value)): any tensor parses, and a non-0-d one is a RuntimeError.
+static bool scalar_param_takes_tensor(std::string op, const std::string& param) {
+  if (op.size() > 1 && op.back() == '_') op.pop_back();
+  return param == "value" && (op == "fill" || op == "masked_fill");
 }
 
 static Signature parse_signature(const char* text) {
@@ -257,9 +293,14 @@ static Signature parse_signature(const char* text) {
     if (item.empty()) continue;
     if (item == "*") { kwonly = true; continue; }
     s.params.push_back(parse_param(item, kwonly));
+    Param& p = s.params.back();
+    if (p.type == ArgType::Tensor) p.number_ok = tensor_param_takes_number(s.name, p.name);
+    if (p.type == ArgType::Scalar) p.tensor_ok = scalar_param_takes_tensor(s.name, p.name);
     if (!kwonly) s.max_positional++;
   }
-  s.varargs_intlist = !s.params.empty() && s.params[0].type == ArgType::IntList && !s.params[0].kwonly;
+  // f(2, 3) == f((2, 3)) only when the int list is the one positional parameter, as in PyTorch
+  // (x.view(2, 3), torch.zeros(2, 3); but x.roll(1, 0) is shifts=1, dims=0).
+  s.varargs_intlist = s.max_positional == 1 && s.params[0].type == ArgType::IntList && !s.params[0].kwonly;
   return s;
 }
 
@@ -268,17 +309,17 @@ ArgParser::ArgParser(std::initializer_list<const char*> signatures, bool method)
 }
 
 // ---------------------------------------------------------------- matching
-bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor) {
+bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor, bool strict) {
   if (o == Py_None) return p.optional;
   switch (p.type) {
-    case ArgType::Tensor: return is_tensor(o) || (allow_number_as_tensor && is_number(o));
+    case ArgType::Tensor: return is_tensor(o) || ((allow_number_as_tensor || p.number_ok) && is_number(o));
     case ArgType::Scalar: {
       if (is_number(o)) return true;
-      return is_tensor(o) && unpack(o).dim() == 0;
+      return is_tensor(o) && (p.tensor_ok || unpack(o).dim() == 0);
     }
     case ArgType::Int:
       if (is_int_like(o)) return true;
-      if (is_tensor(o)) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
+      if (is_tensor(o) && !strict) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
       return false;
     case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) || (is_number(o) && !PyBool_Check(o)) ||
                                 (is_tensor(o) && unpack(o).numel() == 1);
@@ -296,7 +337,9 @@ bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor) {
       PyObject** items = PySequence_Fast_ITEMS(o);
       for (Py_ssize_t i = 0; i < n; i++) {
         if (is_int_like(items[i])) continue;
-        if (is_tensor(items[i]) && unpack(items[i]).numel() == 1 && is_integral(unpack(items[i]).dtype(), false)) continue;
+        if (!strict && is_tensor(items[i]) && unpack(items[i]).numel() == 1 &&
+            is_integral(unpack(items[i]).dtype(), false))
+          continue;
         return false;
       }
       return true;
@@ -332,7 +375,7 @@ static const char* type_label(const Param& p) {
 }
 
 bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
-                          ParsedArgs& out, std::string* err) {
+                          ParsedArgs& out, std::string* err, bool strict) {
   const size_t np = s.params.size();
   const Py_ssize_t kwbase = nargs;  // keyword values follow the positionals in `args`
   for (size_t i = 0; i < np; i++) out.args[i] = nullptr;
@@ -358,8 +401,7 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
   }
   for (Py_ssize_t i = 0; i < nargs; i++) {
     const Param& p = s.params[size_t(i + pos_start)];
-    bool allow_num = !(i + pos_start == 0 && !method_);
-    if (!arg_matches(p, args[i], allow_num)) {
+    if (!arg_matches(p, args[i], false, strict)) {
       if (err) *err = s.name + "(): argument '" + p.name + "' (position " + std::to_string(i + 1) + ") must be " +
                       type_label(p) + ", not " + type_name(args[i]);
       return false;
@@ -383,7 +425,7 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
         if (err) *err = s.name + "() got multiple values for argument '" + kname + "'";
         return false;
       }
-      if (!arg_matches(s.params[idx], val, true)) {
+      if (!arg_matches(s.params[idx], val, false, strict)) {
         if (err) *err = s.name + "(): argument '" + s.params[idx].name + "' must be " + type_label(s.params[idx]) +
                         ", not " + type_name(val);
         return false;
@@ -404,6 +446,11 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
 int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out) {
   (void)self;
   nargs = PyVectorcall_NARGS(nargs);
+  // With several overloads, first match without reading 0-d integer tensors as ints, so that
+  // max(x, y) with a 0-d int64 `y` is max(Tensor other), not max(int dim) as PyTorch resolves it.
+  if (sigs_.size() > 1)
+    for (size_t k = 0; k < sigs_.size(); k++)
+      if (try_parse(sigs_[k], args, nargs, kwnames, out, nullptr, true)) return int(k);
   for (size_t k = 0; k < sigs_.size(); k++)
     if (try_parse(sigs_[k], args, nargs, kwnames, out, nullptr)) return int(k);
   if (sigs_.size() == 1) {
@@ -447,7 +494,12 @@ std::vector<Tensor> ParsedArgs::tensorlist(int i) {
 Scalar ParsedArgs::scalar(int i) {
   if (!args[i]) return sig->params[i].default_scalar;
   Scalar s;
-  if (!to_scalar(args[i], &s)) EMBER_FAIL(Type, "expected a number for argument '", sig->params[i].name, "'");
+  if (!to_scalar(args[i], &s)) {
+    if (is_tensor(args[i]))  // a tensor-valued Scalar (fill_, masked_fill) must be 0-d
+      EMBER_FAIL(Runtime, sig->name, " only supports a 0-dimensional value tensor, but got tensor with ",
+                 unpack(args[i]).dim(), " dimension(s).");
+    EMBER_FAIL(Type, "expected a number for argument '", sig->params[i].name, "'");
+  }
   return s;
 }
 std::optional<Scalar> ParsedArgs::scalar_opt(int i) {

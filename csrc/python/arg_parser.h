@@ -21,7 +21,13 @@ inline bool is_tensor(PyObject* o) { return Py_TYPE(o) == tensor_type() || PyObj
 const Tensor& unpack(PyObject* o);            // o must be a Tensor object
 PyObject* wrap(Tensor t);                     // new reference; None for an undefined tensor
 PyObject* wrap_list(const std::vector<Tensor>& ts);  // tuple
-PyObject* wrap_tuple(const std::tuple<Tensor, Tensor>& ts);
+template <class... Ts>
+PyObject* wrap_tuple(const std::tuple<Ts...>& ts) {
+  PyObject* tup = PyTuple_New(Py_ssize_t(sizeof...(Ts)));
+  Py_ssize_t i = 0;
+  std::apply([&](const auto&... t) { ((PyTuple_SET_ITEM(tup, i++, wrap(t))), ...); }, ts);
+  return tup;
+}
 PyObject* wrap_named(const std::tuple<Tensor, Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
 inline PyObject* incref(PyObject* o) { Py_INCREF(o); return o; }
 
@@ -58,6 +64,8 @@ struct Param {
   bool kwonly = false;
   bool has_default = false;
   int list_size = 0;       // int[N]: a single int is accepted
+  bool number_ok = false;  // Tensor: a Python number is accepted (PyTorch's Scalar overloads, see arg_parser.cpp)
+  bool tensor_ok = false;  // Scalar: any Tensor passes parsing; a non-0-d one raises RuntimeError when read
   // parsed default
   Scalar default_scalar;
   int64_t default_int = 0;
@@ -72,7 +80,7 @@ struct Signature {
   std::string name, text;
   std::vector<Param> params;
   int max_positional = 0;
-  bool varargs_intlist = false;  // first positional is an int list: f(2, 3) == f((2, 3))
+  bool varargs_intlist = false;  // the only positional is an int list: f(2, 3) == f((2, 3))
 };
 
 constexpr int kMaxArgs = 24;
@@ -121,13 +129,15 @@ class ArgParser {
 
  private:
   bool try_parse(const Signature& s, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out,
-                 std::string* err);
+                 std::string* err, bool strict = false);
   std::vector<Signature> sigs_;
   bool method_;
 };
 
-// Type check used by the parser and by hand-written bindings.
-bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor);
+// Type check used by the parser and by hand-written bindings. A Python number matches a Tensor
+// parameter when the parameter allows it (p.number_ok) or allow_number_as_tensor is set.
+// strict: a 0-d integer tensor does not count as an int (see ArgParser::parse).
+bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor = false, bool strict = false);
 std::string type_name(PyObject* o);
 
 // Translate a C++ exception into the matching Python exception.

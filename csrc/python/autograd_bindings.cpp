@@ -258,8 +258,7 @@ void bind_autograd(nb::module_& m) {
       getter([](const Tensor& t, bool r) { set_requires_grad(t, r); }));
   tcls.attr("is_leaf") = property(getter([](const Tensor& t) { return is_leaf(t); }));
   tcls.attr("grad_fn") = property(getter([](const Tensor& t) {
-    auto* mm = meta(t);
-    return wrap_node(mm ? mm->grad_fn : nullptr);
+    return wrap_node(ember::autograd::grad_fn(t));
   }));
   tcls.attr("retains_grad") = property(getter([](const Tensor& t) {
     auto* mm = meta(t);
@@ -311,7 +310,7 @@ void bind_autograd(nb::module_& m) {
     EMBER_CHECK(requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
     auto& mm = materialize_meta(t);
     auto hook = make_py_hook(fn);
-    if (mm.grad_fn) mm.grad_fn->tensor_pre_hooks.push_back({mm.output_nr, hook});
+    if (NodePtr gf = ember::autograd::grad_fn(t)) gf->tensor_pre_hooks.push_back({mm.output_nr, hook});
     else mm.leaf_hooks.push_back(hook);
     return uintptr_t(hook.get());
   });
@@ -320,8 +319,8 @@ void bind_autograd(nb::module_& m) {
     if (!mm) return;
     auto& lh = mm->leaf_hooks;
     lh.erase(std::remove_if(lh.begin(), lh.end(), [id](auto& h) { return uintptr_t(h.get()) == id; }), lh.end());
-    if (mm->grad_fn) {
-      auto& ph = mm->grad_fn->tensor_pre_hooks;
+    if (NodePtr gf = ember::autograd::grad_fn(t)) {
+      auto& ph = gf->tensor_pre_hooks;
       ph.erase(std::remove_if(ph.begin(), ph.end(), [id](auto& h) { return uintptr_t(h.second.get()) == id; }), ph.end());
     }
   });

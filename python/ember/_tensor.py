@@ -272,6 +272,11 @@ class Tensor(_C.TensorBase):
     def bool(self):
         return self.to(_C.bool)
 
+    def where(self, condition, y):
+        # ops.yaml's where(Tensor condition, Tensor self, Tensor other) has no `self` first, so no
+        # generated method: Tensor.where(condition, y) is where(condition, self, y).
+        return _ops.where(condition, self, y)
+
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return _ops.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 

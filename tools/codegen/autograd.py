@@ -3,7 +3,8 @@
 
 Formula language (C++ expressions, see csrc/ember/autograd/formulas.h for helpers):
   grad / grads      gradient of the (first) output / all output gradients
-  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype its metadata
+  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype,
+                    <input>_strides, <input>_storage_offset its metadata
   result            the op's output (result0, result1 or the declared names for tuples)
 """
 import re
@@ -88,6 +89,14 @@ def gen_node(op):
             members.append(f"  DimVector {p.name}_sizes_;")
             unpack.append(f"    IntArrayRef {p.name}_sizes = {p.name}_sizes_;")
             saves.append((p, "sizes"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_strides"):
+            members.append(f"  DimVector {p.name}_strides_;")
+            unpack.append(f"    IntArrayRef {p.name}_strides = {p.name}_strides_;")
+            saves.append((p, "strides"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_storage_offset"):
+            members.append(f"  int64_t {p.name}_storage_offset_ = 0;")
+            unpack.append(f"    int64_t {p.name}_storage_offset = {p.name}_storage_offset_;")
+            saves.append((p, "storage_offset"))
         if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_dtype"):
             members.append(f"  ScalarType {p.name}_dtype_ = kFloat;")
             unpack.append(f"    ScalarType {p.name}_dtype = {p.name}_dtype_;")
@@ -116,7 +125,9 @@ def gen_node(op):
     else:
         body.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
     slot = "0"
+    slots = {}
     for p in tensor_inputs(op):
+        slots[p.name] = slot
         f = grads.get(p.name)
         if p.type == "Tensor[]":
             if f:
@@ -128,6 +139,18 @@ def gen_node(op):
         if f:
             body.append(f"    if (should_compute({slot})) out[{slot}] = {f};")
         slot = f"{slot} + 1" if slot != "0" else "1"
+    # "input, weight, bias: f(...)" computes several gradients at once (a tuple); output_mask says
+    # which of them are wanted
+    for key, f in grads.items():
+        if "," not in key:
+            continue
+        names = [k.strip() for k in key.split(",")]
+        conds = " || ".join(f"should_compute({slots[n]})" for n in names)
+        mask = ", ".join(f"should_compute({slots[n]})" for n in names)
+        assign = "\n".join(f"      if (should_compute({slots[n]})) out[{slots[n]}] = std::get<{i}>(r_);"
+                           for i, n in enumerate(names))
+        body.append(f"    if ({conds}) {{\n      std::array<bool, {len(names)}> output_mask{{{mask}}};\n"
+                    f"      (void)output_mask;\n      auto r_ = {f};\n{assign}\n    }}")
     release = (" ".join(releases)) if releases else ""
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
@@ -185,6 +208,10 @@ def record_node(op, indent="  ", inplace=False):
             s.append(f"node->{p.name}_sizes_ = DimVector({p.name}.sizes());")
         elif kind == "dtype":
             s.append(f"node->{p.name}_dtype_ = {p.name}.dtype();")
+        elif kind == "strides":
+            s.append(f"node->{p.name}_strides_ = DimVector({p.name}.strides());")
+        elif kind == "storage_offset":
+            s.append(f"node->{p.name}_storage_offset_ = {p.name}.storage_offset();")
         elif kind == "list_sizes":
             s.append(f"for (auto& t_ : {p.name}) node->{p.name}_sizes_.push_back(t_.sizes().vec());")
     return [indent + x for x in s]
@@ -276,8 +303,9 @@ def functional_body(op, call):
                      ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
     if op.is_view or jvp:
-        if jvp:
+        if jvp and not op.is_view:
             lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
+        if jvp:
             lines.append(f"    {ret} result;")
             lines.append(f"    {{\n      autograd::FwGradPause pause_;\n      result = {call};\n    }}")
         else:
@@ -292,6 +320,9 @@ def functional_body(op, call):
     lines.append(f"  {ret} result;")
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    autograd::FwGradPause pause_;\n"
                  f"    result = {call};\n  }}")
+    if ret == "Tensor" and any(p.name == "self" and p.type == "Tensor" for p in op.params):
+        # ops that may return their input itself (contiguous, to, ...) add no history to it
+        lines.append("  if (result.is_same(self)) return result;")
     lines += view_marks(op, "result")
     lines += set_history(op, "result")
     lines += save_outputs(op, "result")

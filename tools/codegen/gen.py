@@ -349,7 +349,7 @@ def gen_binding(pyname, overloads, method):
         body.append(py_wrap(op, expr, method, self_ret))
         cases.append(f"    case {k}: {{\n      " + "\n      ".join(body) + "\n    }")
     fn = f"py_{'m' if method else 'f'}_{pyname}"
-    sig_list = ", ".join(f'"{s}"' for s in sigs)
+    sig_list = ", ".join('"' + s.replace('"', '\\"') + '"' for s in sigs)
     self_decl = ("  const ember::Tensor& self = ember::py::unpack(self_obj);\n" if method else "")
     return fn, f"""static PyObject* {fn}(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {{
   EMBER_PY_TRY

@@ -41,6 +41,7 @@ double correction_value(std::optional<bool> unbiased, const std::optional<Scalar
 
 int64_t reduced_numel(IntArrayRef sizes, OptionalIntArrayRef dim) {
   int64_t n = 1;
+  if (sizes.empty()) return 1;  // a 0-d input: dim 0 / -1 name the scalar itself
   for (int64_t d : reduced_dims(dim, int64_t(sizes.size()))) n *= sizes[d];
   return n;
 }
@@ -229,30 +230,33 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, int64_t dim, con
   if (self.dim() == 0) return grad;
   int64_t d = wrap_dim(dim, self.dim());
   if (!has_zero(self)) return cumsum_backward(grad * result, d) / self;
-  // With zeros: dx_i = P_{i-1} * S_i, where P is the exclusive running product and
-  // S_i = g_i + x_{i+1} * S_{i+1} (computed in double along the dim).
-  Tensor x = self.movedim({d}, {-1}).to(kDouble).contiguous();
-  Tensor g = grad.movedim({d}, {-1}).to(kDouble).contiguous();
-  Tensor out = ember::empty_like(x);
-  int64_t n = x.sizes().back(), rows = n ? x.numel() / n : 0;
-  const double* xp = static_cast<const double*>(x.data_ptr());
-  const double* gp = static_cast<const double*>(g.data_ptr());
-  double* op = static_cast<double*>(out.data_ptr());
-  std::vector<double> s(static_cast<size_t>(n));
-  for (int64_t r = 0; r < rows; r++) {
-    const double *xr = xp + r * n, *gr = gp + r * n;
-    double acc = 0;
-    for (int64_t i = n - 1; i >= 0; i--) {
-      acc = gr[i] + (i + 1 < n ? xr[i + 1] * acc : 0.0);
-      s[size_t(i)] = acc;
+  int64_t n = self.sizes()[d];
+  if (grad_enabled() && (requires_grad(self) || requires_grad(grad))) {
+    // Double backward: the formula below is exact at the zeros but not in a neighbourhood of
+    // them. dx_k = prod_{i<k} x_i * sum_{j>=k} g_j prod_{k<i<=j} x_i, one k at a time (O(n^2)).
+    std::vector<Tensor> parts;
+    Tensor one = ember::ones_like(self.narrow(d, 0, 1));
+    for (int64_t k = 0; k < n; k++) {
+      Tensor prefix = k == 0 ? one : ember::cumprod(self.narrow(d, 0, k), d).narrow(d, k - 1, 1);
+      Tensor suffix = k + 1 < n ? ember::cat({one, ember::cumprod(self.narrow(d, k + 1, n - k - 1), d)}, d) : one;
+      parts.push_back(prefix * ember::sum(grad.narrow(d, k, n - k) * suffix, IntArrayRef({d}), true));
     }
-    double prefix = 1;
-    for (int64_t i = 0; i < n; i++) {
-      op[r * n + i] = prefix * s[size_t(i)];
-      prefix *= xr[i];
-    }
+    return ember::cat(parts, d);
   }
-  return out.movedim({-1}, {d}).to(self.dtype());
+  // With zeros. Along the dim, with
+  // z the first zero: for k < z, dx_k = sum_{j>=k} g_j out_j / x_k (out_j = 0 past z);
+  // dx_z = prod_{i<z} x_i * sum_{j>=z} g_j prod_{z<i<=j} x_i; dx_k = 0 for k > z.
+  Tensor is_zero = ember::eq(self, scalar(0.0));
+  Tensor zeros_so_far = ember::cumsum(is_zero, d);
+  Tensor before = ember::eq(zeros_so_far, scalar(0.0));
+  Tensor first = ember::logical_and(is_zero, ember::eq(zeros_so_far, scalar(1.0)));
+  Tensor one = ember::ones_like(self);
+  Tensor x_before = ember::where(before, self, one);
+  Tensor part1 = ember::where(before, cumsum_backward(grad * result, d) / x_before, ember::zeros_like(grad));
+  Tensor prefix = ember::cumprod(x_before, d);  // at z: prod_{i<z} x_i
+  Tensor after = ember::cumprod(ember::where(ember::logical_or(before, first), one, self), d);
+  Tensor part2 = ember::where(first, prefix * cumsum_backward(grad * after, d), ember::zeros_like(grad));
+  return part1 + part2;
 }
 
 // ---- views
@@ -295,15 +299,15 @@ Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>&
   if (parts.empty()) return zeros_of(sizes, dtype);
   return ember::cat(parts, dim);
 }
-Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef size, IntArrayRef stride,
-                           std::optional<int64_t> storage_offset, const Tensor& self) {
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef self_strides, int64_t self_offset,
+                           IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset) {
   // scatter-add every element of the view to its storage position, then read self's elements
-  int64_t base_off = self.storage_offset();
-  int64_t off = storage_offset.value_or(base_off) - base_off;
+  // (only self's geometry is needed: saving self itself would tie the node to its version)
+  int64_t off = storage_offset.value_or(self_offset) - self_offset;
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); i++) {
     if (sizes[i] == 0) { extent = 0; break; }
-    extent += (sizes[i] - 1) * self.strides()[i];
+    extent += (sizes[i] - 1) * self_strides[i];
   }
   Tensor pos = ember::full({}, off, TensorOptions(kLong));
   for (size_t i = 0; i < size.size(); i++) {
@@ -315,7 +319,7 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef si
   for (size_t i = 0; i < size.size(); i++) view_extent += size[i] ? (size[i] - 1) * stride[i] : 0;
   Tensor buf = zeros_of({std::max(extent, off + view_extent)}, grad.dtype());
   buf = ember::index_put_(buf, {pos.reshape({-1})}, grad.reshape({-1}), true);
-  return ember::as_strided(buf, sizes, self.strides(), 0);
+  return ember::as_strided(buf, sizes, self_strides, 0);
 }
 Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
   Tensor r = zeros_of(sizes, grad.dtype());
@@ -384,6 +388,7 @@ Tensor index_put_self_grad(const Tensor& grad, const std::vector<Tensor>& indice
 }
 
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which) {
+  if (self.dim() == 1 && other.dim() == 1) return grad * (which == 0 ? other : self);  // dot product
   Tensor a = self.dim() == 1 ? self.unsqueeze(0) : self;
   Tensor b = other.dim() == 1 ? other.unsqueeze(-1) : other;
   Tensor g = grad;

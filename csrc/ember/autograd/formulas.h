@@ -1,7 +1,9 @@
 #pragma once
 // Helpers named by the `grad:` formulas in ops.yaml. Each is written with differentiable ember
 // ops, so gradients of gradients (create_graph=True) come for free.
+#include <array>
 #include <optional>
+#include <tuple>
 #include <string_view>
 #include <vector>
 
@@ -57,8 +59,8 @@ Tensor unbind_backward(const variable_list& grads, const std::vector<TensorMeta>
                        ScalarType dtype, int64_t dim);
 Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
                       ScalarType dtype, int64_t dim);
-Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef size, IntArrayRef stride,
-                           std::optional<int64_t> storage_offset, const Tensor& self);
+Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef self_strides, int64_t self_offset,
+                           IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset);
 Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2);
 Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dimension, int64_t size, int64_t step);
 std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<std::vector<int64_t>>& sizes, int64_t dim);
@@ -71,5 +73,23 @@ Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tens
 Tensor index_backward(const Tensor& grad, IntArrayRef sizes, ScalarType dtype, const std::vector<Tensor>& indices);
 Tensor index_put_self_grad(const Tensor& grad, const std::vector<Tensor>& indices, bool accumulate);
 Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& other, int which);
+
+// NN core
+Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, bool log);
+Tensor log_softmax_jvp(const Tensor& tangent, const Tensor& result, int64_t dim);
+std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const Tensor& input,
+                                                       IntArrayRef normalized_shape, const Tensor& mean,
+                                                       const Tensor& rstd, const Tensor& weight, const Tensor& bias,
+                                                       double eps, std::array<bool, 3> mask);
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                       const Tensor& running_mean, const Tensor& running_var,
+                                                       const Tensor& save_mean, const Tensor& save_invstd,
+                                                       bool training, double eps, std::array<bool, 3> mask);
+
+Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, const Tensor& index);
+Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& index, IntArrayRef source_sizes,
+                             const Scalar& alpha);
+std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
+Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices);
 
 }  // namespace ember::autograd

@@ -80,7 +80,7 @@ void set_requires_grad(const Tensor& t, bool r) {
     EMBER_CHECK(is_floating(t.dtype()), "only Tensors of floating point and complex dtype can require gradients");
   }
   auto* m = meta(t);
-  if (m && m->grad_fn) {
+  if (m && grad_fn(t)) {
     EMBER_CHECK(r, "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                 "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().");
     return;
@@ -89,10 +89,7 @@ void set_requires_grad(const Tensor& t, bool r) {
   materialize_meta(t).requires_grad = r;
 }
 
-bool is_leaf(const Tensor& t) {
-  auto* m = meta(t);
-  return !m || !m->grad_fn;
-}
+bool is_leaf(const Tensor& t) { return grad_fn(t) == nullptr; }
 
 NodePtr grad_accumulator(const Tensor& t) {
   auto& m = materialize_meta(t);
@@ -157,10 +154,33 @@ void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strid
 }
 }  // namespace
 
+NodePtr grad_fn(const Tensor& t) {
+  auto* m = meta(t);
+  if (!m) return nullptr;
+  if (m->is_view && m->view_base.defined() && t._version() != m->attr_version) {
+    // Note [Regenerating the grad_fn of views]: the base (the view's storage) was changed in
+    // place since this view's history was recorded. Its value is now a slice of the base's new
+    // value, so its gradient flows into the base's history at the view's position.
+    const Tensor& base = m->view_base;
+    if (requires_grad(base)) {
+      auto vb = std::make_shared<AsStridedBackward>();
+      vb->base = {DimVector(base.sizes()), base.dtype()};
+      fill_geometry(t, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
+      vb->next_edges.push_back(gradient_edge(base));
+      vb->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
+      vb->output_meta.push_back({DimVector(t.sizes()), t.dtype()});
+      m->grad_fn = vb;
+      m->output_nr = 0;
+    }
+    m->attr_version = t._version();
+  }
+  return m->grad_fn;
+}
+
 Edge gradient_edge(const Tensor& t) {
   auto* m = meta(t);
   if (!m) return {};
-  if (m->grad_fn) return {m->grad_fn, m->output_nr};
+  if (NodePtr fn = grad_fn(t)) return {fn, m->output_nr};
   if (m->requires_grad) return {grad_accumulator(t), 0};
   return {};
 }
@@ -200,6 +220,7 @@ void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) 
   m.grad_fn = node;
   m.output_nr = output_nr;
   m.requires_grad = false;
+  m.attr_version = output._version();
 }
 
 void set_history(const std::vector<Tensor>& outputs, const NodePtr& node) {
@@ -213,6 +234,7 @@ void set_view_of(const Tensor& view, const Tensor& base) {
   auto& m = materialize_meta(view);
   m.is_view = true;
   m.view_base = root;
+  m.attr_version = view._version();
 }
 
 void check_inplace(const Tensor& self, bool recording) {
@@ -362,7 +384,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output) {
   requires_grad_ = requires_grad(t);
   if (auto* m = meta(t)) {
     output_nr_ = m->output_nr;
-    if (m->grad_fn) grad_fn_name_ = m->grad_fn->name();
+    if (NodePtr fn = grad_fn(t)) grad_fn_name_ = fn->name();
   }
   // an output would hold its own grad_fn: keep a plain alias instead (same storage and version)
   data_ = is_output ? make_view(t, t.sizes(), t.strides(), t.storage_offset()) : t;

@@ -92,6 +92,9 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   // a differentiable view: its root base, so in-place ops on the view update the base's history
   Tensor view_base;
   bool is_view = false;
+  // version of the tensor when grad_fn was set: a view whose version moved on since (an in-place
+  // op on its base or on another view of it) gets its grad_fn regenerated from the base
+  uint32_t attr_version = 0;
   bool inference = false;
   Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
   uint64_t fw_level = 0;
@@ -102,8 +105,14 @@ EMBER_API AutogradMeta* meta(const Tensor& t);            // nullptr if none
 EMBER_API AutogradMeta& materialize_meta(const Tensor& t);
 inline bool requires_grad(const Tensor& t) {
   auto* m = static_cast<AutogradMeta*>(t.impl()->autograd_meta());
-  return m && (m->requires_grad || m->grad_fn);
+  if (!m) return false;
+  if (m->requires_grad || m->grad_fn) return true;
+  // a view of a base that acquired history (an in-place op on the base) requires grad too
+  return m->is_view && m->view_base.defined() && requires_grad(m->view_base);
 }
+// The node that made `t` (nullptr for leaves). For a view modified through its base (or through
+// another view), the stale grad_fn is replaced by one reading the view's part of the base's gradient.
+EMBER_API NodePtr grad_fn(const Tensor& t);
 EMBER_API void set_requires_grad(const Tensor& t, bool r);
 EMBER_API NodePtr grad_accumulator(const Tensor& t);
 EMBER_API Edge gradient_edge(const Tensor& t);

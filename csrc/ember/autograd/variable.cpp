@@ -18,8 +18,7 @@ Tensor Tensor::grad() const {
   return m->retained_grad ? *m->retained_grad : m->grad;
 }
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
-  auto* m = autograd::meta(*this);
-  return m ? m->grad_fn : nullptr;
+  return autograd::grad_fn(*this);
 }
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
   autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{}, retain_graph,
@@ -29,10 +28,11 @@ Tensor Tensor::detach() const { return make_view(*this, sizes(), strides(), stor
 void Tensor::retain_grad() const {
   auto& m = autograd::materialize_meta(*this);
   EMBER_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");
-  if (!m.grad_fn || m.retained_grad) return;
+  std::shared_ptr<autograd::Node> fn = autograd::grad_fn(*this);
+  if (!fn || m.retained_grad) return;
   auto slot = std::make_shared<Tensor>();
   m.retained_grad = slot;
-  m.grad_fn->tensor_pre_hooks.push_back({m.output_nr, std::make_shared<autograd::TensorHook>([slot](const Tensor& g) {
+  fn->tensor_pre_hooks.push_back({m.output_nr, std::make_shared<autograd::TensorHook>([slot](const Tensor& g) {
     *slot = slot->defined() ? ember::add(*slot, g) : g.clone();
     return Tensor();
   })});

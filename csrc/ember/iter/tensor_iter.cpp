@@ -70,6 +70,28 @@ void resize_output(const Tensor& out, IntArrayRef shape) {
   impl->set_sizes_and_strides(shape, strides, out.storage_offset());
 }
 
+static const char* cpp_type_name(ScalarType t) {  // how PyTorch's messages name dtypes (C++ types)
+  switch (t) {
+    case kByte: return "unsigned char";
+    case kChar: return "signed char";
+    case kShort: return "short int";
+    case kInt: return "int";
+    case kLong: return "long int";
+    case kHalf: return "c10::Half";
+    case kFloat: return "float";
+    case kDouble: return "double";
+    case kBool: return "bool";
+    case kBFloat16: return "c10::BFloat16";
+    case ScalarType::Undefined: break;
+  }
+  return "undefined";
+}
+
+void check_out_dtype(const Tensor& out, ScalarType expected) {
+  EMBER_CHECK(out.dtype() == expected, "Expected out tensor to have dtype ", cpp_type_name(expected), ", but got ",
+              cpp_type_name(out.dtype()), " instead");
+}
+
 namespace {
 bool has_internal_overlap(const Tensor& t) {
   for (int64_t i = 0; i < t.dim(); i++)
@@ -136,6 +158,9 @@ void TensorIter::compute_shape(TensorIterConfig& cfg) {
     EMBER_CHECK(cfg.inputs[i].defined(), cfg.name, "(): expected a defined tensor for argument ", i);
     full_shape_ = i == 0 ? DimVector(cfg.inputs[0].sizes()) : broadcast_shapes(full_shape_, cfg.inputs[i].sizes());
   }
+  // An in-place output is not resized: it takes part in broadcasting (x.copy_(row) fills every
+  // row of x), and allocate_or_check_output then demands the result shape be exactly its own.
+  if (cfg.mode == OutMode::Inplace && cfg.ninputs > 0) full_shape_ = broadcast_shapes(full_shape_, cfg.out.sizes());
   numel_ = prod(full_shape_);
 }
 
@@ -152,6 +177,9 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
   common_dtype_ = common;
   compute_dtype_ = (is_reduced_float(common) && !cfg.allow_reduced_float) ? kFloat : common;
   ScalarType out_dtype = cfg.result_bool ? kBool : common;
+  if (cfg.mode == OutMode::Out && cfg.out_dtype_must_match) {
+    EMBER_CHECK(cfg.out.dtype() == out_dtype, "Found dtype ", cfg.out.dtype(), " but expected ", out_dtype);
+  }
   if (cfg.mode != OutMode::Functional) {
     EMBER_CHECK(can_cast(out_dtype, cfg.out.dtype()), "result type ", out_dtype,
                 " can't be cast to the desired output type ", cfg.out.dtype());
@@ -185,7 +213,7 @@ void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {
     } else {
       resize_output(user_out_, full_shape_);
     }
-    EMBER_CHECK(!has_internal_overlap(user_out_),
+    EMBER_CHECK(!cfg.check_internal_overlap || !has_internal_overlap(user_out_),
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                 "location. Please clone() the tensor before performing the operation.");
     for (int i = 1; i < ntensors_; i++) check_no_overlap(user_out_, ops_[i]);
@@ -310,7 +338,14 @@ void TensorIter::for_each(LoopRef loop, int64_t grain) const {
 }
 
 Tensor TensorIter::finish() {
-  if (!ops_[0].is_same(user_out_) && numel_ > 0) user_out_.copy_(ops_[0]);
+  if (!ops_[0].is_same(user_out_) && numel_ > 0) {
+    // A half/bfloat16 result computed in float is rounded to its dtype first, then cast to the
+    // output's: float16 + float16 written to a float64 out= holds float16 values, as in PyTorch.
+    if (dtypes_[0] != common_dtype_ && is_reduced_float(common_dtype_) && user_out_.dtype() != common_dtype_)
+      user_out_.copy_(ops_[0].to(common_dtype_));
+    else
+      user_out_.copy_(ops_[0]);
+  }
   return user_out_;
 }
 

@@ -43,6 +43,8 @@ struct TensorIterConfig {
   bool result_bool = false;        // output dtype bool (comparisons)
   ScalarType force_dtype = ScalarType::Undefined;  // compute dtype override (e.g. copy)
   bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
+  bool out_dtype_must_match = false; // out= must have exactly the result dtype (PyTorch's same-dtype ops)
+  bool check_internal_overlap = true; // false: an output with stride-0 dims is fine (fill_, masked_fill_)
 
   TensorIterConfig& add_input(const Tensor& t) { inputs[ninputs++] = t; return *this; }
 };
@@ -98,6 +100,8 @@ EMBER_API bool can_cast(ScalarType from, ScalarType to);
 EMBER_API DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 // Resize an out= tensor to `shape` (contiguous), reallocating its storage when too small.
 EMBER_API void resize_output(const Tensor& out, IntArrayRef shape);
+// Raise PyTorch's "Expected out tensor to have dtype float, but got double instead" unless out has `expected`.
+EMBER_API void check_out_dtype(const Tensor& out, ScalarType expected);
 // Raise if `out` has elements that alias each other, or partially overlaps `in`.
 EMBER_API void check_no_overlap(const Tensor& out, const Tensor& in);
 

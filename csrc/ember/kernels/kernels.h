@@ -32,5 +32,31 @@ EMBER_DECLARE_KERNEL(void, fill_kernel, (::ember::TensorIter&, const ::ember::Sc
 EMBER_DECLARE_KERNEL(void, reduce_kernel,
                      (::ember::ReduceKernel, ::ember::ScalarType, const void* in, void* values, int64_t* indices,
                       ::ember::ReduceShape))
+// softmax / log_softmax over the middle dim of a contiguous [outer, dim, inner] block, and backward.
+EMBER_DECLARE_KERNEL(void, softmax_kernel, (bool log, ::ember::ScalarType, const void* in, void* out, int64_t outer,
+                                            int64_t dim, int64_t inner))
+EMBER_DECLARE_KERNEL(void, softmax_backward_kernel, (bool log, ::ember::ScalarType, const void* grad, const void* out,
+                                                     void* grad_in, int64_t outer, int64_t dim, int64_t inner))
+// Layer norm over contiguous rows [rows, cols]: y, mean and rstd per row; and its backward.
+EMBER_DECLARE_KERNEL(void, layer_norm_kernel, (::ember::ScalarType, const void* x, const void* w, const void* b,
+                                               void* y, void* mean, void* rstd, int64_t rows, int64_t cols, double eps))
+EMBER_DECLARE_KERNEL(void, layer_norm_backward_kernel, (::ember::ScalarType, const void* dy, const void* x,
+                                                        const void* mean, const void* rstd, const void* w, void* dx,
+                                                        void* dw, void* db, int64_t rows, int64_t cols))
+// Batch norm statistics per channel of a contiguous [N, C, S] block (mean and biased var).
+EMBER_DECLARE_KERNEL(void, batch_norm_stats_kernel, (::ember::ScalarType, const void* x, double* mean, double* var,
+                                                     int64_t n, int64_t c, int64_t s))
+// y = (x - mean) * invstd * w + b per channel; scale/shift already folded into a and b: y = x * a + b.
+EMBER_DECLARE_KERNEL(void, batch_norm_apply_kernel, (::ember::ScalarType, const void* x, const double* a,
+                                                     const double* b, void* y, int64_t n, int64_t c, int64_t s))
+// Per channel: sum(dy) and sum(dy * (x - mean)).
+EMBER_DECLARE_KERNEL(void, batch_norm_backward_reduce_kernel, (::ember::ScalarType, const void* dy, const void* x,
+                                                               const double* mean, double* sum_dy, double* sum_dy_xmu,
+                                                               int64_t n, int64_t c, int64_t s))
+// dx = dy * k1 + (x - mean) * k2 + k3 per channel.
+EMBER_DECLARE_KERNEL(void, batch_norm_backward_apply_kernel, (::ember::ScalarType, const void* dy, const void* x,
+                                                              const double* mean, const double* k1, const double* k2,
+                                                              const double* k3, void* dx, int64_t n, int64_t c,
+                                                              int64_t s))
 // Inclusive scan along the contiguous last axis of [rows, n]: cumsum (prod=false) or cumprod.
 EMBER_DECLARE_KERNEL(void, scan_kernel, (bool prod, ::ember::ScalarType, const void* in, void* out, int64_t rows, int64_t n))

@@ -49,6 +49,7 @@ const Tensor& fill_(const Tensor& self, const Scalar& value) {
   cfg.out = self;
   cfg.mode = OutMode::Inplace;
   cfg.allow_reduced_float = true;
+  cfg.check_internal_overlap = false;  // PyTorch fills expanded tensors (every alias gets the same value)
   TensorIter it(cfg);
   EMBER_KERNEL(fill_kernel)(it, value);
   return self;

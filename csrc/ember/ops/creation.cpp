@@ -12,16 +12,35 @@ static ScalarType infer_dtype(const Scalar& s) {
   return s.is_floating() ? default_dtype() : s.is_bool() ? kBool : kLong;
 }
 
+// A factory's out= variant with an explicit dtype that disagrees with out's.
+static void check_out_options(const Tensor& out, const TensorOptions& o) {
+  EMBER_CHECK(!o.dtype_ || *o.dtype_ == out.dtype(), "dtype ", *o.dtype_, " does not match dtype of out parameter (",
+              out.dtype(), ")");
+}
+
 Tensor empty(IntArrayRef size, const TensorOptions& o) { return empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu()); }
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o).zero_(); }
 Tensor ones(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o).fill_(1); }
 Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
   return native::empty(size, o.dtype(o.dtype_or(infer_dtype(v)))).fill_(v);
 }
-const Tensor& empty_out(const Tensor& out, IntArrayRef size, const TensorOptions&) { resize_output(out, size); return out; }
-const Tensor& zeros_out(const Tensor& out, IntArrayRef size, const TensorOptions&) { resize_output(out, size); return out.zero_(); }
-const Tensor& ones_out(const Tensor& out, IntArrayRef size, const TensorOptions&) { resize_output(out, size); return out.fill_(1); }
-const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, const TensorOptions&) {
+const Tensor& empty_out(const Tensor& out, IntArrayRef size, const TensorOptions& o) {
+  check_out_options(out, o);
+  resize_output(out, size);
+  return out;
+}
+const Tensor& zeros_out(const Tensor& out, IntArrayRef size, const TensorOptions& o) {
+  check_out_options(out, o);
+  resize_output(out, size);
+  return out.zero_();
+}
+const Tensor& ones_out(const Tensor& out, IntArrayRef size, const TensorOptions& o) {
+  check_out_options(out, o);
+  resize_output(out, size);
+  return out.fill_(1);
+}
+const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, const TensorOptions& o) {
+  check_out_options(out, o);
   resize_output(out, size);
   return out.fill_(v);
 }
@@ -45,6 +64,7 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
   Scalar end = end_in ? *end_in : start_in;
   bool any_float = start.is_floating() || end.is_floating() || step_s.is_floating();
   ScalarType dt = dtype ? *dtype : out ? out->dtype() : (any_float ? default_dtype() : kLong);
+  EMBER_CHECK_KIND(dt != kBool, NotImplemented, "\"arange_cpu\" not implemented for 'Bool'");
   double s = start.to_double(), e = end.to_double(), st = step_s.to_double();
   EMBER_CHECK(st != 0, "step must be nonzero");
   EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
@@ -77,37 +97,65 @@ Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step
 }
 const Tensor& arange_out(const Tensor& out, const Scalar& start, std::optional<Scalar> end, const Scalar& step,
                          const TensorOptions& o) {
+  check_out_options(out, o);
   arange_impl(start, end, step, o.dtype_, &out);
   return out;
 }
 
-static Tensor linspace_double(double start, double end, int64_t steps) {
+// Values start + i * step, the upper half computed back from `end` so the last value is exact.
+// PyTorch first converts start and end to the result dtype (linspace(-3, 3, dtype=uint8) starts
+// at 253); we do the same for integer dtypes and compute in double.
+static Tensor linspace_double(const Scalar& start_s, const Scalar& end_s, int64_t steps, ScalarType dtype) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
+  double start = start_s.to_double(), end = end_s.to_double();
+  if (is_integral(dtype, true)) {
+    EMBER_DISPATCH_ALL(dtype, "linspace", [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T>) {
+        start = double(start_s.to<T>());
+        end = double(end_s.to<T>());
+      }
+    });
+  }
   Tensor d = empty_tensor({steps}, kDouble);
   double* p = static_cast<double*>(d.data_ptr());
   if (steps == 1) p[0] = start;
   if (steps > 1) {
     double step = (end - start) / double(steps - 1);
-    int64_t half = steps / 2;  // fill from both ends so the last value is exactly `end`
+    int64_t half = steps / 2;
     for (int64_t i = 0; i < steps; i++) p[i] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
   }
   return d;
 }
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
-  return linspace_double(start.to_double(), end.to_double(), steps).to(o.dtype_or(default_dtype()));
+static void check_range_dtype(const char* name, ScalarType dt, int64_t steps) {
+  // PyTorch's kernel (which rejects bool) only runs for more than one step
+  EMBER_CHECK_KIND(dt != kBool || steps <= 1, NotImplemented, "\"", name, "_cpu\" not implemented for 'Bool'");
 }
-const Tensor& linspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions&) {
+Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+  ScalarType dt = o.dtype_or(default_dtype());
+  check_range_dtype("linspace", dt, steps);
+  return linspace_double(start, end, steps, dt).to(dt);
+}
+const Tensor& linspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps,
+                           const TensorOptions& o) {
+  check_out_options(out, o);
+  check_range_dtype("linspace", out.dtype(), steps);
+  Tensor r = linspace_double(start, end, steps, out.dtype());
   resize_output(out, {steps});
-  return ember::copy_(out, linspace_double(start.to_double(), end.to_double(), steps));
+  return ember::copy_(out, r);
 }
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, const TensorOptions& o) {
-  Tensor e = linspace_double(start.to_double(), end.to_double(), steps);
-  return ember::pow(scalar_to_tensor(base), e).to(o.dtype_or(default_dtype()));
+  ScalarType dt = o.dtype_or(default_dtype());
+  check_range_dtype("logspace", dt, steps);
+  Tensor e = linspace_double(start, end, steps, dt);
+  return ember::pow(scalar_to_tensor(base), e).to(dt);
 }
 const Tensor& logspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps, double base,
                            const TensorOptions& o) {
+  check_out_options(out, o);
+  Tensor r = native::logspace(start, end, steps, base, o.dtype(out.dtype()));
   resize_output(out, {steps});
-  return ember::copy_(out, native::logspace(start, end, steps, base, o.dtype(out.dtype())));
+  return ember::copy_(out, r);
 }
 
 Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& o) {
@@ -119,6 +167,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& o) {
   return r;
 }
 const Tensor& eye_out(const Tensor& out, int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
+  check_out_options(out, o);
   Tensor r = native::eye(n, m, o.dtype(out.dtype()));
   resize_output(out, r.sizes());
   return ember::copy_(out, r);

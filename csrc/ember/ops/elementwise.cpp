@@ -15,6 +15,9 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   EMBER_CHECK(k != UnaryKernel::Neg || self.dtype() != kBool,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
               "use the `~` or `logical_not()` operator instead.");
+  EMBER_CHECK(k != UnaryKernel::Relu || self.dtype() != kBool, "Boolean inputs not supported for relu");
+  if (mode == OutMode::Out && (k == UnaryKernel::IsPosInf || k == UnaryKernel::IsNegInf || k == UnaryKernel::Signbit))
+    EMBER_CHECK(out.dtype() == kBool, name, " does not support non-boolean outputs.");
   TensorIterConfig cfg;
   cfg.name = name;
   cfg.out = out;
@@ -22,6 +25,16 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   cfg.add_input(self);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
   cfg.result_bool = flags & kResultBool;
+  // PyTorch's plain unary ops (not the float-promoting ones) write out= only in their own dtype
+  switch (k) {
+    case UnaryKernel::Abs: case UnaryKernel::Neg: case UnaryKernel::Floor: case UnaryKernel::Ceil:
+    case UnaryKernel::Trunc: case UnaryKernel::Frac: case UnaryKernel::Sign: case UnaryKernel::BitwiseNot:
+    case UnaryKernel::Round: case UnaryKernel::RoundDecimals:
+      cfg.out_dtype_must_match = true;
+      break;
+    default:
+      break;
+  }
   TensorIter it(cfg);
   KernelArgs args;
   args.s0 = arg0;
@@ -30,15 +43,12 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   return it.finish();
 }
 
-static void check_alpha(const char* name, ScalarType dt, const Scalar& alpha) {
-  if (alpha.is_bool() || (alpha.is_integral(false) && alpha.to_long() == 1)) {
-    EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
-    return;
-  }
+// PyTorch's alpha_check: a bool alpha needs a bool result; a float alpha needs a float result.
+// (An integer alpha is fine for every dtype, bool included.)
+static void check_alpha(ScalarType dt, const Scalar& alpha) {
+  EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
   EMBER_CHECK(is_floating(dt) || alpha.is_integral(true),
               "For integral input tensors, argument alpha must not be a floating point number.");
-  EMBER_CHECK(dt != kBool || alpha.is_bool(), "Boolean alpha only supported for Boolean results.");
-  (void)name;
 }
 
 Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& other, const Scalar& alpha,
@@ -59,7 +69,7 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   cfg.promote_int_to_float = flags & kPromoteToFloat;
   cfg.result_bool = flags & kResultBool;
   TensorIter it(cfg);
-  if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(name, it.compute_dtype(), alpha);
+  if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
   KernelArgs args;
   args.s0 = alpha;
   args.name = name;
@@ -75,7 +85,7 @@ static BinaryKernel div_kernel(std::optional<std::string_view> mode, int* flags)
   if (!mode) { *flags = kPromoteToFloat; return BinaryKernel::TrueDiv; }
   if (*mode == "trunc") return BinaryKernel::TruncDiv;
   if (*mode == "floor") return BinaryKernel::FloorDiv;
-  EMBER_FAIL(Value, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
+  EMBER_FAIL(Runtime, "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '", *mode, "'");
 }
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> mode) {
   int f;
@@ -129,12 +139,20 @@ Tensor square(const Tensor& self) {
   if (self.dtype() == kBool) return ember::pow(self, scalar_to_tensor(Scalar(int64_t(2))));
   return unary_op(UnaryKernel::Square, 0, self, Tensor(), OutMode::Functional, "square");
 }
-const Tensor& square_(const Tensor& self) { unary_op(UnaryKernel::Square, 0, self, self, OutMode::Inplace, "square_"); return self; }
-const Tensor& square_out(const Tensor& out, const Tensor& self) { unary_op(UnaryKernel::Square, 0, self, out, OutMode::Out, "square"); return out; }
+const Tensor& square_(const Tensor& self) {
+  if (self.dtype() == kBool) return ember::pow_(self, scalar_to_tensor(Scalar(int64_t(2))));
+  unary_op(UnaryKernel::Square, 0, self, self, OutMode::Inplace, "square_");
+  return self;
+}
+const Tensor& square_out(const Tensor& out, const Tensor& self) {
+  if (self.dtype() == kBool) return ember::pow_out(out, self, scalar_to_tensor(Scalar(int64_t(2))));
+  unary_op(UnaryKernel::Square, 0, self, out, OutMode::Out, "square");
+  return out;
+}
 
 static Tensor round_impl(const Tensor& self, int64_t decimals, const Tensor& out, OutMode mode) {
   if (decimals == 0) return unary_op(UnaryKernel::Round, 0, self, out, mode, "round");
-  EMBER_CHECK(is_floating(self.dtype()), "round_cpu not implemented for '", self.dtype(), "' with decimals");
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "round_cpu not implemented for '", self.dtype(), "' with decimals");
   return unary_op(UnaryKernel::RoundDecimals, 0, self, out, mode, "round", Scalar(decimals));
 }
 Tensor round(const Tensor& self, int64_t d) { return round_impl(self, d, Tensor(), OutMode::Functional); }
@@ -143,6 +161,14 @@ const Tensor& round_out(const Tensor& out, const Tensor& self, int64_t d) { roun
 
 static Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                               std::optional<double> neginf, const Tensor& out, OutMode mode) {
+  if (is_integral(self.dtype(), true)) {  // nothing to replace: a copy, and in place a no-op (no overlap checks)
+    if (mode == OutMode::Functional) return self.clone();
+    if (mode == OutMode::Inplace) return self;
+    EMBER_CHECK(out.dtype() == self.dtype(), "nan_to_num: dtype of out: ", out.dtype(), " should be same as input: ",
+                self.dtype());
+    resize_output(out, self.sizes());
+    return ember::copy_(out, self);
+  }
   double hi = 0, lo = 0;
   switch (self.dtype()) {
     case kHalf: hi = 65504.0; break;
@@ -151,6 +177,9 @@ static Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std
     default: hi = std::numeric_limits<double>::max(); break;
   }
   lo = -hi;
+  if (mode == OutMode::Out)
+    EMBER_CHECK(out.dtype() == self.dtype(), "nan_to_num: dtype of out: ", out.dtype(), " should be same as input: ",
+                self.dtype());
   TensorIterConfig cfg;
   cfg.name = "nan_to_num";
   cfg.out = out;
@@ -181,11 +210,16 @@ const Tensor& nan_to_num_out(const Tensor& out, const Tensor& s, std::optional<d
 // ---- clamp: bounds may be tensors or wrapped numbers; a missing bound is passed as self
 static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& max, const Tensor& out, OutMode mode) {
   EMBER_CHECK(min.defined() || max.defined(), "torch.clamp: At least one of 'min' or 'max' must not be None");
-  EMBER_CHECK(self.dtype() != kBool, "\"clamp\" not implemented for 'Bool'");
+  auto number_or_none = [](const Tensor& t) { return !t.defined() || t.impl()->is_wrapped_number(); };
+  // PyTorch's clamp.Tensor (min and max tensors) has no bool kernel; clamp_min/clamp_max do
+  EMBER_CHECK_KIND(!(self.dtype() == kBool && min.defined() && max.defined() && !number_or_none(min) &&
+                     !number_or_none(max)), NotImplemented, "\"clamp_cpu\" not implemented for 'Bool'");
   TensorIterConfig cfg;
   cfg.name = "clamp";
   cfg.out = out;
   cfg.mode = mode;
+  // clamp(x, number bounds, out=) writes only the result dtype; with tensor bounds out= may be wider
+  cfg.out_dtype_must_match = number_or_none(min) && number_or_none(max);
   cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
   TensorIter it(cfg);
   KernelArgs a;
@@ -210,14 +244,15 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   EMBER_CHECK(self.dtype() == end.dtype(), "expected dtype ", self.dtype(), " for `end` but got dtype ", end.dtype());
   EMBER_CHECK(weight.impl()->is_wrapped_number() || weight.dtype() == self.dtype(), "expected dtype ", self.dtype(),
               " for `weight` but got dtype ", weight.dtype());
-  EMBER_CHECK(is_floating(self.dtype()), "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   TensorIterConfig cfg;
   cfg.name = "lerp";
   cfg.out = out;
   cfg.mode = mode;
   cfg.add_input(self).add_input(end).add_input(weight);
   cfg.force_dtype = self.dtype();
-  TensorIter it(cfg);
+  cfg.out_dtype_must_match = !weight.impl()->is_wrapped_number();  // lerp.Tensor's out= is its own dtype
+  TensorIter it(cfg);  // shape errors come before the dtype's
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
   a.name = "lerp";
   EMBER_KERNEL(ternary_kernel)(TernaryKernel::Lerp, it, a);
@@ -228,11 +263,13 @@ const Tensor& lerp_(const Tensor& s, const Tensor& e, const Tensor& w) { lerp_im
 const Tensor& lerp_out(const Tensor& out, const Tensor& s, const Tensor& e, const Tensor& w) { lerp_impl(s, e, w, out, OutMode::Out); return out; }
 
 // ---- where
-static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, const Tensor& out, OutMode mode) {
+static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& other, const Tensor& out, OutMode mode,
+                         bool allow_internal_overlap = false) {
   EMBER_CHECK(cond.dtype() == kBool || cond.dtype() == kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ", cond.dtype());
   Tensor ts[2] = {self, other};
   ScalarType dt = result_type(ts, 2);
+  if (mode == OutMode::Out) EMBER_CHECK(out.dtype() == dt, "Expected out type to be ", dt, " but got ", out.dtype());
   TensorIterConfig cfg;
   cfg.name = "where";
   cfg.out = out;
@@ -242,10 +279,24 @@ static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& o
   cfg.add_input(self.dtype() == dt ? self : self.to(dt)).add_input(other.dtype() == dt ? other : other.to(dt));
   cfg.force_dtype = dt;
   cfg.allow_reduced_float = false;
+  cfg.check_internal_overlap = !allow_internal_overlap;
   if (is_reduced_float(dt)) {  // compute half/bfloat16 selects in float, like the other kernels
     Tensor r = where_impl(cond, self.to(kFloat), other.to(kFloat), Tensor(), OutMode::Functional).to(dt);
     if (mode == OutMode::Functional) return r;
-    out.copy_(r);
+    if (mode == OutMode::Out) resize_output(out, r.sizes());
+    TensorIterConfig copy;  // out.copy_(r), but keeping this call's overlap rule
+    copy.name = "where";
+    copy.out = out;
+    copy.mode = OutMode::Inplace;
+    copy.promote_inputs = false;
+    copy.force_dtype = out.dtype();
+    copy.allow_reduced_float = true;
+    copy.check_internal_overlap = !allow_internal_overlap;
+    copy.add_input(r);
+    TensorIter cit(copy);
+    EMBER_CHECK(out.sizes() == r.sizes(), "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
+                r.sizes());
+    EMBER_KERNEL(copy_kernel)(cit);
     return out;
   }
   TensorIter it(cfg);
@@ -266,7 +317,8 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar& value) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
   Tensor v = scalar_to_tensor(value).to(self.dtype());
-  where_impl(mask, v, self, self, OutMode::Inplace);
+  // PyTorch still accepts (with a deprecation warning) masked_fill_ on an expanded tensor
+  where_impl(mask, v, self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);
   return self;
 }
 

@@ -4,6 +4,7 @@
 // indexed dims are adjacent, else B + rest (NumPy's rule, as PyTorch). An undefined Tensor in
 // `indices` stands for a full slice.
 #include <cstring>
+#include <sstream>
 
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -88,8 +89,22 @@ IndexPlan plan(const Tensor& self, const std::vector<Tensor>& idx) {
   for (int64_t d : dims) p.perm.push_back(d);
   for (int64_t d = 0; d < self.dim(); d++)
     if (!idx[d].defined()) { p.perm.push_back(d); p.rest_shape.push_back(self.sizes()[d]); }
-  // broadcast the index tensors
-  for (int64_t d : dims) p.bshape = p.bshape.empty() && d == dims[0] ? DimVector(idx[d].sizes()) : broadcast_shapes(p.bshape, idx[d].sizes());
+  // broadcast the index tensors (an IndexError when they cannot be, as in PyTorch)
+  for (int64_t d : dims) {
+    if (d == dims[0]) { p.bshape = DimVector(idx[d].sizes()); continue; }
+    IntArrayRef a = p.bshape, b = idx[d].sizes();
+    bool ok = true;
+    for (size_t k = 0; k < std::min(a.size(), b.size()); k++) {
+      int64_t x = a[a.size() - 1 - k], y = b[b.size() - 1 - k];
+      ok = ok && (x == y || x == 1 || y == 1);
+    }
+    if (!ok) {
+      std::ostringstream shapes;
+      for (size_t k = 0; k < dims.size(); k++) shapes << (k ? ", " : "") << idx[dims[k]].sizes();
+      EMBER_FAIL(Index, "shape mismatch: indexing tensors could not be broadcast together with shapes ", shapes.str());
+    }
+    p.bshape = broadcast_shapes(p.bshape, b);
+  }
   int64_t nb = prod(p.bshape);
   p.lin = empty_tensor({nb}, kLong);
   int64_t* lin = static_cast<int64_t*>(p.lin.data_ptr());
@@ -199,6 +214,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return self.dim() == 0 ? r.reshape({}) : r;
 }
 const Tensor& index_select_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
+  EMBER_CHECK(out.dtype() == self.dtype(), "index_select(): self and result must have the same scalar type");
   Tensor r = native::index_select(self, dim, index);
   resize_output(out, r.sizes());
   return ember::copy_(out, r);

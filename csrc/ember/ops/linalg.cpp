@@ -70,7 +70,7 @@ void mm_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
     case kShort: naive_mm<int16_t>(a_in, b_in, c); return;
     case kChar: naive_mm<int8_t>(a_in, b_in, c); return;
     case kByte: naive_mm<uint8_t>(a_in, b_in, c); return;
-    default: EMBER_FAIL(Runtime, "\"addmm_impl_cpu_\" not implemented for '", dt, "'");
+    default: EMBER_FAIL(NotImplemented, "\"addmm_impl_cpu_\" not implemented for '", dt, "'");
   }
 }
 
@@ -90,11 +90,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
               "D and ", b.dim(), "D");
   EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
               " != ", dtype_name(b.dtype()));
-  EMBER_CHECK(a.dtype() != kBool, "\"addmm_impl_cpu_\" not implemented for 'Bool'");
   if (a.dim() == 1 && b.dim() == 1) {
     EMBER_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(), "] and src [",
                 b.numel(), "] to have the same number of elements, but got ", a.numel(), " and ", b.numel(),
                 " elements respectively");
+    EMBER_CHECK_KIND(a.dtype() != kBool, NotImplemented, "\"dot\" not implemented for 'Bool'");
     return mm2d(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
   }
   if (a.dim() == 2 && b.dim() == 1) {

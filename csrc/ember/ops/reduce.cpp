@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <sstream>
 
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -105,11 +106,18 @@ const Tensor& write_out(const Tensor& out, const Tensor& result) {
   return ember::copy_(out, result);
 }
 
-void check_nonempty(const Tensor& self, const std::vector<bool>& mask, const char* name, bool full) {
+// amax/amin(out=): PyTorch wants the input's dtype exactly.
+void check_same_dtype_out(const Tensor& self, const Tensor& out) {
+  EMBER_CHECK(self.dtype() == out.dtype(), "Expected the dtype for input and out to match, but got ", self.dtype(),
+              " for input's dtype and ", out.dtype(), " for out's dtype.");
+}
+
+void check_nonempty(const Tensor& self, const std::vector<bool>& mask, const char* name, bool full,
+                    ErrorKind full_kind = ErrorKind::Runtime) {
   if (self.numel() != 0) return;
   if (full) {
-    EMBER_FAIL(Runtime, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
-               "reduction dim with the 'dim' argument.");
+    detail::fail(full_kind, name, "(): Expected reduction dim to be specified for input.numel() == 0. Specify the "
+                 "reduction dim with the 'dim' argument.");
   }
   for (int64_t d = 0; d < self.dim(); d++)
     EMBER_CHECK_KIND(!mask[d] || self.sizes()[d] != 0, Index, name, "(): Expected reduction dim ", d,
@@ -121,6 +129,8 @@ void check_nonempty(const Tensor& self, const std::vector<bool>& mask, const cha
 // ---- sum, mean, prod
 Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType out_t = sum_dtype(self, dtype);
+  // sum(dtype=bool) first casts the input to bool (0.5 is True), as PyTorch casts to dtype first
+  if (out_t == kBool && self.dtype() != kBool) return native::sum(self.to(kBool), dim, keepdim, kBool);
   auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, compute_of(out_t));
   return run(ReduceKernel::Sum, red).to(out_t);
 }
@@ -163,16 +173,18 @@ static ScalarType extreme_compute(ScalarType t) { return is_reduced_float(t) ? k
 static Tensor amax_amin(const Tensor& self, IntArrayRef dim, bool keepdim, bool is_max) {
   const char* name = is_max ? "amax" : "amin";
   auto mask = reduce_mask(self, dim, name);
-  check_nonempty(self, mask, name, false);
+  check_nonempty(self, mask, name, dim.empty());  // amax(empty) without dims: "specify the reduction dim"
   auto red = prepare(self, mask, keepdim, extreme_compute(self.dtype()));
   return run(is_max ? ReduceKernel::Max : ReduceKernel::Min, red).to(self.dtype());
 }
 Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_amin(self, dim, keepdim, true); }
 Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) { return amax_amin(self, dim, keepdim, false); }
 const Tensor& amax_out(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  check_same_dtype_out(self, out);
   return write_out(out, native::amax(self, dim, keepdim));
 }
 const Tensor& amin_out(const Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
+  check_same_dtype_out(self, out);
   return write_out(out, native::amin(self, dim, keepdim));
 }
 
@@ -204,8 +216,9 @@ const Tensor& min_out(const Tensor& out, const Tensor& self, const Tensor& other
 
 static Tensor arg_extreme(const Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   const char* name = is_max ? "argmax" : "argmin";
+  EMBER_CHECK(self.dtype() != kBool, name, "(): does not support bool input");
   if (!dim) {
-    check_nonempty(self, reduce_mask(self, std::nullopt, name), name, true);
+    check_nonempty(self, reduce_mask(self, std::nullopt, name), name, true, ErrorKind::Index);
     Tensor flat = self.reshape({-1});
     auto red = prepare(flat, {true}, false, extreme_compute(self.dtype()));
     Tensor idx;
@@ -224,15 +237,18 @@ static Tensor arg_extreme(const Tensor& self, std::optional<int64_t> dim, bool k
 Tensor argmax(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(self, dim, keepdim, true); }
 Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) { return arg_extreme(self, dim, keepdim, false); }
 const Tensor& argmax_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  check_out_dtype(out, kLong);
   return write_out(out, native::argmax(self, dim, keepdim));
 }
 const Tensor& argmin_out(const Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  check_out_dtype(out, kLong);
   return write_out(out, native::argmin(self, dim, keepdim));
 }
 
 // ---- var, std
 static double correction_of(std::optional<bool> unbiased, const std::optional<Scalar>& correction) {
-  EMBER_CHECK(!(unbiased && correction), "Cannot specify both unbiased and correction");
+  // PyTorch has no overload taking both (a TypeError from its argument parser)
+  EMBER_CHECK_KIND(!(unbiased && correction), Type, "Cannot specify both unbiased and correction");
   if (correction) return correction->to_double();
   if (unbiased) return *unbiased ? 1.0 : 0.0;
   return 1.0;
@@ -292,10 +308,23 @@ Tensor norm(const Tensor& self, std::optional<Scalar> p_opt, OptionalIntArrayRef
               self.dtype());
   Tensor x = ember::abs(self.to(compute_of(out_t)));
   double p = p_opt ? p_opt->to_double() : 2.0;
+  if ((p < 0 || std::isinf(p)) && self.numel() == 0) {
+    // max/min and negative powers have no identity: an empty reduction is an error
+    std::ostringstream ps;
+    ps << p;
+    if (!dim || dim->empty())
+      EMBER_FAIL(Runtime, "linalg.vector_norm cannot compute the ", ps.str(), " norm on an empty tensor because the "
+                 "operation does not have an identity");
+    for (int64_t d : *dim) {
+      int64_t w = wrap_dim(d, self.dim());
+      EMBER_CHECK(self.dim() == 0 || self.sizes()[w] != 0, "linalg.vector_norm cannot compute the ", ps.str(),
+                  " norm on the dimension ", w, "because this dimension is empty and the operation does not have an "
+                  "identity");
+    }
+  }
   Tensor r;
   if (std::isinf(p)) {
-    if (self.numel() == 0 && p > 0) r = native::sum(x, dim, keepdim, std::nullopt);  // empty: 0, as PyTorch
-    else r = p > 0 ? native::amax(x, dim ? *dim : IntArrayRef(), keepdim) : native::amin(x, dim ? *dim : IntArrayRef(), keepdim);
+    r = p > 0 ? native::amax(x, dim ? *dim : IntArrayRef(), keepdim) : native::amin(x, dim ? *dim : IntArrayRef(), keepdim);
   } else if (p == 0) {
     r = native::sum(ember::ne(x, scalar_to_tensor(0.0)).to(x.dtype()), dim, keepdim, std::nullopt);
   } else if (p == 1) {
@@ -309,7 +338,9 @@ Tensor norm(const Tensor& self, std::optional<Scalar> p_opt, OptionalIntArrayRef
 }
 const Tensor& norm_out(const Tensor& out, const Tensor& self, std::optional<Scalar> p, OptionalIntArrayRef dim,
                        bool keepdim, std::optional<ScalarType> dtype) {
-  return write_out(out, native::norm(self, p, dim, keepdim, dtype));
+  Tensor r = native::norm(self, p, dim, keepdim, dtype);
+  check_out_dtype(out, r.dtype());
+  return write_out(out, r);
 }
 
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
@@ -326,19 +357,27 @@ const Tensor& logsumexp_out(const Tensor& out, const Tensor& self, IntArrayRef d
 }
 
 // ---- all, any, count_nonzero
-static Tensor all_any(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, bool all) {
+// The bool result; all()/any() of a uint8 tensor give uint8, out= takes bool or uint8.
+static Tensor all_any_bool(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, bool all) {
   Tensor b = self.dtype() == kBool ? self : ember::ne(self, scalar_to_tensor(int64_t(0)));
   auto red = prepare(b, reduce_mask(self, dim, all ? "all" : "any"), keepdim, kBool);
-  Tensor r = run(all ? ReduceKernel::All : ReduceKernel::Any, red);
+  return run(all ? ReduceKernel::All : ReduceKernel::Any, red);
+}
+static Tensor all_any(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, bool all) {
+  Tensor r = all_any_bool(self, dim, keepdim, all);
   return self.dtype() == kByte ? r.to(kByte) : r;
 }
 Tensor all(const Tensor& self, OptionalIntArrayRef dim, bool keepdim) { return all_any(self, dim, keepdim, true); }
 Tensor any(const Tensor& self, OptionalIntArrayRef dim, bool keepdim) { return all_any(self, dim, keepdim, false); }
 const Tensor& all_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim) {
-  return write_out(out, native::all(self, dim, keepdim));
+  EMBER_CHECK(out.dtype() == kBool || out.dtype() == kByte, "all only supports bool tensor for result, got: ",
+              out.dtype());
+  return write_out(out, all_any_bool(self, dim, keepdim, true));
 }
 const Tensor& any_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef dim, bool keepdim) {
-  return write_out(out, native::any(self, dim, keepdim));
+  EMBER_CHECK(out.dtype() == kBool || out.dtype() == kByte, "any only supports bool tensor for result, got: ",
+              out.dtype());
+  return write_out(out, all_any_bool(self, dim, keepdim, false));
 }
 Tensor count_nonzero(const Tensor& self, OptionalIntArrayRef dim) {
   return native::sum(ember::ne(self, scalar_to_tensor(int64_t(0))), dim, false, kLong);
@@ -347,6 +386,8 @@ Tensor count_nonzero(const Tensor& self, OptionalIntArrayRef dim) {
 // ---- scans
 static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool prod) {
   ScalarType out_t = sum_dtype(self, dtype);
+  EMBER_CHECK_KIND(out_t != kBool || self.numel() == 0 || self.dim() == 0, NotImplemented, "\"", prod ? "cumprod" : "cumsum",
+                   "_out_cpu\" not implemented for 'Bool'");
   ScalarType cd = compute_of(out_t);
   int64_t nd = self.dim();
   dim = wrap_dim(dim, nd);
@@ -361,10 +402,18 @@ static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
 }
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, false); }
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, true); }
+static void check_inplace_scan_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
+  if (dtype && *dtype != self.dtype()) {
+    EMBER_FAIL(Runtime, "Bad in-place call: input tensor dtype ", self.dtype(), " and output tensor dtype ", *dtype,
+               " should match");
+  }
+}
 const Tensor& cumsum_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  check_inplace_scan_dtype(self, dtype);
   return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), false));
 }
 const Tensor& cumprod_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  check_inplace_scan_dtype(self, dtype);
   return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), true));
 }
 const Tensor& cumsum_out(const Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {

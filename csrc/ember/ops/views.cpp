@@ -403,9 +403,9 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
 
 Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
   int64_t nd = self.dim();
-  EMBER_CHECK(nd >= 2, "diagonal dimensions requires ndim larger than 1");
-  dim1 = wrap_dim(dim1, nd);
+  dim1 = wrap_dim(dim1, nd);  // out-of-range dims are an IndexError before the ndim check
   dim2 = wrap_dim(dim2, nd);
+  EMBER_CHECK(nd >= 2, "diagonal dimensions requires ndim larger than 1");
   EMBER_CHECK(dim1 != dim2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t n1 = self.sizes()[dim1], n2 = self.sizes()[dim2];
   int64_t len, start = self.storage_offset();
@@ -450,7 +450,7 @@ Tensor alias(const Tensor& self) { return make_view(self, self.sizes(), self.str
 
 // ---- joins and copies
 static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
-  EMBER_CHECK(!tensors.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  EMBER_CHECK_KIND(!tensors.empty(), Value, "torch.cat(): expected a non-empty list of Tensors");
   // Legacy rule: 1-D empty tensors are skipped whatever the other shapes.
   const Tensor* ref = nullptr;
   for (const Tensor& t : tensors)
@@ -481,7 +481,8 @@ static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
   shape[dim] = total;
   Tensor r;
   if (out) {
-    EMBER_CHECK(can_cast(dt, out->dtype()), "torch.cat(): input types can't be cast to the desired output type ", out->dtype());
+    EMBER_CHECK_KIND(can_cast(dt, out->dtype()), Type,
+                     "torch.cat(): input types can't be cast to the desired output type ", out->dtype());
     resize_output(*out, shape);
     r = *out;
   } else {
@@ -571,7 +572,17 @@ Tensor tril(const Tensor& self, int64_t k) { return native::masked_fill(self, tr
 Tensor triu(const Tensor& self, int64_t k) { return native::masked_fill(self, tri_mask(self, k, false).logical_not(), 0); }
 const Tensor& tril_(const Tensor& self, int64_t k) { return native::masked_fill_(self, tri_mask(self, k, true).logical_not(), 0); }
 const Tensor& triu_(const Tensor& self, int64_t k) { return native::masked_fill_(self, tri_mask(self, k, false).logical_not(), 0); }
-const Tensor& tril_out(const Tensor& out, const Tensor& self, int64_t k) { resize_output(out, self.sizes()); return ember::copy_(out, native::tril(self, k)); }
-const Tensor& triu_out(const Tensor& out, const Tensor& self, int64_t k) { resize_output(out, self.sizes()); return ember::copy_(out, native::triu(self, k)); }
+const Tensor& tril_out(const Tensor& out, const Tensor& self, int64_t k) {
+  check_out_dtype(out, self.dtype());
+  Tensor r = native::tril(self, k);
+  resize_output(out, self.sizes());
+  return ember::copy_(out, r);
+}
+const Tensor& triu_out(const Tensor& out, const Tensor& self, int64_t k) {
+  check_out_dtype(out, self.dtype());
+  Tensor r = native::triu(self, k);
+  resize_output(out, self.sizes());
+  return ember::copy_(out, r);
+}
 
 }  // namespace ember::native

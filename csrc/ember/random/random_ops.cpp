@@ -51,7 +51,7 @@ const Tensor& fill_via_contiguous(const Tensor& self, const F& fill_contig) {
 }
 
 void check_float(const Tensor& t, const char* what) {
-  EMBER_CHECK(is_floating(t.dtype()), "\"", what, "\" not implemented for '", t.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(t.dtype()), NotImplemented, "\"", what, "\" not implemented for '", t.dtype(), "'");
 }
 
 // uniform [lo, hi) in the tensor's dtype
@@ -119,6 +119,7 @@ const Tensor& uniform_(const Tensor& self, double from, double to, Generator* ge
 }
 
 const Tensor& normal_(const Tensor& self, double mean, double std, Generator* gen) {
+  if (self.numel() == 0) return self;  // PyTorch checks the dtype in the kernel, which an empty tensor skips
   check_float(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   Generator& g = gen_or_default(gen);
@@ -126,7 +127,8 @@ const Tensor& normal_(const Tensor& self, double mean, double std, Generator* ge
 }
 
 const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
-  check_float(self, "exponential_cpu");
+  EMBER_CHECK(is_floating(self.dtype()) || self.numel() == 0, "Exponential distribution is a continuous probability distribution. dtype "
+              "must be a floating point but you specified ", self.dtype());
   EMBER_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   Generator& g = gen_or_default(gen);
   return fill_via_contiguous(self, [&](const Tensor& t) {
@@ -139,6 +141,7 @@ const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
 }
 
 const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
+  if (self.numel() == 0) return self;
   Generator& g = gen_or_default(gen);
   Tensor prob = ember::expand(p.to(kDouble), self.sizes()).contiguous();
   const double* pp = static_cast<const double*>(prob.data_ptr());
@@ -154,7 +157,7 @@ const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
 }
 
 Tensor bernoulli(const Tensor& self, Generator* gen) {
-  check_float(self, "bernoulli_tensor_cpu_self_");
+  if (self.numel() > 0) check_float(self, "bernoulli_tensor_cpu_self_");
   Tensor r = empty_tensor(self.sizes(), self.dtype());
   return native::bernoulli_(r, self, gen);
 }
@@ -178,6 +181,21 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
     }
   }
   EMBER_CHECK(from < hi, "random_ expects 'from' to be less than 'to', but got from=", from, " >= to=", hi);
+  if (to && (is_integral(self.dtype(), true))) {
+    // the range must fit the dtype (PyTorch's check_from_to_in_range)
+    int64_t lo = 0, top = 1;
+    const char* tn = "bool";
+    switch (self.dtype()) {
+      case kByte: lo = 0; top = 255; tn = "unsigned char"; break;
+      case kChar: lo = -128; top = 127; tn = "signed char"; break;
+      case kShort: lo = -32768; top = 32767; tn = "short int"; break;
+      case kInt: lo = std::numeric_limits<int32_t>::min(); top = std::numeric_limits<int32_t>::max(); tn = "int"; break;
+      case kLong: lo = std::numeric_limits<int64_t>::min(); top = std::numeric_limits<int64_t>::max(); tn = "long int"; break;
+      default: break;
+    }
+    EMBER_CHECK(from >= lo && from <= top, "from is out of bounds for ", tn);
+    EMBER_CHECK(hi - 1 >= lo && hi - 1 <= top, "to - 1 is out of bounds for ", tn);
+  }
   Generator& g = gen_or_default(gen);
   uint64_t range = uint64_t(hi - from);
   return fill_via_contiguous(self, [&](const Tensor& t) {
@@ -210,6 +228,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, Generator* gen, cons
 }
 Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "randperm expects n to be non-negative, got n=", n);
+  EMBER_CHECK_KIND(o.dtype_or(kLong) != kBool, NotImplemented, "\"randperm\" not implemented for 'Bool'");
   Generator& g = gen_or_default(gen);
   std::vector<int64_t> perm(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; i++) perm[i] = i;
@@ -233,8 +252,14 @@ Tensor randn_like(const Tensor& self, const TensorOptions& o) {
   return native::randn(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())));
 }
 
+// A factory's out= variant with an explicit dtype that disagrees with out's.
+static void check_out_options(const Tensor& out, const TensorOptions& o) {
+  EMBER_CHECK(!o.dtype_ || *o.dtype_ == out.dtype(), "dtype ", *o.dtype_, " does not match dtype of out parameter (",
+              out.dtype(), ")");
+}
 #define RANDOM_OUT(name, call)                                                               \
   const Tensor& name##_out(const Tensor& out, IntArrayRef size, Generator* gen, const TensorOptions& o) { \
+    check_out_options(out, o);                                                               \
     resize_output(out, size);                                                                \
     return ember::copy_(out, call);                                                          \
   }
@@ -242,17 +267,20 @@ RANDOM_OUT(rand, native::rand(size, gen, o.dtype(out.dtype())))
 RANDOM_OUT(randn, native::randn(size, gen, o.dtype(out.dtype())))
 #undef RANDOM_OUT
 const Tensor& randint_out(const Tensor& out, int64_t high, IntArrayRef size, Generator* gen, const TensorOptions& o) {
+  check_out_options(out, o);
   resize_output(out, size);
   return native::random_(out, 0, high, gen);
 }
 const Tensor& randint_out(const Tensor& out, int64_t low, int64_t high, IntArrayRef size, Generator* gen,
                           const TensorOptions& o) {
+  check_out_options(out, o);
   resize_output(out, size);
   return native::random_(out, low, high, gen);
 }
 const Tensor& randperm_out(const Tensor& out, int64_t n, Generator* gen, const TensorOptions& o) {
+  check_out_options(out, o);
   resize_output(out, {n});
-  return ember::copy_(out, native::randperm(n, gen, o));
+  return ember::copy_(out, native::randperm(n, gen, o.dtype(out.dtype())));
 }
 
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* gen) {

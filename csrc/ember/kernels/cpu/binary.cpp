@@ -217,7 +217,7 @@ void binary_kernel(BinaryKernel k, TensorIter& it, const KernelArgs& a) {
 void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
   switch (k) {
     case TernaryKernel::Clamp:
-      dispatch_compute<kNumeric>(it.dtype(1), a.name, [&](auto tag) {
+      dispatch_compute<kAll>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
         const bool has_lo = a.s0.to_bool(), has_hi = a.s1.to_bool();
         ternary_loop<T, T, T, T>(it, [has_lo, has_hi](T x, T lo, T hi) {

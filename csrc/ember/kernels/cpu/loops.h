@@ -44,7 +44,7 @@ void dispatch_compute(ScalarType dt, const char* name, Fn&& fn) {
     case ScalarType::Undefined:
       break;
   }
-  EMBER_FAIL(Runtime, "\"", name, "\" not implemented for '", dt, "'");
+  EMBER_FAIL(NotImplemented, "\"", name, "\" not implemented for '", dt, "'");
 }
 
 template <class R, class A, class F>

@@ -66,7 +66,7 @@ template <class T> struct RoundDecimals {
 };
 
 template <class T> struct Abs {
-  static constexpr int mask = kAll;
+  static constexpr int mask = kNumeric;  // abs of a bool tensor is not implemented in PyTorch
   T operator()(T x) const {
     if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return x;
     else if constexpr (is_fp<T>) return std::abs(x);
@@ -85,8 +85,7 @@ template <class T> struct Sign {
   static constexpr int mask = kAll;
   T operator()(T x) const {
     if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (is_fp<T>) return x != x ? x : T((T(0) < x) - (x < T(0)));
-    else return T((T(0) < x) - (x < T(0)));
+    else return T((T(0) < x) - (x < T(0)));  // sign(NaN) is 0, as in PyTorch
   }
 };
 template <class T> struct Relu {

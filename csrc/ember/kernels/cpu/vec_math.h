@@ -120,9 +120,24 @@ bool try_vec_unary(TensorIter& it) {
     return true;
   }
 }
+// In-place y[i] = exp(y[i]) over a contiguous array.
+inline void exp_array(float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kVF <= n; i += kVF) vstoref(y + i, EMBER_VF(exp)(vloadf(y + i)));
+  for (; i < n; i++) y[i] = std::exp(y[i]);
+}
+inline void exp_array(double* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + kVD <= n; i += kVD) vstored(y + i, EMBER_VD(exp)(vloadd(y + i)));
+  for (; i < n; i++) y[i] = std::exp(y[i]);
+}
 #else
 template <template <class> class F, class T>
 bool try_vec_unary(TensorIter&) { return false; }
+template <class T>
+inline void exp_array(T* y, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = std::exp(y[i]);
+}
 #endif
 
 }  // namespace ember::EMBER_CPU_NS

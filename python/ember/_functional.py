@@ -1,0 +1,31 @@
+"""Top-level functions whose Python signatures differ from their op schemas (like torch.functional)."""
+from . import _C
+from ._C import _ops
+
+
+def einsum(equation, *operands):
+    """einsum("ij,jk->ik", a, b) or einsum("ij,jk", [a, b])."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _ops._einsum(equation, list(operands))
+
+
+def tensordot(a, b, dims=2, out=None):
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    elif isinstance(dims, _C.TensorBase):
+        if dims.numel() == 1:
+            return tensordot(a, b, int(dims.item()))
+        da, db = dims[0].tolist(), dims[1].tolist()
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    r = _ops._tensordot(a, b, da, db)
+    if out is not None:
+        out.resize_as_(r) if hasattr(out, "resize_as_") else None
+        out.copy_(r)
+        return out
+    return r

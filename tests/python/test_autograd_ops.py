@@ -1,0 +1,819 @@
+"""Gradients of every differentiable op in ops.yaml.
+
+Each op with a `grad:` entry has samples here (the coverage test fails otherwise). Every sample is
+checked with ember.autograd.gradcheck and gradgradcheck in float64 and, where torch is installed,
+compared with PyTorch: forward values, which outputs require grad, first- and second-order
+gradients for the same inputs and grad_outputs.
+
+Samples avoid non-differentiable points (abs at 0, ties of max/min, sqrt at 0, integer points of
+floor/round...). Inputs are small: gradcheck builds full Jacobians.
+"""
+import math
+import os
+import random
+import zlib
+
+import pytest
+import yaml
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def differentiable_ops():
+    with open(os.path.join(ROOT, "ops.yaml")) as f:
+        entries = yaml.safe_load(f)
+    return sorted(e["func"].split("(")[0] for e in entries if e.get("grad"))
+
+
+# ---------------------------------------------------------------- inputs
+class A:
+    """A float64 input that requires grad (unless grad=False). Values are drawn per sample from
+    [lo, hi] (signed: random sign, magnitude in [lo, hi]; frac: k + f with f away from 0 and .5);
+    `values` gives them explicitly. layout: contig, t (a transposed 2-D tensor), slice (every other
+    element of the last dim)."""
+
+    def __init__(self, shape, lo=-2.0, hi=2.0, *, kind="uniform", layout="contig", grad=True, values=None):
+        self.shape, self.lo, self.hi, self.kind = tuple(shape), lo, hi, kind
+        self.layout, self.grad, self.values = layout, grad, values
+
+    def draw(self, rng):
+        if self.values is not None:
+            return self.values
+        n = math.prod(self.shape)
+        vals = []
+        for _ in range(n):
+            if self.kind == "signed":
+                vals.append(rng.uniform(self.lo, self.hi) * rng.choice((-1, 1)))
+            elif self.kind == "frac":
+                vals.append(rng.randint(-2, 2) + rng.choice((1, -1)) * rng.uniform(0.1, 0.4))
+            else:
+                vals.append(rng.uniform(self.lo, self.hi))
+        return _nest(vals, self.shape)
+
+    def make(self, lib, vals):
+        dt = lib.float64
+        if self.layout == "t":
+            t = lib.tensor(_transpose(vals), dtype=dt).t()
+        elif self.layout == "slice":
+            t = lib.tensor(_widen(vals), dtype=dt)[..., ::2]
+        else:
+            t = lib.tensor(vals, dtype=dt)
+        t = t.detach()
+        if self.grad:
+            t.requires_grad_(True)
+        return t
+
+
+class C:
+    """A constant input (indices, masks, conditions, a float tensor that needs no grad)."""
+
+    def __init__(self, values, dtype="int64"):
+        self.values, self.dtype = values, dtype
+
+    def draw(self, rng):
+        return self.values
+
+    def make(self, lib, vals):
+        return lib.tensor(vals, dtype=getattr(lib, self.dtype))
+
+
+def _nest(flat, shape):
+    if not shape:
+        return flat[0]
+    step = math.prod(shape[1:])
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _transpose(rows):
+    return [list(r) for r in zip(*rows)]
+
+
+def _widen(vals):
+    if isinstance(vals, list) and vals and isinstance(vals[0], list):
+        return [_widen(v) for v in vals]
+    out = []
+    for v in vals:
+        out += [v, 0.0]
+    return out
+
+
+class S:
+    """One sample: fn(lib, *tensors) -> tensor or tuple, on inputs `args`.
+    gc / gg: run gradcheck / gradgradcheck (not for float32 round trips: finite differences need
+    float64). values: compare forward values with torch (not for random ops). torch_grad: torch
+    has the derivative too (it lacks some, e.g. of floor_divide and of acosh_)."""
+
+    def __init__(self, op, desc, fn, *args, gc=True, gg=True, values=True, torch_grad=True):
+        self.op, self.desc, self.fn, self.args = op, desc, fn, args
+        self.gc, self.gg, self.values, self.torch_grad = gc, gg and gc, values, torch_grad
+
+    @property
+    def id(self):
+        return f"{self.op}-{self.desc}"
+
+    def inputs(self, lib):
+        rng = random.Random(zlib.crc32(self.id.encode()))
+        vals = [a.draw(rng) for a in self.args]
+        return [a.make(lib, v) for a, v in zip(self.args, vals)]
+
+
+def aten(lib, name):
+    """An op that Python reaches only under an internal name (ember._C._ops._slice, torch.ops.aten.slice)."""
+    if lib is ember:
+        return getattr(ember._C._ops, "_" + name, None) or getattr(ember, name)
+    return getattr(lib.ops.aten, name)
+
+
+def seeded(lib, f):
+    lib.manual_seed(0)
+    return f()
+
+
+SAMPLES = []
+
+
+def add(*samples):
+    SAMPLES.extend(samples)
+
+
+# ---------------------------------------------------------------- unary elementwise
+UNARY_DOMAINS = {
+    "abs": dict(lo=0.3, hi=2.0, kind="signed"), "neg": {}, "exp": {}, "exp2": {}, "expm1": {},
+    "log": dict(lo=0.5, hi=3.0), "log2": dict(lo=0.5, hi=3.0), "log10": dict(lo=0.5, hi=3.0),
+    "log1p": dict(lo=-0.5, hi=2.0), "sqrt": dict(lo=0.5, hi=3.0), "rsqrt": dict(lo=0.5, hi=3.0),
+    "sin": {}, "cos": {}, "tan": dict(lo=-1.2, hi=1.2), "asin": dict(lo=-0.9, hi=0.9),
+    "acos": dict(lo=-0.9, hi=0.9), "atan": {}, "sinh": {}, "cosh": {}, "tanh": {}, "asinh": {},
+    "acosh": dict(lo=1.2, hi=3.0), "atanh": dict(lo=-0.9, hi=0.9), "sigmoid": {}, "erf": {}, "erfc": {},
+    "erfinv": dict(lo=-0.9, hi=0.9), "reciprocal": dict(lo=0.5, hi=2.0, kind="signed"),
+    "floor": dict(kind="frac"), "ceil": dict(kind="frac"), "trunc": dict(kind="frac"), "frac": dict(kind="frac"),
+    "sign": dict(lo=0.3, hi=2.0, kind="signed"), "sgn": dict(lo=0.3, hi=2.0, kind="signed"),
+    "relu": dict(lo=0.2, hi=2.0, kind="signed"), "square": {}, "round": dict(kind="frac"), "nan_to_num": {},
+}
+TORCH_NO_INPLACE_GRAD = {"acosh", "asinh", "atanh"}  # torch: "the derivative for 'inplace version of acosh' ..."
+
+for _name, _dom in UNARY_DOMAINS.items():
+    add(S(_name, "2x3", lambda lib, x, n=_name: getattr(lib, n)(x), A((2, 3), **_dom)),
+        S(_name, "noncontig_method", lambda lib, x, n=_name: getattr(x, n)(), A((3, 2), layout="t", **_dom)),
+        S(_name, "0d", lambda lib, x, n=_name: getattr(lib, n)(x), A((), **_dom)),
+        S(_name, "inplace", lambda lib, x, n=_name: getattr(x.clone(), n + "_")(), A((2, 3), **_dom),
+          torch_grad=_name not in TORCH_NO_INPLACE_GRAD))
+
+add(S("round", "decimals", lambda lib, x: lib.round(x, decimals=1), A((2, 3), values=[[0.12, -1.37, 2.21],
+                                                                                   [0.61, -0.83, 3.44]])),
+    S("nan_to_num", "nonfinite", lambda lib, x: lib.nan_to_num(x, nan=1.0, posinf=3.0),
+      A((2, 3), values=[[float("nan"), 1.5, float("inf")], [-float("inf"), -0.5, 0.25]])),
+    S("nan_to_num", "inplace_nonfinite", lambda lib, x: x.clone().nan_to_num_(neginf=-7.0),
+      A((4,), values=[float("nan"), 1.5, float("inf"), -float("inf")])),
+    S("abs", "alias_absolute", lambda lib, x: lib.absolute(x), A((4,), lo=0.3, hi=2.0, kind="signed")),
+    S("exp", "inplace_on_view", lambda lib, x: _inplace_on_view(x, lambda v: v.exp_()), A((3, 4))),
+    S("sin", "after_view_inplace", lambda lib, x: _inplace_on_view(x, lambda v: v.sin_()).sum(0), A((3, 4))))
+
+
+def _inplace_on_view(x, f):
+    b = x.clone()
+    f(b[1:, ::2])
+    return b
+
+
+# ---------------------------------------------------------------- binary elementwise
+def _binary(name, a_dom=None, b_dom=None, scalar=2.5, inplace=True, method=True, torch_grad=True):
+    a_dom, b_dom = a_dom or {}, b_dom or {}
+    f = lambda lib, x, y: getattr(lib, name)(x, y)  # noqa: E731
+    out = [S(name, "2x3", f, A((2, 3), **a_dom), A((2, 3), **b_dom)),
+           S(name, "broadcast_row", f, A((2, 3), **a_dom), A((3,), **b_dom)),
+           S(name, "broadcast_both", f, A((2, 1), **a_dom), A((1, 3), **b_dom)),
+           S(name, "broadcast_0d", f, A((), **a_dom), A((2, 3), **b_dom)),
+           S(name, "noncontig", f, A((2, 3), layout="t", **a_dom), A((2, 3), layout="slice", **b_dom)),
+           S(name, "const_other", f, A((2, 3), **a_dom), A((2, 3), grad=False, **b_dom))]
+    if scalar is not None:
+        out.append(S(name, "scalar_other", lambda lib, x: getattr(lib, name)(x, scalar), A((2, 3), **a_dom)))
+    if method:
+        out.append(S(name, "method", lambda lib, x, y: getattr(x, name)(y), A((3,), **a_dom), A((3,), **b_dom)))
+    if inplace:
+        out += [S(name, "inplace", lambda lib, x, y: getattr(x.clone(), name + "_")(y), A((2, 3), **a_dom),
+                  A((2, 3), **b_dom)),
+                S(name, "inplace_broadcast", lambda lib, x, y: getattr(x.clone(), name + "_")(y), A((2, 3), **a_dom),
+                  A((3,), **b_dom)),
+                S(name, "inplace_into_const",
+                  lambda lib, y: getattr(lib.full((2, 3), 1.25, dtype=lib.float64), name + "_")(y),
+                  A((2, 3), **b_dom))]
+    for smp in out:
+        smp.torch_grad = torch_grad
+    add(*out)
+
+
+_binary("add")
+_binary("sub")
+_binary("mul")
+_binary("div", b_dom=dict(lo=0.5, hi=2.0, kind="signed"))
+_binary("true_divide", b_dom=dict(lo=0.5, hi=2.0, kind="signed"))
+_binary("floor_divide", b_dom=dict(lo=0.5, hi=2.0, kind="signed"), torch_grad=False)
+_binary("remainder", b_dom=dict(lo=0.5, hi=2.0, kind="signed"))
+_binary("fmod", b_dom=dict(lo=0.5, hi=2.0, kind="signed"))
+_binary("pow", a_dom=dict(lo=0.5, hi=2.0), scalar=3.0)
+_binary("float_power", a_dom=dict(lo=0.5, hi=2.0), scalar=1.5, inplace=False)
+_binary("atan2", b_dom=dict(lo=0.3, hi=2.0, kind="signed"), scalar=None)
+_binary("hypot", a_dom=dict(lo=0.3, hi=2.0, kind="signed"), scalar=None)
+_binary("minimum", scalar=None, inplace=False)
+_binary("maximum", scalar=None, inplace=False)
+_binary("fmin", scalar=None, inplace=False)
+_binary("fmax", scalar=None, inplace=False)
+
+add(S("add", "alpha", lambda lib, x, y: lib.add(x, y, alpha=-1.5), A((2, 3)), A((3,))),
+    S("add", "inplace_alpha", lambda lib, x, y: x.clone().add_(y, alpha=2), A((2, 3)), A((2, 3))),
+    S("add", "operator_scalar_left", lambda lib, x: 3.0 + x, A((2, 3))),
+    S("add", "same_input_twice", lambda lib, x: x + x, A((2, 3))),
+    S("sub", "alpha", lambda lib, x, y: lib.sub(x, y, alpha=0.5), A((2, 3)), A((2, 3))),
+    S("sub", "operator_rsub", lambda lib, x: 1.0 - x, A((2, 3))),
+    S("sub", "alias_subtract", lambda lib, x, y: lib.subtract(x, y), A((3,)), A((3,))),
+    S("mul", "same_input_twice", lambda lib, x: x * x, A((2, 3))),
+    S("mul", "operator_scalar_left", lambda lib, x: 2.0 * x, A((2, 3))),
+    S("div", "rounding_trunc", lambda lib, x, y: lib.div(x, y, rounding_mode="trunc"), A((2, 3)),
+      A((2, 3), lo=0.5, hi=2.0, kind="signed")),
+    S("div", "rounding_floor", lambda lib, x, y: lib.div(x, y, rounding_mode="floor"), A((2, 3)),
+      A((2, 3), lo=0.5, hi=2.0, kind="signed")),
+    S("div", "operator_rdiv", lambda lib, x: 1.0 / x, A((2, 3), lo=0.5, hi=2.0, kind="signed")),
+    S("pow", "scalar_exponents", lambda lib, x: (x ** 2, x ** 0.5, x ** -1.5, x ** 0), A((2, 3), lo=0.5, hi=2.0)),
+    S("pow", "negative_base_integer_exponent", lambda lib, x: x ** 3, A((2, 3), lo=0.5, hi=2.0, kind="signed")),
+    S("pow", "scalar_base", lambda lib, x: 2.0 ** x, A((2, 3))),
+    S("pow", "inplace_scalar", lambda lib, x: x.clone().pow_(2.5), A((2, 3), lo=0.5, hi=2.0)),
+    S("max.other", "2x3", lambda lib, x, y: lib.max(x, y), A((2, 3)), A((2, 3))),
+    S("max.other", "broadcast", lambda lib, x, y: x.max(y), A((2, 3)), A((3,))),
+    S("min.other", "2x3", lambda lib, x, y: lib.min(x, y), A((2, 3)), A((2, 3))),
+    S("min.other", "broadcast", lambda lib, x, y: x.min(y), A((2, 1)), A((3,))))
+
+
+def _clamp_vals():
+    # values at least 0.1 away from the bounds used below (-0.5, 0.5)
+    return [[-1.2, -0.31, 0.2], [0.65, 1.4, -0.05]]
+
+
+add(S("clamp", "scalars", lambda lib, x: lib.clamp(x, -0.5, 0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp", "min_only", lambda lib, x: x.clamp(min=-0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp", "max_only", lambda lib, x: x.clamp(max=0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp", "tensor_bounds", lambda lib, x, lo, hi: lib.clamp(x, lo, hi), A((2, 3), values=_clamp_vals()),
+      A((3,), values=[-0.5, -0.2, 0.0]), A((2, 1), values=[[0.5], [1.0]])),
+    S("clamp", "tensor_min_only", lambda lib, x, lo: lib.clamp(x, min=lo), A((2, 3), values=_clamp_vals()),
+      A((3,), values=[-0.5, -0.2, 0.0])),
+    S("clamp", "inplace", lambda lib, x: x.clone().clamp_(-0.5, 0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp", "alias_clip", lambda lib, x: lib.clip(x, -0.5, 0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp_min", "scalar", lambda lib, x: lib.clamp_min(x, -0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp_min", "tensor", lambda lib, x, m: lib.clamp_min(x, m), A((2, 3), values=_clamp_vals()),
+      A((3,), values=[-0.5, 0.0, 0.4])),
+    S("clamp_min", "inplace", lambda lib, x: x.clone().clamp_min_(0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp_max", "scalar", lambda lib, x: lib.clamp_max(x, 0.5), A((2, 3), values=_clamp_vals())),
+    S("clamp_max", "tensor", lambda lib, x, m: x.clamp_max(m), A((2, 3), values=_clamp_vals()),
+      A((2, 1), values=[[0.0], [1.0]])),
+    S("clamp_max", "inplace", lambda lib, x: x.clone().clamp_max_(-0.5), A((2, 3), values=_clamp_vals())),
+    S("lerp", "tensor_weight", lambda lib, x, y, w: lib.lerp(x, y, w), A((2, 3)), A((2, 3)), A((2, 3), 0.0, 1.0)),
+    S("lerp", "broadcast", lambda lib, x, y, w: lib.lerp(x, y, w), A((2, 3)), A((3,)), A((2, 1), 0.0, 1.0)),
+    S("lerp", "scalar_weight", lambda lib, x, y: lib.lerp(x, y, 0.3), A((2, 3)), A((2, 3))),
+    S("lerp", "inplace", lambda lib, x, y, w: x.clone().lerp_(y, w), A((2, 3)), A((2, 3)), A((3,), 0.0, 1.0)),
+    S("where", "tensors", lambda lib, c, x, y: lib.where(c, x, y), C([[True, False, True], [False, False, True]],
+                                                                     "bool"), A((2, 3)), A((2, 3))),
+    S("where", "broadcast", lambda lib, c, x, y: lib.where(c, x, y), C([True, False, True], "bool"), A((2, 1)),
+      A((2, 3))),
+    S("where", "scalar_other", lambda lib, c, x: lib.where(c, x, 0.0), C([[True, False, True]], "bool"), A((2, 3))),
+    S("where", "method", lambda lib, c, x, y: x.where(c, y), C([True, False, False], "bool"), A((3,)), A((3,))))
+
+# ---------------------------------------------------------------- reductions
+for _r in ("sum", "mean"):
+    add(S(_r, "all", lambda lib, x, r=_r: getattr(lib, r)(x), A((2, 3))),
+        S(_r, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
+        S(_r, "dim_keepdim", lambda lib, x, r=_r: getattr(x, r)(dim=-1, keepdim=True), A((2, 3))),
+        S(_r, "dims", lambda lib, x, r=_r: getattr(lib, r)(x, (0, 2)), A((2, 3, 2))),
+        S(_r, "dims_keepdim_noncontig", lambda lib, x, r=_r: getattr(lib, r)(x, [0, 1], keepdim=True),
+          A((3, 2), layout="t")),
+        S(_r, "0d", lambda lib, x, r=_r: getattr(lib, r)(x), A(())),
+        S(_r, "0d_dim", lambda lib, x, r=_r: getattr(lib, r)(x, 0), A(())),
+        S(_r, "dtype", lambda lib, x, r=_r: getattr(lib, r)(x, dtype=lib.float64), A((2, 3))))
+
+add(S("prod", "all", lambda lib, x: lib.prod(x), A((2, 3), 0.5, 1.5)),
+    S("prod", "dim", lambda lib, x: lib.prod(x, 1), A((2, 3), 0.5, 1.5, kind="signed")),
+    S("prod", "dim_keepdim", lambda lib, x: x.prod(0, keepdim=True), A((2, 3), 0.5, 1.5)),
+    S("prod", "one_zero_all", lambda lib, x: lib.prod(x), A((2, 3), values=[[0.5, 0.0, 1.5], [2.0, -1.0, 0.7]])),
+    S("prod", "zeros_dim", lambda lib, x: lib.prod(x, 1),
+      A((3, 3), values=[[0.5, 0.0, 1.5], [0.0, -1.0, 0.0], [1.1, 0.9, -1.3]])),
+    S("prod", "two_zeros_all", lambda lib, x: lib.prod(x), A((2, 2), values=[[0.0, 1.5], [0.0, 2.0]])),
+    S("prod", "0d", lambda lib, x: lib.prod(x), A(())),
+    S("prod", "noncontig_dim", lambda lib, x: lib.prod(x, 0), A((3, 2), 0.5, 1.5, layout="t")))
+
+for _r in ("amax", "amin"):
+    add(S(_r, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
+        S(_r, "dims_keepdim", lambda lib, x, r=_r: getattr(lib, r)(x, (0, 1), keepdim=True), A((2, 3))),
+        S(_r, "all", lambda lib, x, r=_r: getattr(lib, r)(x), A((2, 3))),
+        S(_r, "0d", lambda lib, x, r=_r: getattr(lib, r)(x), A(())),
+        S(_r, "noncontig", lambda lib, x, r=_r: getattr(x, r)(0), A((2, 3), layout="slice")))
+
+for _r in ("max", "min"):
+    add(S(_r, "all", lambda lib, x, r=_r: getattr(lib, r)(x), A((2, 3))),
+        S(_r, "0d", lambda lib, x, r=_r: getattr(x, r)(), A(())),
+        S(_r + ".dim", "dim", lambda lib, x, r=_r: tuple(getattr(lib, r)(x, 1)), A((2, 3))),
+        S(_r + ".dim", "keepdim", lambda lib, x, r=_r: tuple(getattr(x, r)(0, keepdim=True)), A((2, 3))),
+        S(_r + ".dim", "values_only", lambda lib, x, r=_r: getattr(lib, r)(x, dim=-1).values, A((3, 2), layout="t")),
+        S(_r + ".dim", "0d", lambda lib, x, r=_r: getattr(lib, r)(x, 0)[0], A(())))
+
+for _r in ("var", "std"):
+    add(S(_r, "all", lambda lib, x, r=_r: getattr(lib, r)(x), A((2, 3))),
+        S(_r, "dim", lambda lib, x, r=_r: getattr(lib, r)(x, 1), A((2, 3))),
+        S(_r, "unbiased_false", lambda lib, x, r=_r: getattr(lib, r)(x, 0, unbiased=False), A((2, 3))),
+        S(_r, "correction_keepdim", lambda lib, x, r=_r: getattr(x, r)(dim=(0, 1), correction=2, keepdim=True),
+          A((2, 3))),
+        S(_r, "correction0_noncontig", lambda lib, x, r=_r: getattr(lib, r)(x, -1, correction=0),
+          A((3, 2), layout="t")))
+    add(S(_r + "_mean", "all", lambda lib, x, r=_r: getattr(lib, r + "_mean")(x), A((2, 3))),
+        S(_r + "_mean", "dim", lambda lib, x, r=_r: getattr(lib, r + "_mean")(x, 1, keepdim=True), A((2, 3))),
+        S(_r + "_mean", "correction", lambda lib, x, r=_r: getattr(lib, r + "_mean")(x, 0, correction=0), A((2, 3))),
+        S(_r + "_mean", "first_only", lambda lib, x, r=_r: getattr(lib, r + "_mean")(x, 1)[0], A((2, 3))),
+        S(_r + "_mean", "mean_only", lambda lib, x, r=_r: getattr(lib, r + "_mean")(x, 1)[1], A((2, 3))))
+
+add(S("norm", "p2", lambda lib, x: lib.norm(x), A((2, 3))),
+    S("norm", "p1", lambda lib, x: lib.norm(x, 1), A((2, 3), 0.3, 2.0, kind="signed")),
+    S("norm", "pinf_dim", lambda lib, x: lib.norm(x, float("inf"), dim=1),
+      A((2, 3), values=[[0.5, -1.7, 0.9], [1.1, 0.3, -0.2]])),
+    S("norm", "p3_dim_keepdim", lambda lib, x: x.norm(3, dim=0, keepdim=True), A((2, 3), 0.3, 2.0, kind="signed")),
+    S("norm", "p0.5", lambda lib, x: lib.norm(x, 0.5), A((2, 3), 0.3, 2.0, kind="signed")),
+    S("norm", "p2_dims_noncontig", lambda lib, x: lib.norm(x, 2, dim=(0, 1)), A((3, 2), layout="t")),
+    S("norm", "0d", lambda lib, x: lib.norm(x), A((), 0.3, 2.0, kind="signed")),
+    S("logsumexp", "dim", lambda lib, x: lib.logsumexp(x, 1), A((2, 3))),
+    S("logsumexp", "dims_keepdim", lambda lib, x: x.logsumexp((0, 1), keepdim=True), A((2, 3))),
+    S("logsumexp", "noncontig", lambda lib, x: lib.logsumexp(x, 0), A((3, 2), layout="t")),
+    S("logsumexp", "0d", lambda lib, x: lib.logsumexp(x, 0), A(())),
+    S("cumsum", "dim0", lambda lib, x: lib.cumsum(x, 0), A((3, 2))),
+    S("cumsum", "dim1_noncontig", lambda lib, x: x.cumsum(-1), A((2, 3), layout="t")),
+    S("cumsum", "0d", lambda lib, x: lib.cumsum(x, 0), A(())),
+    S("cumsum", "inplace", lambda lib, x: x.clone().cumsum_(1), A((2, 3))),
+    S("cumprod", "dim1", lambda lib, x: lib.cumprod(x, 1), A((2, 3), 0.5, 1.5, kind="signed")),
+    S("cumprod", "zeros", lambda lib, x: lib.cumprod(x, 1),
+      A((3, 4), values=[[0.5, 0.0, 1.5, 2.0], [0.0, -1.0, 0.0, 1.2], [1.1, 0.9, -1.3, 0.0]])),
+    S("cumprod", "zeros_dim0", lambda lib, x: x.cumprod(0), A((3, 2), values=[[0.5, 1.0], [0.0, 2.0], [1.5, -1.0]])),
+    S("cumprod", "0d", lambda lib, x: lib.cumprod(x, 0), A(())),
+    S("cumprod", "inplace", lambda lib, x: x.clone().cumprod_(0), A((3, 2), 0.5, 1.5)))
+
+# ---------------------------------------------------------------- views and shape ops
+add(S("view", "2x3_to_3x2", lambda lib, x: x.view(3, 2), A((2, 3))),
+    S("view", "flat", lambda lib, x: x.view(-1), A((2, 3))),
+    S("view", "0d_to_1", lambda lib, x: x.view([1, 1]), A(())),
+    S("view", "inplace_through_view", lambda lib, x: _via(x, lambda b: b.view(6).mul_(2)), A((2, 3))),
+    S("view_as", "basic", lambda lib, x, y: x.view_as(y), A((2, 3)), A((6,), grad=False)),
+    S("reshape", "contig", lambda lib, x: lib.reshape(x, (3, 2)), A((2, 3))),
+    S("reshape", "noncontig_copy", lambda lib, x: x.reshape(-1), A((2, 3), layout="t")),
+    S("reshape_as", "basic", lambda lib, x, y: x.reshape_as(y), A((2, 3), layout="t"), A((6,), grad=False)),
+    S("flatten", "all", lambda lib, x: lib.flatten(x), A((2, 3, 2))),
+    S("flatten", "range", lambda lib, x: x.flatten(1, 2), A((2, 3, 2))),
+    S("flatten", "0d", lambda lib, x: lib.flatten(x), A(())),
+    S("unflatten", "basic", lambda lib, x: lib.unflatten(x, 1, (2, 2)), A((3, 4))),
+    S("permute", "3d", lambda lib, x: lib.permute(x, (2, 0, 1)), A((2, 3, 2))),
+    S("permute", "method_neg", lambda lib, x: x.permute(-1, 0), A((2, 3))),
+    S("transpose", "basic", lambda lib, x: lib.transpose(x, 0, 1), A((2, 3))),
+    S("transpose", "3d_neg", lambda lib, x: x.transpose(-1, 0), A((2, 3, 2))),
+    S("transpose", "alias_swapaxes", lambda lib, x: lib.swapaxes(x, 0, 1), A((2, 3))),
+    S("movedim", "int", lambda lib, x: lib.movedim(x, 0, 2), A((2, 3, 2))),
+    S("movedim", "list", lambda lib, x: x.movedim((0, 1), (2, 0)), A((2, 3, 2))),
+    S("t", "2d", lambda lib, x: lib.t(x), A((2, 3))),
+    S("t", "1d", lambda lib, x: x.t(), A((3,))),
+    S("t", "inplace_on_t", lambda lib, x: _via(x, lambda b: b.t().mul_(3)), A((2, 3))),
+    S("expand", "row", lambda lib, x: x.expand(2, 3), A((3,))),
+    S("expand", "col_keep", lambda lib, x: x.expand(-1, 3), A((2, 1))),
+    S("expand", "new_dims", lambda lib, x: x.expand(2, 2, 3), A((1, 3))),
+    S("expand", "0d", lambda lib, x: x.expand(4), A(())),
+    S("expand_as", "basic", lambda lib, x, y: x.expand_as(y), A((2, 1)), A((2, 3), grad=False)),
+    S("squeeze", "all", lambda lib, x: lib.squeeze(x), A((2, 1, 3, 1))),
+    S("squeeze", "dim", lambda lib, x: x.squeeze(1), A((2, 1, 3))),
+    S("squeeze", "dims", lambda lib, x: lib.squeeze(x, (0, 2)), A((1, 3, 1))),
+    S("squeeze", "noop", lambda lib, x: x.squeeze(0), A((2, 3))),
+    S("unsqueeze", "mid", lambda lib, x: lib.unsqueeze(x, 1), A((2, 3))),
+    S("unsqueeze", "neg", lambda lib, x: x.unsqueeze(-1), A((2, 3))),
+    S("unsqueeze", "0d", lambda lib, x: lib.unsqueeze(x, 0), A(())),
+    S("narrow", "dim1", lambda lib, x: lib.narrow(x, 1, 1, 2), A((2, 4))),
+    S("narrow", "neg_start", lambda lib, x: x.narrow(0, -2, 2), A((3, 2))),
+    S("slice", "step", lambda lib, x: aten(lib, "slice")(x, 1, 0, 4, 2), A((2, 5))),
+    S("slice", "defaults", lambda lib, x: aten(lib, "slice")(x), A((3, 2))),
+    S("slice", "indexing", lambda lib, x: x[1:, ::2], A((3, 5))),
+    S("slice", "neg_bounds", lambda lib, x: aten(lib, "slice")(x, 0, -2, None), A((3, 2))),
+    S("select", "int", lambda lib, x: lib.select(x, 1, 2), A((2, 3))),
+    S("select", "neg", lambda lib, x: x.select(0, -1), A((2, 3))),
+    S("select", "indexing", lambda lib, x: x[1, 0], A((2, 3))),
+    S("unbind", "dim0", lambda lib, x: tuple(lib.unbind(x)), A((3, 2))),
+    S("unbind", "dim1_partial", lambda lib, x: x.unbind(1)[1], A((2, 3))),
+    S("unbind", "iterate", lambda lib, x: tuple(r * (i + 1) for i, r in enumerate(x)), A((3, 2))),
+    S("split", "uneven", lambda lib, x: tuple(lib.split(x, 2, 1)), A((2, 5))),
+    S("split", "one_used", lambda lib, x: x.split(2)[1], A((5, 2))),
+    S("split.sizes", "sizes", lambda lib, x: tuple(lib.split(x, [1, 3], 1)), A((2, 4))),
+    S("split.sizes", "partial", lambda lib, x: x.split([2, 1])[0] * 2, A((3, 2))),
+    S("chunk", "even", lambda lib, x: tuple(lib.chunk(x, 2, 1)), A((2, 4))),
+    S("chunk", "uneven_partial", lambda lib, x: x.chunk(3)[2], A((5, 2))),
+    S("as_strided", "window", lambda lib, x: lib.as_strided(x, (2, 2), (1, 2)), A((6,))),
+    S("as_strided", "overlapping", lambda lib, x: lib.as_strided(x, (3, 2), (1, 1)), A((4,))),
+    S("as_strided", "offset", lambda lib, x: x.as_strided((2,), (2,), 1), A((2, 3))),
+    S("diagonal", "main", lambda lib, x: lib.diagonal(x), A((3, 3))),
+    S("diagonal", "offset", lambda lib, x: x.diagonal(1), A((3, 4))),
+    S("diagonal", "neg_offset_dims", lambda lib, x: lib.diagonal(x, -1, 2, 0), A((3, 2, 3))),
+    S("diagonal", "inplace", lambda lib, x: _via(x, lambda b: b.diagonal().mul_(2)), A((3, 3))),
+    S("unfold", "overlap", lambda lib, x: x.unfold(0, 2, 1), A((4,))),
+    S("unfold", "step", lambda lib, x: x.unfold(1, 2, 2), A((2, 5))),
+    S("unfold", "0d", lambda lib, x: x.unfold(0, 1, 1), A(())),
+    S("contiguous", "noncontig", lambda lib, x: x.contiguous(), A((2, 3), layout="t")),
+    S("contiguous", "contig", lambda lib, x: x.contiguous() * 1, A((2, 3))),
+    S("alias", "basic", lambda lib, x: aten(lib, "alias")(x), A((2, 3))),
+    S("cat", "dim0", lambda lib, x, y: lib.cat([x, y]), A((2, 3)), A((1, 3))),
+    S("cat", "dim1_three", lambda lib, x, y, z: lib.cat((x, y, z), 1), A((2, 1)), A((2, 3)), A((2, 2))),
+    S("cat", "const_middle", lambda lib, x, y, z: lib.cat((x, y, z), -1), A((2, 1)), A((2, 3), grad=False),
+      A((2, 2))),
+    S("cat", "alias_concat", lambda lib, x, y: lib.concat([x, y]), A((2,)), A((3,))),
+    S("cat", "noncontig", lambda lib, x, y: lib.cat([x, y], 1), A((2, 3), layout="t"), A((2, 2), layout="slice")),
+    S("cat", "same_twice", lambda lib, x: lib.cat([x, x * 2]), A((2,))),
+    S("stack", "dim0", lambda lib, x, y: lib.stack([x, y]), A((2, 3)), A((2, 3))),
+    S("stack", "dim_last", lambda lib, x, y: lib.stack([x, y], -1), A((2,)), A((2,))),
+    S("stack", "0d", lambda lib, x, y: lib.stack([x, y]), A(()), A(())),
+    S("flip", "dims", lambda lib, x: lib.flip(x, (0, 1)), A((2, 3))),
+    S("flip", "one", lambda lib, x: x.flip(-1), A((2, 3))),
+    S("roll", "dim", lambda lib, x: lib.roll(x, 1, 1), A((2, 3))),
+    S("roll", "flat", lambda lib, x: lib.roll(x, -2), A((2, 3))),
+    S("roll", "dims", lambda lib, x: x.roll((1, -1), (0, 1)), A((2, 3))),
+    S("tril", "default", lambda lib, x: lib.tril(x), A((3, 3))),
+    S("tril", "diag", lambda lib, x: x.tril(-1), A((3, 4))),
+    S("tril", "inplace", lambda lib, x: x.clone().tril_(1), A((3, 3))),
+    S("triu", "default", lambda lib, x: lib.triu(x), A((3, 3))),
+    S("triu", "diag", lambda lib, x: x.triu(1), A((4, 3))),
+    S("triu", "inplace", lambda lib, x: x.clone().triu_(-1), A((3, 3))))
+
+
+def _via(x, f):
+    """An in-place op through a view of a clone of x; returns the clone."""
+    b = x.clone()
+    f(b)
+    return b
+
+
+# ---------------------------------------------------------------- copies, casts, fills
+add(S("clone", "basic", lambda lib, x: lib.clone(x), A((2, 3))),
+    S("clone", "noncontig_method", lambda lib, x: x.clone(), A((2, 3), layout="t")),
+    S("copy_", "same_shape", lambda lib, x, y: x.clone().copy_(y), A((2, 3)), A((2, 3))),
+    S("copy_", "broadcast", lambda lib, x, y: x.clone().copy_(y), A((2, 3)), A((3,))),
+    S("copy_", "into_const", lambda lib, x: lib.zeros(2, 3, dtype=lib.float64).copy_(x), A((2, 3))),
+    S("copy_", "into_view", lambda lib, x, y: _via(x, lambda b: b[:, 1:].copy_(y)), A((2, 3)), A((2, 2))),
+    S("copy_", "setitem", lambda lib, x, w: _setitem(lib, x, w), A((2, 3)), A((2,))),
+    S("fill_", "basic", lambda lib, x: x.clone().fill_(1.5), A((2, 3))),
+    S("fill_", "view", lambda lib, x: _via(x, lambda b: b[0].fill_(2.0)), A((2, 3))),
+    S("zero_", "basic", lambda lib, x: x.clone().zero_(), A((2, 3))),
+    S("zero_", "view", lambda lib, x: _via(x, lambda b: b[:, 1].zero_()), A((2, 3))),
+    S("to_dtype", "copy", lambda lib, x: x.to(lib.float64, copy=True), A((2, 3))),
+    S("to_dtype", "float32", lambda lib, x: x.to(lib.float32), A((4,), values=[0.5, -1.25, 2.0, 0.75]), gc=False),
+    S("to_dtype", "roundtrip_float32", lambda lib, x: x.to(lib.float32).to(lib.float64),
+      A((4,), values=[0.5, -1.25, 2.0, 0.75]), gc=False),
+    S("to_dtype", "same_dtype_is_self", lambda lib, x: x.to(lib.float64) * 2, A((2, 3))),
+    S("to_dtype", "method_double", lambda lib, x: x.double().float().double(), A((2,), values=[0.5, 0.25]), gc=False),
+    S("masked_fill", "basic", lambda lib, x, m: lib.masked_fill(x, m, 0.5), A((2, 3)),
+      C([[True, False, False], [False, True, True]], "bool")),
+    S("masked_fill", "broadcast_mask", lambda lib, x, m: x.masked_fill(m, -1.0), A((2, 3)), C([False, True, False],
+                                                                                            "bool")),
+    S("masked_fill", "inplace", lambda lib, x, m: x.clone().masked_fill_(m, 2.0), A((2, 3)),
+      C([[True, False, True]], "bool")))
+
+
+def _setitem(lib, x, w):
+    """x[0, 1:] = w * 5 on a fresh tensor (the setitem example of the autograd docs)."""
+    z = lib.zeros(2, 3, dtype=lib.float64)
+    z[0, 1:] = w * 5
+    return z * x
+
+
+# ---------------------------------------------------------------- random (gradients are zero)
+add(S("uniform_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().uniform_(-1, 1)), A((2, 3)), values=False),
+    S("normal_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().normal_(0, 2)), A((2, 3)), values=False),
+    S("bernoulli_", "tensor_p", lambda lib, x, p: seeded(lib, lambda: x.clone().bernoulli_(p)), A((2, 3)),
+      C([0.2, 0.5, 0.9], "float64"), values=False),
+    S("random_", "range", lambda lib, x: seeded(lib, lambda: x.clone().random_(0, 10)), A((2, 3)), values=False),
+    S("exponential_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().exponential_(2.0)), A((2, 3)),
+      values=False),
+    S("bernoulli", "probs", lambda lib, x: seeded(lib, lambda: lib.bernoulli(x)), A((2, 3), 0.1, 0.9), values=False))
+
+# ---------------------------------------------------------------- indexing
+add(S("index_select", "dim0_repeat", lambda lib, x, i: lib.index_select(x, 0, i), A((3, 2)), C([2, 0, 2])),
+    S("index_select", "dim1", lambda lib, x, i: x.index_select(1, i), A((2, 4)), C([3, 1])),
+    S("index_select", "0d_index", lambda lib, x, i: lib.index_select(x, 0, i), A((3,)), C(1)),
+    S("masked_select", "basic", lambda lib, x, m: lib.masked_select(x, m), A((2, 3)),
+      C([[True, False, True], [False, True, True]], "bool")),
+    S("masked_select", "broadcast_mask", lambda lib, x, m: x.masked_select(m), A((2, 3)), C([True, False, True],
+                                                                                           "bool")),
+    S("masked_select", "broadcast_self", lambda lib, x, m: lib.masked_select(x, m), A((3,)),
+      C([[True, False, True], [False, True, True]], "bool")),
+    S("index_put_", "values", lambda lib, x, v, i: x.clone().index_put_((i,), v), A((4, 2)), A((2, 2)), C([3, 0])),
+    S("index_put_", "accumulate_dupes", lambda lib, x, v, i: x.clone().index_put_((i,), v, accumulate=True),
+      A((4, 2)), A((3, 2)), C([1, 1, 3])),
+    S("index_put_", "broadcast_values", lambda lib, x, v, i, j: x.clone().index_put_((i, j), v), A((3, 3)),
+      A(()), C([0, 2]), C([1, 1])),
+    S("index_put_", "setitem_mask", lambda lib, x, v, m: _put_mask(x, m, v), A((2, 3)), A((3,)),
+      C([[True, False, True], [False, True, False]], "bool")),
+    S("index", "tensor", lambda lib, x, i: x[i], A((4, 2)), C([3, 0, 3])),
+    S("index", "dim1", lambda lib, x, i: x[:, i], A((2, 4)), C([[1, 2], [3, 1]])),
+    S("index", "two_indices", lambda lib, x, i, j: x[i, j], A((3, 3)), C([0, 2, 2]), C([1, 1, 0])),
+    S("index", "mask", lambda lib, x, m: x[m], A((2, 3)), C([[True, False, True], [False, True, True]], "bool")),
+    S("index", "list", lambda lib, x: x[[1, 0, 1]], A((2, 3))),
+    S("index", "aten", lambda lib, x, i: aten(lib, "index")(x, [i]), A((3,)), C([2, 2])))
+
+
+def _put_mask(x, m, v):
+    b = x.clone()
+    b[m] = v * 2
+    return b
+
+
+# ---------------------------------------------------------------- matmul
+add(S("matmul", "vec_vec", lambda lib, a, b: lib.matmul(a, b), A((3,)), A((3,))),
+    S("matmul", "mat_vec", lambda lib, a, b: lib.matmul(a, b), A((2, 3)), A((3,))),
+    S("matmul", "vec_mat", lambda lib, a, b: a.matmul(b), A((3,)), A((3, 2))),
+    S("matmul", "mat_mat", lambda lib, a, b: a @ b, A((2, 3)), A((3, 2))),
+    S("matmul", "noncontig", lambda lib, a, b: lib.matmul(a, b), A((2, 3), layout="t"), A((3, 2), layout="slice")),
+    S("matmul", "batched_broadcast", lambda lib, a, b: lib.matmul(a, b), A((2, 2, 3)), A((3, 2))),
+    S("matmul", "batch_broadcast_both", lambda lib, a, b: lib.matmul(a, b), A((2, 1, 2, 3)), A((3, 3, 2))),
+    S("matmul", "vec_batched", lambda lib, a, b: lib.matmul(a, b), A((3,)), A((2, 3, 2))),
+    S("matmul", "const_rhs", lambda lib, a, b: lib.matmul(a, b), A((2, 3)), A((3, 2), grad=False)))
+
+
+# ---------------------------------------------------------------- tests
+def _as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def test_every_differentiable_op_has_samples():
+    covered = {s.op for s in SAMPLES}
+    missing = [op for op in differentiable_ops() if op not in covered]
+    assert not missing, f"ops with a grad: formula but no sample in test_autograd_ops.py: {missing}"
+    unknown = sorted(covered - set(differentiable_ops()))
+    assert not unknown, f"samples for ops that are not differentiable in ops.yaml: {unknown}"
+
+
+def test_sample_ids_are_unique():
+    ids = [s.id for s in SAMPLES]
+    assert len(ids) == len(set(ids))
+
+
+SKIPS = {  # sample id -> reason (a forward bug, reported to the ops owner)
+    "copy_-broadcast": "forward bug: zeros(2, 3).copy_(ones(3)) raises 'output with shape [2, 3] doesn't match the "
+                       "broadcast shape [3]' (copy_ must broadcast src)",
+    "where-method": "forward bug: Tensor.where(condition, other) is not bound (ember.where only)",
+}
+
+
+def _skip_known(sample):
+    if sample.id in SKIPS:
+        pytest.skip(SKIPS[sample.id])
+
+
+@pytest.mark.parametrize("sample", [s for s in SAMPLES if s.gc], ids=lambda s: s.id)
+def test_gradcheck(sample):
+    _skip_known(sample)
+    ins = sample.inputs(ember)
+    assert gradcheck(lambda *a: sample.fn(ember, *a), tuple(ins))
+
+
+@pytest.mark.parametrize("sample", [s for s in SAMPLES if s.gg], ids=lambda s: s.id)
+def test_gradgradcheck(sample):
+    _skip_known(sample)
+    ins = sample.inputs(ember)
+    ember.manual_seed(zlib.crc32(sample.id.encode()))
+    assert gradgradcheck(lambda *a: sample.fn(ember, *a), tuple(ins))
+
+
+def _grad_outputs(lib, outs, seed):
+    rng = random.Random(seed)
+    r = []
+    for o in outs:
+        vals = [rng.uniform(-1, 1) for _ in range(o.numel())]
+        r.append(lib.tensor(vals, dtype=o.dtype).reshape(tuple(o.shape)))
+    return r
+
+
+def _to_list(t):
+    if t is None:
+        return None
+    if getattr(t, "_is_zerotensor", lambda: False)():  # torch's efficient zeros have no storage
+        import torch
+        return torch.zeros(t.shape, dtype=t.dtype).tolist()
+    return t.detach().tolist()
+
+
+def _close(a, b, rtol=1e-7, atol=1e-9):
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_close(x, y, rtol, atol) for x, y in zip(a, b))
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return abs(a - b) <= atol + rtol * abs(b)
+
+
+def _both(sample, create_graph):
+    """Run the sample in ember and torch; returns per library (outputs, inputs, grads)."""
+    torch = pytest.importorskip("torch")
+    r = {}
+    for lib in (ember, torch):
+        ins = sample.inputs(lib)
+        outs = _as_tuple(sample.fn(lib, *ins))
+        diff_outs = [o for o in outs if o.requires_grad]
+        diff_ins = [i for i in ins if i.requires_grad]
+        grads = None
+        if diff_outs and (sample.torch_grad or lib is ember):
+            gos = _grad_outputs(lib, diff_outs, zlib.crc32(sample.id.encode()))
+            grads = lib.autograd.grad(diff_outs, diff_ins, gos, allow_unused=True, create_graph=create_graph)
+        r[lib.__name__] = (outs, diff_ins, grads)
+    return r["ember"], r["torch"]
+
+
+@pytest.mark.parametrize("sample", SAMPLES, ids=lambda s: s.id)
+def test_matches_torch(sample):
+    _skip_known(sample)
+    (e_outs, _, e_grads), (t_outs, _, t_grads) = _both(sample, create_graph=False)
+    assert len(e_outs) == len(t_outs)
+    for e, t in zip(e_outs, t_outs):
+        assert tuple(e.shape) == tuple(t.shape)
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        assert e.requires_grad == t.requires_grad, "outputs differ in requires_grad"
+        if sample.values:
+            assert _close(_to_list(e), _to_list(t)), f"forward values differ: {e} vs {t}"
+    if not sample.torch_grad:
+        return  # torch raises "derivative for ... is not implemented": nothing to compare with
+    assert (e_grads is None) == (t_grads is None)
+    if e_grads is None:
+        return
+    for k, (eg, tg) in enumerate(zip(e_grads, t_grads)):
+        assert (eg is None) == (tg is None), f"input {k}: ember grad {eg}, torch grad {tg}"
+        if eg is not None:
+            assert str(eg.dtype).split(".")[-1] == str(tg.dtype).split(".")[-1]
+            assert _close(_to_list(eg), _to_list(tg)), f"input {k}: gradients differ:\n{eg}\nvs\n{tg}"
+
+
+@pytest.mark.parametrize("sample", [s for s in SAMPLES if s.gg], ids=lambda s: s.id)
+def test_double_backward_matches_torch(sample):
+    """Gradients of sum(grad_i * v_i) with respect to the inputs, as torch computes them (None
+    and zeros are the same here: whether a linear op's gradient records a graph may differ)."""
+    _skip_known(sample)
+    torch = pytest.importorskip("torch")
+    if not sample.torch_grad:
+        pytest.skip("torch does not implement this derivative")
+    res = {}
+    for lib, (outs, ins, grads) in zip((ember, torch), _both(sample, create_graph=True)):
+        if grads is None:
+            return
+        pairs = [(g, i) for g, i in zip(grads, ins) if g is not None and g.requires_grad]
+        if not pairs:
+            res[lib.__name__] = None
+            continue
+        vs = _grad_outputs(lib, [g for g, _ in pairs], 7)
+        total = sum((g * v).sum() for (g, _), v in zip(pairs, vs))
+        gg = lib.autograd.grad(total, ins, allow_unused=True)
+        res[lib.__name__] = [_to_list(g) if g is not None else _to_list(lib.zeros_like(i)) for g, i in zip(gg, ins)]
+    e, t = res["ember"], res["torch"]
+    if e is None or t is None:
+        zero = lambda r: r is None or all(not any(_flat(x)) for x in r)  # noqa: E731
+        assert zero(e) and zero(t), f"ember {e} vs torch {t}"
+        return
+    assert _close(e, t), f"second-order gradients differ:\n{e}\nvs\n{t}"
+    del torch
+
+
+def _flat(x):
+    if isinstance(x, list):
+        for y in x:
+            yield from _flat(y)
+    else:
+        yield x
+
+
+# ---------------------------------------------------------------- gradcheck itself
+class _Doubler(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+class _WrongBackward(_Doubler):
+    @staticmethod
+    def backward(ctx, g):
+        return g * 3
+
+
+class _NanBackward(_Doubler):
+    @staticmethod
+    def backward(ctx, g):
+        return g * float("nan")
+
+
+class _Ignores(_Doubler):
+    @staticmethod
+    def backward(ctx, g):
+        return ember.ones_like(g) * 2  # right at g = 1, but not multiplied by grad_output
+
+
+class _Nondet(_Doubler):
+    @staticmethod
+    def backward(ctx, g):
+        return g * (2 + ember.rand(g.shape, dtype=g.dtype) * 1e-9)
+
+
+def _x(n=3):
+    return ember.tensor([0.5, -1.0, 2.0][:n], dtype=ember.float64, requires_grad=True)
+
+
+def test_gradcheck_passes_right_backward():
+    assert gradcheck(_Doubler.apply, (_x(),)) is True
+    assert gradgradcheck(_Doubler.apply, (_x(),)) is True
+
+
+def test_gradcheck_fails_wrong_backward():
+    from ember.autograd.gradcheck import GradcheckError
+    assert issubclass(GradcheckError, RuntimeError)
+    with pytest.raises(GradcheckError, match=r"Jacobian mismatch for output 0 with respect to input 0,\nnumerical:"):
+        gradcheck(_WrongBackward.apply, (_x(),))
+    with pytest.raises(RuntimeError):
+        gradcheck(_WrongBackward.apply, (_x(),))
+    assert gradcheck(_WrongBackward.apply, (_x(),), raise_exception=False) is False
+
+
+def test_gradcheck_fails_nan_backward():
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradcheck(_NanBackward.apply, (_x(),))
+
+
+def test_gradcheck_fails_backward_not_scaled_by_grad_output():
+    # a 1-element output: every Jacobian row is computed with grad_output 1, so only the
+    # zero-grad_output check sees the bug
+    with pytest.raises(RuntimeError, match="backward not multiplied by grad_output"):
+        gradcheck(_Ignores.apply, (_x(1),))
+
+
+def test_gradcheck_detects_nondeterminism():
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradcheck(_Nondet.apply, (_x(),))
+    assert gradcheck(_Nondet.apply, (_x(),), nondet_tol=1e-6)
+
+
+def test_gradgradcheck_fails_wrong_double_backward():
+    class WrongDouble(ember.autograd.Function):  # x**2 whose backward is right but not differentiable right
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x.detach()
+
+    assert gradcheck(WrongDouble.apply, (_x(),))
+    with pytest.raises(RuntimeError, match="Jacobian mismatch"):
+        gradgradcheck(WrongDouble.apply, (_x(),))
+
+
+def test_gradcheck_defaults_match_torch():
+    import inspect
+    torch = pytest.importorskip("torch")
+    for ours, theirs in ((gradcheck, torch.autograd.gradcheck), (gradgradcheck, torch.autograd.gradgradcheck)):
+        ps, pt = inspect.signature(ours).parameters, inspect.signature(theirs).parameters
+        assert list(ps) == list(pt)
+        for name in pt:
+            assert ps[name].default == pt[name].default, name
+            assert ps[name].kind == pt[name].kind, name
+
+
+def test_gradcheck_tolerances_are_applied():
+    # analytical 2 * (1 + 5e-4) vs numerical 2: inside rtol=1e-3, outside rtol=1e-4
+    class Off(_Doubler):
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2.001
+
+    assert gradcheck(Off.apply, (_x(),))
+    assert not gradcheck(Off.apply, (_x(),), rtol=1e-4, raise_exception=False)
+    assert gradcheck(Off.apply, (_x(),), rtol=0, atol=3e-3)
+
+
+def test_gradcheck_input_checks():
+    x = ember.tensor([1.0, 2.0], dtype=ember.float64)
+    with pytest.raises(ValueError, match="at least one input tensor to require gradient"):
+        gradcheck(lambda t: t * 2, (x,))
+    with pytest.warns(UserWarning, match="is not a double precision"):
+        gradcheck(lambda t: t * 2, (ember.tensor([1.0, 2.0], requires_grad=True),), eps=1e-2, atol=1e-2, rtol=1e-2)
+    e = ember.tensor([1.0], dtype=ember.float64).expand(3).detach().requires_grad_()
+    with pytest.raises(RuntimeError, match="has a dimension with stride 0"):
+        gradcheck(lambda t: t * 2, (e,))
+
+
+def test_gradcheck_non_tensor_args_and_multiple_outputs():
+    def f(x, k, y):
+        return x * k, x * y, (x > 0)
+    assert gradcheck(f, (_x(), 3.0, _x().detach().requires_grad_()))
+
+
+def test_gradcheck_does_not_disturb_input():
+    x = _x()
+    v = x._version
+    gradcheck(lambda t: t.exp(), (x,))
+    assert x.tolist() == [0.5, -1.0, 2.0] and x._version == v and x.grad is None
