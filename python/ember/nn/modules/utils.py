@@ -1,6 +1,7 @@
 """Helpers of the layer modules: int-or-tuple arguments, and `F`, the functional namespace."""
 import collections.abc
 import importlib
+import importlib.util
 from itertools import repeat
 
 __all__ = ["F"]
@@ -27,11 +28,15 @@ def _reverse_repeat_tuple(t, n):
 
 
 class _Functional:
-    """ember.nn.functional, resolved on first use (it is written alongside these modules), with
-    each looked-up function cached on this object."""
+    """ember.nn.functional, resolved on first use (it is written alongside these modules; until
+    it lands, the core functions of ember.nn._functional_core serve), each looked-up function
+    cached on this object."""
 
     def __getattr__(self, name):
-        mod = importlib.import_module("ember.nn.functional")
+        if importlib.util.find_spec("ember.nn.functional") is not None:
+            mod = importlib.import_module("ember.nn.functional")
+        else:
+            mod = importlib.import_module("ember.nn._functional_core")
         fn = getattr(mod, name)
         object.__setattr__(self, name, fn)
         return fn
