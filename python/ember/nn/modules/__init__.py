@@ -16,3 +16,7 @@ from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: 
 from .pooling import *  # noqa: F401,F403
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+
+# the layer classes (not the helper submodules, e.g. .utils, which would shadow ember.nn.utils)
+__all__ = ["Module"] + sorted(n for n, v in list(globals().items()) if isinstance(v, type) and n[:1].isupper()
+                              and n != "Module")
