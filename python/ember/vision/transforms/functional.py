@@ -294,12 +294,16 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
     center_f = [0.0, 0.0] if center is None else [1.0 * (c - s * 0.5) for c, s in zip(center, [w, h])]
     m = _inverse_rotation_matrix(angle, center_f)
     if expand:
-        corners = np.array([[-0.5 * w, -0.5 * h], [-0.5 * w, 0.5 * h], [0.5 * w, 0.5 * h], [0.5 * w, -0.5 * h]])
-        fwd = np.linalg.inv(np.array([[m[0], m[1], m[2]], [m[3], m[4], m[5]], [0, 0, 1]]))
-        pts = corners @ fwd[:2, :2].T + fwd[:2, 2]
-        tol = 1e-4
-        size = np.ceil(pts.max(0) - tol) - np.floor(pts.min(0) + tol)
-        ow, oh = int(size[0]), int(size[1])
+        # torchvision's bounding box: the corners through the (inverse) matrix, shifted to [0, w] x
+        # [0, h], with the precision truncated to 1e-4 before ceil / floor
+        corners = np.array([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0], [0.5 * w, 0.5 * h, 1.0],
+                            [0.5 * w, -0.5 * h, 1.0]], dtype=np.float32)
+        pts = corners @ np.array(m, dtype=np.float32).reshape(2, 3).T
+        shift = np.array([w * 0.5, h * 0.5], dtype=np.float32)
+        tol = np.float32(1e-4)
+        cmax = np.ceil(np.trunc((pts.max(0) + shift) / tol) * tol)
+        cmin = np.floor(np.trunc((pts.min(0) + shift) / tol) * tol)
+        ow, oh = int(cmax[0] - cmin[0]), int(cmax[1] - cmin[1])
     else:
         ow, oh = w, h
     xs = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 - 0.5, ow, dtype=np.float32)
