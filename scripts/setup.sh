@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Ember needs on a fresh Debian machine (apt + pip), then builds it in place:
 # build/ holds libember.so, the C++ tests and the extension, which lands in python/ember/.
-# Usage: scripts/setup.sh [--test]   (--test also installs the test-only packages: pytest, torch)
+# Usage: scripts/setup.sh [--test|--main]   (--test: also pytest, torch, safetensors; --main: matplotlib)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +24,14 @@ $PY -c "import numpy" 2>/dev/null || pip_need+=(numpy)
 $PY -c "import yaml" 2>/dev/null || pip_need+=(pyyaml)
 $PY -c "import cmake" 2>/dev/null || command -v cmake >/dev/null || pip_need+=(cmake)
 $PY -c "import ninja" 2>/dev/null || command -v ninja >/dev/null || pip_need+=(ninja)
+if [ "${1:-}" = "--main" ]; then
+  $PY -c "import matplotlib" 2>/dev/null || pip_need+=(matplotlib)  # the main job's PNG plot
+fi
 if [ "${1:-}" = "--test" ]; then
   $PY -c "import pytest" 2>/dev/null || pip_need+=(pytest)
   # torch is the oracle of the parity tests (a CPU build installed from a local file here)
   $PY -c "import torch" 2>/dev/null || pip_need+=("torch==2.13.0")
+  $PY -c "import safetensors" 2>/dev/null || pip_need+=(safetensors)
 fi
 if [ ${#pip_need[@]} -gt 0 ]; then
   echo "[setup] pip install ${pip_need[*]}"

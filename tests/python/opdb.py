@@ -1165,6 +1165,8 @@ add(OpInfo("matmul", _mm_samples, errors=lambda: [Sample(T((2, 3), "float32"), T
            tol={"float32": (1e-5, 1e-5), "float16": (2e-3, 1e-2), "bfloat16": (2e-2, 1e-1)}))
 
 
+import opdb_nn  # noqa: E402,F401  (NN-core and BLAS ops)
+
 OPS_BY_NAME = {op.name: op for op in OPS}
 
 

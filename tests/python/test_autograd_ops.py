@@ -540,6 +540,44 @@ def _as_tuple(x):
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+# ---- NN core, gather/scatter, convolution and pooling (ops outside the foundation issue)
+def _ops(lib, name):
+    """ember._C._ops._<name> (an op Python reaches only internally) or torch's public equivalent."""
+    return getattr(ember._C._ops, "_" + name) if lib is ember else None
+
+
+IDX = C([[0, 1, 2], [2, 0, 1]])
+add(S("softmax", "dim1", lambda lib, a: lib.softmax(a, 1), A((3, 4))),
+    S("softmax", "dim0_noncontig", lambda lib, a: lib.softmax(a, 0), A((4, 3), layout="t")),
+    S("log_softmax", "dim1", lambda lib, a: lib.log_softmax(a, 1), A((3, 4))),
+    S("log_softmax", "3d_dim1", lambda lib, a: lib.log_softmax(a, 1), A((2, 3, 2))),
+    S("native_layer_norm", "affine", lambda lib, x, w, b: lib.native_layer_norm(x, [4], w, b, 1e-5)[0],
+      A((3, 4)), A((4,)), A((4,))),
+    S("native_layer_norm", "2d_shape", lambda lib, x: lib.native_layer_norm(x, [2, 3], None, None, 1e-5)[0], A((2, 2, 3))),
+    S("native_batch_norm", "train", lambda lib, x, w, b: lib.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
+      A((4, 3, 2)), A((3,)), A((3,))),
+    S("native_batch_norm", "eval", lambda lib, x, w, b: lib.native_batch_norm(
+        x, w, b, lib.tensor([0.1, -0.2, 0.3], dtype=lib.float64), lib.tensor([1.5, 0.5, 2.0], dtype=lib.float64),
+        False, 0.1, 1e-5)[0], A((4, 3)), A((3,)), A((3,))),
+    S("gather", "dim0", lambda lib, a, i: lib.gather(a, 0, i), A((3, 3)), IDX),
+    S("gather", "dim1", lambda lib, a, i: a.gather(1, i), A((3, 4)), IDX),
+    S("scatter", "src", lambda lib, a, i, s: lib.scatter(a, 0, i, s), A((3, 3)), IDX, A((2, 3))),
+    S("scatter_add", "dup", lambda lib, a, i, s: lib.scatter_add(a, 1, i, s), A((3, 3)), C([[0, 0, 2], [1, 1, 1]]),
+      A((2, 3))),
+    S("index_add", "alpha", lambda lib, a, i, s: lib.index_add(a, 0, i, s, alpha=2), A((4, 3)), C([0, 3, 0]),
+      A((3, 3))),
+    S("im2col", "2d", lambda lib, a: (_ops(lib, "im2col") or (lambda x, *r: lib.nn.functional.unfold(x, *r)))(
+        a, [2, 2], [1, 1], [1, 0], [2, 1]), A((1, 2, 4, 3))),
+    S("col2im", "2d", lambda lib, a: (_ops(lib, "col2im") or (lambda x, o, *r: lib.nn.functional.fold(x, o, *r)))(
+        a, [4, 3], [2, 2], [1, 1], [1, 0], [2, 1]), A((1, 8, 6))),
+    S("max_pool_with_indices", "2d", lambda lib, a: (
+        ember._C._ops._max_pool_with_indices(a, [2, 2], [2, 1], [0, 1], [1, 1], False)[0] if lib is ember else
+        lib.nn.functional.max_pool2d(a, [2, 2], [2, 1], [0, 1], 1, False)), A((1, 2, 4, 4), kind="signed", lo=0.1)),
+    S("adaptive_max_pool_with_indices", "2d", lambda lib, a: (
+        ember._C._ops._adaptive_max_pool_with_indices(a, [2, 3])[0] if lib is ember else
+        lib.nn.functional.adaptive_max_pool2d(a, [2, 3])), A((1, 2, 5, 4), kind="signed", lo=0.1)))
+
+
 def test_every_differentiable_op_has_samples():
     covered = {s.op for s in SAMPLES}
     missing = [op for op in differentiable_ops() if op not in covered]

@@ -1,6 +1,7 @@
 #include "ember/iter/tensor_iter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <numeric>
 
 #include "ember/generated/ops.h"
@@ -90,6 +91,20 @@ static const char* cpp_type_name(ScalarType t) {  // how PyTorch's messages name
 void check_out_dtype(const Tensor& out, ScalarType expected) {
   EMBER_CHECK(out.dtype() == expected, "Expected out tensor to have dtype ", cpp_type_name(expected), ", but got ",
               cpp_type_name(out.dtype()), " instead");
+}
+
+const Tensor& copy_to_out(const Tensor& out, const Tensor& result, bool exact_dtype) {
+  if (exact_dtype) {
+    std::string want = dtype_cname(result.dtype()), got = dtype_cname(out.dtype());
+    for (auto& c : want) c = char(std::tolower(c));
+    for (auto& c : got) c = char(std::tolower(c));
+    EMBER_CHECK(out.dtype() == result.dtype(), "Expected out tensor to have dtype ", want, ", but got ", got, " instead");
+  } else {
+    EMBER_CHECK(can_cast(result.dtype(), out.dtype()), "result type ", result.dtype(),
+                " can't be cast to the desired output type ", out.dtype());
+  }
+  resize_output(out, result.sizes());
+  return out.copy_(result);
 }
 
 namespace {

@@ -102,6 +102,9 @@ EMBER_API DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b);
 EMBER_API void resize_output(const Tensor& out, IntArrayRef shape);
 // Raise PyTorch's "Expected out tensor to have dtype float, but got double instead" unless out has `expected`.
 EMBER_API void check_out_dtype(const Tensor& out, ScalarType expected);
+// Write an op's result into its out= tensor (resized). exact_dtype: out must have the result's
+// dtype (BLAS-like ops); otherwise the result must be castable to it (elementwise-like ops).
+EMBER_API const Tensor& copy_to_out(const Tensor& out, const Tensor& result, bool exact_dtype);
 // Raise if `out` has elements that alias each other, or partially overlaps `in`.
 EMBER_API void check_no_overlap(const Tensor& out, const Tensor& in);
 

@@ -19,10 +19,8 @@ void check_same_dtype(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
               " != ", dtype_name(b.dtype()));
 }
-const Tensor& write(const Tensor& out, const Tensor& r) {
-  resize_output(out, r.sizes());
-  return ember::copy_(out, r);
-}
+const Tensor& write(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, true); }
+const Tensor& write_cast(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, false); }
 Tensor scaled_add(const Tensor& self, const Tensor& prod, const Scalar& beta, const Scalar& alpha) {
   Tensor p = (alpha.is_integral(true) && alpha.to_long() == 1) ? prod : prod * alpha;
   if (beta.to_double() == 0) return p + ember::zeros_like(self).expand(p.sizes()) * 0;  // beta=0 ignores nan/inf in self
@@ -80,13 +78,16 @@ Tensor inner(const Tensor& self, const Tensor& other) {
               "tensors but got shapes ", self.sizes(), " and ", other.sizes());
   return ember::tensordot(self, other, {-1}, {-1});
 }
-const Tensor& inner_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write(out, native::inner(a, b)); }
+const Tensor& inner_out(const Tensor& out, const Tensor& a, const Tensor& b) {
+  // with a 0-d operand inner is a multiplication, with its casting rules
+  return copy_to_out(out, native::inner(a, b), a.dim() != 0 && b.dim() != 0);
+}
 
 Tensor outer(const Tensor& self, const Tensor& vec2) {
   EMBER_CHECK(self.dim() == 1 && vec2.dim() == 1, "outer: expected 1D tensors, got ", self.dim(), "D and ", vec2.dim(), "D");
   return ember::mul(self.unsqueeze(1), vec2.unsqueeze(0));
 }
-const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write(out, native::outer(a, b)); }
+const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write_cast(out, native::outer(a, b)); }
 
 #define EMBER_ADDX(name, check, prod)                                                                          \
   Tensor name(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) { \
@@ -104,7 +105,7 @@ const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { r
   }                                                                                                            \
   const Tensor& name##_out(const Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b,             \
                            const Scalar& beta, const Scalar& alpha) {                                          \
-    return write(out, native::name(self, a, b, beta, alpha));                                                  \
+    return copy_to_out(out, native::name(self, a, b, beta, alpha), std::string_view(#name) != "addr");                                                  \
   }
 EMBER_ADDX(addmm, (void)0, native::mm(a, b))
 EMBER_ADDX(addmv, (void)0, native::mv(a, b))
@@ -315,6 +316,6 @@ Tensor kron(const Tensor& self, const Tensor& other) {
   }
   return ember::mul(a.reshape(ash), b.reshape(bsh)).reshape(out);
 }
-const Tensor& kron_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write(out, native::kron(a, b)); }
+const Tensor& kron_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write_cast(out, native::kron(a, b)); }
 
 }  // namespace ember::native

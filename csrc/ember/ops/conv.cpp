@@ -125,7 +125,7 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
   EMBER_DISPATCH_ALL(cd, "im2col", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, bool>) {
-      EMBER_FAIL(Runtime, "\"im2col\" not implemented for '", cd, "'");
+      EMBER_FAIL(NotImplemented, "\"im2col\" not implemented for '", cd, "'");
     } else {
       const T* xp = static_cast<const T*>(x.data_ptr());
       T* cp = static_cast<T*>(cols.data_ptr());
@@ -163,7 +163,7 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   EMBER_DISPATCH_ALL(cd, "col2im", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, bool>) {
-      EMBER_FAIL(Runtime, "\"col2im\" not implemented for '", cd, "'");
+      EMBER_FAIL(NotImplemented, "\"col2im\" not implemented for '", cd, "'");
     } else {
       const T* cp = static_cast<const T*>(cols.data_ptr());
       T* xp = static_cast<T*>(x.data_ptr());
@@ -184,7 +184,7 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
   bool batched = input_in.dim() == ns + 2;
   EMBER_CHECK(batched || input_in.dim() == ns + 1, "Expected ", ns + 1, "D (unbatched) or ", ns + 2, "D (batched) input to ",
               name, ", but got input of size: ", input_in.sizes());
-  EMBER_CHECK(is_floating(input_in.dtype()), "\"", name, "\" not implemented for '", input_in.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(input_in.dtype()), NotImplemented, "\"", name, "\" not implemented for '", input_in.dtype(), "'");
   EMBER_CHECK(input_in.dtype() == weight.dtype(), "Input type (", input_in.dtype(), ") and weight type (",
               weight.dtype(), ") should be the same");
   EMBER_CHECK(!bias.defined() || bias.dtype() == input_in.dtype(), "Input type (", input_in.dtype(), ") and bias type (",
@@ -333,7 +333,7 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef
     EMBER_CHECK(out[i] > 0, "Given input size: ", IntArrayRef(self.sizes().data() + 1, size_t(ns + 1)),
                 ". Calculated output size: ", out.ref(), ". Output size is too small");
   }
-  EMBER_CHECK(is_floating(self.dtype()) || is_integral(self.dtype(), false), "\"max_pool\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating(self.dtype()) || is_integral(self.dtype(), false), NotImplemented, "\"max_pool\" not implemented for '",
               self.dtype(), "'");
   Geometry g = make_geometry(in, out, k, d, p, s);
   int64_t planes = self.sizes()[0] * self.sizes()[1], plane = prod(in), L = prod(out);
@@ -346,7 +346,7 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef
   EMBER_DISPATCH_ALL(cd, "max_pool", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> || std::is_same_v<T, bool>) {
-      EMBER_FAIL(Runtime, "\"max_pool\" not implemented for '", cd, "'");
+      EMBER_FAIL(NotImplemented, "\"max_pool\" not implemented for '", cd, "'");
     } else {
       const T* xp = static_cast<const T*>(x.data_ptr());
       T* vp = static_cast<T*>(vals.data_ptr());
@@ -415,7 +415,7 @@ Tensor avg_pool_nd(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stri
   int64_t ns = int64_t(kernel_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "avg_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
-  EMBER_CHECK(is_floating(self.dtype()), "\"avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
   EMBER_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   DimVector k = expand_param(kernel_size, ns, "kernel_size", 1);
   DimVector s = stride_in.empty() ? k : expand_param(stride_in, ns, "stride", 1);
@@ -482,7 +482,7 @@ Tensor adaptive_avg_pool_nd(const Tensor& self, IntArrayRef output_size) {
   int64_t ns = int64_t(output_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && (self.dim() == ns + 1 || self.dim() == ns + 2), "adaptive_avg_pool", ns,
               "d(): Expected ", ns + 1, "D or ", ns + 2, "D tensor, but got ", self.sizes());
-  EMBER_CHECK(is_floating(self.dtype()), "\"adaptive_avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"adaptive_avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
   Tensor x = self;
   for (int64_t i = 0; i < ns; i++) {
     int64_t dim = self.dim() - ns + i;
@@ -507,7 +507,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_with_indices(const Tensor& self, In
   int64_t ns = int64_t(output_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "adaptive_max_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
-  EMBER_CHECK(is_floating(self.dtype()), "\"adaptive_max_pool", ns, "d\" not implemented for '", self.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"adaptive_max_pool", ns, "d\" not implemented for '", self.dtype(), "'");
   DimVector in(IntArrayRef(self.sizes().data() + 2, size_t(ns)));
   for (int64_t i = 0; i < ns; i++) {
     EMBER_CHECK(output_size[i] > 0, "adaptive_max_pool: output_size must be positive, got ", output_size);
@@ -524,7 +524,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool_with_indices(const Tensor& self, In
   EMBER_DISPATCH_ALL(x.dtype(), "adaptive_max_pool", [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_floating_point_v<T>) {
-      EMBER_FAIL(Runtime, "\"adaptive_max_pool\" not implemented for '", x.dtype(), "'");
+      EMBER_FAIL(NotImplemented, "\"adaptive_max_pool\" not implemented for '", x.dtype(), "'");
     } else {
       const T* xp = static_cast<const T*>(x.data_ptr());
       T* vp = static_cast<T*>(vals.data_ptr());

@@ -12,7 +12,7 @@ namespace ember::native {
 namespace {
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool log) {
   Tensor x = dtype ? self.to(*dtype) : self;
-  EMBER_CHECK(is_floating(x.dtype()), "\"", log ? "log_softmax" : "softmax", "_lastdim_kernel_impl\" not implemented for '",
+  EMBER_CHECK_KIND(is_floating(x.dtype()), NotImplemented, "\"", log ? "log_softmax" : "softmax", "_lastdim_kernel_impl\" not implemented for '",
               x.dtype(), "'");
   ScalarType out_t = x.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   int64_t nd = x.dim();
@@ -46,7 +46,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
               "normalized_shape, but got weight of shape ", weight.sizes(), " and normalized_shape = ", normalized_shape);
   EMBER_CHECK(!bias.defined() || bias.sizes() == normalized_shape, "Expected bias to be of same shape as "
               "normalized_shape, but got bias of shape ", bias.sizes(), " and normalized_shape = ", normalized_shape);
-  EMBER_CHECK(is_floating(input.dtype()), "\"LayerNormKernelImpl\" not implemented for '", input.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"LayerNormKernelImpl\" not implemented for '", input.dtype(), "'");
   ScalarType out_t = input.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   Tensor x = input.to(cd).contiguous();
   Tensor w = weight.defined() ? weight.to(cd).contiguous() : Tensor();
@@ -71,7 +71,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const Tensor& running_mean, const Tensor& running_var,
                                                      bool training, double momentum, double eps) {
   EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dims (N, C, ...), got ", input.sizes());
-  EMBER_CHECK(is_floating(input.dtype()), "\"batch_norm\" not implemented for '", input.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"batch_norm\" not implemented for '", input.dtype(), "'");
   int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
   for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
     EMBER_CHECK(!t->defined() || t->numel() == c, "running_mean should contain ", c, " elements not ",

@@ -91,9 +91,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool) {
   return out;
 }
 const Tensor& gather_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index, bool sparse) {
-  Tensor r = native::gather(self, dim, index, sparse);
-  resize_output(out, r.sizes());
-  return ember::copy_(out, r);
+  return copy_to_out(out, native::gather(self, dim, index, sparse), true);
 }
 
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {

@@ -70,7 +70,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def linear(input, weight, bias=None):
-    return _ops.linear(input, weight, bias)
+    return _ops._linear(input, weight, bias)
 
 
 def bilinear(input1, input2, weight, bias=None):

@@ -1,0 +1,214 @@
+"""OpInfos for the NN-core and linear-algebra ops (imported at the end of opdb.py)."""
+from opdb import OpInfo, add
+from parity import Sample, T
+
+F2 = ("float32", "float64")
+TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
+
+
+def _x(shape, dt, key=0, **kw):
+    return T(shape, dt, low=-2, high=2, key=key, **kw)
+
+
+def _fn(name):
+    """Call ember._C._ops._<name> / torch.ops.aten.<name> for ops Python only reaches internally."""
+    def f(lib, *a, **k):
+        import ember
+        if lib is ember:
+            return getattr(ember._C._ops, "_" + name)(*a, **k)
+        return getattr(lib.ops.aten, name)(*a, **k)
+    return f
+
+
+add(OpInfo("softmax", lambda dt: [Sample(_x((3, 5), dt), 1), Sample(_x((3, 5), dt), 0), Sample(_x((2, 3, 4), dt), 1),
+                                   Sample(_x((4, 6), dt, layout="T"), -1), Sample(_x((), dt), 0),
+                                   Sample(_x((2, 3), dt), 1, dtype=T((), "float64").dtype and None)],
+           dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3,), "int64"), 0), Sample(T((3,), "float32"), 2)]))
+add(OpInfo("log_softmax", lambda dt: [Sample(_x((3, 5), dt), 1), Sample(_x((3, 5), dt), 0), Sample(_x((2, 3, 4), dt), 1),
+                                       Sample(_x((4, 6), dt, layout="T"), -1), Sample(_x((), dt), 0)],
+           dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3,), "float32"), 2)]))
+add(OpInfo("native_layer_norm", lambda dt: [Sample(_x((3, 4), dt), [4], _x((4,), dt, 1), _x((4,), dt, 2), 1e-5),
+                                             Sample(_x((2, 3, 4), dt), [3, 4], None, None, 1e-5)],
+           dtypes=F2, tol=TOL, function=lambda lib, *a: lib.native_layer_norm(*a)))
+add(OpInfo("layer_norm", lambda dt: [Sample(_x((3, 4), dt), [4], _x((4,), dt, 1), _x((4,), dt, 2)),
+                                      Sample(_x((2, 3, 4), dt), [3, 4]), Sample(_x((5, 4), dt, layout="T"), [5])],
+           dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3, 4), "float32"), [3]),
+                                               Sample(T((3, 4), "float32"), [4], T((3,), "float32"))]))
+add(OpInfo("native_batch_norm", lambda dt: [Sample(_x((4, 3, 2), dt), _x((3,), dt, 1), _x((3,), dt, 2), None, None,
+                                                    True, 0.1, 1e-5)],
+           dtypes=F2, tol=TOL, function=lambda lib, *a: lib.native_batch_norm(*a)))
+add(OpInfo("batch_norm", lambda dt: [Sample(_x((4, 3, 2), dt), _x((3,), dt, 1), _x((3,), dt, 2), None, None,
+                                             True, 0.1, 1e-5, False),
+                                      Sample(_x((4, 3), dt), None, None, T((3,), dt, low=-1, high=1, key=3),
+                                             T((3,), dt, low=0.5, high=2, key=4), False, 0.1, 1e-5, False)],
+           dtypes=F2, tol=TOL))
+add(OpInfo("linear", lambda dt: [Sample(_x((3, 4), dt), _x((5, 4), dt, 1), _x((5,), dt, 2)),
+                                  Sample(_x((2, 3, 4), dt), _x((5, 4), dt, 1)), Sample(_x((4,), dt), _x((5, 4), dt, 1))],
+           dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3, 4), "float32"), T((5, 3), "float32"))],
+           function=lambda lib, *a: (lib._C._ops._linear if lib.__name__ == "ember" else lib.nn.functional.linear)(*a)))
+_IDX = T((2, 3), "int64", data=[[0, 1, 2], [2, 0, 1]])
+add(OpInfo("gather", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX), Sample(_x((3, 3), dt), 1, _IDX),
+                                  Sample(_x((3, 4), dt, layout="T"), 1, T((2, 2), "int64", data=[[0, 2], [1, 1]]))],
+           dtypes=F2 + ("int64",), errors=lambda: [Sample(T((3, 3), "float32"), 0, T((2, 3), "int64", data=[[0, 1, 3], [0, 0, 0]])),
+                                                   Sample(T((3, 3), "float32"), 0, T((3,), "int64", data=[0, 1, 2]))]))
+add(OpInfo("scatter", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, _x((2, 3), dt, 1)),
+                                   Sample(_x((3, 3), dt), 1, T((2, 2), "int64", data=[[0, 2], [1, 0]]), _x((2, 2), dt, 1))],
+           dtypes=F2 + ("int64",)))
+add(OpInfo("scatter_add", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, _x((2, 3), dt, 1)),
+                                       Sample(_x((3, 3), dt), 1, T((2, 3), "int64", data=[[0, 0, 2], [1, 1, 1]]),
+                                              _x((2, 3), dt, 1))],
+           dtypes=F2 + ("int64",)))
+add(OpInfo("index_add", lambda dt: [Sample(_x((4, 3), dt), 0, T((2,), "int64", data=[0, 3]), _x((2, 3), dt, 1)),
+                                     Sample(_x((4, 3), dt), 1, T((3,), "int64", data=[0, 0, 2]), _x((4, 3), dt, 1), alpha=2)],
+           dtypes=F2 + ("int64",)))
+_CONV_ERR = [Sample(T((1, 3, 5, 5), "float32"), T((4, 2, 3, 3), "float32")),
+             Sample(T((1, 3, 2, 2), "float32"), T((4, 3, 3, 3), "float32"))]
+add(OpInfo("im2col", lambda dt: [Sample(_x((2, 3, 5, 4), dt), [2, 2], [1, 1], [1, 0], [2, 1])], dtypes=F2,
+           function=_fn("im2col")))
+add(OpInfo("col2im", lambda dt: [Sample(_x((2, 12, 12), dt), [5, 4], [2, 2], [1, 1], [1, 0], [2, 1])], dtypes=F2,
+           function=_fn("col2im")))
+add(OpInfo("convolution", lambda dt: [Sample(_x((2, 4, 6, 5), dt), _x((6, 2, 3, 3), dt, 1), _x((6,), dt, 2), [2, 1],
+                                              [1, 1], [1, 2], False, [0, 0], 2),
+                                       Sample(_x((2, 4, 3, 3), dt), _x((4, 3, 2, 2), dt, 1), None, [2, 2], [0, 0], [1, 1],
+                                              True, [1, 1], 1)],
+           dtypes=F2, tol=TOL))
+for n in (1, 2, 3):
+    shp = (2, 4) + (5,) * n
+    add(OpInfo(f"conv{n}d", lambda dt, shp=shp, n=n: [
+        Sample(_x(shp, dt), _x((6, 4) + (3,) * n, dt, 1), _x((6,), dt, 2)),
+        Sample(_x(shp, dt), _x((6, 2) + (2,) * n, dt, 1), None, 2, 1, 1, 2),
+        Sample(_x(shp[1:], dt), _x((3, 4) + (3,) * n, dt, 1), padding=1, dilation=2)],
+        dtypes=F2, tol=TOL, errors=(lambda: _CONV_ERR) if n == 2 else None))
+    add(OpInfo(f"conv{n}d.padding", lambda dt, shp=shp, n=n: [
+        Sample(_x(shp, dt), _x((3, 4) + (3,) * n, dt, 1), padding="same"),
+        Sample(_x(shp, dt), _x((3, 4) + (2,) * n, dt, 1), padding="same", dilation=2),
+        Sample(_x(shp, dt), _x((3, 4) + (2,) * n, dt, 1), padding="valid")], dtypes=F2, tol=TOL))
+    add(OpInfo(f"conv_transpose{n}d", lambda dt, shp=shp, n=n: [
+        Sample(_x(shp, dt), _x((4, 3) + (3,) * n, dt, 1), _x((3,), dt, 2)),
+        Sample(_x(shp, dt), _x((4, 2) + (2,) * n, dt, 1), None, 2, 1, 1, 2)], dtypes=F2, tol=TOL))
+    add(OpInfo(f"max_pool{n}d", lambda dt, shp=shp, n=n: [
+        Sample(_x(shp, dt), 2), Sample(_x(shp, dt), 3, 2, 1), Sample(_x(shp, dt), 3, 2, 0, 1, True),
+        Sample(_x(shp[1:], dt), 2, dilation=2)], dtypes=F2))
+add(OpInfo("max_pool_with_indices", lambda dt: [Sample(_x((2, 3, 5, 6), dt), [2, 2], [2, 2], [0, 0], [1, 1], False),
+                                                 Sample(_x((2, 3, 7), dt), [3], [2], [1], [1], True)],
+           dtypes=F2, function=lambda lib, *a: _fn("max_pool_with_indices")(lib, *a) if lib.__name__ == "ember" else
+           (lib.ops.aten.max_pool2d_with_indices(*a) if a[0].dim() == 4 else
+            tuple(t.squeeze(-2) for t in lib.ops.aten.max_pool2d_with_indices(
+                a[0].unsqueeze(-2), [1] + a[1], [1] + a[2], [0] + a[3], [1] + a[4], a[5])))))
+
+
+def _avg(lib, x, k, s, p, ceil, cip, div):
+    import ember
+    if lib is ember:
+        return ember._C._ops._avg_pool_nd(x, k, s, p, ceil, cip, div)
+    f = {1: lib.nn.functional.avg_pool1d, 2: lib.nn.functional.avg_pool2d, 3: lib.nn.functional.avg_pool3d}[len(k)]
+    kw = {} if len(k) == 1 else {"divisor_override": div}
+    return f(x, k, s, p, ceil, cip, **kw)
+
+
+add(OpInfo("avg_pool_nd", lambda dt: [Sample(_x((2, 3, 5, 6), dt), [2, 2], [2, 2], [0, 0], False, True, None),
+                                       Sample(_x((2, 3, 5, 6), dt), [3, 3], [2, 2], [1, 1], True, False, None),
+                                       Sample(_x((2, 3, 7), dt), [3], [2], [1], True, True, None),
+                                       Sample(_x((1, 2, 4, 5, 5), dt), [2, 2, 2], [1, 2, 2], [1, 0, 1], False, True, 3)],
+           dtypes=F2, tol=TOL, function=_avg))
+
+
+def _aavg(lib, x, size):
+    import ember
+    if lib is ember:
+        return ember._C._ops._adaptive_avg_pool_nd(x, size)
+    return {1: lib.nn.functional.adaptive_avg_pool1d, 2: lib.nn.functional.adaptive_avg_pool2d,
+            3: lib.nn.functional.adaptive_avg_pool3d}[len(size)](x, size)
+
+
+add(OpInfo("adaptive_avg_pool_nd", lambda dt: [Sample(_x((2, 3, 7, 5), dt), [3, 2]), Sample(_x((3, 7), dt), [4]),
+                                                Sample(_x((1, 2, 5, 6, 4), dt), [2, 3, 1]), Sample(_x((2, 3, 6, 6), dt), [1, 1])],
+           dtypes=F2, tol=TOL, function=_aavg))
+
+
+def _amax(lib, x, size):
+    import ember
+    if lib is ember:
+        return ember._C._ops._adaptive_max_pool_with_indices(x, size)
+    return {1: lib.nn.functional.adaptive_max_pool1d, 2: lib.nn.functional.adaptive_max_pool2d}[len(size)](
+        x, size, return_indices=True)
+
+
+add(OpInfo("adaptive_max_pool_with_indices", lambda dt: [Sample(_x((2, 3, 7, 5), dt), [3, 2]),
+                                                          Sample(_x((2, 3, 7), dt), [4])], dtypes=F2, function=_amax))
+
+
+def _pad(lib, x, p, mode="constant", value=None):
+    import ember
+    if lib is ember:
+        return ember._C._ops._pad(x, p, mode, value)
+    return lib.nn.functional.pad(x, p, mode, value)
+
+
+add(OpInfo("pad", lambda dt: [Sample(_x((2, 3, 4), dt), [1, 2]), Sample(_x((2, 3, 4), dt), [1, 2, 0, 1], value=1.5),
+                               Sample(_x((2, 3, 4), dt), [-1, 1]), Sample(_x((2, 3, 4), dt), [2, 1], "reflect"),
+                               Sample(_x((1, 2, 3, 4), dt), [1, 2, 2, 1], "replicate"),
+                               Sample(_x((1, 2, 3, 4), dt), [1, 2, 2, 1], "circular")],
+           dtypes=F2, function=_pad,
+           errors=lambda: [Sample(T((2, 3, 4), "float32"), [1, 2, 3]), Sample(T((2, 3, 4), "float32"), [4, 4], "reflect")]))
+# ---- BLAS family
+add(OpInfo("mm", lambda dt: [Sample(_x((2, 3), dt), _x((3, 4), dt, 1)), Sample(_x((3, 2), dt, layout="T"), _x((3, 4), dt, 1))],
+           dtypes=F2 + ("int64",), tol=TOL, errors=lambda: [Sample(T((2, 3), "float32"), T((4, 3), "float32")),
+                                                             Sample(T((2, 3, 1), "float32"), T((3, 4), "float32"))]))
+add(OpInfo("bmm", lambda dt: [Sample(_x((2, 2, 3), dt), _x((2, 3, 4), dt, 1))], dtypes=F2, tol=TOL,
+           errors=lambda: [Sample(T((2, 2, 3), "float32"), T((3, 3, 4), "float32"))]))
+add(OpInfo("mv", lambda dt: [Sample(_x((2, 3), dt), _x((3,), dt, 1))], dtypes=F2, tol=TOL,
+           errors=lambda: [Sample(T((2, 3), "float32"), T((4,), "float32"))]))
+add(OpInfo("dot", lambda dt: [Sample(_x((5,), dt), _x((5,), dt, 1))], dtypes=F2 + ("int64",), tol=TOL,
+           errors=lambda: [Sample(T((2,), "float32"), T((3,), "float32")), Sample(T((2,), "float32"), T((2,), "float64"))]))
+add(OpInfo("vdot", lambda dt: [Sample(_x((5,), dt), _x((5,), dt, 1))], dtypes=F2, tol=TOL))
+add(OpInfo("inner", lambda dt: [Sample(_x((2, 3), dt), _x((4, 3), dt, 1)), Sample(_x((3,), dt), _x((3,), dt, 1)),
+                                 Sample(_x((), dt), _x((2, 3), dt, 1))], dtypes=F2, tol=TOL))
+add(OpInfo("outer", lambda dt: [Sample(_x((3,), dt), _x((4,), dt, 1))], dtypes=F2 + ("int64",), tol=TOL))
+for name, shapes in [("addmm", ((2, 4), (2, 3), (3, 4))), ("addmv", ((2,), (2, 3), (3,))),
+                     ("addbmm", ((2, 4), (3, 2, 5), (3, 5, 4))), ("baddbmm", ((3, 2, 4), (3, 2, 5), (3, 5, 4))),
+                     ("addr", ((3, 4), (3,), (4,)))]:
+    add(OpInfo(name, lambda dt, shapes=shapes: [
+        Sample(*[_x(s, dt, i) for i, s in enumerate(shapes)]),
+        Sample(*[_x(s, dt, i) for i, s in enumerate(shapes)], beta=0.5, alpha=2),
+        ] + ([] if len(shapes[0]) == 2 and len(shapes[1]) == 3 else  # addbmm_ with a broadcast self resizes it in torch
+             [Sample(_x(shapes[0][-1:], dt), *[_x(s, dt, i + 1) for i, s in enumerate(shapes[1:])])]),
+        dtypes=F2, tol=TOL))
+
+
+def _tensordot(lib, a, b, da, db):
+    import ember
+    if lib is ember:
+        return ember._C._ops._tensordot(a, b, da, db)
+    return lib.tensordot(a, b, dims=(da, db))
+
+
+add(OpInfo("tensordot", lambda dt: [Sample(_x((3, 4, 5), dt), _x((4, 5, 2), dt, 1), [1, 2], [0, 1]),
+                                     Sample(_x((3, 4), dt), _x((2, 3), dt, 1), [0], [1])],
+           dtypes=F2, tol=TOL, function=_tensordot))
+
+
+def _einsum(lib, eq, *ops):
+    return lib.einsum(eq, *ops)
+
+
+add(OpInfo("einsum", lambda dt: [Sample("ij,jk->ik", _x((2, 3), dt), _x((3, 4), dt, 1)),
+                                  Sample("bij,bjk", _x((2, 2, 3), dt), _x((2, 3, 4), dt, 1)),
+                                  Sample("ii->i", _x((3, 3), dt)), Sample("i,j->ij", _x((3,), dt), _x((4,), dt, 1)),
+                                  Sample("...ij,...jk", _x((2, 3, 4), dt), _x((4, 5), dt, 1)),
+                                  Sample("abc,cd,de->abe", _x((2, 3, 4), dt), _x((4, 5), dt, 1), _x((5, 2), dt, 2))],
+           dtypes=F2, tol=TOL, function=_einsum))
+add(OpInfo("kron", lambda dt: [Sample(_x((2, 3), dt), _x((3, 2), dt, 1)), Sample(_x((2,), dt), _x((2, 3), dt, 1))],
+           dtypes=F2 + ("int64",), tol=TOL))
+
+
+def _slice(lib, x, dim=0, start=None, end=None, step=1):
+    import ember
+    if lib is ember:
+        return ember._C._ops._slice(x, dim, start, end, step)
+    return lib.ops.aten.slice(x, dim, start, end, step)
+
+
+add(OpInfo("slice", lambda dt: [Sample(_x((5, 4), dt), 0, 1, 4, 2), Sample(_x((5, 4), dt), 1, -3, None, 1),
+                                 Sample(_x((5, 4), dt), 0, None, 100, 3), Sample(_x((5, 4), dt, layout="T"), 1, 0, 2, 1)],
+           dtypes=F2 + ("int64", "bool"), function=_slice))
