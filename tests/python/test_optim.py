@@ -1,6 +1,5 @@
 """ember.optim: optimizer trajectories and state dicts against torch.optim, the Optimizer API, and
 the lr schedulers' sequences (torch as the oracle; those tests skip cleanly without it)."""
-import math
 import warnings
 
 import numpy as np

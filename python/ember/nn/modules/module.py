@@ -13,7 +13,6 @@ import weakref
 from collections import OrderedDict, namedtuple
 
 from ... import _C
-from ..._tensor import Tensor
 from ...utils.hooks import RemovableHandle
 from ..parameter import Buffer, Parameter
 
