@@ -8,6 +8,7 @@
 // Tensors that are not contiguous float32/float64 (a half parameter, a strided view) are
 // processed through a contiguous float32 working copy that is written back afterwards.
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "ember/autograd/grad_mode.h"
@@ -96,9 +97,176 @@ double bump_step(const Tensor& step) {
 template <class T>
 T* ptr(const Slot& s) { return static_cast<T*>(s.data()); }
 
-// torch.lerp's formula (exact at both ends): a + w (b - a), or b - (b - a)(1 - w) for w >= 1/2
-template <class T>
-inline T lerp(T a, T b, T w) { return w < T(0.5) ? a + w * (b - a) : b - (b - a) * (T(1) - w); }
+// torch.lerp's formula (exact at both ends): a + w (b - a) for w < 1/2, else b - (b - a)(1 - w).
+// LO: whether w < 1/2 (known per call, so the loops carry no branch).
+template <bool LO, class T>
+inline T lerp(T a, T b, T w) {
+  if constexpr (LO) return a + w * (b - a);
+  else return b - (b - a) * (T(1) - w);
+}
+
+// Calls f(std::bool_constant<b1>{}, std::bool_constant<b2>{}, ...): the update loops are
+// instantiated per combination of options, so their bodies are branch-free and vectorize.
+template <class F>
+void with_flags(F&& f) { f(); }
+template <class F, class... Rest>
+void with_flags(F&& f, bool b, Rest... rest) {
+  if (b) with_flags([&](auto... t) { f(std::true_type{}, t...); }, rest...);
+  else with_flags([&](auto... t) { f(std::false_type{}, t...); }, rest...);
+}
+
+// ---- the per-element update loops. Everything is passed by value and the arrays are
+// __restrict, so the compiler keeps the scalars in registers and vectorizes.
+#define R __restrict
+
+template <bool MAX, bool WD, bool BUF, bool FIRST, bool NEST, class T>
+void sgd_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R buf, T wd, T mom, T damp1, T nlr) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    if constexpr (WD) d = d + wd * p[j];
+    if constexpr (BUF) {
+      T m;
+      if constexpr (FIRST) m = d;
+      else m = buf[j] * mom + damp1 * d;
+      buf[j] = m;
+      if constexpr (NEST) d = d + mom * m;
+      else d = m;
+    }
+    p[j] = p[j] + nlr * d;
+  }
+}
+
+// Adam, and NAdam / RAdam's shared first part, run by adam_kernel's callers
+template <bool MAX, bool L2, bool DEC, bool AMS, bool LO, class T>
+void adam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T* R vmax, T step_size, T bc2_sqrt,
+                 T w1, T b2, T w2, T eps, T wd, T decay) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    T pj = p[j];
+    if constexpr (DEC) pj = pj * decay;
+    if constexpr (L2) d = d + wd * pj;
+    T mj = lerp<LO>(m[j], d, w1);
+    T vj = v[j] * b2 + w2 * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    T den;
+    if constexpr (AMS) {
+      T mx = vmax[j] > vj ? vmax[j] : vj;
+      vmax[j] = mx;
+      den = std::sqrt(mx) / bc2_sqrt + eps;
+    } else {
+      den = std::sqrt(vj) / bc2_sqrt + eps;
+    }
+    p[j] = pj - step_size * (mj / den);
+  }
+}
+
+template <bool MAX, bool WD, bool CENTERED, bool MOM, bool LO, class T>
+void rmsprop_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R gavg, T* R buf, T a, T w, T eps, T wd,
+                    T mom, T nlr) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    if constexpr (WD) d = d + wd * p[j];
+    T sj = sq[j] * a + w * d * d;
+    sq[j] = sj;
+    T avg;
+    if constexpr (CENTERED) {
+      T gj = lerp<LO>(gavg[j], d, w);
+      gavg[j] = gj;
+      avg = std::sqrt(sj + T(-1) * gj * gj);
+    } else {
+      avg = std::sqrt(sj);
+    }
+    avg = avg + eps;
+    if constexpr (MOM) {
+      T bj = buf[j] * mom + d / avg;
+      buf[j] = bj;
+      p[j] = p[j] + nlr * bj;
+    } else {
+      p[j] = p[j] + nlr * (d / avg);
+    }
+  }
+}
+
+template <bool MAX, bool WD, class T>
+void adagrad_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sum, T nclr, T eps, T wd) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    if constexpr (WD) d = d + wd * p[j];
+    T sj = sum[j] + d * d;
+    sum[j] = sj;
+    p[j] = p[j] + nclr * (d / (std::sqrt(sj) + eps));
+  }
+}
+
+template <bool MAX, bool WD, class T>
+void adadelta_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R acc, T r, T w, T eps, T wd, T nlr) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    if constexpr (WD) d = d + wd * p[j];
+    T sj = sq[j] * r + w * d * d;
+    sq[j] = sj;
+    T std_ = std::sqrt(sj + eps);
+    T delta = std::sqrt(acc[j] + eps);
+    delta = delta / std_ * d;
+    acc[j] = acc[j] * r + w * delta * delta;
+    p[j] = p[j] + nlr * delta;
+  }
+}
+
+template <bool MAX, bool WD, bool LO, class T>
+void adamax_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R u, T nclr, T w1, T b2, T eps, T wd) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    if constexpr (WD) d = d + wd * p[j];
+    T mj = lerp<LO>(m[j], d, w1);
+    m[j] = mj;
+    T a = u[j] * b2, c = std::abs(d) + eps;
+    // torch.maximum: a NaN on either side propagates
+    T uj = (a > c) ? a : c;
+    uj = (a != a) ? a : uj;
+    uj = (c != c) ? c : uj;
+    u[j] = uj;
+    p[j] = p[j] + nclr * (mj / uj);
+  }
+}
+
+template <bool MAX, bool L2, bool DEC, bool LO, class T>
+void nadam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T c_grad, T c_avg, T bc2, T w1, T b2,
+                  T w2, T eps, T wd, T decay) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    T pj = p[j];
+    if constexpr (DEC) pj = pj * decay;
+    if constexpr (L2) d = d + wd * pj;
+    T mj = lerp<LO>(m[j], d, w1);
+    T vj = v[j] * b2 + w2 * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    T den = std::sqrt(vj / bc2) + eps;
+    pj = pj + c_grad * (d / den);
+    p[j] = pj + c_avg * (mj / den);
+  }
+}
+
+template <bool MAX, bool L2, bool DEC, bool RECT, bool LO, class T>
+void radam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T bc1, T lr, T bc2_sqrt, T rect, T w1,
+                  T b2, T w2, T eps, T wd, T decay) {
+  for (int64_t j = b; j < e; j++) {
+    T d = MAX ? -g[j] : g[j];
+    T pj = p[j];
+    if constexpr (DEC) pj = pj * decay;
+    if constexpr (L2) d = d + wd * pj;
+    T mj = lerp<LO>(m[j], d, w1);
+    T vj = v[j] * b2 + w2 * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    T upd = mj / bc1 * lr;
+    if constexpr (RECT) upd = upd * (bc2_sqrt / (std::sqrt(vj) + eps)) * rect;
+    p[j] = pj - upd;
+  }
+}
+#undef R
 
 }  // namespace
 
@@ -118,18 +286,11 @@ void _fused_sgd_(TensorList params, TensorList grads, TensorList momentum_buffer
     const T* g = ptr<T>(s[1]);
     T* buf = use_buf ? ptr<T>(s[2]) : nullptr;
     const T wd = T(weight_decay), mom = T(momentum), damp1 = T(1 - dampening), nlr = T(-lr);
-    loop(n, [&](int64_t b, int64_t e) {
-      for (int64_t j = b; j < e; j++) {
-        T d = maximize ? -g[j] : g[j];
-        if (weight_decay != 0) d = d + wd * p[j];
-        if (use_buf) {
-          T m = first_step ? d : buf[j] * mom + damp1 * d;
-          buf[j] = m;
-          d = nesterov ? d + mom * m : m;
-        }
-        p[j] = p[j] + nlr * d;
-      }
-    });
+    with_flags([&](auto MAX, auto WD, auto BUF, auto FIRST, auto NEST) {
+      loop(n, [&](int64_t b, int64_t e) {
+        sgd_kernel<MAX, WD, BUF, FIRST, NEST>(b, e, p, g, buf, wd, mom, damp1, nlr);
+      });
+    }, maximize, weight_decay != 0, use_buf, first_step, nesterov);
   });
 }
 
@@ -158,29 +319,12 @@ void _fused_adam_(TensorList params, TensorList grads, TensorList exp_avgs, Tens
     const T step_size = T(lr / bc1), bc2_sqrt = T(std::sqrt(bc2));
     const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), e = T(eps), wd = T(weight_decay);
     const T decay = T(1 - lr * weight_decay);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        T pj = p[j];
-        if (weight_decay != 0) {
-          if (decoupled_weight_decay) pj = pj * decay;
-          else d = d + wd * pj;
-        }
-        T mj = lerp(m[j], d, w1);
-        T vj = v[j] * b2 + w2 * d * d;
-        m[j] = mj;
-        v[j] = vj;
-        T den;
-        if (amsgrad) {
-          T mx = vmax[j] > vj ? vmax[j] : vj;
-          vmax[j] = mx;
-          den = std::sqrt(mx) / bc2_sqrt + e;
-        } else {
-          den = std::sqrt(vj) / bc2_sqrt + e;
-        }
-        p[j] = pj - step_size * (mj / den);
-      }
-    });
+    with_flags([&](auto MAX, auto L2, auto DEC, auto AMS, auto LO) {
+      loop(numel, [&](int64_t b, int64_t end) {
+        adam_kernel<MAX, L2, DEC, AMS, LO>(b, end, p, g, m, v, vmax, step_size, bc2_sqrt, w1, b2, w2, e, wd, decay);
+      });
+    }, maximize, weight_decay != 0 && !decoupled_weight_decay, weight_decay != 0 && decoupled_weight_decay, amsgrad,
+       w1 < T(0.5));
   });
 }
 
@@ -208,30 +352,11 @@ void _fused_rmsprop_(TensorList params, TensorList grads, TensorList square_avgs
     T* gavg = ga >= 0 ? ptr<T>(s[size_t(ga)]) : nullptr;
     T* buf = mb >= 0 ? ptr<T>(s[size_t(mb)]) : nullptr;
     const T a = T(alpha), w = T(1 - alpha), e = T(eps), wd = T(weight_decay), mom = T(momentum), nlr = T(-lr);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        if (weight_decay != 0) d = d + wd * p[j];
-        T sj = sq[j] * a + w * d * d;
-        sq[j] = sj;
-        T avg;
-        if (centered) {
-          T gj = lerp(gavg[j], d, w);
-          gavg[j] = gj;
-          avg = std::sqrt(sj + T(-1) * gj * gj);
-        } else {
-          avg = std::sqrt(sj);
-        }
-        avg = avg + e;
-        if (momentum > 0) {
-          T bj = buf[j] * mom + d / avg;
-          buf[j] = bj;
-          p[j] = p[j] + nlr * bj;
-        } else {
-          p[j] = p[j] + nlr * (d / avg);
-        }
-      }
-    });
+    with_flags([&](auto MAX, auto WD, auto CENTERED, auto MOM, auto LO) {
+      loop(numel, [&](int64_t b, int64_t end) {
+        rmsprop_kernel<MAX, WD, CENTERED, MOM, LO>(b, end, p, g, sq, gavg, buf, a, w, e, wd, mom, nlr);
+      });
+    }, maximize, weight_decay != 0, centered, momentum > 0, w < T(0.5));
   });
 }
 
@@ -250,15 +375,9 @@ void _fused_adagrad_(TensorList params, TensorList grads, TensorList state_sums,
     const T* g = ptr<T>(s[1]);
     T* sum = ptr<T>(s[2]);
     const T nclr = T(-(lr / (1 + (step - 1) * lr_decay))), e = T(eps), wd = T(weight_decay);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        if (weight_decay != 0) d = d + wd * p[j];
-        T sj = sum[j] + d * d;
-        sum[j] = sj;
-        p[j] = p[j] + nclr * (d / (std::sqrt(sj) + e));
-      }
-    });
+    with_flags([&](auto MAX, auto WD) {
+      loop(numel, [&](int64_t b, int64_t end) { adagrad_kernel<MAX, WD>(b, end, p, g, sum, nclr, e, wd); });
+    }, maximize, weight_decay != 0);
   });
 }
 
@@ -278,19 +397,9 @@ void _fused_adadelta_(TensorList params, TensorList grads, TensorList square_avg
     T* sq = ptr<T>(s[2]);
     T* acc = ptr<T>(s[3]);
     const T r = T(rho), w = T(1 - rho), e = T(eps), wd = T(weight_decay), nlr = T(-lr);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        if (weight_decay != 0) d = d + wd * p[j];
-        T sj = sq[j] * r + w * d * d;
-        sq[j] = sj;
-        T std_ = std::sqrt(sj + e);
-        T delta = std::sqrt(acc[j] + e);
-        delta = delta / std_ * d;
-        acc[j] = acc[j] * r + w * delta * delta;
-        p[j] = p[j] + nlr * delta;
-      }
-    });
+    with_flags([&](auto MAX, auto WD) {
+      loop(numel, [&](int64_t b, int64_t end) { adadelta_kernel<MAX, WD>(b, end, p, g, sq, acc, r, w, e, wd, nlr); });
+    }, maximize, weight_decay != 0);
   });
 }
 
@@ -312,19 +421,9 @@ void _fused_adamax_(TensorList params, TensorList grads, TensorList exp_avgs, Te
     T* u = ptr<T>(s[3]);
     const T nclr = T(-(lr / (1 - std::pow(beta1, step))));
     const T w1 = T(1 - beta1), b2 = T(beta2), e = T(eps), wd = T(weight_decay);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        if (weight_decay != 0) d = d + wd * p[j];
-        T mj = lerp(m[j], d, w1);
-        m[j] = mj;
-        T a = u[j] * b2, c = std::abs(d) + e;
-        T uj = (a > c || std::isnan(a)) ? a : c;  // torch.maximum propagates NaN
-        if (std::isnan(c)) uj = c;
-        u[j] = uj;
-        p[j] = p[j] + nclr * (mj / uj);
-      }
-    });
+    with_flags([&](auto MAX, auto WD, auto LO) {
+      loop(numel, [&](int64_t b, int64_t end) { adamax_kernel<MAX, WD, LO>(b, end, p, g, m, u, nclr, w1, b2, e, wd); });
+    }, maximize, weight_decay != 0, w1 < T(0.5));
   });
 }
 
@@ -357,23 +456,12 @@ void _fused_nadam_(TensorList params, TensorList grads, TensorList exp_avgs, Ten
     const T c_grad = T(-lr * (1.0 - mu) / (1.0 - mu_prod)), c_avg = T((-lr * mu_next) / (1.0 - mu_prod_next));
     const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), e = T(eps), wd = T(weight_decay);
     const T decay = T(1 - lr * weight_decay), bc2_t = T(bc2);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        T pj = p[j];
-        if (weight_decay != 0) {
-          if (decoupled_weight_decay) pj = pj * decay;
-          else d = d + wd * pj;
-        }
-        T mj = lerp(m[j], d, w1);
-        T vj = v[j] * b2 + w2 * d * d;
-        m[j] = mj;
-        v[j] = vj;
-        T den = std::sqrt(vj / bc2_t) + e;
-        pj = pj + c_grad * (d / den);
-        p[j] = pj + c_avg * (mj / den);
-      }
-    });
+    with_flags([&](auto MAX, auto L2, auto DEC, auto LO) {
+      loop(numel, [&](int64_t b, int64_t end) {
+        nadam_kernel<MAX, L2, DEC, LO>(b, end, p, g, m, v, c_grad, c_avg, bc2_t, w1, b2, w2, e, wd, decay);
+      });
+    }, maximize, weight_decay != 0 && !decoupled_weight_decay, weight_decay != 0 && decoupled_weight_decay,
+       w1 < T(0.5));
   });
 }
 
@@ -400,23 +488,12 @@ void _fused_radam_(TensorList params, TensorList grads, TensorList exp_avgs, Ten
     T* v = ptr<T>(s[3]);
     const T w1 = T(1 - beta1), b2 = T(beta2), w2 = T(1 - beta2), e = T(eps), wd = T(weight_decay);
     const T decay = T(1 - lr * weight_decay), bc1_t = T(bc1), lr_t = T(lr), bc2_sqrt = T(std::sqrt(bc2)), r_t = T(r);
-    loop(numel, [&](int64_t b, int64_t end) {
-      for (int64_t j = b; j < end; j++) {
-        T d = maximize ? -g[j] : g[j];
-        T pj = p[j];
-        if (weight_decay != 0) {
-          if (decoupled_weight_decay) pj = pj * decay;
-          else d = d + wd * pj;
-        }
-        T mj = lerp(m[j], d, w1);
-        T vj = v[j] * b2 + w2 * d * d;
-        m[j] = mj;
-        v[j] = vj;
-        T upd = mj / bc1_t * lr_t;
-        if (rect) upd = upd * (bc2_sqrt / (std::sqrt(vj) + e)) * r_t;
-        p[j] = pj - upd;
-      }
-    });
+    with_flags([&](auto MAX, auto L2, auto DEC, auto RECT, auto LO) {
+      loop(numel, [&](int64_t b, int64_t end) {
+        radam_kernel<MAX, L2, DEC, RECT, LO>(b, end, p, g, m, v, bc1_t, lr_t, bc2_sqrt, r_t, w1, b2, w2, e, wd, decay);
+      });
+    }, maximize, weight_decay != 0 && !decoupled_weight_decay, weight_decay != 0 && decoupled_weight_decay, rect,
+       w1 < T(0.5));
   });
 }
 
