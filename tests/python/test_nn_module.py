@@ -590,9 +590,9 @@ def test_layer_forward_matches_torch(torch, name, args, shapes, fns):
     try:
         eo.sum().backward()
     except RuntimeError as ex:
-        if name.startswith("BatchNorm") and "modified by an inplace operation" in str(ex):
-            pytest.xfail("Ember bug: F.batch_norm(training=True) bumps the versions of the running statistics it "
-                         "saved for backward, so backward fails")
+        if name.startswith(("BatchNorm", "InstanceNorm")) and "modified by an inplace operation" in str(ex):
+            pytest.xfail("Ember bug: batch_norm(training=True) with running statistics bumps the versions of the "
+                         "running_mean / running_var it saved for backward, so backward fails")
         raise
     for a, b in zip(ein, tin):
         np.testing.assert_allclose(e2n(a.grad), b.grad.numpy(), rtol=1e-4, atol=1e-5)
