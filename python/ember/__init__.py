@@ -14,7 +14,7 @@ from ._C import (  # noqa: F401  dtype objects
 from ._C._ops import *  # noqa: F401,F403  every generated op (ember.add, ember.zeros, ...)
 from ._C._ops import tensor  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
-from ._functional import einsum, tensordot  # noqa: F401
+from ._functional import einsum, tensordot, unique, unique_consecutive  # noqa: F401
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401

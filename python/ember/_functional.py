@@ -29,3 +29,21 @@ def tensordot(a, b, dims=2, out=None):
         out.copy_(r)
         return out
     return r
+
+
+def _pack(out, inv, cnt, return_inverse, return_counts):
+    res = (out,) + ((inv,) if return_inverse else ()) + ((cnt,) if return_counts else ())
+    return res[0] if len(res) == 1 else res
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    if dim is None:
+        out, inv, cnt = _ops._unique2(input, sorted, return_inverse, return_counts)
+    else:
+        out, inv, cnt = _ops._unique_dim(input, dim, sorted, return_inverse, return_counts)
+    return _pack(out, inv, cnt, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    out, inv, cnt = _ops._unique_consecutive(input, return_inverse, return_counts, dim)
+    return _pack(out, inv, cnt, return_inverse, return_counts)

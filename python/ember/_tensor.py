@@ -280,6 +280,14 @@ class Tensor(_C.TensorBase):
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return _ops.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        from ._functional import unique
+        return unique(self, sorted, return_inverse, return_counts, dim)
+
+    def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        from ._functional import unique_consecutive
+        return unique_consecutive(self, return_inverse, return_counts, dim)
+
     @property
     def layout(self):
         from ._utils import strided

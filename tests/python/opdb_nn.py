@@ -212,3 +212,52 @@ def _slice(lib, x, dim=0, start=None, end=None, step=1):
 add(OpInfo("slice", lambda dt: [Sample(_x((5, 4), dt), 0, 1, 4, 2), Sample(_x((5, 4), dt), 1, -3, None, 1),
                                  Sample(_x((5, 4), dt), 0, None, 100, 3), Sample(_x((5, 4), dt, layout="T"), 1, 0, 2, 1)],
            dtypes=F2 + ("int64", "bool"), function=_slice))
+
+
+# ---- sorting and selection
+_SORTD = F2 + ("int64", "int32", "uint8")
+add(OpInfo("sort", lambda dt: [Sample(T((3, 5), dt, low=-3, high=3)), Sample(T((3, 5), dt, low=-3, high=3), 0, True),
+                                Sample(T((7,), dt, low=-3, high=3)), Sample(T((), dt)), Sample(T((0, 3), dt))],
+           dtypes=_SORTD + ("bool",)))
+add(OpInfo("sort.stable", lambda dt: [Sample(T((3, 5), dt, low=-2, high=2), stable=True),
+                                       Sample(T((4, 6), dt, low=-2, high=2), stable=True, dim=0, descending=True)],
+           dtypes=_SORTD))
+add(OpInfo("argsort", lambda dt: [Sample(T((3, 5), dt, low=-2, high=2), stable=True),
+                                   Sample(T((4, 6), dt, low=-2, high=2), dim=0, descending=True, stable=True),
+                                   Sample(T((4, 6), dt, low=-50, high=50), 0, True)], dtypes=_SORTD,
+           errors=lambda: [Sample(T((4, 6), "float32"), 0, True, stable=True)]))
+# values without ties: torch does not define which of equal values topk/kthvalue pick
+_NT = dict(low=0, high=250)
+add(OpInfo("topk", lambda dt: [Sample(T((3, 6), dt, key=7, **_NT), 2), Sample(T((3, 6), dt, key=8, **_NT), 3, 0, False),
+                                Sample(T((5,), dt, key=9, **_NT), 5)], dtypes=_SORTD,
+           errors=lambda: [Sample(T((3,), "float32"), 4)]))
+add(OpInfo("kthvalue", lambda dt: [Sample(T((3, 6), dt, key=7, **_NT), 2), Sample(T((3, 6), dt, key=8, **_NT), 3, 0, True)],
+           dtypes=_SORTD, errors=lambda: [Sample(T((3,), "float32"), 4)]))
+add(OpInfo("median", lambda dt: [Sample(T((3, 6), dt, low=-9, high=9)), Sample(T((5,), dt, low=-9, high=9))],
+           dtypes=_SORTD))
+add(OpInfo("median.dim", lambda dt: [Sample(T((3, 6), dt, low=-9, high=9), 1), Sample(T((4, 5), dt, low=-9, high=9), 0, True)],
+           dtypes=_SORTD))
+add(OpInfo("mode", lambda dt: [Sample(T((3, 8), dt, low=0, high=3)), Sample(T((6, 2), dt, low=0, high=3), 0, True)],
+           dtypes=("float32", "int64")))
+
+
+def _uniq(name):
+    def f(lib, x, *a):
+        import ember
+        if lib is ember:
+            return getattr(ember._C._ops, "_" + name)(x, *a)
+        out = getattr(lib.ops.aten, {"unique2": "_unique2", "unique_dim": "unique_dim",
+                                     "unique_consecutive": "unique_consecutive"}[name])(x, *a)
+        return out
+    return f
+
+
+add(OpInfo("unique2", lambda dt: [Sample(T((10,), dt, low=0, high=4), True, True, True)], dtypes=("int64", "float32"),
+           function=_uniq("unique2")))
+add(OpInfo("unique_dim", lambda dt: [Sample(T((6, 2), dt, low=0, high=2), 0, True, True, True)], dtypes=("int64",),
+           function=_uniq("unique_dim")))
+add(OpInfo("unique_consecutive2", lambda dt: [Sample(T((10,), dt, low=0, high=2), True, True)], dtypes=("int64",),
+           function=_uniq("unique_consecutive")))
+add(OpInfo("argsort.stable", lambda dt: [Sample(T((3, 5), dt, low=-2, high=2), stable=True),
+                                          Sample(T((4, 6), dt, low=-2, high=2), stable=True, dim=0, descending=True)],
+           dtypes=_SORTD))

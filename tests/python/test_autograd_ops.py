@@ -578,6 +578,15 @@ add(S("softmax", "dim1", lambda lib, a: lib.softmax(a, 1), A((3, 4))),
         lib.nn.functional.adaptive_max_pool2d(a, [2, 3])), A((1, 2, 5, 4), kind="signed", lo=0.1)))
 
 
+add(S("sort", "dim1", lambda lib, a: lib.sort(a, 1)[0], A((3, 4), kind="signed", lo=0.1)),
+    S("sort.stable", "desc", lambda lib, a: lib.sort(a, stable=True, dim=0, descending=True)[0], A((4, 3), kind="signed", lo=0.1)),
+    S("topk", "k2", lambda lib, a: lib.topk(a, 2)[0], A((3, 5), kind="signed", lo=0.1)),
+    S("kthvalue", "k2", lambda lib, a: lib.kthvalue(a, 2, 1)[0], A((3, 5), kind="signed", lo=0.1)),
+    S("median", "all", lambda lib, a: lib.median(a), A((3, 5), kind="signed", lo=0.1)),
+    S("median.dim", "keepdim", lambda lib, a: lib.median(a, 1, True)[0], A((3, 5), kind="signed", lo=0.1)),
+    S("mode", "dim1", lambda lib, a: lib.mode(a, 1)[0], A((3, 5), kind="signed", lo=0.1)))
+
+
 def test_every_differentiable_op_has_samples():
     covered = {s.op for s in SAMPLES}
     missing = [op for op in differentiable_ops() if op not in covered]

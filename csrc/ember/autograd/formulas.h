@@ -91,5 +91,7 @@ Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& inde
                              const Scalar& alpha);
 std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
 Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices);
+// median()/max() style: the gradient is shared evenly among the elements equal to the result
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 
 }  // namespace ember::autograd

@@ -167,4 +167,9 @@ Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& i
   return ember::scatter_add(z, 2, indices.flatten(2, -1), grad.flatten(2, -1)).reshape(self.sizes());
 }
 
+Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  Tensor mask = ember::logical_or(ember::eq(self, result), ember::logical_and(ember::isnan(self), ember::isnan(result)));
+  return grad * mask / ember::sum(mask, std::nullopt, false).to(grad.dtype());
+}
+
 }  // namespace ember::autograd
