@@ -135,6 +135,8 @@ class Op:
 
     def cpp_ret(self):
         r = self.ret
+        if r == "()":  # returns nothing: void in C++, None in Python
+            return "void"
         if r.startswith("("):
             n = len([x for x in r.strip("()").split(",")])
             return "std::tuple<" + ", ".join(["Tensor"] * n) + ">"
@@ -145,7 +147,7 @@ class Op:
         return "Tensor"
 
     def tuple_field_names(self):
-        if not self.ret.startswith("("):
+        if not self.ret.startswith("(") or self.ret == "()":
             return None
         names = [x.strip().split()[1] if len(x.strip().split()) > 1 else None for x in self.ret.strip("()").split(",")]
         return names if all(names) else None
@@ -336,6 +338,8 @@ def py_wrap(op, expr, method, self_returning):
         obj = "self_obj" if method else "r.obj(0)"
         return f"{expr};\n      return ember::py::incref({obj});"
     r = op.ret
+    if r == "()":
+        return f"{expr};\n      Py_RETURN_NONE;"
     if r.startswith("("):
         names = op.tuple_field_names()
         if names:
