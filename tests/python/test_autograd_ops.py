@@ -799,6 +799,12 @@ def test_matches_torch(sample):
 NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "div-operator_rdiv": "torch computes number / x as x.reciprocal() * number (MulBackward0)",
     "index_put_-setitem_mask": "ember's x[mask] = v writes through an alias view of x (CopySlices)",
+    "max_pool_with_indices-2d": "one N-d max-pool op in ember; torch names a node per dimensionality",
+    "adaptive_max_pool_with_indices-2d": "one N-d adaptive max-pool op in ember; torch names one per dimensionality",
+    "leaky_relu-inplace": "torch gives in-place leaky_relu_ its own derivative entry (LeakyReluBackward1)",
+    "elu-inplace": "torch gives in-place elu_ its own derivative entry (EluBackward1)",
+    "threshold-inplace": "torch gives in-place threshold_ its own derivative entry (ThresholdBackward1)",
+    "elu-celu": "ember's celu is elu with rescaled inputs (EluBackward0); torch has a CeluBackward0 node",
 }
 
 

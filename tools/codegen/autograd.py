@@ -134,7 +134,7 @@ def assign_node_names(ops):
             key = op.name.rstrip("_")  # bernoulli_ and bernoulli share a name family
             i = counts.get(key, 0)
             counts[key] = i + 1
-            op.node = f"{camel(key)}Backward{i}"
+            op.node = f"{op.entry.get('node', camel(key))}Backward{i}"  # node: overrides PyTorch's spelling
         else:
             op.node = None
 
