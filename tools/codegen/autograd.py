@@ -50,7 +50,6 @@ def _pow_names():
 # ops). Python numbers arrive as wrapped-number tensors, PyTorch's Scalar overloads. Hand-written
 # PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
 TORCH_NODE_NAMES = {
-    "log1p": "Log1PBackward0",
     "square": "PowBackward0",
     "pow": _pow_names(),
     "float_power": _pow_names(),
@@ -83,6 +82,12 @@ TORCH_NODE_NAMES = {
     "bernoulli": "BernoulliBackward0",
     "bernoulli_": [(_wrapped("p"), "BernoulliBackward2"), (None, "BernoulliBackward1")],
     "random_": [("!to.has_value()", "RandomBackward2"), (None, "RandomBackward0")],
+    "max_pool_with_indices": [("kernel_size.size() == 1", "SqueezeBackward1"),
+                              ("kernel_size.size() == 2", "MaxPool2DWithIndicesBackward0"),
+                              (None, "MaxPool3DWithIndicesBackward0")],
+    "adaptive_max_pool_with_indices": [("output_size.size() == 1", "SqueezeBackward1"),
+                                       ("output_size.size() == 2", "AdaptiveMaxPool2DBackward0"),
+                                       (None, "AdaptiveMaxPool3DBackward0")],
     "matmul": [("self.dim() == 1 && other.dim() == 1", "DotBackward0"), ("self.dim() == 2 && other.dim() == 1",
                                                                           "MvBackward0"),
                ("self.dim() == 1 && other.dim() == 2", "SqueezeBackward4"), ("self.dim() == 2 && other.dim() == 2",
@@ -108,7 +113,8 @@ def name_statement(op, indent="  "):
 
 
 def camel(name):
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
+    # PyTorch title-cases each part: log1p -> Log1P, im2col -> Im2Col, max_pool2d -> MaxPool2D
+    return "".join(p.title() for p in name.split("_") if p)
 
 
 def uses(formulas, name):
