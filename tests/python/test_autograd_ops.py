@@ -703,11 +703,7 @@ def test_sample_ids_are_unique():
     assert len(ids) == len(set(ids))
 
 
-SKIPS = {  # sample id -> reason (a forward bug, reported to the ops owner)
-    "copy_-broadcast": "forward bug: zeros(2, 3).copy_(ones(3)) raises 'output with shape [2, 3] doesn't match the "
-                       "broadcast shape [3]' (copy_ must broadcast src)",
-    "where-method": "forward bug: Tensor.where(condition, other) is not bound (ember.where only)",
-}
+SKIPS = {}  # sample id -> reason (a forward bug, reported to the ops owner)
 
 
 def _skip_known(sample):
