@@ -329,7 +329,11 @@ def view_marks(op, var, indent="  "):
     if not is_view_op(op):
         return []
     if op.ret == "Tensor[]":
-        return [f"{indent}for (auto& v_ : {var}) autograd::set_view_of(v_, self, true);"]
+        # an output that is self itself (split of an empty dim) becomes a fresh view, as in PyTorch
+        return [f"{indent}for (auto& v_ : {var}) {{",
+                f"{indent}  if (v_.is_same(self)) v_ = make_view(self, self.sizes(), self.strides(), self.storage_offset());",
+                f"{indent}  autograd::set_view_of(v_, self, true);",
+                f"{indent}}}"]
     return [f"{indent}if ({var}.impl()->storage() == self.impl()->storage() && "
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
