@@ -88,6 +88,9 @@ TORCH_NODE_NAMES = {
     "adaptive_max_pool_with_indices": [("output_size.size() == 1", "SqueezeBackward1"),
                                        ("output_size.size() == 2", "AdaptiveMaxPool2DBackward0"),
                                        (None, "AdaptiveMaxPool3DBackward0")],
+    "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
     "matmul": [("self.dim() == 1 && other.dim() == 1", "DotBackward0"), ("self.dim() == 2 && other.dim() == 1",
                                                                           "MvBackward0"),
                ("self.dim() == 1 && other.dim() == 2", "SqueezeBackward4"), ("self.dim() == 2 && other.dim() == 2",
@@ -96,14 +99,20 @@ TORCH_NODE_NAMES = {
 }
 
 
-def torch_name(op):
+def torch_name(op, inplace=False):
+    """The entry of TORCH_NODE_NAMES for op (inplace: for its op_ variant, key "name_", where
+    PyTorch's in-place node differs, e.g. EluBackward1)."""
     key = op.name + ("." + op.overload if op.overload else "")
+    if inplace and not op.is_self_inplace and key + "_" in TORCH_NODE_NAMES:
+        return TORCH_NODE_NAMES[key + "_"]
     return TORCH_NODE_NAMES.get(key)
 
 
-def name_statement(op, indent="  "):
+def name_statement(op, indent="  ", inplace=False):
     """Sets the node's name per call, for ops whose PyTorch name depends on the arguments."""
-    spec = torch_name(op)
+    spec = torch_name(op, inplace)
+    if isinstance(spec, str) and spec != torch_name(op):
+        return [f'{indent}node->name_ = "{spec}";']
     if not isinstance(spec, list):
         return []
     expr = f'"{spec[-1][1]}"'
@@ -231,8 +240,9 @@ def gen_node(op):
     release = (" ".join(releases)) if releases else ""
     spec = torch_name(op)
     name_expr = f'"{op.node}"'
-    if spec is not None:
-        members.append(f'  const char* name_ = "{spec if isinstance(spec, str) else spec[-1][1]}";')
+    if spec is not None or torch_name(op, inplace=True) is not None:
+        default = op.node if spec is None else spec if isinstance(spec, str) else spec[-1][1]
+        members.append(f'  const char* name_ = "{default}";')
         name_expr = "name_"
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
@@ -446,7 +456,7 @@ def inplace_body(op, call):
     lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
     lines += record_node(op, inplace=True)
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
-    lines += name_statement(op)
+    lines += name_statement(op, inplace=True)
     lines.append("  autograd::rebase_history(self, node);")
     lines += save_outputs(op, "self")
     lines.append("  return self;")
