@@ -751,6 +751,16 @@ def test_inplace_on_multi_output_views_raises(lib):
         lib.zeros(3).unbind(0)[0].mul_(w[0])
 
 
+def test_split_outputs_are_views_not_the_input(lib):
+    for x in (lib.zeros(0, 2, requires_grad=True), lib.ones(3, 2, requires_grad=True), lib.zeros(0, 2)):
+        for parts in (x.split(4), x.chunk(1), x.split([x.shape[0]])):
+            p = parts[0]
+            assert p is not x and x.is_leaf and x.grad_fn is None
+            assert p.requires_grad == x.requires_grad  # also: no infinite loop on a view of itself
+            if x.requires_grad:
+                assert type(p.grad_fn).__name__ in ("SplitBackward0", "SplitWithSizesBackward0")
+
+
 def test_inplace_on_view_made_in_no_grad_raises(lib):
     b = lib.ones(3, requires_grad=True).clone()
     with lib.no_grad():

@@ -434,6 +434,7 @@ add(S("view", "2x3_to_3x2", lambda lib, x: x.view(3, 2), A((2, 3))),
     S("unbind", "iterate", lambda lib, x: tuple(r * (i + 1) for i, r in enumerate(x)), A((3, 2))),
     S("split", "uneven", lambda lib, x: tuple(lib.split(x, 2, 1)), A((2, 5))),
     S("split", "one_used", lambda lib, x: x.split(2)[1], A((5, 2))),
+    S("split", "whole_and_empty", lambda lib, x, e: (x.split(4)[0] * 2, e.split(1)[0] + 1), A((3, 2)), A((0, 2))),
     S("split.sizes", "sizes", lambda lib, x: tuple(lib.split(x, [1, 3], 1)), A((2, 4))),
     S("split.sizes", "partial", lambda lib, x: x.split([2, 1])[0] * 2, A((3, 2))),
     S("chunk", "even", lambda lib, x: tuple(lib.chunk(x, 2, 1)), A((2, 4))),
@@ -703,11 +704,7 @@ def test_sample_ids_are_unique():
     assert len(ids) == len(set(ids))
 
 
-SKIPS = {  # sample id -> reason (a forward bug, reported to the ops owner)
-    "copy_-broadcast": "forward bug: zeros(2, 3).copy_(ones(3)) raises 'output with shape [2, 3] doesn't match the "
-                       "broadcast shape [3]' (copy_ must broadcast src)",
-    "where-method": "forward bug: Tensor.where(condition, other) is not bound (ember.where only)",
-}
+SKIPS = {}  # sample id -> reason (a forward bug, reported to the ops owner)
 
 
 def _skip_known(sample):
@@ -801,10 +798,7 @@ NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "index_put_-setitem_mask": "ember's x[mask] = v writes through an alias view of x (CopySlices)",
     "max_pool_with_indices-2d": "one N-d max-pool op in ember; torch names a node per dimensionality",
     "adaptive_max_pool_with_indices-2d": "one N-d adaptive max-pool op in ember; torch names one per dimensionality",
-    "leaky_relu-inplace": "torch gives in-place leaky_relu_ its own derivative entry (LeakyReluBackward1)",
-    "elu-inplace": "torch gives in-place elu_ its own derivative entry (EluBackward1)",
-    "threshold-inplace": "torch gives in-place threshold_ its own derivative entry (ThresholdBackward1)",
-    "elu-celu": "ember's celu is elu with rescaled inputs (EluBackward0); torch has a CeluBackward0 node",
+    "elu-celu": "ember computes celu with elu (EluBackward0; torch has a CeluBackward0 node)",
 }
 
 

@@ -50,7 +50,6 @@ def _pow_names():
 # ops). Python numbers arrive as wrapped-number tensors, PyTorch's Scalar overloads. Hand-written
 # PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
 TORCH_NODE_NAMES = {
-    "log1p": "Log1PBackward0",
     "square": "PowBackward0",
     "pow": _pow_names(),
     "float_power": _pow_names(),
@@ -83,6 +82,15 @@ TORCH_NODE_NAMES = {
     "bernoulli": "BernoulliBackward0",
     "bernoulli_": [(_wrapped("p"), "BernoulliBackward2"), (None, "BernoulliBackward1")],
     "random_": [("!to.has_value()", "RandomBackward2"), (None, "RandomBackward0")],
+    "max_pool_with_indices": [("kernel_size.size() == 1", "SqueezeBackward1"),
+                              ("kernel_size.size() == 2", "MaxPool2DWithIndicesBackward0"),
+                              (None, "MaxPool3DWithIndicesBackward0")],
+    "adaptive_max_pool_with_indices": [("output_size.size() == 1", "SqueezeBackward1"),
+                                       ("output_size.size() == 2", "AdaptiveMaxPool2DBackward0"),
+                                       (None, "AdaptiveMaxPool3DBackward0")],
+    "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
     "matmul": [("self.dim() == 1 && other.dim() == 1", "DotBackward0"), ("self.dim() == 2 && other.dim() == 1",
                                                                           "MvBackward0"),
                ("self.dim() == 1 && other.dim() == 2", "SqueezeBackward4"), ("self.dim() == 2 && other.dim() == 2",
@@ -91,14 +99,20 @@ TORCH_NODE_NAMES = {
 }
 
 
-def torch_name(op):
+def torch_name(op, inplace=False):
+    """The entry of TORCH_NODE_NAMES for op (inplace: for its op_ variant, key "name_", where
+    PyTorch's in-place node differs, e.g. EluBackward1)."""
     key = op.name + ("." + op.overload if op.overload else "")
+    if inplace and not op.is_self_inplace and key + "_" in TORCH_NODE_NAMES:
+        return TORCH_NODE_NAMES[key + "_"]
     return TORCH_NODE_NAMES.get(key)
 
 
-def name_statement(op, indent="  "):
+def name_statement(op, indent="  ", inplace=False):
     """Sets the node's name per call, for ops whose PyTorch name depends on the arguments."""
-    spec = torch_name(op)
+    spec = torch_name(op, inplace)
+    if isinstance(spec, str) and spec != torch_name(op):
+        return [f'{indent}node->name_ = "{spec}";']
     if not isinstance(spec, list):
         return []
     expr = f'"{spec[-1][1]}"'
@@ -108,7 +122,8 @@ def name_statement(op, indent="  "):
 
 
 def camel(name):
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
+    # PyTorch title-cases each part: log1p -> Log1P, im2col -> Im2Col, max_pool2d -> MaxPool2D
+    return "".join(p.title() for p in name.split("_") if p)
 
 
 def uses(formulas, name):
@@ -225,8 +240,9 @@ def gen_node(op):
     release = (" ".join(releases)) if releases else ""
     spec = torch_name(op)
     name_expr = f'"{op.node}"'
-    if spec is not None:
-        members.append(f'  const char* name_ = "{spec if isinstance(spec, str) else spec[-1][1]}";')
+    if spec is not None or torch_name(op, inplace=True) is not None:
+        default = op.node if spec is None else spec if isinstance(spec, str) else spec[-1][1]
+        members.append(f'  const char* name_ = "{default}";')
         name_expr = "name_"
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
@@ -323,7 +339,11 @@ def view_marks(op, var, indent="  "):
     if not is_view_op(op):
         return []
     if op.ret == "Tensor[]":
-        return [f"{indent}for (auto& v_ : {var}) autograd::set_view_of(v_, self, true);"]
+        # an output that is self itself (split of an empty dim) becomes a fresh view, as in PyTorch
+        return [f"{indent}for (auto& v_ : {var}) {{",
+                f"{indent}  if (v_.is_same(self)) v_ = make_view(self, self.sizes(), self.strides(), self.storage_offset());",
+                f"{indent}  autograd::set_view_of(v_, self, true);",
+                f"{indent}}}"]
     return [f"{indent}if ({var}.impl()->storage() == self.impl()->storage() && "
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
@@ -436,7 +456,7 @@ def inplace_body(op, call):
     lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
     lines += record_node(op, inplace=True)
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
-    lines += name_statement(op)
+    lines += name_statement(op, inplace=True)
     lines.append("  autograd::rebase_history(self, node);")
     lines += save_outputs(op, "self")
     lines.append("  return self;")

@@ -251,6 +251,7 @@ void set_view_of(const Tensor& view, const Tensor& base, bool multi) {
   using VC = AutogradMeta::ViewCreation;
   auto* bm = meta(base);
   Tensor root = (bm && bm->is_view) ? bm->view_base : base;
+  if (root.is_same(view)) return;  // never a view of itself (a cycle)
   auto& m = materialize_meta(view);
   m.is_view = true;
   m.view_base = root;
