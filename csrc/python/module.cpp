@@ -52,6 +52,7 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   }
   EMBER_CHECK_KIND(data != nullptr, Type, "tensor() missing 1 required positional arguments: \"data\"");
   Tensor t = py::tensor_from_data(data, dtype);
+  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor starts at version 0
   PyObject* r = py::wrap(t);
   if (requires_grad) {
     if (PyObject_SetAttrString(r, "requires_grad", Py_True) < 0) { Py_DECREF(r); return nullptr; }

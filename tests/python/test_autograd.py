@@ -629,11 +629,9 @@ def test_version_counter_error(lib):
 
 
 def test_new_tensors_are_at_version_0(lib):
-    if lib is ember and lib.ones(2)._version != 0:
-        pytest.skip("core bug (not autograd): factories leave a nonzero version counter: ember.ones(2)._version == 1, "
-                    "ember.eye(2)._version == 2 (torch: 0)")
     for t in (lib.ones(2), lib.zeros(2), lib.tensor([1.0]), lib.arange(3), lib.randn(2), lib.full((2,), 1.0),
-              lib.eye(2), lib.linspace(0, 1, 3), lib.ones(2) * 2):
+              lib.eye(2), lib.linspace(0, 1, 3), lib.ones(2) * 2, lib.rand(2), lib.randint(0, 5, (3,)),
+              lib.logspace(0, 1, 3), lib.zeros_like(lib.ones(2)), lib.ones(2).new_full((2,), 3.0)):
         assert t._version == 0
 
 
