@@ -876,3 +876,93 @@ def test_rnn_utils_match_torch(torch):
     rnn_e.pack_padded_sequence(x, [4, 2]).data.sum().backward()
     assert x.grad[:, 1].sum().item() == 6.0 and x.grad[:, 0].sum().item() == 12.0
     assert pe.double().data.dtype is ember.float64
+
+
+ACTIVATIONS = [("Threshold", (0.1, 20.0)), ("ReLU", ()), ("Hardtanh", (-0.5, 0.5)), ("ReLU6", ()), ("Sigmoid", ()),
+               ("Hardsigmoid", ()), ("Tanh", ()), ("SiLU", ()), ("Mish", ()), ("Hardswish", ()), ("ELU", (0.5,)),
+               ("CELU", (0.7,)), ("SELU", ()), ("GLU", ()), ("GELU", ("tanh",)), ("Hardshrink", (0.3,)),
+               ("LeakyReLU", (0.1,)), ("LogSigmoid", ()), ("Softplus", (2.0, 1.0)), ("Softshrink", ()),
+               ("PReLU", ()), ("Softsign", ()), ("Tanhshrink", ()), ("Softmin", (1,)), ("Softmax2d", ()),
+               ("RReLU", (0.1, 0.3))]
+
+
+def test_activation_modules_match_torch(torch):
+    rs = np.random.RandomState(0)
+    x = rs.randn(2, 4, 3, 2).astype(np.float32)
+    for name, args in ACTIVATIONS:
+        e, t = getattr(nn, name)(*args).eval(), getattr(torch.nn, name)(*args).eval()
+        _copy_weights(e, t)
+        ex, tx = ember.from_numpy(x.copy()).requires_grad_(), torch.from_numpy(x.copy()).requires_grad_()
+        eo, to = e(ex), t(tx)
+        np.testing.assert_allclose(e2n(eo), to.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+        eo.sum().backward()
+        to.sum().backward()
+        np.testing.assert_allclose(e2n(ex.grad), tx.grad.numpy(), rtol=1e-4, atol=1e-5, err_msg=name)
+    # in-place variants write into their input
+    y = ember.from_numpy(x.copy())
+    assert nn.ReLU(inplace=True)(y) is y and float(y.min()) >= 0
+
+
+def test_loss_modules_match_torch(torch):
+    rs = np.random.RandomState(1)
+    logits = rs.randn(6, 4).astype(np.float32)
+    cls = rs.randint(0, 4, size=6)
+    prob = 1 / (1 + np.exp(-rs.randn(6, 4).astype(np.float32)))
+    a, b = rs.randn(6, 4).astype(np.float32), rs.randn(6, 4).astype(np.float32)
+    sign = np.sign(rs.randn(6)).astype(np.float32)
+    w = rs.rand(4).astype(np.float32) + 0.5
+    cases = [
+        ("CrossEntropyLoss", {}, [logits, cls]), ("CrossEntropyLoss", {"label_smoothing": 0.1}, [logits, cls]),
+        ("CrossEntropyLoss", {"weight": w, "ignore_index": 2}, [logits, cls]),
+        ("CrossEntropyLoss", {"reduction": "sum"}, [logits, prob / prob.sum(1, keepdims=True)]),
+        ("NLLLoss", {"reduction": "none"}, [np.log(prob), cls]), ("MSELoss", {}, [a, b]),
+        ("L1Loss", {"reduction": "sum"}, [a, b]), ("SmoothL1Loss", {"beta": 0.5}, [a, b]),
+        ("HuberLoss", {"delta": 0.7}, [a, b]), ("BCELoss", {}, [prob, (b > 0).astype(np.float32)]),
+        ("BCEWithLogitsLoss", {"pos_weight": w}, [a, (b > 0).astype(np.float32)]),
+        ("KLDivLoss", {"reduction": "batchmean"}, [np.log(prob), prob]), ("SoftMarginLoss", {}, [a, np.sign(b)]),
+        ("MultiLabelSoftMarginLoss", {}, [a, (b > 0).astype(np.float32)]), ("MultiMarginLoss", {}, [logits, cls]),
+        ("CosineEmbeddingLoss", {"margin": 0.1}, [a, b, sign]), ("MarginRankingLoss", {"margin": 0.2},
+                                                                  [a[:, 0], b[:, 0], sign]),
+        ("HingeEmbeddingLoss", {}, [a, np.sign(b)]), ("TripletMarginLoss", {}, [a, b, a[::-1].copy()]),
+        ("PoissonNLLLoss", {}, [a, prob]), ("GaussianNLLLoss", {}, [a, b, prob]),
+    ]
+    for name, kw, inputs in cases:
+        ekw = {k: ember.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        tkw = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+        e, t = getattr(nn, name)(**ekw), getattr(torch.nn, name)(**tkw)
+        assert repr(e) == repr(t)
+        ein = [ember.from_numpy(np.ascontiguousarray(v)) for v in inputs]
+        tin = [torch.from_numpy(np.ascontiguousarray(v)) for v in inputs]
+        ein[0].requires_grad_()
+        tin[0].requires_grad_()
+        eo, to = e(*ein), t(*tin)
+        np.testing.assert_allclose(e2n(eo), to.detach().numpy(), rtol=1e-5, atol=1e-6, err_msg=name)
+        eo.sum().backward()
+        to.sum().backward()
+        np.testing.assert_allclose(e2n(ein[0].grad), tin[0].grad.numpy(), rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def test_embedding_modules_match_torch(torch):
+    rs = np.random.RandomState(2)
+    idx = rs.randint(0, 10, size=(3, 4))
+    for e, t in ((nn.Embedding(10, 3, padding_idx=1), torch.nn.Embedding(10, 3, padding_idx=1)),
+                 (nn.EmbeddingBag(10, 3, mode="sum"), torch.nn.EmbeddingBag(10, 3, mode="sum")),
+                 (nn.EmbeddingBag(10, 3, mode="max"), torch.nn.EmbeddingBag(10, 3, mode="max"))):
+        _copy_weights(e, t)
+        eo, to = e(ember.from_numpy(idx)), t(torch.from_numpy(idx))
+        np.testing.assert_allclose(e2n(eo), to.detach().numpy(), rtol=1e-6)
+        eo.sum().backward()
+        to.sum().backward()
+        np.testing.assert_allclose(e2n(e.weight.grad), t.weight.grad.numpy(), rtol=1e-6)
+    flat, offsets = rs.randint(0, 10, size=7), np.array([0, 3, 3])
+    e, t = nn.EmbeddingBag(10, 2), torch.nn.EmbeddingBag(10, 2)
+    _copy_weights(e, t)
+    np.testing.assert_allclose(e2n(e(ember.from_numpy(flat), ember.from_numpy(offsets))),
+                               t(torch.from_numpy(flat), torch.from_numpy(offsets)).detach().numpy(), rtol=1e-6)
+
+
+def test_train_eval_modes_change_forward():
+    d = nn.Sequential(nn.Dropout(0.5), nn.AlphaDropout(0.3), nn.Dropout2d(0.4))
+    x = ember.ones(2, 3, 4, 4)
+    assert d.eval()(x).tolist() == x.tolist()
+    assert d.train()(x).tolist() != x.tolist()

@@ -11,9 +11,4 @@ from . import init  # noqa: F401
 from . import modules  # noqa: F401
 from . import parameter  # noqa: F401
 from . import utils  # noqa: F401
-
-import importlib.util as _ilu
-
-if _ilu.find_spec(__name__ + ".functional") is not None:  # written in parallel with this package
-    from . import functional  # noqa: F401
-del _ilu
+from . import functional  # noqa: F401

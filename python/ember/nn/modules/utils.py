@@ -1,8 +1,8 @@
 """Helpers of the layer modules: int-or-tuple arguments, and `F`, the functional namespace."""
 import collections.abc
-import importlib
-import importlib.util
 from itertools import repeat
+
+from .. import functional as F  # the functions the layers call (F.linear, F.conv2d, ...)
 
 __all__ = ["F"]
 
@@ -25,21 +25,3 @@ _quadruple = _ntuple(4, "_quadruple")
 def _reverse_repeat_tuple(t, n):
     """(a, b) -> (b, b, a, a) for n = 2: the per-side padding F.pad takes, last dim first."""
     return tuple(x for x in reversed(t) for _ in range(n))
-
-
-class _Functional:
-    """ember.nn.functional, resolved on first use (it is written alongside these modules; until
-    it lands, the core functions of ember.nn._functional_core serve), each looked-up function
-    cached on this object."""
-
-    def __getattr__(self, name):
-        if importlib.util.find_spec("ember.nn.functional") is not None:
-            mod = importlib.import_module("ember.nn.functional")
-        else:
-            mod = importlib.import_module("ember.nn._functional_core")
-        fn = getattr(mod, name)
-        object.__setattr__(self, name, fn)
-        return fn
-
-
-F = _Functional()
