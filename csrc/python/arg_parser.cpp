@@ -292,9 +292,15 @@ static Signature parse_signature(const char* text) {
   s.name = t.substr(0, lp);
   std::string body = t.substr(lp + 1, t.rfind(')') - lp - 1);
   bool kwonly = false;
-  std::stringstream ss(body);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
+  // split on the commas outside brackets (a list default: int[] dims=[0,1])
+  std::vector<std::string> items(1);
+  int depth = 0;
+  for (char ch : body) {
+    if (ch == ',' && depth == 0) { items.emplace_back(); continue; }
+    depth += (ch == '[') - (ch == ']');
+    items.back() += ch;
+  }
+  for (std::string item : items) {
     while (!item.empty() && item.front() == ' ') item.erase(0, 1);
     if (item.empty()) continue;
     if (item == "*") { kwonly = true; continue; }

@@ -14,7 +14,9 @@ from ._C import (  # noqa: F401  dtype objects
 from ._C._ops import *  # noqa: F401,F403  every generated op (ember.add, ember.zeros, ...)
 from ._C._ops import tensor  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
-from ._functional import einsum, tensordot, unique, unique_consecutive  # noqa: F401
+from ._functional import (  # noqa: F401
+    cartesian_prod, einsum, meshgrid, nonzero, tensordot, unique, unique_consecutive,
+)
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd, linalg  # noqa: F401
 from . import nn  # noqa: F401

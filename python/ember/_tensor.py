@@ -317,6 +317,10 @@ class Tensor(_C.TensorBase):
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         return _ops.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
 
+    def nonzero(self, *, as_tuple=False):
+        from ._functional import nonzero
+        return nonzero(self, as_tuple=as_tuple)
+
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
         from ._functional import unique
         return unique(self, sorted, return_inverse, return_counts, dim)

@@ -150,3 +150,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if len(dim) == 2:
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)
     return vector_norm(A, ord, dim, keepdim, dtype=dtype)
+
+
+def cross(input, other, *, dim=-1, out=None):
+    return _ops._linalg_cross(input, other, dim=dim, out=out)

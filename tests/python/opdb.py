@@ -1178,6 +1178,7 @@ add(OpInfo("matmul", _mm_samples, errors=lambda: [Sample(T((2, 3), "float32"), T
 import opdb_nn  # noqa: E402,F401  (NN-core and BLAS ops)
 import opdb_nn_functional  # noqa: E402,F401  (activations, normalization, dropout, embeddings, losses)
 import opdb_optim  # noqa: E402,F401  (fused optimizer updates)
+import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling and extra random ops)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 

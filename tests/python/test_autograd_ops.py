@@ -104,11 +104,13 @@ class S:
     """One sample: fn(lib, *tensors) -> tensor or tuple, on inputs `args`.
     gc / gg: run gradcheck / gradgradcheck (not for float32 round trips: finite differences need
     float64). values: compare forward values with torch (not for random ops). torch_grad: torch
-    has the derivative too (it lacks some, e.g. of floor_divide and of acosh_)."""
+    has the derivative too (it lacks some, e.g. of floor_divide and of acosh_); torch_gg: and the
+    second derivative (it lacks those of grid_sampler and of cdist's direct form)."""
 
-    def __init__(self, op, desc, fn, *args, gc=True, gg=True, values=True, torch_grad=True):
+    def __init__(self, op, desc, fn, *args, gc=True, gg=True, values=True, torch_grad=True, torch_gg=True):
         self.op, self.desc, self.fn, self.args = op, desc, fn, args
         self.gc, self.gg, self.values, self.torch_grad = gc, gg and gc, values, torch_grad
+        self.torch_gg = torch_gg  # torch differentiates this op's backward too (grid_sampler's it does not)
 
     @property
     def id(self):
@@ -691,11 +693,147 @@ add(S("linalg_det", "3x3", lambda lib, a: _la("det")(lib, a), A((3, 3))),
     S("linalg_svd", "tall", lambda lib, a: tuple(t.abs() for t in _la("svd")(lib, a, False)), A((4, 3))))
 
 
+# ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")
+# Ops with a grad: formula, and the differentiable composites (no formula of their own: gradients
+# come from the ops they call), which are listed in DIFFERENTIABLE_COMPOSITES.
+def _nnf(lib):
+    if lib is ember:
+        import ember.nn._functional_shape as m
+        return m
+    return lib.nn.functional
+
+
+DIFFERENTIABLE_COMPOSITES = {
+    "hstack", "vstack", "dstack", "column_stack", "tensor_split.indices", "tensor_split.sections",
+    "tensor_split.tensor_indices_or_sections", "fliplr", "flipud", "rot90", "repeat", "tile",
+    "repeat_interleave.self_Tensor", "repeat_interleave.self_int", "take", "take_along_dim", "diff", "diag",
+    "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cdist", "cross", "linalg_cross", "upsample",
+    "grid_sampler", "affine_grid_generator",
+}
+SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
+add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),
+    S("hstack", "1d_0d", lambda lib, a, b: lib.hstack((a, b)), A((3,)), A(())),
+    S("vstack", "mixed", lambda lib, a, b: lib.vstack([a, b]), A((3,)), A((2, 3))),
+    S("dstack", "2d", lambda lib, a, b: lib.dstack([a, b]), A((2, 3)), A((2, 3, 2))),
+    S("column_stack", "1d_2d", lambda lib, a, b: lib.column_stack([a, b]), A((3,)), A((3, 2))),
+    S("tensor_split.sections", "dim1", lambda lib, a: lib.tensor_split(a, 2, 1), A((2, 5))),
+    S("tensor_split.indices", "method", lambda lib, a: a.tensor_split([1, 3]), A((4, 2))),
+    S("tensor_split.tensor_indices_or_sections", "tensor", lambda lib, a, i: lib.tensor_split(a, i), A((5,)),
+      C([2, 3])),
+    S("fliplr", "basic", lambda lib, a: lib.fliplr(a), A((2, 3))),
+    S("flipud", "noncontig", lambda lib, a: a.flipud(), A((3, 2), layout="t")),
+    S("rot90", "k1", lambda lib, a: lib.rot90(a), A((2, 3))),
+    S("rot90", "k3_dims", lambda lib, a: lib.rot90(a, 3, [2, 0]), A((2, 3, 2))),
+    S("repeat", "expand_dims", lambda lib, a: a.repeat(2, 1, 2), A((2, 3))),
+    S("tile", "short_dims", lambda lib, a: lib.tile(a, (2,)), A((2, 3))),
+    S("repeat_interleave.self_int", "dim0", lambda lib, a: lib.repeat_interleave(a, 2, 0), A((2, 3))),
+    S("repeat_interleave.self_Tensor", "flat", lambda lib, a, r: a.repeat_interleave(r), A((2, 2)), C([1, 0, 2, 1])),
+    S("index_copy", "dim0", lambda lib, a, i, s: lib.index_copy(a, 0, i, s), A((4, 3)), C([3, 0]), A((2, 3))),
+    S("index_copy", "inplace_dim1", lambda lib, a, i, s: a.clone().index_copy_(1, i, s), A((2, 4)), C([1]), A((2, 1))),
+    S("index_fill.int_Scalar", "dim1", lambda lib, a, i: lib.index_fill(a, 1, i, 1.5), A((3, 4)), C([0, -1])),
+    S("index_fill.int_Scalar", "inplace", lambda lib, a, i: a.clone().index_fill_(0, i, -2.0), A((3, 2)), C([1])),
+    S("index_fill.int_Tensor", "value_grad", lambda lib, a, i, v: a.index_fill(1, i, v), A((3, 4)), C([2, 0, 2]),
+      A(())),
+    # (torch's gradient for value fails on a negative index: "INDICES element is out of DATA bounds")
+    S("index_fill.int_Tensor", "value_grad_negative_index", lambda lib, a, i, v: a.index_fill(1, i, v), A((3, 4)),
+      C([2, -2, -1]), A(()), torch_grad=False),
+    S("index_fill.int_Tensor", "inplace", lambda lib, a, i, v: a.clone().index_fill_(0, i, v), A((3, 2)), C([1]),
+      A(())),
+    S("masked_scatter", "basic", lambda lib, a, m, s: lib.masked_scatter(a, m, s), A((2, 3)),
+      C([[True, False, True], [False, True, True]], "bool"), A((6,))),
+    S("masked_scatter", "broadcast_self", lambda lib, a, m, s: a.masked_scatter(m, s), A((3,)),
+      C([[True, False, True], [False, True, False]], "bool"), A((2, 3))),
+    S("masked_scatter", "inplace", lambda lib, a, m, s: a.clone().masked_scatter_(m, s), A((2, 3)),
+      C([True, False, True], "bool"), A((5,))),
+    S("take", "negative", lambda lib, a, i: lib.take(a, i), A((3, 4)), C([[0, -1], [5, 5]])),
+    S("take_along_dim", "dim1", lambda lib, a, i: lib.take_along_dim(a, i, 1), A((3, 4)), C([[0, 3], [1, 1], [2, 0]])),
+    S("take_along_dim", "flat", lambda lib, a, i: a.take_along_dim(i), A((2, 3)), C([5, 0, 0])))
+for _red in ("sum", "prod", "mean", "amax", "amin"):
+    _dom = dict(kind="signed", lo=0.3, hi=2.0)
+    add(S("scatter_reduce.two", _red, lambda lib, a, s, r=_red: lib.scatter_reduce(a, 0, SR_IDX.make(lib, SR_IDX.values), s, r),
+          A((3, 4), **_dom), A((2, 4), **_dom)),
+        S("scatter_reduce.two", _red + "_exclude_self", lambda lib, a, s, r=_red: a.scatter_reduce(
+            0, SR_IDX.make(lib, SR_IDX.values), s, r, include_self=False), A((3, 4), **_dom), A((2, 4), **_dom)),
+        S("scatter_reduce.two", _red + "_inplace", lambda lib, a, s, r=_red: a.clone().scatter_reduce_(
+            1, lib.tensor([[2, 2], [0, 1], [1, 1]]), s, r), A((3, 3), **_dom), A((3, 2), **_dom)))
+add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 2]), s, "prod"),
+      A((3,), values=[1.5, 0.0, -2.0]), A((4,), values=[0.0, 2.0, 3.0, -0.5]), gg=False),
+    S("cummax", "dim1", lambda lib, a: lib.cummax(a, 1)[0], A((3, 4))),
+    S("cummax", "0d", lambda lib, a: lib.cummax(a, 0)[0], A(())),
+    S("cummin", "dim0_method", lambda lib, a: a.cummin(0).values, A((4, 3), layout="t")),
+    S("logcumsumexp", "dim1", lambda lib, a: lib.logcumsumexp(a, 1), A((3, 4))),
+    S("logcumsumexp", "dim0_wide_range", lambda lib, a: a.logcumsumexp(0), A((4,), values=[-30.0, 2.0, -1.0, 5.0])),
+    S("diff", "n2_append", lambda lib, a, b: lib.diff(a, 2, append=b), A((2, 4)), A((2, 1))),
+    S("diag_embed", "offset", lambda lib, a: lib.diag_embed(a, 1, 0, 2), A((2, 3))),
+    S("diag", "vector", lambda lib, a: lib.diag(a, -1), A((3,))),
+    S("diag", "matrix", lambda lib, a: a.diag(1), A((3, 4))),
+    S("diagflat", "matrix", lambda lib, a: lib.diagflat(a), A((2, 2))),
+    S("trace", "rect", lambda lib, a: lib.trace(a), A((3, 4))),
+    S("meshgrid", "xy", lambda lib, a, b: lib.meshgrid(a, b, indexing="xy"), A((3,)), A((2,))),
+    S("cartesian_prod", "two", lambda lib, a, b: lib.cartesian_prod(a, b), A((3,)), A((2,))),
+    S("combinations", "with_replacement", lambda lib, a: lib.combinations(a, 2, True), A((3,))),
+    S("cdist", "p2", lambda lib, a, b: lib.cdist(a, b), A((3, 2)), A((4, 2)), torch_gg=False),
+    S("cdist", "p1", lambda lib, a, b: lib.cdist(a, b, 1.0), A((3, 2)), A((2, 2)), torch_gg=False),
+    S("cdist", "p3_batched", lambda lib, a, b: lib.cdist(a, b, 3.0), A((2, 2, 2)), A((1, 3, 2)), torch_gg=False),
+    S("cdist", "pinf", lambda lib, a, b: lib.cdist(a, b, float("inf")), A((2, 3)), A((3, 3)), torch_gg=False),
+    S("cdist", "mm_path", lambda lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), A((3, 2)),
+      A((2, 2))),
+    S("cross", "dim1", lambda lib, a, b: lib.cross(a, b, dim=1), A((2, 3)), A((2, 3))),
+    S("linalg_cross", "broadcast", lambda lib, a, b: lib.linalg.cross(a, b), A((1, 3)), A((2, 3))),
+    S("upsample", "bilinear", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 5), mode="bilinear"), A((1, 2, 2, 3))),
+    S("upsample", "bilinear_align_scale", lambda lib, a: _nnf(lib).interpolate(
+        a, scale_factor=1.5, mode="bilinear", align_corners=True), A((1, 1, 2, 3))),
+    S("upsample", "bicubic", lambda lib, a: _nnf(lib).interpolate(a, size=(4, 3), mode="bicubic"), A((1, 1, 3, 3))),
+    S("upsample", "nearest", lambda lib, a: _nnf(lib).interpolate(a, scale_factor=1.7, mode="nearest"), A((1, 2, 3))),
+    # torch's nearest1d backward maps output i to input i >> 1 when out == 2 * in, its forward to
+    # floor(i / 2.3): its gradient is not its forward's (torch.autograd.gradcheck fails there)
+    S("upsample", "nearest_twice_size", lambda lib, a: _nnf(lib).interpolate(a, scale_factor=2.3, mode="nearest"),
+      A((1, 2, 3)), torch_grad=False),
+    S("upsample", "nearest_exact_2d", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 2), mode="nearest-exact"),
+      A((1, 1, 2, 3))),
+    S("upsample", "linear_down", lambda lib, a: _nnf(lib).interpolate(a, size=3, mode="linear"), A((2, 1, 5))),
+    S("upsample", "trilinear", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 3, 2), mode="trilinear"),
+      A((1, 1, 2, 2, 3))),
+    S("upsample", "area", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 2), mode="area"), A((1, 2, 3, 4))))
+for _mode in ("bilinear", "nearest"):
+    for _pad in ("zeros", "border", "reflection"):
+        add(S("grid_sampler", f"{_mode}_{_pad}", lambda lib, a, g, m=_mode, p=_pad: _nnf(lib).grid_sample(
+            a, g, mode=m, padding_mode=p, align_corners=p == "border"), A((1, 2, 3, 4)), A((1, 2, 3, 2), -1.3, 1.3),
+            torch_gg=False))
+add(S("grid_sampler", "3d_bilinear", lambda lib, a, g: _nnf(lib).grid_sample(a, g, align_corners=False),
+      A((1, 1, 2, 3, 2)), A((1, 2, 1, 2, 3), -1.1, 1.1), torch_gg=False),
+    S("affine_grid_generator", "2d", lambda lib, t: _nnf(lib).affine_grid(t, [2, 1, 3, 2], align_corners=False),
+      A((2, 2, 3))),
+    S("affine_grid_generator", "3d_align", lambda lib, t: _nnf(lib).affine_grid(t, [1, 1, 2, 2, 3], align_corners=True),
+      A((1, 3, 4))),
+    # normal's gradients are zero by convention (torch's too), not d(mean + std * noise): no gradcheck
+    S("normal.Tensor_Tensor", "zero_grads", lambda lib, m, s: seeded(lib, lambda: lib.normal(m, s)), A((2, 3)),
+      A((2, 3), 0.5, 1.5), values=False, gc=False),
+    S("normal.Tensor_float", "zero_grad", lambda lib, m: seeded(lib, lambda: lib.normal(m, 2.0)), A((2, 3)),
+      values=False, gc=False),
+    S("normal.float_Tensor", "zero_grad", lambda lib, s: seeded(lib, lambda: lib.normal(1.0, s)), A((3,), 0.5, 1.5),
+      values=False, gc=False),
+    S("poisson", "zero_grad", lambda lib, r: seeded(lib, lambda: lib.poisson(r)), A((2, 3), 0.5, 4.0), values=False),
+    # (torch: "derivative for aten::bernoulli is not implemented"; Ember's is zero, as for bernoulli(p))
+    S("bernoulli.p", "zero_grad", lambda lib, x: seeded(lib, lambda: lib.bernoulli(x, 0.3)), A((2, 3)), values=False,
+      torch_grad=False),
+    S("bernoulli_.float", "zero_grad", lambda lib, x: seeded(lib, lambda: x.clone().bernoulli_(0.4)), A((2, 3)),
+      values=False),
+    S("random_.to", "zero_grad", lambda lib, x: seeded(lib, lambda: x.clone().random_(5)), A((2, 3)), values=False))
+
+
+def test_differentiable_composites_are_ops_without_formulas():
+    with open(os.path.join(ROOT, "ops.yaml")) as f:
+        entries = {e["func"].split("(")[0]: e for e in yaml.safe_load(f)}
+    bad = sorted(n for n in DIFFERENTIABLE_COMPOSITES if n not in entries or entries[n].get("grad"))
+    assert not bad, f"not ops.yaml ops without a grad: formula: {bad}"
+
+
 def test_every_differentiable_op_has_samples():
     covered = {s.op for s in SAMPLES}
     missing = [op for op in differentiable_ops() if op not in covered]
     assert not missing, f"ops with a grad: formula but no sample in test_autograd_ops.py: {missing}"
-    unknown = sorted(covered - set(differentiable_ops()))
+    unknown = sorted(covered - set(differentiable_ops()) - DIFFERENTIABLE_COMPOSITES)
     assert not unknown, f"samples for ops that are not differentiable in ops.yaml: {unknown}"
 
 
@@ -821,7 +959,7 @@ def test_double_backward_matches_torch(sample):
     and zeros are the same here: whether a linear op's gradient records a graph may differ)."""
     _skip_known(sample)
     torch = pytest.importorskip("torch")
-    if not sample.torch_grad:
+    if not sample.torch_grad or not sample.torch_gg:
         pytest.skip("torch does not implement this derivative")
     if sample.op in TORCH_NO_DOUBLE_BACKWARD:
         pytest.skip("torch does not implement this second derivative")

@@ -51,11 +51,18 @@ CPP_TYPES = {
 }
 
 
+CPP_RENAMES = {"std": "std_dev"}
+
+
 class Param:
     def __init__(self, text, kwonly):
         m = re.match(r"^(\S+)\s+(\w+)(?:=(.*))?$", text.strip())
         assert m, text
         raw_type, self.name, self.default = m.group(1), m.group(2), m.group(3)
+        # the Python keyword is the schema's name; C++ renames names that would shadow a namespace
+        # (normal's `std` is `std_dev` in C++ and in its grad: formulas)
+        self.py_name = self.name
+        self.name = CPP_RENAMES.get(self.name, self.name)
         self.mutable = "!" in raw_type
         t = re.sub(r"\([a-z!]+\)", "", raw_type)  # drop alias annotations
         self.list_size = None
@@ -81,11 +88,26 @@ class Param:
             return "1"
         if d in ("True", "False"):
             return d.lower()
-        if d == "[]":
-            return "{}"
+        if d.startswith("["):
+            return "{" + d[1:-1] + "}"  # int[] dims=[0,1] -> {0,1}
         if d.startswith('"'):
             return d
         return d
+
+
+def split_params(text):
+    """Split a schema's parameter list on the commas outside brackets (int[] dims=[0,1])."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+            continue
+        depth += ch in "[(" and 1 or 0
+        depth -= ch in "])" and 1 or 0
+        cur += ch
+    out.append(cur)
+    return out
 
 
 class Op:
@@ -97,7 +119,7 @@ class Op:
         self.name, _, self.overload = full.partition(".")
         self.params = []
         kwonly = False
-        for p in [p.strip() for p in params.split(",") if p.strip()]:
+        for p in [p.strip() for p in split_params(params) if p.strip()]:
             if p == "*":
                 kwonly = True
                 continue
@@ -304,7 +326,7 @@ def py_signature(op, method, with_out):
         t = p.type
         if p.list_size is not None:
             t = t.replace("int[]", f"int[{p.list_size}]")
-        name = "input" if (p.name == "self" and not method) else p.name
+        name = "input" if (p.name == "self" and not method) else p.py_name
         default = p.default
         if default == "Mean":
             # PyTorch's Python bindings read the symbolic default `Mean` as 0 (no reduction):

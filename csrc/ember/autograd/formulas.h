@@ -124,5 +124,13 @@ Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& se
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
                           bool scale_grad_by_freq);
 Tensor reduce_loss(const Tensor& loss, int64_t reduction);  // a loss's reduction (0 none, 1 mean, 2 sum)
+// shape, indexing and scan ops (shape_formulas.cpp)
+Tensor index_fill_value_grad(const Tensor& grad, int64_t dim, const Tensor& index);
+Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntArrayRef source_sizes);
+std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Tensor& self, int64_t dim, const Tensor& index,
+                                                   const Tensor& src, std::string_view reduce, bool include_self,
+                                                   const Tensor& result, std::array<bool, 2> mask);
+Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim);
+Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
 
 }  // namespace ember::autograd

@@ -1,0 +1,335 @@
+// Resampling: interpolate (ember.nn.functional.interpolate's private op `upsample`),
+// grid_sample (`grid_sampler`) and affine_grid (`affine_grid_generator`).
+//
+// All three are composites of differentiable ops, so their gradients (and gradients of those) come
+// from index_select/gather, mul and add: interpolation is separable, so each spatial dim is
+// resampled in turn as sum_k w_k * index_select(x, dim, idx_k) with PyTorch's source indices and
+// weights (computed here, in PyTorch's precision: float for float32, double for float64). The
+// last dim is resampled first, as PyTorch's kernel nests its loops.
+#include <cmath>
+#include <vector>
+
+#include "ember/generated/native.h"
+#include "ember/core/operators.h"
+#include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
+
+namespace ember::native {
+
+namespace {
+
+Tensor long_tensor(const std::vector<int64_t>& v) {
+  Tensor t = empty_tensor({int64_t(v.size())}, kLong);
+  std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));
+  return t;
+}
+
+// Weights as a tensor of dtype `dt` shaped to broadcast along `dim` of an `nd`-dim tensor.
+Tensor weight_tensor(const std::vector<double>& w, ScalarType dt, int64_t dim, int64_t nd) {
+  Tensor t = empty_tensor({int64_t(w.size())}, kDouble);
+  std::copy(w.begin(), w.end(), static_cast<double*>(t.data_ptr()));
+  DimVector shape(size_t(nd), 1);
+  shape[dim] = int64_t(w.size());
+  return t.to(dt).reshape(shape);
+}
+
+// PyTorch's UpSample.h helpers, in the op math type R (float or double).
+template <class R>
+R compute_scale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) return out > 1 ? R(in - 1) / R(out - 1) : R(0);
+  return (scale && *scale > 0.) ? R(1.0 / *scale) : R(in) / R(out);
+}
+
+template <class R>
+R source_index(R scale, int64_t dst, bool align_corners, bool cubic) {
+  if (align_corners) return scale * R(dst);
+  R src = scale * (R(dst) + R(0.5)) - R(0.5);
+  return (!cubic && src < R(0)) ? R(0) : src;
+}
+
+template <class R>
+void guard_index_and_lambda(R real, int64_t in, int64_t& index, R& lambda) {
+  index = std::min(int64_t(std::floor(float(real))), in - 1);
+  lambda = std::min(std::max(real - R(index), R(0)), R(1));
+}
+
+template <class R>
+R cubic1(R x, R A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+template <class R>
+R cubic2(R x, R A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+struct Taps {
+  std::vector<std::vector<int64_t>> idx;  // [tap][out]
+  std::vector<std::vector<double>> w;     // [tap][out]; empty for nearest
+};
+
+template <class R>
+Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
+               bool nearest_2d) {
+  Taps t;
+  if (mode == "nearest" && nearest_2d) {
+    // PyTorch's 2-D nearest kernel (nearest_idx): a copy for equal sizes, i >> 1 for twice the
+    // size, else floor(i * scale) in float
+    float s = compute_scale<float>(in, out, false, scale);
+    t.idx.resize(1);
+    for (int64_t i = 0; i < out; i++) {
+      int64_t j = out == in ? i : out == 2 * in ? (i >> 1) : std::min(int64_t(std::floor(float(i) * s)), in - 1);
+      t.idx[0].push_back(j);
+    }
+    return t;
+  }
+  if (mode == "nearest" || mode == "nearest-exact") {
+    R s = compute_scale<R>(in, out, false, scale);
+    t.idx.resize(1);
+    for (int64_t i = 0; i < out; i++) {
+      int64_t j;
+      if (mode == "nearest") {
+        j = int64_t(std::floor(float(source_index<R>(s, i, true, false))));
+      } else {
+        j = int64_t(std::floor(float(source_index<R>(s, i, false, false) + R(0.5))));
+      }
+      t.idx[0].push_back(std::min(j, in - 1));
+    }
+    return t;
+  }
+  R s = compute_scale<R>(in, out, align_corners, scale);
+  if (mode == "bicubic") {
+    t.idx.resize(4);
+    t.w.resize(4);
+    const R A = R(-0.75);
+    for (int64_t i = 0; i < out; i++) {
+      R real = source_index<R>(s, i, align_corners, true), lambda;
+      int64_t j;
+      guard_index_and_lambda(real, in, j, lambda);
+      R c[4] = {cubic2<R>(lambda + R(1.0), A), cubic1<R>(lambda, A), cubic1<R>(R(1.0) - lambda, A),
+                cubic2<R>(R(1.0) - lambda + R(1.0), A)};
+      for (int k = 0; k < 4; k++) {
+        t.idx[k].push_back(std::max<int64_t>(std::min<int64_t>(j - 1 + k, in - 1), 0));
+        t.w[k].push_back(double(c[k]));
+      }
+    }
+    return t;
+  }
+  // linear
+  t.idx.resize(2);
+  t.w.resize(2);
+  for (int64_t i = 0; i < out; i++) {
+    int64_t i0, i1;
+    R l0, l1;
+    if (out == in) {
+      i0 = i1 = i;
+      l0 = R(1);
+      l1 = R(0);
+    } else {
+      R real = source_index<R>(s, i, align_corners, false);
+      guard_index_and_lambda(real, in, i0, l1);
+      i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      l0 = R(1) - l1;
+    }
+    t.idx[0].push_back(i0);
+    t.idx[1].push_back(i1);
+    t.w[0].push_back(double(l0));
+    t.w[1].push_back(double(l1));
+  }
+  return t;
+}
+
+}  // namespace
+
+Tensor upsample(const Tensor& input, IntArrayRef output_size, std::string_view mode, bool align_corners,
+                std::optional<double> scale0, std::optional<double> scale1, std::optional<double> scale2) {
+  int64_t k = int64_t(output_size.size());
+  EMBER_CHECK(k >= 1 && k <= 3 && input.dim() == k + 2, "upsample: expected a ", k + 2, "-D input for ", k,
+              " output sizes, got ", input.sizes());
+  bool nearest = mode == "nearest" || mode == "nearest-exact";
+  bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
+  EMBER_CHECK_KIND(nearest || linear || mode == "bicubic" || mode == "area", NotImplemented,
+                   "upsample: unknown mode ", mode);
+  {
+    bool ok = input.numel() > 0 || input.sizes()[0] == 0 || input.sizes()[1] == 0;
+    for (int64_t i = 0; i < k; i++) ok = ok && input.sizes()[2 + i] > 0 && output_size[i] > 0;
+    if (!ok) {
+      std::string in, out;
+      const char* names[] = {"D", "H", "W"};
+      for (int64_t i = 0; i < k; i++) {
+        const char* n = names[3 - k + i];
+        in += std::string(i ? ", " : "") + n + ": " + std::to_string(input.sizes()[2 + i]);
+        out += std::string(i ? ", " : "") + n + ": " + std::to_string(output_size[i]);
+      }
+      EMBER_FAIL(Runtime, "Input and output sizes should be greater than 0, but got input (", in, ") output (", out, ")");
+    }
+  }
+  ScalarType dt = input.dtype();
+  EMBER_CHECK_KIND(is_floating(dt) || (nearest && dt == kByte), NotImplemented, "\"upsample_", mode, "\" not implemented for '",
+                   dt, "'");
+  if (mode == "area") return ember::adaptive_avg_pool_nd(input, output_size);
+  std::optional<double> scales[3] = {scale0, scale1, scale2};
+  // the math type of the indices and weights (PyTorch's opmath: double for float64, else float)
+  bool dbl = dt == kDouble;
+  ScalarType wt = is_reduced_float(dt) ? kFloat : dt;
+  Tensor x = is_reduced_float(dt) ? input.to(kFloat) : input;
+  for (int64_t i = k - 1; i >= 0; i--) {
+    int64_t dim = 2 + i, in = input.sizes()[dim], out = output_size[i];
+    Taps t = dbl ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
+                 : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
+    if (t.w.empty()) {
+      x = ember::index_select(x, dim, long_tensor(t.idx[0]));
+      continue;
+    }
+    if (linear && in == out) continue;  // PyTorch copies: weights (1, 0) at the same index
+    Tensor acc;
+    for (size_t j = 0; j < t.idx.size(); j++) {
+      Tensor term = ember::index_select(x, dim, long_tensor(t.idx[j])) * weight_tensor(t.w[j], wt, dim, x.dim());
+      acc = acc.defined() ? acc + term : term;
+    }
+    x = acc;
+  }
+  if (x.is_same(input)) return input.clone();
+  return x.to(dt).contiguous();
+}
+
+// ---------------------------------------------------------------- grid_sample
+namespace {
+
+// PyTorch's grid_sampler_compute_source_index, with differentiable ops: unnormalize, then clip
+// (border) or reflect and clip (reflection).
+Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bool align_corners) {
+  Tensor c = align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+  auto clip = [&](const Tensor& t) {
+    return ember::clamp(t, scalar_to_tensor(0.0), scalar_to_tensor(double(size - 1)));
+  };
+  if (padding_mode == 1) return clip(c);
+  if (padding_mode == 2) {
+    double lo2 = align_corners ? 0.0 : -1.0, hi2 = align_corners ? 2.0 * double(size - 1) : 2.0 * double(size) - 1.0;
+    if (lo2 == hi2) return c * 0.0;
+    double mn = lo2 / 2, span = (hi2 - lo2) / 2;
+    Tensor in = (c - mn).abs();
+    Tensor extra = ember::fmod(in, scalar_to_tensor(span));
+    Tensor flips = ember::floor(in / span);
+    Tensor even = ember::eq(ember::remainder(flips, scalar_to_tensor(2.0)), scalar_to_tensor(0.0));
+    return clip(ember::where(even, extra + mn, (extra * -1.0) + (span + mn)));
+  }
+  return c;
+}
+
+}  // namespace
+
+Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                    bool align_corners) {
+  EMBER_CHECK(input.dtype() == grid.dtype(), "grid_sampler(): expected input and grid to have same dtype, but input has ",
+              input.dtype(), " and grid has ", grid.dtype());
+  EMBER_CHECK((input.dim() == 4 || input.dim() == 5) && input.dim() == grid.dim(),
+              "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with "
+              "sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  EMBER_CHECK(input.sizes()[0] == grid.sizes()[0], "grid_sampler(): expected grid and input to have same batch size, but "
+              "got input with sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
+  int64_t k = input.dim() - 2;
+  EMBER_CHECK(grid.sizes().back() == k, "grid_sampler(): expected grid to have size ", k, " in last dimension, but got "
+              "grid with sizes ", grid.sizes());
+  for (int64_t i = 2; i < input.dim(); i++)
+    EMBER_CHECK(input.sizes()[i] > 0, "grid_sampler(): expected input to have non-empty spatial dimensions, but input "
+                "has sizes ", input.sizes(), " with dimension ", i, " being empty");
+  EMBER_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): unknown interpolation mode ",
+              interpolation_mode);
+  EMBER_CHECK(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding mode ", padding_mode);
+  EMBER_CHECK_KIND(interpolation_mode != 2, NotImplemented, "grid_sampler(): bicubic interpolation is not implemented "
+                   "in Ember (bilinear and nearest are)");
+  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"grid_sampler_", k, "d_cpu\" not implemented for '",
+                   input.dtype(), "'");
+  int64_t n = input.sizes()[0], c = input.sizes()[1];
+  DimVector spatial, out_spatial;  // [(D,) H, W] of the input and of the output
+  for (int64_t i = 2; i < input.dim(); i++) spatial.push_back(input.sizes()[i]);
+  for (int64_t i = 1; i + 1 < grid.dim(); i++) out_spatial.push_back(grid.sizes()[i]);
+  int64_t npts = 1, nin = 1;
+  for (int64_t s : out_spatial) npts *= s;
+  for (int64_t s : spatial) nin *= s;
+  // source coordinates per spatial dim (grid's last dim holds x, y(, z): W first)
+  std::vector<Tensor> coord(static_cast<size_t>(k));
+  for (int64_t d = 0; d < k; d++) {
+    int64_t size = spatial[k - 1 - d];
+    coord[k - 1 - d] = source_coords(grid.select(-1, d).reshape({n, npts}), size, padding_mode, align_corners);
+  }
+  Tensor flat = input.reshape({n, c, nin});
+  // value at integer positions pos[d] ([n, npts] float tensors), zero outside the input
+  auto sample = [&](const std::vector<Tensor>& pos) {
+    Tensor lin, inside;
+    int64_t mult = 1;
+    for (int64_t d = k - 1; d >= 0; d--) {
+      int64_t size = spatial[d];
+      Tensor ok = ember::logical_and(ember::ge(pos[d], scalar_to_tensor(0.0)),
+                                     ember::le(pos[d], scalar_to_tensor(double(size - 1))));
+      Tensor p = ember::clamp(pos[d], scalar_to_tensor(0.0), scalar_to_tensor(double(size - 1))).to(kLong);
+      lin = lin.defined() ? lin + p * mult : p * mult;
+      inside = inside.defined() ? ember::logical_and(inside, ok) : ok;
+      mult *= size;
+    }
+    Tensor v = ember::gather(flat, 2, lin.unsqueeze(1).expand({n, c, npts}));
+    return ember::where(inside.unsqueeze(1), v, ember::zeros({}, TensorOptions(input.dtype())));
+  };
+  Tensor out;
+  if (interpolation_mode == 1) {
+    std::vector<Tensor> pos;
+    for (int64_t d = 0; d < k; d++) pos.push_back(ember::round(coord[d].detach()));
+    out = sample(pos);
+    // the sampled values do not depend on the grid (PyTorch's gradient for it is zero, not absent)
+    if (grid.requires_grad()) out = out + grid.select(-1, 0).reshape({n, 1, npts}) * 0.0;
+  } else {
+    std::vector<Tensor> lo, frac;
+    for (int64_t d = 0; d < k; d++) {
+      Tensor f = ember::floor(coord[d].detach());
+      lo.push_back(f);
+      frac.push_back(coord[d] - f);  // weight of the upper corner
+    }
+    // corners in PyTorch's order (nw, ne, sw, se, then the far plane): bit d set = upper along d,
+    // the x (last) dim varying fastest
+    for (int64_t m = 0; m < (int64_t(1) << k); m++) {
+      std::vector<Tensor> pos(static_cast<size_t>(k));
+      Tensor w;
+      for (int64_t d = 0; d < k; d++) {
+        bool up = (m >> (k - 1 - d)) & 1;
+        pos[d] = up ? lo[d] + 1 : lo[d];
+        Tensor wd = up ? frac[d] : (lo[d] + 1) - coord[d];
+        w = w.defined() ? w * wd : wd;
+      }
+      Tensor term = sample(pos) * w.unsqueeze(1);
+      out = out.defined() ? out + term : term;
+    }
+  }
+  DimVector shape = {n, c};
+  for (int64_t s : out_spatial) shape.push_back(s);
+  return out.reshape(shape);
+}
+
+// ---------------------------------------------------------------- affine_grid
+namespace {
+Tensor linspace_from_neg_one(int64_t steps, bool align_corners, ScalarType dt) {
+  if (steps <= 1) return ember::zeros({}, TensorOptions(dt));
+  Tensor r = ember::linspace(-1, 1, steps, TensorOptions(dt));
+  if (!align_corners) r = r * double(steps - 1) / double(steps);
+  return r;
+}
+}  // namespace
+
+Tensor affine_grid_generator(const Tensor& theta, IntArrayRef size, bool align_corners) {
+  EMBER_CHECK(size.size() == 4 || size.size() == 5, "AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.");
+  int64_t k = int64_t(size.size()) - 2, n = size[0];
+  ScalarType dt = theta.dtype();
+  DimVector base_shape = {n};
+  for (int64_t i = 2; i < int64_t(size.size()); i++) base_shape.push_back(size[i]);
+  base_shape.push_back(k + 1);
+  Tensor base = ember::empty(base_shape, TensorOptions(dt));
+  // x varies along W (the last spatial dim), y along H, z along D; the last coordinate is 1
+  for (int64_t d = 0; d < k; d++) {
+    Tensor r = linspace_from_neg_one(size[size.size() - 1 - d], align_corners, dt);
+    for (int64_t j = 0; j < d && r.dim(); j++) r = r.unsqueeze(-1);
+    ember::copy_(base.select(-1, d), r);
+  }
+  base.select(-1, k).fill_(1);
+  int64_t npts = base.numel() / (n * (k + 1));
+  Tensor grid = ember::matmul(base.view({n, npts, k + 1}), theta.transpose(1, 2));
+  DimVector out_shape(base_shape);
+  out_shape.back() = k;
+  return grid.view(out_shape);
+}
+
+}  // namespace ember::native
