@@ -946,6 +946,8 @@ def test_grad_fn_name_matches_torch(sample):
     torch = pytest.importorskip("torch")
     if sample.id in NAME_DIFFERENCES:
         pytest.skip(NAME_DIFFERENCES[sample.id])
+    if sample.op in DIFFERENTIABLE_COMPOSITES:
+        pytest.skip("a composite has no node of its own: its grad_fn is that of the last op it calls")
     names = []
     for lib in (ember, torch):
         out = _as_tuple(sample.fn(lib, *sample.inputs(lib)))[0]

@@ -50,6 +50,9 @@ def _pow_names():
 # ops). Python numbers arrive as wrapped-number tensors, PyTorch's Scalar overloads. Hand-written
 # PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
 TORCH_NODE_NAMES = {
+    "index_fill.int_Scalar": "IndexFillBackward0", "index_fill.int_Tensor": "IndexFillBackward1",
+    "normal.Tensor_float": "NormalBackward1", "normal.float_Tensor": "NormalBackward2",
+    "normal.Tensor_Tensor": "NormalBackward3", "random_.to": "RandomBackward1",
     "square": "PowBackward0",
     "pow": _pow_names(),
     "float_power": _pow_names(),
