@@ -2,5 +2,6 @@
 # Sets everything up and runs the main job.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 examples/tour.py "$@"
+bash scripts/setup.sh --main
+# trains the Fashion-MNIST CNN; pass --backend torch to run the identical model with PyTorch
+PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 examples/fashion_mnist.py "$@"

@@ -7,6 +7,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+#include <sstream>
 #include <unordered_map>
 
 #include "ember/autograd/engine.h"
@@ -37,6 +39,17 @@ struct PyRef {
 
 nb::object tensor_or_none(const Tensor& t) { return nb::steal(wrap(t)); }
 
+// dtype names as PyTorch's messages print them: the C++ type, and the ScalarType
+const char* cpp_type_name(ScalarType t) {
+  static const char* n[] = {"unsigned char", "signed char", "short int", "int", "long int",
+                            "c10::Half", "float", "double", "bool", "c10::BFloat16"};
+  return n[int(t)];
+}
+const char* scalar_type_name(ScalarType t) {
+  static const char* n[] = {"Byte", "Char", "Short", "Int", "Long", "Half", "Float", "Double", "Bool", "BFloat16"};
+  return n[int(t)];
+}
+
 std::vector<Tensor> to_tensors(nb::handle seq) {
   std::vector<Tensor> r;
   for (nb::handle h : seq) r.push_back(h.is_none() ? Tensor() : unpack(h.ptr()));
@@ -60,6 +73,10 @@ struct NodeRef {
   NodePtr node;
 };
 
+struct WeakNodeRef {
+  std::weak_ptr<Node> node;
+};
+
 nb::object node_base_type;
 std::unordered_map<std::string, nb::object> node_types;
 
@@ -68,8 +85,10 @@ nb::object wrap_node(const NodePtr& n) {
   std::string name = n->name();
   auto it = node_types.find(name);
   if (it == node_types.end()) {
-    // one Python class per node name, so type(t.grad_fn).__name__ == "MulBackward0"
-    nb::object t = nb::handle((PyObject*)&PyType_Type)(name, nb::make_tuple(node_base_type), nb::dict());
+    // one Python class per node name, so type(t.grad_fn).__name__ == "MulBackward0" (a
+    // hand-written node's class drops the C++ namespace: "ember::autograd::CopySlices" -> CopySlices)
+    std::string cls = name.rfind("ember::autograd::", 0) == 0 ? name.substr(17) : name;
+    nb::object t = nb::handle((PyObject*)&PyType_Type)(cls, nb::make_tuple(node_base_type), nb::dict());
     t.attr("__module__") = "ember.autograd.graph";
     it = node_types.emplace(name, t).first;
   }
@@ -192,7 +211,8 @@ nb::tuple function_record(nb::handle ctx, nb::handle fn_name, nb::list inputs, n
       node->saved.emplace_back(t, is_out);
     }
   }
-  ctx.attr("_node") = nb::cast(NodeRef{node});
+  // weak: the node owns the ctx, a strong link back would make a cycle that nothing collects
+  ctx.attr("_node") = nb::cast(WeakNodeRef{node});
   return nb::tuple(result);
 }
 
@@ -230,6 +250,22 @@ void bind_autograd(nb::module_& m) {
           return to_tensors(r);
         });
       })
+      .def_prop_ro("variable", [](const NodeRef& n) -> nb::object {
+        auto* acc = dynamic_cast<AccumulateGrad*>(n.node.get());
+        if (!acc) throw nb::attribute_error("'variable' is only available on AccumulateGrad nodes");
+        return tensor_or_none(acc->variable);
+      })
+      .def("__getattr__", [](const NodeRef& n, const std::string& name) -> nb::object {
+        // the node of a Python Function is also its ctx: grad_fn.saved_tensors, grad_fn.<attr>
+        auto* py = dynamic_cast<PyNode*>(n.node.get());
+        if (!py || name.rfind("__", 0) == 0) throw nb::attribute_error(name.c_str());
+        if (name == "saved_tensors") {
+          nb::list l;
+          for (auto& s : py->saved) l.append(tensor_or_none(s.unpack(n.node)));
+          return nb::tuple(l);
+        }
+        return nb::getattr(nb::handle(py->ctx->obj), name.c_str());
+      })
       .def("_saved_tensors", [](const NodeRef& n) {
         auto* py = dynamic_cast<PyNode*>(n.node.get());
         EMBER_CHECK(py, "saved_tensors is only available on Python Function nodes");
@@ -247,6 +283,14 @@ void bind_autograd(nb::module_& m) {
         return "<" + n.node->name() + buf;
       });
   node_base_type = node_cls;
+  nb::class_<WeakNodeRef>(m, "_WeakNode").def("_saved_tensors", [](const WeakNodeRef& w) {
+    NodePtr n = w.node.lock();
+    if (!n) fail_released();
+    auto* py = static_cast<PyNode*>(n.get());
+    nb::list l;
+    for (auto& s : py->saved) l.append(tensor_or_none(s.unpack(n)));
+    return nb::tuple(l);
+  });
 
   // ---- Tensor properties
   nb::handle tcls = (PyObject*)tensor_type();
@@ -282,8 +326,20 @@ void bind_autograd(nb::module_& m) {
         EMBER_CHECK_KIND(is_tensor(g.ptr()), Type, "assigned grad expected to be a Tensor or None but got grad of type ",
                          type_name(g.ptr()));
         const Tensor& gt = unpack(g.ptr());
-        EMBER_CHECK(gt.dtype() == t.dtype(), "assigned grad has data of a different type");
-        EMBER_CHECK(gt.sizes() == t.sizes(), "assigned grad has data of a different size");
+        if (gt.dtype() != t.dtype()) {
+          EMBER_FAIL(Runtime, "attempting to assign a gradient with dtype '", cpp_type_name(gt.dtype()),
+                     "' to a tensor with grad_dtype '", scalar_type_name(t.dtype()), "'. The gradient must match the "
+                     "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
+                     "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
+                     "Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they "
+                     "match.");
+        }
+        if (gt.sizes() != t.sizes()) {
+          std::ostringstream os;
+          os << "attempting to assign a gradient of size '" << gt.sizes() << "' to a tensor of size '" << t.sizes()
+             << "'. Please ensure that the gradient and the tensor are the same size";
+          EMBER_FAIL(Runtime, os.str());
+        }
         materialize_meta(t).grad = gt;
       }));
   m.def("_tensor_data", [](const Tensor& t) {
@@ -299,6 +355,11 @@ void bind_autograd(nb::module_& m) {
   m.def("_detach", [](const Tensor& t) { return tensor_or_none(t.detach()); });
   m.def("_detach_", [](const Tensor& t) {
     if (auto* mm = meta(t)) {
+      EMBER_CHECK(!mm->is_view, "Can't detach views in-place. Use detach() instead. If you are using "
+                  "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, gradients "
+                  "are views of DDP buckets, and hence detach_() cannot be called on these gradients. To fix this "
+                  "error, please refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the "
+                  "solution.");
       mm->grad_fn.reset();
       mm->requires_grad = false;
       mm->is_view = false;
@@ -329,11 +390,22 @@ void bind_autograd(nb::module_& m) {
     EMBER_CHECK(is_leaf(t), "post accumulate grad hooks cannot be registered on non-leaf tensors");
     EMBER_CHECK(requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
     auto ref = std::make_shared<PyRef>(fn);
-    auto selfref = std::make_shared<PyRef>(self);
-    materialize_meta(t).post_accumulate_hooks.push_back([ref, selfref](const Tensor&) {
+    // a weak reference: the tensor's own hook must not keep the tensor alive
+    auto selfref = std::make_shared<PyRef>(nb::module_::import_("weakref").attr("ref")(self));
+    auto hook = std::make_shared<std::function<void(const Tensor&)>>([ref, selfref](const Tensor& v) {
       nb::gil_scoped_acquire gil;
-      nb::borrow(ref->obj)(nb::borrow(selfref->obj));
+      nb::object obj = nb::borrow(selfref->obj)();
+      if (obj.is_none()) obj = tensor_or_none(v);
+      nb::borrow(ref->obj)(obj);
     });
+    materialize_meta(t).post_accumulate_hooks.push_back(hook);
+    return uintptr_t(hook.get());
+  });
+  m.def("_remove_post_accumulate_grad_hook", [](const Tensor& t, uintptr_t id) {
+    auto* mm = meta(t);
+    if (!mm) return;
+    auto& hs = mm->post_accumulate_hooks;
+    hs.erase(std::remove_if(hs.begin(), hs.end(), [id](auto& h) { return uintptr_t(h.get()) == id; }), hs.end());
   });
 
   // ---- engine
@@ -378,7 +450,22 @@ void bind_autograd(nb::module_& m) {
   m.def("is_inference_mode_enabled", &inference_mode_enabled);
   m.def("_set_inference_mode", &set_inference_mode);
   m.def("is_anomaly_enabled", &anomaly_enabled);
-  m.def("_set_anomaly_enabled", &set_anomaly_enabled);
+  m.def("is_anomaly_check_nan_enabled", &anomaly_check_nan);
+  m.def("_set_anomaly_enabled", &set_anomaly_enabled, nb::arg("enabled"), nb::arg("check_nan") = true);
+  anomaly_hooks().stack = []() -> std::string {
+    nb::gil_scoped_acquire gil;
+    try {
+      nb::object lines = nb::module_::import_("traceback").attr("format_stack")();
+      return nb::cast<std::string>(nb::str("").attr("join")(lines));
+    } catch (nb::python_error&) {
+      return std::string();
+    }
+  };
+  anomaly_hooks().report = [](const std::string& name, const std::string& stack) {
+    nb::gil_scoped_acquire gil;
+    std::string msg = "Error detected in " + name + ". Traceback of forward call that caused the error:\n" + stack;
+    if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) PyErr_Clear();  // warnings as errors: keep the real one
+  };
 }
 
 }  // namespace ember::py

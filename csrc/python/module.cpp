@@ -1,5 +1,5 @@
 // ember._C: the extension module. Registers the Tensor type, dtype/device/Generator objects,
-// the generated op functions (in ember._C._ops) and the hand-written helpers.
+// the generated op functions (in ember._C._ops and ember._C._nn) and the hand-written helpers.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -18,6 +18,7 @@ namespace nb = nanobind;
 using namespace ember;
 
 extern PyMethodDef ember_generated_functions[];
+extern PyMethodDef ember_generated_nn_functions[];
 
 namespace {
 
@@ -51,6 +52,7 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   }
   EMBER_CHECK_KIND(data != nullptr, Type, "tensor() missing 1 required positional arguments: \"data\"");
   Tensor t = py::tensor_from_data(data, dtype);
+  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor starts at version 0
   PyObject* r = py::wrap(t);
   if (requires_grad) {
     if (PyObject_SetAttrString(r, "requires_grad", Py_True) < 0) { Py_DECREF(r); return nullptr; }
@@ -171,6 +173,9 @@ NB_MODULE(_C, m) {
   nb::module_ ops = m.def_submodule("_ops", "generated op functions");
   add_functions(ops, ember_generated_functions);
   add_functions(ops, extra_functions);
+  // ops that PyTorch keeps in torch._C._nn (torch.nn.functional's builtins): ops.yaml's python_module: nn
+  nb::module_ nn_ops = m.def_submodule("_nn", "generated torch.nn.functional ops");
+  add_functions(nn_ops, ember_generated_nn_functions);
 
   m.def("_set_tensor_class", [](nb::handle cls) { py::set_tensor_class((PyTypeObject*)cls.ptr()); });
   m.def("_set_size_class", [](nb::handle cls) { py::register_size_type(cls.ptr()); });

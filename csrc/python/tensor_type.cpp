@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
@@ -266,6 +267,18 @@ void bind_tensor(nb::module_& m) {
     if (!descr.is_valid()) throw nb::python_error();
     nb::setattr(cls, d->ml_name, descr);
   }
+
+  // Tensor._make_subclass(cls, data, require_grad=False): an instance of the Python subclass `cls`
+  // (nn.Parameter, ...) aliasing `data` (same storage and version counter, no history).
+  cls.def_static("_make_subclass", [](nb::handle sub, const Tensor& data, bool require_grad) {
+    EMBER_CHECK_KIND(PyType_Check(sub.ptr()) && PyType_IsSubtype((PyTypeObject*)sub.ptr(), tensor_type()), Type,
+                     "_make_subclass(): expected a subclass of ember.Tensor, got ", type_name(sub.ptr()));
+    nb::object o = nb::inst_alloc(sub);
+    new (nb::inst_ptr<Tensor>(o)) Tensor(data.detach());
+    nb::inst_mark_ready(o);
+    autograd::set_requires_grad(unpack(o.ptr()), require_grad);
+    return o;
+  }, nb::arg("cls"), nb::arg("data"), nb::arg("require_grad") = false);
 
   cls.def_prop_ro("shape", &size_of)
       .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); })

@@ -19,8 +19,10 @@ from ._functional import (  # noqa: F401
 )
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd, linalg  # noqa: F401
+from . import nn  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from ._utils import (  # noqa: F401
     as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, layout,
@@ -34,5 +36,7 @@ half = float16
 long = int64
 int = int32
 short = int16
+
+from . import nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
 
 __version__ = "0.1.0"

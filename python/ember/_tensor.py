@@ -34,12 +34,12 @@ _C._set_size_class(Size)
 
 
 class _RemovableHandle:
-    def __init__(self, tensor, hook_id):
-        self.tensor, self.id = tensor, hook_id
+    def __init__(self, tensor, hook_id, remover=None):
+        self.tensor, self.id, self._remover = tensor, hook_id, remover or _C._remove_hook
 
     def remove(self):
         if self.tensor is not None:
-            _C._remove_hook(self.tensor, self.id)
+            self._remover(self.tensor, self.id)
             self.tensor = None
 
     def __enter__(self):
@@ -89,13 +89,14 @@ class Tensor(_C.TensorBase):
 
     @property
     def grad(self):
-        if not self.is_leaf and not self.retains_grad and self.requires_grad:
+        g = self._grad
+        if g is None and self.requires_grad and not self.is_leaf and not self.retains_grad:
             import warnings
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
                 "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.", UserWarning, stacklevel=2)
-        return self._grad
+        return g
 
     @grad.setter
     def grad(self, value):
@@ -123,6 +124,8 @@ class Tensor(_C.TensorBase):
         return self
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and not self.is_floating_point():
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -135,7 +138,9 @@ class Tensor(_C.TensorBase):
         return _RemovableHandle(self, _C._register_hook(self, hook))
 
     def register_post_accumulate_grad_hook(self, hook):
-        _C._register_post_accumulate_grad_hook(self, hook)
+        """hook(tensor) runs after the leaf's .grad has been accumulated by backward()."""
+        return _RemovableHandle(self, _C._register_post_accumulate_grad_hook(self, hook),
+                                _C._remove_post_accumulate_grad_hook)
 
     def is_inference(self):
         return False

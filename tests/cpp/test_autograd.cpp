@@ -41,3 +41,31 @@ TEST(Autograd, DeepChainIsIterative) {
   y.sum().backward();
   EXPECT_DOUBLE_EQ(x.grad().item<double>(), 1.0);
 }
+
+// ember::autograd::Function<T>: the C++ custom function API.
+#include "ember/autograd/function.h"
+
+struct CubeFn : autograd::Function<CubeFn> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor x, double scale) {
+    ctx->save_for_backward({x});
+    ctx->saved_data["scale"] = scale;
+    return x * x * x * scale;
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+    Tensor x = ctx->get_saved_variables()[0];
+    double scale = std::any_cast<double>(ctx->saved_data["scale"]);
+    return {g[0] * x * x * (3.0 * scale)};
+  }
+};
+
+TEST(Autograd, CppCustomFunction) {
+  Tensor x = ember::full({3}, 2.0, TensorOptions(kDouble)).requires_grad_();
+  Tensor y = CubeFn::apply(x, 0.5);
+  EXPECT_DOUBLE_EQ(y.sum().item<double>(), 3 * 4.0);
+  EXPECT_TRUE(y.requires_grad());
+  y.sum().backward();
+  EXPECT_DOUBLE_EQ(x.grad().sum().item<double>(), 3 * (3 * 4.0 * 0.5));
+  // no grad needed: no graph
+  Tensor z = CubeFn::apply(ember::ones({2}, TensorOptions(kDouble)), 1.0);
+  EXPECT_FALSE(z.requires_grad());
+}

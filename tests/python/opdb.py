@@ -63,13 +63,21 @@ class OpInfo:
         self.self_inplace = self.base.endswith("_") if self_inplace is None else self_inplace
         pyname = self.pyname
 
+        # python_module: nn ops live in ember._C._nn, as PyTorch's in torch._C._nn
+        nn_module = self.entry.get("python_module") == "nn"
+
+        def namespace(lib):
+            return lib._C._nn if nn_module else lib
+
         def default_fn(lib, *a, **k):
-            return getattr(lib, pyname)(*a, **k)
+            return getattr(namespace(lib), pyname)(*a, **k)
 
         def default_method(lib, x, *a, **k):
             return getattr(x, pyname)(*a, **k)
 
         def default_inplace(lib, x, *a, **k):
+            if "method" not in variants:  # inplace_function: torch.selu_(x), torch._C._nn.elu_(x)
+                return getattr(namespace(lib), pyname + "_")(x, *a, **k)
             return getattr(x, pyname + "_")(*a, **k)
 
         self.function = (default_fn if "function" in variants else None) if function is None else function
@@ -1177,6 +1185,9 @@ add(OpInfo("matmul", _mm_samples, errors=lambda: [Sample(T((2, 3), "float32"), T
 
 
 import opdb_nn  # noqa: E402,F401  (NN-core and BLAS ops)
+import opdb_nn_functional  # noqa: E402,F401  (activations, normalization, dropout, embeddings, losses)
+import opdb_optim  # noqa: E402,F401  (fused optimizer updates)
 import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling and extra random ops)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
+

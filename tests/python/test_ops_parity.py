@@ -103,8 +103,13 @@ def test_declared_variants_exist():
         variants = e.get("variants", ["function", "method"])
         names = [py] + e.get("aliases", [])
         for n in names:
-            if "function" in variants and not hasattr(ember._C._ops if n.startswith("_") else ember, n):
-                missing.append(f"ember.{n}")
+            module = ember._C._ops if n.startswith("_") else ember
+            if e.get("python_module") == "nn":  # functions PyTorch keeps in torch._C._nn
+                module = ember._C._nn
+            if "function" in variants and not hasattr(module, n):
+                missing.append(f"{module.__name__}.{n}")
+            if "function" in variants and e.get("inplace_function") and not hasattr(module, n + "_"):
+                missing.append(f"{module.__name__}.{n}_")
             if "method" in variants:
                 if not hasattr(x, n):
                     missing.append(f"Tensor.{n}")

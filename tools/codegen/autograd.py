@@ -36,8 +36,97 @@ SAVED = {
 }
 
 
+def _wrapped(x):
+    return f"{x}.impl()->is_wrapped_number()"
+
+
+def _pow_names():
+    return [(_wrapped("self"), "PowBackward2"), (_wrapped("exponent"), "PowBackward0"), (None, "PowBackward1")]
+
+
+# PyTorch's names for the nodes of ops that PyTorch splits into overloads (numbered in its own
+# order) or computes through another op. A string, or [(C++ condition, name), ..., (None, default)]
+# chosen when the op is recorded (conditions see the op's arguments, and `result` for functional
+# ops). Python numbers arrive as wrapped-number tensors, PyTorch's Scalar overloads. Hand-written
+# PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
+TORCH_NODE_NAMES = {
+    "index_fill.int_Scalar": "IndexFillBackward0", "index_fill.int_Tensor": "IndexFillBackward1",
+    "normal.Tensor_float": "NormalBackward1", "normal.float_Tensor": "NormalBackward2",
+    "normal.Tensor_Tensor": "NormalBackward3", "random_.to": "RandomBackward1",
+    "square": "PowBackward0",
+    "pow": _pow_names(),
+    "float_power": _pow_names(),
+    "true_divide": "DivBackward0",
+    "div": [("rounding_mode.has_value()", "DivBackward2"), (None, "DivBackward0")],
+    "sub": [(_wrapped("self"), "RsubBackward1"), (None, "SubBackward0")],
+    "fmod": [(_wrapped("other"), "FmodBackward0"), (None, "FmodBackward1")],
+    "remainder": [(_wrapped("other"), "RemainderBackward0"), (None, "RemainderBackward1")],
+    "clamp": [(f"(!min.defined() || {_wrapped('min')}) && (!max.defined() || {_wrapped('max')})", "ClampBackward1"),
+              (None, "ClampBackward0")],
+    "clamp_min": [(_wrapped("min"), "ClampMinBackward0"), (None, "ClampMinBackward1")],
+    "clamp_max": [(_wrapped("max"), "ClampMaxBackward0"), (None, "ClampMaxBackward1")],
+    "lerp": [(_wrapped("weight"), "LerpBackward0"), (None, "LerpBackward1")],
+    "round": [("decimals != 0", "RoundBackward1"), (None, "RoundBackward0")],
+    "max": "MaxBackward1", "max.dim": "MaxBackward0", "max.other": "MaximumBackward0",
+    "min": "MinBackward1", "min.dim": "MinBackward0", "min.other": "MinimumBackward0",
+    "sum": [("dim.has_value()", "SumBackward1"), (None, "SumBackward0")],
+    "mean": [("dim.has_value()", "MeanBackward1"), (None, "MeanBackward0")],
+    "prod": [("dim.has_value()", "ProdBackward1"), (None, "ProdBackward0")],
+    "norm": "LinalgVectorNormBackward0",
+    "squeeze": [("!dim.has_value()", "SqueezeBackward0"), ("dim->size() == 1", "SqueezeBackward1"),
+                (None, "SqueezeBackward2")],
+    "flatten": "ViewBackward0", "unflatten": "ViewBackward0", "view_as": "ViewBackward0",
+    "reshape": [("result.impl()->storage() == self.impl()->storage()", "ViewBackward0"), (None, "UnsafeViewBackward0")],
+    "reshape_as": [("result.impl()->storage() == self.impl()->storage()", "ViewBackward0"),
+                   (None, "UnsafeViewBackward0")],
+    "movedim": "PermuteBackward0", "narrow": "SliceBackward0", "expand_as": "ExpandBackward0",
+    "contiguous": "CloneBackward0", "to_dtype": "ToCopyBackward0", "copy_": "ember::autograd::CopyBackwards", "fill_": "FillBackward2",
+    "chunk": "SplitBackward0", "split.sizes": "SplitWithSizesBackward0",
+    "bernoulli": "BernoulliBackward0",
+    "bernoulli_": [(_wrapped("p"), "BernoulliBackward2"), (None, "BernoulliBackward1")],
+    "random_": [("!to.has_value()", "RandomBackward2"), (None, "RandomBackward0")],
+    "max_pool_with_indices": [("kernel_size.size() == 1", "SqueezeBackward1"),
+                              ("kernel_size.size() == 2", "MaxPool2DWithIndicesBackward0"),
+                              (None, "MaxPool3DWithIndicesBackward0")],
+    "adaptive_max_pool_with_indices": [("output_size.size() == 1", "SqueezeBackward1"),
+                                       ("output_size.size() == 2", "AdaptiveMaxPool2DBackward0"),
+                                       (None, "AdaptiveMaxPool3DBackward0")],
+    "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
+    "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
+    "linalg_cholesky": "LinalgCholeskyExBackward0",
+    "matmul": [("self.dim() == 1 && other.dim() == 1", "DotBackward0"), ("self.dim() == 2 && other.dim() == 1",
+                                                                          "MvBackward0"),
+               ("self.dim() == 1 && other.dim() == 2", "SqueezeBackward4"), ("self.dim() == 2 && other.dim() == 2",
+                                                                             "MmBackward0"),
+               ("self.dim() == 2", "CloneBackward0"), (None, "UnsafeViewBackward0")],
+}
+
+
+def torch_name(op, inplace=False):
+    """The entry of TORCH_NODE_NAMES for op (inplace: for its op_ variant, key "name_", where
+    PyTorch's in-place node differs, e.g. EluBackward1)."""
+    key = op.name + ("." + op.overload if op.overload else "")
+    if inplace and not op.is_self_inplace and key + "_" in TORCH_NODE_NAMES:
+        return TORCH_NODE_NAMES[key + "_"]
+    return TORCH_NODE_NAMES.get(key)
+
+
+def name_statement(op, indent="  ", inplace=False):
+    """Sets the node's name per call, for ops whose PyTorch name depends on the arguments."""
+    spec = torch_name(op, inplace)
+    if isinstance(spec, str) and spec != torch_name(op):
+        return [f'{indent}node->name_ = "{spec}";']
+    if not isinstance(spec, list):
+        return []
+    expr = f'"{spec[-1][1]}"'
+    for cond, name in reversed(spec[:-1]):
+        expr = f'({cond}) ? "{name}" : {expr}'
+    return [f"{indent}node->name_ = {expr};"]
+
+
 def camel(name):
-    return "".join(p[:1].upper() + p[1:] for p in name.split("_") if p)
+    # PyTorch title-cases each part: log1p -> Log1P, im2col -> Im2Col, max_pool2d -> MaxPool2D
+    return "".join(p.title() for p in name.split("_") if p)
 
 
 def uses(formulas, name):
@@ -63,7 +152,7 @@ def assign_node_names(ops):
             key = op.name.rstrip("_")  # bernoulli_ and bernoulli share a name family
             i = counts.get(key, 0)
             counts[key] = i + 1
-            op.node = f"{camel(key)}Backward{i}"
+            op.node = f"{op.entry.get('node', camel(key))}Backward{i}"  # node: overrides PyTorch's spelling
         else:
             op.node = None
 
@@ -152,9 +241,15 @@ def gen_node(op):
         body.append(f"    if ({conds}) {{\n      std::array<bool, {len(names)}> output_mask{{{mask}}};\n"
                     f"      (void)output_mask;\n      auto r_ = {f};\n{assign}\n    }}")
     release = (" ".join(releases)) if releases else ""
+    spec = torch_name(op)
+    name_expr = f'"{op.node}"'
+    if spec is not None or torch_name(op, inplace=True) is not None:
+        default = op.node if spec is None else spec if isinstance(spec, str) else spec[-1][1]
+        members.append(f'  const char* name_ = "{default}";')
+        name_expr = "name_"
     return f"""struct {op.node} : autograd::Node {{
 {chr(10).join(members)}
-  std::string name() const override {{ return "{op.node}"; }}
+  std::string name() const override {{ return {name_expr}; }}
   void release_variables() override {{ {release} }}
   autograd::variable_list apply(autograd::variable_list&& grads) override {{
     autograd::variable_list out(next_edges.size());
@@ -235,13 +330,24 @@ def set_history(op, result_expr, indent="  "):
     return [f"{indent}autograd::set_history({result_expr}, node);"]
 
 
+def is_view_op(op):
+    """Returns a view of self: `-> Tensor(a)`, or (unbind, split, chunk) `Tensor(a) self -> Tensor[]`
+    (PyTorch spells the latter `Tensor(a -> *) self -> Tensor(a)[]`)."""
+    return op.is_view or (op.ret == "Tensor[]" and any(p.name == "self" for p in op.params)
+                          and "Tensor(a) self" in op.entry["func"])
+
+
 def view_marks(op, var, indent="  "):
     """Outputs of view ops become differentiable views of self (see autograd/node.h)."""
-    if not op.is_view:
+    if not is_view_op(op):
         return []
     if op.ret == "Tensor[]":
-        return [f"{indent}if (autograd::grad_enabled()) for (auto& v_ : {var}) autograd::set_view_of(v_, self);"]
-    return [f"{indent}if (autograd::grad_enabled() && {var}.impl()->storage() == self.impl()->storage() && "
+        # an output that is self itself (split of an empty dim) becomes a fresh view, as in PyTorch
+        return [f"{indent}for (auto& v_ : {var}) {{",
+                f"{indent}  if (v_.is_same(self)) v_ = make_view(self, self.sizes(), self.strides(), self.storage_offset());",
+                f"{indent}  autograd::set_view_of(v_, self, true);",
+                f"{indent}}}"]
+    return [f"{indent}if ({var}.impl()->storage() == self.impl()->storage() && "
             f"!{var}.is_same(self)) autograd::set_view_of({var}, self);"]
 
 
@@ -288,12 +394,16 @@ def functional_body(op, call):
     factory = any(p.type == "TensorOptions" for p in op.params)
     lines = []
     if op.node is None:
-        if not op.is_view and not factory:
+        if not is_view_op(op) and not factory:
             return [f"  return {call};"]
         lines.append(f"  {ret} result = {call};")
         lines += view_marks(op, "result")
         if factory:
-            lines.append("  if (options.requires_grad_) autograd::set_requires_grad(result, true);")
+            lines.append("  if (options.requires_grad_) {")
+            lines.append("    EMBER_CHECK(is_floating(result.dtype()), "
+                         "\"Only Tensors of floating point and complex dtype can require gradients\");")
+            lines.append("    autograd::set_requires_grad(result, true);")
+            lines.append("  }")
         lines.append("  return result;")
         return lines
     jvp = jvp_block(op, "    ")
@@ -302,8 +412,8 @@ def functional_body(op, call):
         lines.append("  if (autograd::fw_grad_active()) autograd::check_no_tangents({" +
                      ", ".join(f"&{n}" for n in singles) + f'}}, "{op.name}");')
     lines.append(f"  if (!({rec_expr(op)})) {{")
-    if op.is_view or jvp:
-        if jvp and not op.is_view:
+    if is_view_op(op) or jvp:
+        if jvp and not is_view_op(op):
             lines.append(f"    if (!autograd::fw_grad_active()) return {call};")
         if jvp:
             lines.append(f"    {ret} result;")
@@ -324,6 +434,7 @@ def functional_body(op, call):
         # ops that may return their input itself (contiguous, to, ...) add no history to it
         lines.append("  if (result.is_same(self)) return result;")
     lines += view_marks(op, "result")
+    lines += name_statement(op)
     lines += set_history(op, "result")
     lines += save_outputs(op, "result")
     lines += jvp_block(op)
@@ -350,6 +461,7 @@ def inplace_body(op, call):
     lines.append(f"  if (!rec_) {{\n    {call};\n    return self;\n  }}")
     lines += record_node(op, inplace=True)
     lines.append(f"  {{\n    autograd::AutoGradMode no_grad_(false);\n    {call};\n  }}")
+    lines += name_statement(op, inplace=True)
     lines.append("  autograd::set_history(self, node);" if op.is_view else "  autograd::rebase_history(self, node);")
     lines += save_outputs(op, "self")
     lines.append("  return self;")

@@ -9,6 +9,12 @@ Outputs (all headed `// @generated from ops.yaml`):
   ember/generated/kernels.h        the elementwise kernel enums and X-macro lists
   generated_ops.cpp                ember::* forwarding functions, Tensor methods, generated kernels' bodies
   generated_python.cpp             Python bindings: one vectorcall function per Python name
+                                   (tables: ember._C._ops, Tensor methods, ember._C._nn)
+
+ops.yaml keys read here besides those its header lists: `python_module: nn` binds the function in
+ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
+ember namespace; `inplace_function: true` also binds op_ as a Python function (torch.selu_).
+The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
 import os
 import re
@@ -79,6 +85,8 @@ class Param:
             return None
         if d == "None":
             return {"Tensor?": "Tensor()", "Generator?": "nullptr"}.get(self.type, "std::nullopt")
+        if d == "Mean":  # int reduction=Mean, as PyTorch's schemas: at::Reduction::Mean
+            return "1"
         if d in ("True", "False"):
             return d.lower()
         if d.startswith("["):
@@ -123,6 +131,10 @@ class Op:
         self.out = entry.get("out", False)
         self.kernel = entry.get("kernel")
         self.python_name = entry.get("python", self.name)
+        # python_module: nn binds the function in ember._C._nn (PyTorch's torch._C._nn) instead of ember
+        self.python_module = entry.get("python_module")
+        # inplace_function: true also binds op_ as a Python function (torch.selu_), not only as a method
+        self.inplace_function = entry.get("inplace_function", False)
         self.aliases = entry.get("aliases", [])
         self.is_self_inplace = self.name.endswith("_")  # copy_, fill_, normal_, ...
         self.is_view = "(a)" in self.ret
@@ -146,6 +158,8 @@ class Op:
 
     def cpp_ret(self):
         r = self.ret
+        if r == "()":  # returns nothing: void in C++, None in Python
+            return "void"
         if r.startswith("("):
             n = len([x for x in r.strip("()").split(",")])
             return "std::tuple<" + ", ".join(["Tensor"] * n) + ">"
@@ -171,7 +185,7 @@ class Op:
         return "const Tensor&" if self.n_outputs() == 1 else self.cpp_ret()
 
     def tuple_field_names(self):
-        if not self.ret.startswith("("):
+        if not self.ret.startswith("(") or self.ret == "()":
             return None
         names = [x.strip().split()[1] if len(x.strip().split()) > 1 else None for x in self.ret.strip("()").split(",")]
         return names if all(names) else None
@@ -329,7 +343,12 @@ def py_signature(op, method, with_out):
         if p.list_size is not None:
             t = t.replace("int[]", f"int[{p.list_size}]")
         name = "input" if (p.name == "self" and not method) else p.py_name
-        parts.append(f"{t} {name}" + (f"={p.default}" if p.default is not None else ""))
+        default = p.default
+        if default == "Mean":
+            # PyTorch's Python bindings read the symbolic default `Mean` as 0 (no reduction):
+            # torch.kl_div(x, t) is elementwise while at::kl_div(x, t) averages. Ember does the same.
+            default = "0"
+        parts.append(f"{t} {name}" + (f"={default}" if default is not None else ""))
     if with_out:
         if not seen_star:
             parts.append("*")
@@ -353,8 +372,12 @@ def py_call(op, method, inplace_variant):
 
 def py_wrap(op, expr, method, self_returning):
     if self_returning:
-        return f"{expr};\n      return ember::py::incref(self_obj);"
+        # a method returns self; a function (torch.selu_(x)) returns its first argument, x itself
+        obj = "self_obj" if method else "r.obj(0)"
+        return f"{expr};\n      return ember::py::incref({obj});"
     r = op.ret
+    if r == "()":
+        return f"{expr};\n      Py_RETURN_NONE;"
     if r.startswith("("):
         names = op.tuple_field_names()
         if names:
@@ -366,7 +389,7 @@ def py_wrap(op, expr, method, self_returning):
     return f"return ember::py::wrap({expr});"
 
 
-def gen_binding(pyname, overloads, method):
+def gen_binding(pyname, overloads, method, prefix=""):
     """overloads: list of (op, inplace_variant)."""
     sigs, cases = [], []
     for k, (op, inplace_variant) in enumerate(overloads):
@@ -375,7 +398,10 @@ def gen_binding(pyname, overloads, method):
         sig = sig.replace(f"{op.python_name}(", f"{pyname}(", 1)
         sigs.append(sig)
         expr, n = py_call(op, method, inplace_variant)
-        self_ret = method and (inplace_variant or op.is_self_inplace)
+        if method:
+            self_ret = inplace_variant or op.is_self_inplace
+        else:
+            self_ret = inplace_variant or (op.is_self_inplace and "!" in op.ret)
         body = []
         if with_out and op.n_outputs() == 1:
             out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out(r.tensor({n}), ", 1)
@@ -397,7 +423,7 @@ def gen_binding(pyname, overloads, method):
         else:
             body.append(py_wrap(op, expr, method, self_ret))
         cases.append(f"    case {k}: {{\n      " + "\n      ".join(body) + "\n    }")
-    fn = f"py_{'m' if method else 'f'}_{pyname}"
+    fn = f"py_{'m' if method else 'f'}_{prefix}{pyname}"
     sig_list = ", ".join('"' + s.replace('"', '\\"') + '"' for s in sigs)
     self_decl = ("  const ember::Tensor& self = ember::py::unpack(self_obj);\n" if method else "")
     return fn, f"""static PyObject* {fn}(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {{
@@ -414,25 +440,29 @@ def gen_binding(pyname, overloads, method):
 
 
 def gen_python(ops, out):
-    funcs, meths = {}, {}
+    funcs, meths, nn_funcs = {}, {}, {}
     for op in ops:
         names = [op.python_name] + op.aliases
+        fgroup = nn_funcs if op.python_module == "nn" else funcs
         for n in names:
             if "function" in op.variants:
-                funcs.setdefault(n, []).append((op, False))
+                fgroup.setdefault(n, []).append((op, False))
+                if op.inplace and op.inplace_function:
+                    fgroup.setdefault(n + "_", []).append((op, True))
             if "method" in op.variants and op.params and op.params[0].name == "self":
                 meths.setdefault(n, []).append((op, False))
                 if op.inplace:
                     meths.setdefault(n + "_", []).append((op, True))
     code = [HEADER, '#include "python/arg_parser.h"', '#include "ember/generated/ops.h"', ""]
-    ftable, mtable = [], []
-    for table, group, method in ((ftable, funcs, False), (mtable, meths, True)):
+    ftable, mtable, nntable = [], [], []
+    for table, group, method in ((ftable, funcs, False), (mtable, meths, True), (nntable, nn_funcs, False)):
         for pyname, ovs in group.items():
-            fn, body = gen_binding(pyname, ovs, method)
+            fn, body = gen_binding(pyname, ovs, method, "nn_" if table is nntable else "")
             code.append(body)
             table.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, nullptr}},')
     code.append("PyMethodDef ember_generated_functions[] = {\n" + "\n".join(ftable) + "\n  {nullptr, nullptr, 0, nullptr}};")
     code.append("PyMethodDef ember_generated_methods[] = {\n" + "\n".join(mtable) + "\n  {nullptr, nullptr, 0, nullptr}};")
+    code.append("PyMethodDef ember_generated_nn_functions[] = {\n" + "\n".join(nntable) + "\n  {nullptr, nullptr, 0, nullptr}};")
     with open(os.path.join(out, "generated_python.cpp"), "w") as f:
         f.write("\n".join(code) + "\n")
 

@@ -6,6 +6,7 @@
 #include "ember/autograd/engine.h"
 
 #include <queue>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -45,9 +46,7 @@ void check_nan(const Node& node, const variable_list& outs) {
     const Tensor& t = outs[i];
     if (!t.defined() || !is_floating(t.dtype())) continue;
     if (ember::isnan(t).any().item().to_bool()) {
-      std::string msg = "Function '" + node.name() + "' returned nan values in its " + std::to_string(i) + "th output.";
-      if (!node.anomaly_trace.empty()) msg += "\nTraceback of forward call that caused the error:\n" + node.anomaly_trace;
-      EMBER_FAIL(Runtime, msg);
+      EMBER_FAIL(Runtime, "Function '" + node.name() + "' returned nan values in its " + std::to_string(i) + "th output.");
     }
   }
 }
@@ -159,6 +158,12 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         if (r.defined()) grads[nr] = r;
       }
     }
+    if (node->is_accumulate_grad()) static_cast<AccumulateGrad&>(*node).run_leaf_hooks(grads);
+    // retain_grad() runs after every hook of the tensor, so .grad sees what the hooks returned
+    for (auto& [nr, slot] : node->retained_grads) {
+      if (nr < grads.size() && grads[nr].defined())
+        *slot = slot->defined() ? ember::add(*slot, grads[nr]) : (grad_enabled() ? grads[nr] : grads[nr].clone());
+    }
     for (auto& h : node->pre_hooks) {
       variable_list r = h(grads);
       if (!r.empty()) grads = std::move(r);
@@ -177,8 +182,19 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         if (e.valid() && needed.count(e.fn.get())) more = true;
       if (!more) continue;
     }
-    variable_list outs = node->apply(std::move(grads));
-    if (anomaly_enabled()) check_nan(*node, outs);
+    variable_list outs;
+    if (anomaly_enabled()) {
+      try {
+        outs = node->apply(std::move(grads));
+        if (anomaly_check_nan()) check_nan(*node, outs);
+      } catch (...) {
+        // PyTorch warns with the forward stack of the failing node, then raises
+        if (anomaly_hooks().report) anomaly_hooks().report(node->name(), node->anomaly_trace);
+        throw;
+      }
+    } else {
+      outs = node->apply(std::move(grads));
+    }
     if (!opts.keep_graph) node->release_variables();
     if (node->is_accumulate_grad()) continue;
     validate_outputs(*node, outs);
@@ -201,6 +217,15 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
 }
 
 namespace {
+// "ember.Size([2, 3])", as PyTorch prints sizes in its messages
+std::string size_string(IntArrayRef sizes) {
+  std::ostringstream os;
+  os << "ember.Size([";
+  for (size_t i = 0; i < sizes.size(); i++) os << (i ? ", " : "") << sizes[i];
+  os << "])";
+  return os.str();
+}
+
 variable_list make_grad_roots(const variable_list& outputs, const variable_list& grads) {
   variable_list r(outputs.size());
   EMBER_CHECK(grads.empty() || grads.size() == outputs.size(), "grad_tensors should have the same length as tensors (",
@@ -208,8 +233,12 @@ variable_list make_grad_roots(const variable_list& outputs, const variable_list&
   for (size_t i = 0; i < outputs.size(); i++) {
     const Tensor& out = outputs[i];
     if (!grads.empty() && grads[i].defined()) {
-      EMBER_CHECK(grads[i].sizes() == out.sizes(), "Mismatch in shape: grad_output[", i, "] has a shape of ",
-                  grads[i].sizes(), " and output[", i, "] has a shape of ", out.sizes(), ".");
+      if (grads[i].sizes() != out.sizes()) {
+        std::ostringstream os;
+        os << "Mismatch in shape: grad_output[" << i << "] has a shape of " << size_string(grads[i].sizes())
+           << " and output[" << i << "] has a shape of " << size_string(out.sizes()) << ".";
+        EMBER_FAIL(Runtime, os.str());
+      }
       r[i] = grads[i];
     } else {
       EMBER_CHECK(out.numel() == 1, "grad can be implicitly created only for scalar outputs");
@@ -248,8 +277,8 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
   variable_list roots = make_grad_roots(outputs, grad_outputs);
   variable_list r = run_backward(outputs, roots, inputs, o);
   for (size_t i = 0; i < r.size(); i++) {
-    EMBER_CHECK(r[i].defined() || allow_unused, "One of the differentiated Tensors appears to not have been used in "
-                "the graph. Set allow_unused=True if this is the desired behavior.");
+    EMBER_CHECK(r[i].defined() || allow_unused, "The differentiated Tensor at index ", i, " appears to not have been "
+                "used in the graph. Set allow_unused=True if this is the desired behavior.");
     if (r[i].defined() && !create_graph && requires_grad(r[i])) r[i] = make_view(r[i], r[i].sizes(), r[i].strides(), r[i].storage_offset());
   }
   return r;

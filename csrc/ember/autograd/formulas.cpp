@@ -91,9 +91,9 @@ Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool i
   Tensor loses = is_min ? ember::gt(a, b) : ember::lt(a, b);
   return g.masked_fill(loses, 0);
 }
-Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min) {
-  Tensor wins = ember::logical_or(is_min ? ember::le(a, b) : ember::ge(a, b), ember::isnan(b));
-  return grad.masked_fill(wins.logical_not(), 0);
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_min, int which) {
+  Tensor self_wins = ember::logical_or(is_min ? ember::le(self, other) : ember::ge(self, other), ember::isnan(other));
+  return grad.masked_fill(which == 0 ? self_wins.logical_not() : self_wins, 0);
 }
 
 Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max) {
@@ -400,6 +400,101 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
   }
   Tensor gb = ember::matmul(a.transpose(-2, -1), g);
   return sum_to(gb, b.sizes()).reshape(other.sizes());
+}
+
+// ---- neural-network ops. Masks follow PyTorch's kernels exactly at the kinks (x == threshold ...).
+namespace {
+Tensor zero_where(const Tensor& grad, const Tensor& mask) { return grad.masked_fill(mask, 0); }
+Tensor stable_softplus(const Tensor& x) { return ember::clamp_min(x, scalar(0.0)) + ember::log1p(ember::exp(-x.abs())); }
+}  // namespace
+
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& result, const Scalar& min_val, const Scalar& max_val) {
+  return zero_where(grad, ember::logical_or(ember::le(result, min_val), ember::ge(result, max_val)));
+}
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, const Scalar& negative_slope) {
+  return ember::where(ember::gt(self, 0), grad, grad * negative_slope);
+}
+Tensor elu_backward(const Tensor& grad, const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                    const Scalar& input_scale) {
+  // exp of min(x, 0): the branch for x > 0 is not taken, and must not overflow (0 * inf)
+  double c = alpha.to_double() * scale.to_double() * input_scale.to_double();
+  Tensor neg = grad * ember::exp(ember::clamp_max(self, scalar(0.0)) * input_scale) * c;
+  return ember::where(ember::gt(self, 0), grad * scale, neg);
+}
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate) {
+  if (approximate == "tanh") {
+    const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
+    Tensor x2 = self * self;
+    Tensor t = ember::tanh((self + x2 * self * kappa) * beta);
+    Tensor left = (t + 1) * 0.5;
+    Tensor right = self * 0.5 * (-(t * t) + 1) * beta * (x2 * (3 * kappa) + 1);
+    return grad * (left + right);
+  }
+  Tensor cdf = (ember::erf(self * M_SQRT1_2) + 1) * 0.5;
+  Tensor pdf = ember::exp(self * self * -0.5) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+  return grad * (cdf + self * pdf);
+}
+Tensor silu_backward(const Tensor& grad, const Tensor& self) {
+  Tensor s = ember::sigmoid(self);
+  return grad * s * (self * (-s + 1) + 1);
+}
+Tensor mish_backward(const Tensor& grad, const Tensor& self) {
+  Tensor t = ember::tanh(stable_softplus(self));
+  return grad * (t + self * ember::sigmoid(self) * (-(t * t) + 1));
+}
+Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self) {
+  return zero_where(grad / 6, ember::logical_or(ember::le(self, -3), ember::ge(self, 3)));
+}
+Tensor hardswish_backward(const Tensor& grad, const Tensor& self) {
+  Tensor mid = ember::where(ember::lt(self, 3), grad * (self / 3 + 0.5), grad);
+  return zero_where(mid, ember::le(self, -3));
+}
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  Tensor z = self * beta;
+  return ember::where(ember::gt(z, threshold), grad, grad * ember::sigmoid(z));
+}
+Tensor shrink_backward(const Tensor& grad, const Tensor& self, const Scalar& lambd) {
+  return zero_where(grad, ember::logical_and(ember::ge(self, -lambd.to_double()), ember::le(self, lambd)));
+}
+Tensor threshold_op_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
+  return zero_where(grad, ember::le(self, threshold));
+}
+Tensor log_sigmoid_backward(const Tensor& grad, const Tensor& self) { return grad * ember::sigmoid(-self); }
+
+// binary_cross_entropy: d/dx = w (x - t) / max(x (1 - x), 1e-12), finite at x = 0 and 1 as in
+// PyTorch; d/dt = w (log(1 - x) - log(x)). Mean reduction divides by the element count.
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                     int64_t reduction) {
+  Tensor g = reduction == 1 ? grad / double(self.numel()) : grad;
+  Tensor r = g * (self - target) / ember::clamp_min((-self + 1) * self, scalar(1e-12));
+  return weight.defined() ? r * weight : r;
+}
+Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                            const Tensor& weight, int64_t reduction) {
+  (void)target;
+  Tensor g = reduction == 1 ? grad / double(self.numel()) : grad;
+  Tensor r = g * (ember::log1p(-self) - ember::log(self));
+  return weight.defined() ? r * weight : r;
+}
+
+Tensor reduce_loss(const Tensor& loss, int64_t reduction) {
+  return reduction == 1 ? loss.mean() : reduction == 2 ? loss.sum() : loss;
+}
+
+// embedding: the gradient rows accumulate into the rows they were read from; padding_idx gets
+// none, and with scale_grad_by_freq each row is divided by how often its index occurs.
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
+                          bool scale_grad_by_freq) {
+  const int64_t num = weight_sizes[0], dim = weight_sizes[1];
+  Tensor idx = indices.reshape({-1}).to(kLong);
+  Tensor g = grad.reshape({-1, dim});
+  if (scale_grad_by_freq) {
+    Tensor counts = ember::index_put_(zeros_of({num}, grad.dtype()), {idx},
+                                      ember::ones({}, TensorOptions(grad.dtype())), true);
+    g = g / ember::index_select(counts, 0, idx).unsqueeze(1);
+  }
+  if (padding_idx >= 0) g = g.masked_fill(ember::eq(idx, padding_idx).unsqueeze(1), 0);
+  return ember::index_put_(zeros_of({num, dim}, grad.dtype()), {idx}, g, true);
 }
 
 }  // namespace ember::autograd

@@ -25,7 +25,8 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent);
 Tensor pow_exponent_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent, const Tensor& result);
 Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
-Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool is_min);
+// which = 0: the gradient of self, 1: of other (self wins ties and where other is NaN)
+Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_min, int which);
 Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max);
 Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min);
 
@@ -102,6 +103,27 @@ Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 
+// ---- neural-network ops (ops.yaml's last section)
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& result, const Scalar& min_val, const Scalar& max_val);
+Tensor leaky_relu_backward(const Tensor& grad, const Tensor& self, const Scalar& negative_slope);
+Tensor elu_backward(const Tensor& grad, const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                    const Scalar& input_scale);
+Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate);
+Tensor silu_backward(const Tensor& grad, const Tensor& self);
+Tensor mish_backward(const Tensor& grad, const Tensor& self);
+Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self);
+Tensor hardswish_backward(const Tensor& grad, const Tensor& self);
+Tensor softplus_backward(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold);
+Tensor shrink_backward(const Tensor& grad, const Tensor& self, const Scalar& lambd);  // softshrink, hardshrink
+Tensor threshold_op_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold);
+Tensor log_sigmoid_backward(const Tensor& grad, const Tensor& self);
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target, const Tensor& weight,
+                                     int64_t reduction);
+Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                            const Tensor& weight, int64_t reduction);
+Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
+                          bool scale_grad_by_freq);
+Tensor reduce_loss(const Tensor& loss, int64_t reduction);  // a loss's reduction (0 none, 1 mean, 2 sum)
 // shape, indexing and scan ops (shape_formulas.cpp)
 Tensor index_fill_value_grad(const Tensor& grad, int64_t dim, const Tensor& index);
 Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntArrayRef source_sizes);

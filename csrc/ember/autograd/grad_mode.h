@@ -9,7 +9,8 @@ EMBER_API void set_grad_enabled(bool enabled);
 EMBER_API bool inference_mode_enabled();
 EMBER_API void set_inference_mode(bool enabled);
 EMBER_API bool anomaly_enabled();
-EMBER_API void set_anomaly_enabled(bool enabled);
+EMBER_API void set_anomaly_enabled(bool enabled, bool check_nan = true);
+EMBER_API bool anomaly_check_nan();  // anomaly mode also fails on NaN gradients
 
 // RAII: AutoGradMode g(false) disables recording in this scope.
 struct AutoGradMode {

@@ -1,5 +1,6 @@
 #include "ember/autograd/node.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "ember/generated/ops.h"
@@ -142,7 +143,7 @@ class CopySlices : public Node {
     return out;
   }
   void release_variables() override { fn->release_variables(); }
-  std::string name() const override { return "CopySlices"; }
+  std::string name() const override { return "ember::autograd::CopySlices"; }
 };
 
 void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strides, DimVector& sizes,
@@ -154,10 +155,19 @@ void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strid
 }
 }  // namespace
 
+// retain_grad() follows the tensor to its new history (an in-place op, a regenerated view).
+void move_retained_grad(AutogradMeta& m, const NodePtr& node, uint32_t output_nr) {
+  if (!m.retained_grad || !m.grad_fn || (m.grad_fn == node && m.output_nr == output_nr)) return;
+  auto& old = m.grad_fn->retained_grads;
+  old.erase(std::remove_if(old.begin(), old.end(), [&](auto& e) { return e.second == m.retained_grad; }), old.end());
+  node->retained_grads.push_back({output_nr, m.retained_grad});
+}
+
 NodePtr grad_fn(const Tensor& t) {
   auto* m = meta(t);
   if (!m) return nullptr;
-  if (m->is_view && m->view_base.defined() && t._version() != m->attr_version) {
+  if (m->is_view && m->view_base.defined() && t._version() != m->attr_version &&
+      m->creation != AutogradMeta::ViewCreation::NoGradMode) {
     // Note [Regenerating the grad_fn of views]: the base (the view's storage) was changed in
     // place since this view's history was recorded. Its value is now a slice of the base's new
     // value, so its gradient flows into the base's history at the view's position.
@@ -169,6 +179,7 @@ NodePtr grad_fn(const Tensor& t) {
       vb->next_edges.push_back(gradient_edge(base));
       vb->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
       vb->output_meta.push_back({DimVector(t.sizes()), t.dtype()});
+      move_retained_grad(*m, vb, 0);
       m->grad_fn = vb;
       m->output_nr = 0;
     }
@@ -181,7 +192,8 @@ Edge gradient_edge(const Tensor& t) {
   auto* m = meta(t);
   if (!m) return {};
   if (NodePtr fn = grad_fn(t)) return {fn, m->output_nr};
-  if (m->requires_grad) return {grad_accumulator(t), 0};
+  // a leaf; or, as in PyTorch, a view made in no_grad mode of a tensor that requires grad
+  if (requires_grad(t)) return {grad_accumulator(t), 0};
   return {};
 }
 
@@ -211,12 +223,19 @@ void collect_next_edges_list(Node& node, const std::vector<Tensor>& inputs) {
   for (const Tensor& t : inputs) add_edge(node, &t);
 }
 
+AnomalyHooks& anomaly_hooks() {
+  static AnomalyHooks h;
+  return h;
+}
+
 void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) {
   if (!output.defined()) return;
+  if (anomaly_enabled() && node->anomaly_trace.empty() && anomaly_hooks().stack) node->anomaly_trace = anomaly_hooks().stack();
   if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
   node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype()};
   if (!is_floating(output.dtype())) return;  // integer outputs (indices) are not differentiable
   auto& m = materialize_meta(output);
+  move_retained_grad(m, node, output_nr);
   m.grad_fn = node;
   m.output_nr = output_nr;
   m.requires_grad = false;
@@ -227,20 +246,41 @@ void set_history(const std::vector<Tensor>& outputs, const NodePtr& node) {
   for (size_t i = 0; i < outputs.size(); i++) set_history(outputs[i], node, uint32_t(i));
 }
 
-void set_view_of(const Tensor& view, const Tensor& base) {
-  if (!grad_enabled()) return;
+void set_view_of(const Tensor& view, const Tensor& base, bool multi) {
+  if (inference_mode_enabled()) return;
+  using VC = AutogradMeta::ViewCreation;
   auto* bm = meta(base);
   Tensor root = (bm && bm->is_view) ? bm->view_base : base;
+  if (root.is_same(view)) return;  // never a view of itself (a cycle)
   auto& m = materialize_meta(view);
   m.is_view = true;
   m.view_base = root;
   m.attr_version = view._version();
+  m.creation = !grad_enabled() ? VC::NoGradMode : multi ? VC::MultiOutput : VC::Default;
+  if (bm && bm->is_view && bm->creation != VC::Default && m.creation == VC::Default) m.creation = bm->creation;
 }
 
 void check_inplace(const Tensor& self, bool recording) {
   if (!grad_enabled()) return;
   auto* m = meta(self);
   if (!m) return;
+  using VC = AutogradMeta::ViewCreation;
+  if (recording && m->is_view && m->creation != VC::Default) {
+    const char* multi = "This view is the output of a function that returns multiple views. Such functions do not "
+                        "allow the output views to be modified inplace. You should replace the inplace operation by an "
+                        "out-of-place one.";
+    if (m->creation == VC::MultiOutput && m->grad_fn) {
+      std::string fn = m->grad_fn->name();
+      size_t b = fn.rfind("Backward");
+      if (b != std::string::npos && b > 0) fn = fn.substr(0, b);
+      EMBER_FAIL(Runtime, "Output ", m->output_nr, " of ", fn, " is a view and is being modified inplace. ", multi);
+    }
+    EMBER_FAIL(Runtime, "A view was created in no_grad mode and is being modified inplace with grad mode enabled. ",
+               m->creation == VC::MultiOutput ? multi
+                   : "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your "
+                     "code by moving both the view and the inplace either both inside the no_grad block (if you "
+                     "don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).");
+  }
   if (m->requires_grad && !m->grad_fn && !m->is_view) {
     EMBER_FAIL(Runtime, "a leaf Variable that requires grad is being used in an in-place operation.");
   }
@@ -349,14 +389,20 @@ AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
   output_meta.push_back({DimVector(variable.sizes()), variable.dtype()});
 }
 
+void AccumulateGrad::run_leaf_hooks(variable_list& grads) {
+  auto* m = meta(variable);
+  if (!m || grads.empty() || !grads[0].defined()) return;
+  auto hooks = m->leaf_hooks;  // a hook may remove hooks
+  for (auto& h : hooks) {
+    Tensor r = (*h)(grads[0]);
+    if (r.defined()) grads[0] = r;
+  }
+}
+
 variable_list AccumulateGrad::apply(variable_list&& grads) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {};
   auto& m = materialize_meta(variable);
-  for (auto& h : m.leaf_hooks) {
-    Tensor r = (*h)(g);
-    if (r.defined()) g = r;
-  }
   if (!m.grad.defined()) {
     if (!grad_enabled()) {
       // steal the buffer when nothing else refers to it, else copy (two leaves must never
@@ -371,7 +417,8 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
   } else {
     m.grad = ember::add(m.grad, g);
   }
-  for (auto& h : m.post_accumulate_hooks) h(variable);
+  auto post = m.post_accumulate_hooks;  // a hook may remove hooks
+  for (auto& h : post) (*h)(variable);
   return {};
 }
 
@@ -401,14 +448,28 @@ Tensor SavedVariable::unpack(const std::shared_ptr<Node>& owner) const {
   if (!was_defined_) return Tensor();
   if (released_) fail_released();
   if (data_._version() != saved_version_) {
+    // PyTorch's message: the node that made the tensor (its current one for a saved input),
+    // named without the "Backward<N>" suffix of generated nodes (hand-written ones keep their
+    // C++ name, "ember::autograd::CopySlices")
+    std::string fn;
+    uint32_t nr = output_nr_;
+    if (is_output_) {
+      fn = owner ? owner->name() : grad_fn_name_;
+    } else if (NodePtr cur = grad_fn(data_)) {
+      fn = cur->name();
+      nr = meta(data_)->output_nr;
+    }
+    size_t b = fn.rfind("Backward");
+    if (b != std::string::npos && b > 0 && b + 8 < fn.size() &&
+        fn.find_first_not_of("0123456789", b + 8) == std::string::npos)
+      fn = fn.substr(0, b);
     std::ostringstream os;
     os << "one of the variables needed for gradient computation has been modified by an inplace operation: "
-       << type_string(data_) << ", ";
-    std::string fn = is_output_ && owner ? owner->name() : grad_fn_name_;
-    if (!fn.empty()) os << "which is output " << output_nr_ << " of " << fn << ", ";
-    os << "is at version " << data_._version() << "; expected version " << saved_version_
+       << type_string(data_);
+    if (!fn.empty()) os << ", which is output " << nr << " of " << fn << ",";
+    os << " is at version " << data_._version() << "; expected version " << saved_version_
        << " instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, "
-          "with torch.autograd.set_detect_anomaly(True).";
+          "with ember.autograd.set_detect_anomaly(True, check_nan=False).";
     EMBER_FAIL(Runtime, os.str());
   }
   if (is_output_ && requires_grad_ && owner && grad_enabled()) {

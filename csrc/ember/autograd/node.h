@@ -58,6 +58,8 @@ class EMBER_API Node : public std::enable_shared_from_this<Node> {
   std::vector<TensorMeta> output_meta;  // per forward output
   // Tensor.register_hook on a non-leaf output: (output_nr, hook), run on the incoming gradient.
   std::vector<std::pair<uint32_t, std::shared_ptr<TensorHook>>> tensor_pre_hooks;
+  // retain_grad() of output nr: the slot accumulating its gradient (runs after tensor_pre_hooks)
+  std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
   // Node.register_hook / register_prehook (from Python)
   std::vector<std::function<variable_list(const variable_list&, const variable_list&)>> post_hooks;
   std::vector<std::function<variable_list(const variable_list&)>> pre_hooks;
@@ -72,8 +74,11 @@ class EMBER_API AccumulateGrad : public Node {
  public:
   explicit AccumulateGrad(Tensor variable);
   variable_list apply(variable_list&& grads) override;
-  std::string name() const override { return "AccumulateGrad"; }
+  std::string name() const override { return "ember::autograd::AccumulateGrad"; }
   bool is_accumulate_grad() const override { return true; }
+  // The leaf's Tensor.register_hook hooks, run on the incoming gradient before it is accumulated
+  // (or captured by autograd.grad).
+  void run_leaf_hooks(variable_list& grads);
   Tensor variable;
 };
 
@@ -88,17 +93,28 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   std::shared_ptr<Tensor> retained_grad;
   // hooks of a leaf, run by its AccumulateGrad
   std::vector<std::shared_ptr<TensorHook>> leaf_hooks;
-  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+  std::vector<std::shared_ptr<std::function<void(const Tensor&)>>> post_accumulate_hooks;
   // a differentiable view: its root base, so in-place ops on the view update the base's history
   Tensor view_base;
   bool is_view = false;
   // version of the tensor when grad_fn was set: a view whose version moved on since (an in-place
   // op on its base or on another view of it) gets its grad_fn regenerated from the base
   uint32_t attr_version = 0;
+  // how the view was made: in-place ops on views made in no_grad mode or by an op returning
+  // several views (unbind, split, chunk) raise, as in PyTorch (the gradient would be ambiguous)
+  enum class ViewCreation : uint8_t { Default, NoGradMode, MultiOutput } creation = ViewCreation::Default;
   bool inference = false;
   Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
   uint64_t fw_level = 0;
 };
+
+// Anomaly mode: the Python layer provides the forward stack recorded on each new node, and
+// reports (as a warning) the stack of a node whose backward failed.
+struct AnomalyHooks {
+  std::string (*stack)() = nullptr;
+  void (*report)(const std::string& node_name, const std::string& stack) = nullptr;
+};
+EMBER_API AnomalyHooks& anomaly_hooks();
 
 // ---- per-tensor queries and updates
 EMBER_API AutogradMeta* meta(const Tensor& t);            // nullptr if none
@@ -113,6 +129,8 @@ inline bool requires_grad(const Tensor& t) {
 // The node that made `t` (nullptr for leaves). For a view modified through its base (or through
 // another view), the stale grad_fn is replaced by one reading the view's part of the base's gradient.
 EMBER_API NodePtr grad_fn(const Tensor& t);
+// retain_grad() bookkeeping when `m`'s tensor gets `node` as its new grad_fn.
+EMBER_API void move_retained_grad(AutogradMeta& m, const NodePtr& node, uint32_t output_nr);
 EMBER_API void set_requires_grad(const Tensor& t, bool r);
 EMBER_API NodePtr grad_accumulator(const Tensor& t);
 EMBER_API Edge gradient_edge(const Tensor& t);
@@ -137,8 +155,9 @@ EMBER_API void set_history(const std::vector<Tensor>& outputs, const NodePtr& no
 EMBER_API void rebase_history(const Tensor& self, const NodePtr& node);
 // Raise PyTorch's errors for in-place ops that autograd cannot allow.
 EMBER_API void check_inplace(const Tensor& self, bool recording);
-// Mark `view` as a differentiable view of `base` (called by the view ops).
-EMBER_API void set_view_of(const Tensor& view, const Tensor& base);
+// Mark `view` as a view of `base` (called by the view ops; multi: one of several views returned
+// by one op). Views made in no_grad mode are recorded too, as non-differentiable views.
+EMBER_API void set_view_of(const Tensor& view, const Tensor& base, bool multi = false);
 // Raise if an out= op would need a gradient.
 EMBER_API void check_out_no_grad(std::initializer_list<const Tensor*> inputs, const char* name);
 

@@ -32,10 +32,7 @@ void Tensor::retain_grad() const {
   if (!fn || m.retained_grad) return;
   auto slot = std::make_shared<Tensor>();
   m.retained_grad = slot;
-  fn->tensor_pre_hooks.push_back({m.output_nr, std::make_shared<autograd::TensorHook>([slot](const Tensor& g) {
-    *slot = slot->defined() ? ember::add(*slot, g) : g.clone();
-    return Tensor();
-  })});
+  fn->retained_grads.push_back({m.output_nr, slot});  // filled by the engine, after the tensor's hooks
 }
 
 }  // namespace ember

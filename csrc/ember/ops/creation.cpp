@@ -8,6 +8,12 @@
 
 namespace ember::native {
 
+// A factory's result starts at version 0 like PyTorch's, whatever in-place fill made it.
+static Tensor fresh(Tensor t) {
+  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
+  return t;
+}
+
 static ScalarType infer_dtype(const Scalar& s) {
   return s.is_floating() ? default_dtype() : s.is_bool() ? kBool : kLong;
 }
@@ -27,10 +33,10 @@ Tensor empty(IntArrayRef size, const TensorOptions& o, std::optional<MemoryForma
   check_factory_format(mf);
   return empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
 }
-Tensor zeros(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o, std::nullopt).zero_(); }
-Tensor ones(IntArrayRef size, const TensorOptions& o) { return native::empty(size, o, std::nullopt).fill_(1); }
+Tensor zeros(IntArrayRef size, const TensorOptions& o) { return fresh(native::empty(size, o, std::nullopt).zero_()); }
+Tensor ones(IntArrayRef size, const TensorOptions& o) { return fresh(native::empty(size, o, std::nullopt).fill_(1)); }
 Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
-  return native::empty(size, o.dtype(o.dtype_or(infer_dtype(v))), std::nullopt).fill_(v);
+  return fresh(native::empty(size, o.dtype(o.dtype_or(infer_dtype(v))), std::nullopt).fill_(v));
 }
 const Tensor& empty_out(const Tensor& out, IntArrayRef size, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   check_factory_format(mf);
@@ -60,20 +66,20 @@ Tensor empty_like(const Tensor& self, const TensorOptions& o, std::optional<Memo
   return mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), dt) : empty_like_preserve(self, dt);
 }
 Tensor zeros_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
-  return native::empty_like(self, o, mf).zero_();
+  return fresh(native::empty_like(self, o, mf).zero_());
 }
 Tensor ones_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
-  return native::empty_like(self, o, mf).fill_(1);
+  return fresh(native::empty_like(self, o, mf).fill_(1));
 }
 Tensor full_like(const Tensor& self, const Scalar& v, const TensorOptions& o, std::optional<MemoryFormat> mf) {
-  return native::empty_like(self, o, mf).fill_(v);
+  return fresh(native::empty_like(self, o, mf).fill_(v));
 }
 
 Tensor new_empty(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return empty_tensor(size, o.dtype_or(self.dtype())); }
-Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return native::new_empty(self, size, o).zero_(); }
-Tensor new_ones(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return native::new_empty(self, size, o).fill_(1); }
+Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return fresh(native::new_empty(self, size, o).zero_()); }
+Tensor new_ones(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return fresh(native::new_empty(self, size, o).fill_(1)); }
 Tensor new_full(const Tensor& self, IntArrayRef size, const Scalar& v, const TensorOptions& o) {
-  return native::new_empty(self, size, o).fill_(v);
+  return fresh(native::new_empty(self, size, o).fill_(v));
 }
 
 // arange(end) / arange(start, end, step): values start + i * step, computed in double.
@@ -109,7 +115,7 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
     for (int64_t i = 0; i < n; i++) p[i] = s + double(i) * st;
   }
   if (n) ember::copy_(r, d);
-  return r;
+  return out ? r : fresh(r);
 }
 Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step, const TensorOptions& o) {
   return arange_impl(start, end, step, o.dtype_, nullptr);
@@ -153,7 +159,7 @@ static void check_range_dtype(const char* name, ScalarType dt, int64_t steps) {
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
   ScalarType dt = o.dtype_or(default_dtype());
   check_range_dtype("linspace", dt, steps);
-  return linspace_double(start, end, steps, dt).to(dt);
+  return fresh(linspace_double(start, end, steps, dt).to(dt));
 }
 const Tensor& linspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps,
                            const TensorOptions& o) {
@@ -167,7 +173,7 @@ Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double ba
   ScalarType dt = o.dtype_or(default_dtype());
   check_range_dtype("logspace", dt, steps);
   Tensor e = linspace_double(start, end, steps, dt);
-  return ember::pow(scalar_to_tensor(base), e).to(dt);
+  return fresh(ember::pow(scalar_to_tensor(base), e).to(dt));
 }
 const Tensor& logspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps, double base,
                            const TensorOptions& o) {
@@ -183,7 +189,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& o) {
   EMBER_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
   Tensor r = native::zeros({n, m}, o);
   if (n && m) r.diagonal(0, 0, 1).fill_(1);
-  return r;
+  return fresh(r);
 }
 const Tensor& eye_out(const Tensor& out, int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
   check_out_options(out, o);

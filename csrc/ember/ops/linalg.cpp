@@ -123,9 +123,21 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   ScalarType cd = is_reduced_float(dt) ? kFloat : dt;
   if (cd != dt) { A3 = A3.to(cd); B3 = B3.to(cd); }
   Tensor C = empty_tensor({nbatch, M, N}, cd);
-  parallel_for(0, nbatch, 1, [&](int64_t s, int64_t e) {
-    for (int64_t i = s; i < e; i++) mm_into(A3.select(0, i), B3.select(0, i), C.select(0, i));
-  });
+  const int threads = get_num_threads();
+  if (threads > 1 && nbatch > 1) {
+    set_blas_threads(1);
+    try {
+      parallel_for(0, nbatch, 1, [&](int64_t s, int64_t e) {
+        for (int64_t i = s; i < e; i++) mm_into(native::select(A3, 0, i), native::select(B3, 0, i), native::select(C, 0, i));
+      });
+    } catch (...) {
+      set_blas_threads(threads);
+      throw;
+    }
+    set_blas_threads(threads);
+  } else {
+    for (int64_t i = 0; i < nbatch; i++) mm_into(native::select(A3, 0, i), native::select(B3, 0, i), native::select(C, 0, i));
+  }
   DimVector out_shape(batch);
   if (a.dim() > 1) out_shape.push_back(M);
   if (b.dim() > 1) out_shape.push_back(N);

@@ -38,6 +38,10 @@ void set_num_threads(int n) {
 
 bool in_parallel_region() { return omp_in_parallel(); }
 
+void set_blas_threads(int n) {
+  if (openblas_set_num_threads) openblas_set_num_threads(n);
+}
+
 void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
   if (begin >= end) return;
   int64_t n = end - begin;

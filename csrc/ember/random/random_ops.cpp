@@ -210,13 +210,18 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
 }
 
 // ---- factories
+// factories start at version 0, whatever in-place fill made them
+static Tensor fresh(Tensor t) {
+  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
+  return t;
+}
 Tensor rand(IntArrayRef size, Generator* gen, const TensorOptions& o) {
   Tensor t = empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
-  return native::uniform_(t, 0, 1, gen);
+  return fresh(native::uniform_(t, 0, 1, gen));
 }
 Tensor randn(IntArrayRef size, Generator* gen, const TensorOptions& o) {
   Tensor t = empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
-  return native::normal_(t, 0, 1, gen);
+  return fresh(native::normal_(t, 0, 1, gen));
 }
 Tensor randint(int64_t high, IntArrayRef size, Generator* gen, const TensorOptions& o) {
   return native::randint(0, high, size, gen, o);
@@ -224,7 +229,7 @@ Tensor randint(int64_t high, IntArrayRef size, Generator* gen, const TensorOptio
 Tensor randint(int64_t low, int64_t high, IntArrayRef size, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(low < high, "random_ expects 'from' to be less than 'to', but got from=", low, " >= to=", high);
   Tensor t = empty_tensor(size, o.dtype_or(kLong), o.device_or_cpu());
-  return native::random_(t, low, high, gen);
+  return fresh(native::random_(t, low, high, gen));
 }
 Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "randperm expects n to be non-negative, got n=", n);

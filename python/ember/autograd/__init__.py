@@ -25,8 +25,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     grads = _as_list(grad_tensors)
     if grads and len(grads) != len(tensors):
         raise RuntimeError(f"grad_tensors should have the same length as tensors ({len(grads)} vs {len(tensors)})")
-    if inputs is not None and len(_as_list(inputs)) == 0:
-        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    if inputs is not None:
+        if len(_as_list(inputs)) == 0:
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+        for t in _as_list(inputs):
+            if not t.requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     _C._run_backward(tensors, grads, retain_graph, create_graph, _as_list(inputs))
 
 
@@ -35,9 +39,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated into .grad)."""
     if is_grads_batched:
         raise NotImplementedError("is_grads_batched=True is not supported by Ember yet")
-    single = isinstance(inputs, _C.TensorBase)
     outputs = _as_list(outputs)
     inputs_l = _as_list(inputs)
+    if not inputs_l:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     grads = _as_list(grad_outputs)
     if allow_unused is None:
         allow_unused = materialize_grads

@@ -85,6 +85,9 @@ class Function(metaclass=_FunctionMeta):
         outs = out if is_tuple else (out,)
         if not (_C.is_grad_enabled() and any(ctx.needs_input_grad)):
             return out
+        for t in getattr(ctx, "_dirty", None) or ():
+            if isinstance(t, _C.TensorBase) and t.is_leaf and t.requires_grad:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
         inputs = [a if isinstance(a, _C.TensorBase) else None for a in args]
         new = _C._function_record(ctx, cls._backward_name, inputs, tuple(outs), getattr(ctx, "_dirty", None),
                                   getattr(ctx, "_non_differentiable", None), getattr(ctx, "_to_save", None),

@@ -2,6 +2,7 @@
 usable as context managers and as decorators."""
 import functools
 import inspect
+import sys
 
 from .. import _C
 
@@ -13,18 +14,26 @@ class _DecoratorContextManager:
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
+                # the mode holds while the generator body runs, not between its steps
                 gen = fn(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        with self.clone():
-                            gen.close()
-                        raise
+                try:
                     with self.clone():
-                        response = gen.send(request)
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException:
+                            with self.clone():
+                                response = gen.throw(*sys.exc_info())
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(fn)
@@ -64,6 +73,11 @@ class set_grad_enabled(_DecoratorContextManager):
         self.prev = _C.is_grad_enabled()
         self.mode = bool(mode)
         _C._set_grad_enabled(self.mode)
+
+    def __call__(self, fn):
+        # used as a decorator: the mode applies inside calls only
+        _C._set_grad_enabled(self.prev)
+        return super().__call__(fn)
 
     def __enter__(self):
         pass

@@ -1,0 +1,42 @@
+"""Adadelta."""
+from .. import _C
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """v = rho v + (1 - rho) g^2;  d = sqrt(u + eps) / sqrt(v + eps) * g;  u = rho u + (1 - rho) d^2;
+    p -= lr d."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        _check_lr(lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
+                        foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            params, grads = _params_with_grad(group, "Adadelta")
+            if not params:
+                continue
+            for p in params:
+                st = self.state[p]
+                if len(st) == 0:
+                    st["step"] = _scalar_step()
+                    st["square_avg"] = _C._ops.zeros_like(p)
+                    st["acc_delta"] = _C._ops.zeros_like(p)
+            states = [self.state[p] for p in params]
+            _C._ops._fused_adadelta_(params, grads, [s["square_avg"] for s in states],
+                                     [s["acc_delta"] for s in states], [s["step"] for s in states],
+                                     _float(group["lr"]), float(group["rho"]), float(group["eps"]),
+                                     float(group["weight_decay"]), bool(group["maximize"]))
+        return loss

@@ -1,0 +1,56 @@
+"""Adagrad."""
+from .. import _C
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """s += g^2;  p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps). State is created at
+    construction (sum = initial_accumulator_value)."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        _check_lr(lr)
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                st = self.state[p]
+                st["step"] = _scalar_step()
+                st["sum"] = _C._ops.full_like(p, self.defaults["initial_accumulator_value"])
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("foreach", None)
+            group.setdefault("maximize", False)
+            group.setdefault("differentiable", False)
+            group.setdefault("fused", None)
+
+    def step(self, closure=None):
+        loss = self._eval_closure(closure)
+        for group in self.param_groups:
+            params, grads = _params_with_grad(group, "Adagrad")
+            if not params:
+                continue
+            for p in params:
+                st = self.state[p]
+                if len(st) == 0:
+                    st["step"] = _scalar_step()
+                    st["sum"] = _C._ops.full_like(p, self.defaults["initial_accumulator_value"])
+            states = [self.state[p] for p in params]
+            _C._ops._fused_adagrad_(params, grads, [s["sum"] for s in states], [s["step"] for s in states],
+                                    _float(group["lr"]), float(group["weight_decay"]), float(group["lr_decay"]),
+                                    float(group["eps"]), bool(group["maximize"]))
+        return loss
