@@ -725,3 +725,38 @@ add(OpInfo("where.ScalarOther", lambda dt: _where_scalar_samples(dt, "other"),
 add(OpInfo("where.Scalar", lambda dt: _where_scalar_samples(dt, "both") if dt == "float32" else [],
            errors=lambda: [Sample(T((3,), "int64"), 1.0, 2.0)]))
 add(OpInfo("where.cond", lambda dt: _nonzero_like(dt)))
+
+
+def _upsample_backward(lib, g, input_size, output_size, mode, align_corners=False, scale=None):
+    """interpolate's input gradient for grad_output g: ember's op, torch's through autograd."""
+    if not is_torch(lib):
+        import ember
+        scales = [scale] * len(output_size) if scale else []
+        scales += [None] * (3 - len(scales))
+        return ember._C._ops._upsample_backward(g, input_size, output_size, mode, align_corners, *scales)
+    x = lib.zeros(input_size, dtype=g.dtype, requires_grad=True)
+    kw = {} if mode in ("nearest", "nearest-exact", "area") else {"align_corners": align_corners}
+    if scale:
+        y = lib.nn.functional.interpolate(x, scale_factor=scale, mode=mode, **kw)
+    else:
+        y = lib.nn.functional.interpolate(x, size=output_size, mode=mode, **kw)
+    return lib.autograd.grad(y, x, g)[0]
+
+
+def _upsample_backward_samples(dt):
+    s = []
+    for shape_in, shape_out, mode in (((2, 3, 5), (2, 3, 8), "linear"), ((2, 3, 4, 5), (2, 3, 7, 3), "bilinear"),
+                                      ((2, 3, 4, 5), (2, 3, 3, 9), "bicubic"), ((1, 2, 3, 4, 3), (1, 2, 5, 2, 4), "trilinear"),
+                                      ((2, 3, 4, 5), (2, 3, 7, 3), "nearest"), ((2, 3, 5), (2, 3, 8), "nearest-exact"),
+                                      ((2, 3, 4, 5), (2, 3, 3, 7), "area"), ((1, 2, 3, 4, 3), (1, 2, 2, 5, 3), "nearest")):
+        g = _x(dt, shape_out, key=len(s))
+        s.append(Sample(g, list(shape_in), list(shape_out[2:]), mode))
+        if mode not in ("nearest", "nearest-exact", "area"):
+            s.append(Sample(g, list(shape_in), list(shape_out[2:]), mode, True))
+    s.append(Sample(_x(dt, (1, 2, 6, 9)), [1, 2, 3, 4], [6, 9], "bilinear", False, 2.3))
+    s.append(Sample(_x(dt, (1, 2, 6, 9)), [1, 2, 3, 4], [6, 9], "nearest", False, 2.3))
+    return s
+
+
+add(OpInfo("upsample_backward", _upsample_backward_samples, dtypes=F2, function=_upsample_backward,
+           tol={"float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}))

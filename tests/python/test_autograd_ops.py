@@ -710,7 +710,7 @@ DIFFERENTIABLE_COMPOSITES = {
     "hstack", "vstack", "dstack", "column_stack", "tensor_split.indices", "tensor_split.sections",
     "tensor_split.tensor_indices_or_sections", "fliplr", "flipud", "rot90", "repeat", "tile",
     "repeat_interleave.self_Tensor", "repeat_interleave.self_int", "take", "take_along_dim", "diff", "diag",
-    "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cdist", "cross", "linalg_cross", "upsample",
+    "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cdist", "cross", "linalg_cross",
     "grid_sampler", "affine_grid_generator",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
@@ -797,7 +797,31 @@ add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a,
     S("upsample", "linear_down", lambda lib, a: _nnf(lib).interpolate(a, size=3, mode="linear"), A((2, 1, 5))),
     S("upsample", "trilinear", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 3, 2), mode="trilinear"),
       A((1, 1, 2, 2, 3))),
-    S("upsample", "area", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 2), mode="area"), A((1, 2, 3, 4))))
+    S("upsample", "area", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 2), mode="area"), A((1, 2, 3, 4))),
+    S("upsample", "area_1d_up", lambda lib, a: _nnf(lib).interpolate(a, size=5, mode="area"), A((1, 2, 3))),
+    S("upsample", "nearest_exact_3d", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 1, 2), mode="nearest-exact"),
+      A((1, 1, 2, 2, 3))))
+
+
+def _interp_grad(lib, x, g, **kw):
+    """interpolate's gradient with respect to its input, as a differentiable function of g."""
+    x = x if x.requires_grad else x.detach().requires_grad_()
+    y = _nnf(lib).interpolate(x, **kw)
+    return lib.autograd.grad(y, x, g, create_graph=True)[0]
+
+
+add(S("upsample_backward", "bilinear", lambda lib, x, g: _interp_grad(lib, x, g, size=(3, 5), mode="bilinear"),
+      A((1, 2, 2, 3)), A((1, 2, 3, 5))),
+    S("upsample_backward", "bicubic_align", lambda lib, x, g: _interp_grad(
+        lib, x, g, scale_factor=1.5, mode="bicubic", align_corners=True), A((1, 1, 3, 2)), A((1, 1, 4, 3))),
+    S("upsample_backward", "nearest_1d", lambda lib, x, g: _interp_grad(lib, x, g, size=5, mode="nearest"),
+      A((2, 1, 3)), A((2, 1, 5))),
+    S("upsample_backward", "trilinear_down", lambda lib, x, g: _interp_grad(lib, x, g, size=(1, 2, 2),
+                                                                             mode="trilinear"),
+      A((1, 1, 2, 3, 3)), A((1, 1, 1, 2, 2))),
+    # (torch's area gradient is adaptive_avg_pool2d_backward(g, x): it gives x a zero gradient, not None)
+    S("upsample_backward", "area", lambda lib, x, g: _interp_grad(lib, x, g, size=(2, 3), mode="area"),
+      A((1, 1, 3, 4), grad=False), A((1, 1, 2, 3))))
 for _mode in ("bilinear", "nearest"):
     for _pad in ("zeros", "border", "reflection"):
         add(S("grid_sampler", f"{_mode}_{_pad}", lambda lib, a, g, m=_mode, p=_pad: _nnf(lib).grid_sample(

@@ -44,6 +44,23 @@ def _pow_names():
     return [(_wrapped("self"), "PowBackward2"), (_wrapped("exponent"), "PowBackward0"), (None, "PowBackward1")]
 
 
+def _upsample_names(backward):
+    """interpolate's node per mode and spatial rank (one op in Ember, one per mode and rank in
+    PyTorch); backward: the node of its gradient's gradient (…BackwardBackward0)."""
+    suffix = "BackwardBackward0" if backward else "Backward0"
+    modes = [("area", 1, "Squeeze"), ("area", 2, "AdaptiveAvgPool2D"), ("area", 3, "AdaptiveAvgPool3D")]
+    for k in (1, 2, 3):
+        modes += [("nearest", k, f"UpsampleNearest{k}D"), ("nearest-exact", k, f"UpsampleNearestExact{k}D")]
+    modes += [("linear", 1, "UpsampleLinear1D"), ("bilinear", 2, "UpsampleBilinear2D"),
+              ("bicubic", 2, "UpsampleBicubic2D"), ("trilinear", 3, "UpsampleTrilinear3D")]
+    out = []
+    for mode, k, name in modes:
+        full = "SqueezeBackward1" if name == "Squeeze" else name + suffix
+        out.append((f'mode == "{mode}" && output_size.size() == {k}', full))
+    out[-1] = (None, out[-1][1])
+    return out
+
+
 # PyTorch's names for the nodes of ops that PyTorch splits into overloads (numbered in its own
 # order) or computes through another op. A string, or [(C++ condition, name), ..., (None, default)]
 # chosen when the op is recorded (conditions see the op's arguments, and `result` for functional
@@ -96,6 +113,7 @@ TORCH_NODE_NAMES = {
     "as_strided_": "AsStridedBackward1",
     "squeeze_": [("!dim.has_value()", "SqueezeBackward3"), ("dim->size() == 1", "SqueezeBackward4"),
                  (None, "SqueezeBackward5")],
+    "upsample": _upsample_names(False), "upsample_backward": _upsample_names(True),
     "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
     "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",
     "linalg_cholesky": "LinalgCholeskyExBackward0",

@@ -1,13 +1,17 @@
-// Resampling: interpolate (ember.nn.functional.interpolate's private op `upsample`),
-// grid_sample (`grid_sampler`) and affine_grid (`affine_grid_generator`).
+// Resampling: interpolate (ember.nn.functional.interpolate's private op `upsample`, with its
+// adjoint `upsample_backward`), grid_sample (`grid_sampler`) and affine_grid (`affine_grid_generator`).
 //
-// All three are composites of differentiable ops, so their gradients (and gradients of those) come
-// from index_select/gather, mul and add: interpolation is separable, so each spatial dim is
-// resampled in turn as sum_k w_k * index_select(x, dim, idx_k) with PyTorch's source indices and
-// weights (computed here, in PyTorch's precision: float for float32, double for float64). The
-// last dim is resampled first, as PyTorch's kernel nests its loops.
+// Interpolation is separable: each spatial dim is resampled by a sparse [out, in] matrix whose row j
+// holds PyTorch's source indices and weights for output j (computed here in PyTorch's precision:
+// float for float32, double for float64): 1 tap for nearest, 2 for linear, 4 for bicubic, the
+// averaging window for area. The last dim is resampled first, as PyTorch's kernel nests its loops.
+// upsample applies the matrices, upsample_backward their transposes: each is the other's
+// gradient, so gradients of any order are exact. grid_sample and affine_grid are composites of
+// differentiable ops (gather, where, mul, matmul).
 #include <cmath>
 #include <vector>
+
+#include "ember/parallel/parallel.h"
 
 #include "ember/generated/native.h"
 #include "ember/core/operators.h"
@@ -17,21 +21,6 @@
 namespace ember::native {
 
 namespace {
-
-Tensor long_tensor(const std::vector<int64_t>& v) {
-  Tensor t = empty_tensor({int64_t(v.size())}, kLong);
-  std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));
-  return t;
-}
-
-// Weights as a tensor of dtype `dt` shaped to broadcast along `dim` of an `nd`-dim tensor.
-Tensor weight_tensor(const std::vector<double>& w, ScalarType dt, int64_t dim, int64_t nd) {
-  Tensor t = empty_tensor({int64_t(w.size())}, kDouble);
-  std::copy(w.begin(), w.end(), static_cast<double*>(t.data_ptr()));
-  DimVector shape(size_t(nd), 1);
-  shape[dim] = int64_t(w.size());
-  return t.to(dt).reshape(shape);
-}
 
 // PyTorch's UpSample.h helpers, in the op math type R (float or double).
 template <class R>
@@ -136,56 +125,175 @@ Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_
 
 }  // namespace
 
-Tensor upsample(const Tensor& input, IntArrayRef output_size, std::string_view mode, bool align_corners,
-                std::optional<double> scale0, std::optional<double> scale1, std::optional<double> scale2) {
+namespace {
+
+// One dim's resampling matrix, rows in CSR form.
+struct Csr {
+  std::vector<int64_t> start;  // out + 1
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+};
+
+Csr to_csr(const Taps& t, int64_t out) {
+  Csr c;
+  c.start.push_back(0);
+  for (int64_t j = 0; j < out; j++) {
+    for (size_t k = 0; k < t.idx.size(); k++) {
+      c.idx.push_back(t.idx[k][size_t(j)]);
+      c.w.push_back(t.w.empty() ? 1.0 : t.w[k][size_t(j)]);
+    }
+    c.start.push_back(int64_t(c.idx.size()));
+  }
+  return c;
+}
+
+// adaptive average pooling's windows: [floor(j * in / out), ceil((j + 1) * in / out))
+Csr area_csr(int64_t in, int64_t out) {
+  Csr c;
+  c.start.push_back(0);
+  for (int64_t j = 0; j < out; j++) {
+    int64_t a = (j * in) / out, b = ((j + 1) * in + out - 1) / out;
+    for (int64_t i = a; i < b; i++) {
+      c.idx.push_back(i);
+      c.w.push_back(1.0 / double(b - a));
+    }
+    c.start.push_back(int64_t(c.idx.size()));
+  }
+  return c;
+}
+
+// y = A x along `dim` of a contiguous x (x's dim has A's column count), or with transpose
+// y = A^T x (x's dim has A's row count, y's has `cols`).
+template <class T>
+Tensor apply_dim(const Tensor& x, int64_t dim, const Csr& a, bool transpose, int64_t cols) {
+  int64_t rows = int64_t(a.start.size()) - 1;
+  int64_t in = x.sizes()[dim], out = transpose ? cols : rows;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; d++) outer *= x.sizes()[d];
+  for (int64_t d = dim + 1; d < x.dim(); d++) inner *= x.sizes()[d];
+  DimVector shape(x.sizes());
+  shape[dim] = out;
+  Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype())) : empty_tensor(shape, x.dtype());
+  const T* xp = static_cast<const T*>(x.data_ptr());
+  T* yp = static_cast<T*>(y.data_ptr());
+  std::vector<T> w(a.w.begin(), a.w.end());
+  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, in * inner)), [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; o++) {
+      const T* xo = xp + o * in * inner;
+      T* yo = yp + o * out * inner;
+      for (int64_t j = 0; j < rows; j++) {
+        if (!transpose) {
+          T* yr = yo + j * inner;
+          for (int64_t t = a.start[size_t(j)]; t < a.start[size_t(j) + 1]; t++) {
+            const T* xr = xo + a.idx[size_t(t)] * inner;
+            T wt = w[size_t(t)];
+            if (t == a.start[size_t(j)]) for (int64_t i = 0; i < inner; i++) yr[i] = xr[i] * wt;
+            else for (int64_t i = 0; i < inner; i++) yr[i] += xr[i] * wt;
+          }
+        } else {
+          const T* xr = xo + j * inner;
+          for (int64_t t = a.start[size_t(j)]; t < a.start[size_t(j) + 1]; t++) {
+            T* yr = yo + a.idx[size_t(t)] * inner;
+            T wt = w[size_t(t)];
+            for (int64_t i = 0; i < inner; i++) yr[i] += xr[i] * wt;
+          }
+        }
+      }
+    }
+  });
+  return y;
+}
+
+struct UpsamplePlan {
+  std::vector<Csr> mats;  // per spatial dim
+  ScalarType compute = kFloat;
+};
+
+UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_view mode, bool align_corners,
+                           ScalarType dt, const std::optional<double>* scales) {
   int64_t k = int64_t(output_size.size());
-  EMBER_CHECK(k >= 1 && k <= 3 && input.dim() == k + 2, "upsample: expected a ", k + 2, "-D input for ", k,
-              " output sizes, got ", input.sizes());
+  UpsamplePlan p;
+  // the math type of the indices and weights (PyTorch's opmath: double for float64, else float)
+  p.compute = dt == kDouble ? kDouble : kFloat;
+  for (int64_t i = 0; i < k; i++) {
+    int64_t in = in_sizes[2 + i], out = output_size[i];
+    if (mode == "area") {
+      p.mats.push_back(area_csr(in, out));
+      continue;
+    }
+    Taps t = p.compute == kDouble ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
+                                  : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
+    p.mats.push_back(to_csr(t, out));
+  }
+  return p;
+}
+
+void check_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_view mode, ScalarType dt) {
+  int64_t k = int64_t(output_size.size());
+  EMBER_CHECK(k >= 1 && k <= 3 && int64_t(in_sizes.size()) == k + 2, "upsample: expected a ", k + 2, "-D input for ",
+              k, " output sizes, got ", in_sizes);
   bool nearest = mode == "nearest" || mode == "nearest-exact";
   bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
   EMBER_CHECK_KIND(nearest || linear || mode == "bicubic" || mode == "area", NotImplemented,
                    "upsample: unknown mode ", mode);
-  {
-    bool ok = input.numel() > 0 || input.sizes()[0] == 0 || input.sizes()[1] == 0;
-    for (int64_t i = 0; i < k; i++) ok = ok && input.sizes()[2 + i] > 0 && output_size[i] > 0;
-    if (!ok) {
-      std::string in, out;
-      const char* names[] = {"D", "H", "W"};
-      for (int64_t i = 0; i < k; i++) {
-        const char* n = names[3 - k + i];
-        in += std::string(i ? ", " : "") + n + ": " + std::to_string(input.sizes()[2 + i]);
-        out += std::string(i ? ", " : "") + n + ": " + std::to_string(output_size[i]);
-      }
-      EMBER_FAIL(Runtime, "Input and output sizes should be greater than 0, but got input (", in, ") output (", out, ")");
+  bool ok = true;
+  for (int64_t i = 0; i < k; i++) ok = ok && in_sizes[2 + i] > 0 && output_size[i] > 0;
+  if (!ok) {
+    std::string in, out;
+    const char* names[] = {"D", "H", "W"};
+    for (int64_t i = 0; i < k; i++) {
+      const char* n = names[3 - k + i];
+      in += std::string(i ? ", " : "") + n + ": " + std::to_string(in_sizes[2 + i]);
+      out += std::string(i ? ", " : "") + n + ": " + std::to_string(output_size[i]);
     }
+    EMBER_FAIL(Runtime, "Input and output sizes should be greater than 0, but got input (", in, ") output (", out, ")");
   }
-  ScalarType dt = input.dtype();
-  EMBER_CHECK_KIND(is_floating(dt) || (nearest && dt == kByte), NotImplemented, "\"upsample_", mode, "\" not implemented for '",
-                   dt, "'");
-  if (mode == "area") return ember::adaptive_avg_pool_nd(input, output_size);
-  std::optional<double> scales[3] = {scale0, scale1, scale2};
-  // the math type of the indices and weights (PyTorch's opmath: double for float64, else float)
-  bool dbl = dt == kDouble;
-  ScalarType wt = is_reduced_float(dt) ? kFloat : dt;
-  Tensor x = is_reduced_float(dt) ? input.to(kFloat) : input;
-  for (int64_t i = k - 1; i >= 0; i--) {
-    int64_t dim = 2 + i, in = input.sizes()[dim], out = output_size[i];
-    Taps t = dbl ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
-                 : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
-    if (t.w.empty()) {
-      x = ember::index_select(x, dim, long_tensor(t.idx[0]));
-      continue;
-    }
-    if (linear && in == out) continue;  // PyTorch copies: weights (1, 0) at the same index
-    Tensor acc;
-    for (size_t j = 0; j < t.idx.size(); j++) {
-      Tensor term = ember::index_select(x, dim, long_tensor(t.idx[j])) * weight_tensor(t.w[j], wt, dim, x.dim());
-      acc = acc.defined() ? acc + term : term;
-    }
-    x = acc;
+  EMBER_CHECK_KIND(is_floating(dt) || (nearest && dt == kByte), NotImplemented, "\"upsample_", mode,
+                   "\" not implemented for '", dt, "'");
+}
+
+Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output_size, std::string_view mode,
+                    bool align_corners, const std::optional<double>* scales, bool backward) {
+  ScalarType dt = x_in.dtype();
+  check_upsample(in_sizes, output_size, mode, dt);
+  UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales);
+  int64_t k = int64_t(output_size.size());
+  Tensor x = x_in.to(p.compute).contiguous();
+  // forward: last dim first; the adjoint undoes that order
+  for (int64_t step = 0; step < k; step++) {
+    int64_t i = backward ? step : k - 1 - step;
+    int64_t dim = 2 + i;
+    if ((mode == "linear" || mode == "bilinear" || mode == "trilinear") && in_sizes[dim] == output_size[i])
+      continue;  // PyTorch copies: weights (1, 0) at the same index
+    x = p.compute == kDouble ? apply_dim<double>(x, dim, p.mats[size_t(i)], backward, in_sizes[dim])
+                             : apply_dim<float>(x, dim, p.mats[size_t(i)], backward, in_sizes[dim]);
   }
-  if (x.is_same(input)) return input.clone();
-  return x.to(dt).contiguous();
+  if (x.is_same(x_in)) return x_in.clone();
+  return x.to(dt);
+}
+
+}  // namespace
+
+Tensor upsample(const Tensor& input, IntArrayRef output_size, std::string_view mode, bool align_corners,
+                std::optional<double> scale0, std::optional<double> scale1, std::optional<double> scale2) {
+  const std::optional<double> scales[3] = {scale0, scale1, scale2};
+  EMBER_CHECK(input.dim() >= 2, "upsample: expected a batched input, got ", input.sizes());
+  return run_upsample(input, input.sizes(), output_size, mode, align_corners, scales, false);
+}
+
+Tensor upsample_backward(const Tensor& grad_output, IntArrayRef input_size, IntArrayRef output_size,
+                         std::string_view mode, bool align_corners, std::optional<double> scale0,
+                         std::optional<double> scale1, std::optional<double> scale2) {
+  const std::optional<double> scales[3] = {scale0, scale1, scale2};
+  int64_t k = int64_t(output_size.size());
+  EMBER_CHECK(int64_t(input_size.size()) == k + 2 && grad_output.dim() == k + 2,
+              "upsample_backward: expected input_size of ", k + 2, " dims and a ", k + 2, "-D grad_output");
+  for (int64_t d = 0; d < k + 2; d++) {
+    int64_t want = d < 2 ? input_size[d] : output_size[d - 2];
+    EMBER_CHECK(grad_output.sizes()[d] == want, "upsample_backward: expected grad_output of size ", want,
+                " at dim ", d, ", got ", grad_output.sizes());
+  }
+  return run_upsample(grad_output, input_size, output_size, mode, align_corners, scales, true);
 }
 
 // ---------------------------------------------------------------- grid_sample
