@@ -113,6 +113,9 @@ TORCH_NODE_NAMES = {
     "as_strided_": "AsStridedBackward1",
     "squeeze_": [("!dim.has_value()", "SqueezeBackward3"), ("dim->size() == 1", "SqueezeBackward4"),
                  (None, "SqueezeBackward5")],
+    "cdist": [("p == 2 && x1.numel() && x2.numel() && (compute_mode == std::string_view(\"use_mm_for_euclid_dist\") || "
+               "((!compute_mode || *compute_mode == \"use_mm_for_euclid_dist_if_necessary\") && "
+               "(x1.size(-2) > 25 || x2.size(-2) > 25)))", "ViewBackward0"), (None, "CdistBackward0")],
     "upsample": _upsample_names(False), "upsample_backward": _upsample_names(True),
     "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
     "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",

@@ -1,5 +1,6 @@
 // Backward formulas of the shape, indexing and scan ops (ops/shape_ops.cpp). Written with
 // differentiable ember ops, so gradients of gradients come for free.
+#include <cmath>
 #include <limits>
 
 #include "ember/autograd/formulas.h"
@@ -117,6 +118,35 @@ Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tenso
   Tensor pos = (rev(log_pos - result) + self).exp();
   Tensor neg = (rev(log_neg - result) + self).exp();
   return pos - neg;
+}
+
+// cdist: d dist_ij / d x1_i = sign(u) |u|^(p-1) / dist^(p-1) for u = x1_i - x2_j (p = 2: u / dist;
+// p = 1: sign(u); p = inf: sign(u) where |u| is the max; p = 0: zero), 0 where dist = 0 (PyTorch's
+// choice); x2's gradient is the negative, summed the other way. Built on the [.., r1, r2, c]
+// differences, with differentiable ops.
+std::tuple<Tensor, Tensor> cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p,
+                                          const Tensor& result, std::array<bool, 2>) {
+  Tensor u = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  Tensor g = grad.unsqueeze(-1);
+  Tensor d = result.unsqueeze(-1);
+  // (the matrix-product form of p = 2 clamps squared distances at 1e-30: those count as zero too)
+  Tensor zero = p == 2 ? ember::le(d, scalar(1e-15)) : ember::eq(d, scalar(0.0));
+  Tensor t;
+  if (p == 0) {
+    t = ember::zeros_like(u, {});
+  } else if (p == 1) {
+    t = u.sgn() * g;
+  } else if (p == 2) {
+    t = u * ember::where(zero, zeros0(grad), g / d);
+  } else if (std::isinf(p)) {
+    t = u.sgn() * ember::eq(u.abs(), d) * g;
+  } else {
+    Tensor scale = ember::where(zero, zeros0(grad), g / ember::pow(d, scalar(p - 1)));
+    t = u.sgn() * ember::pow(u.abs(), scalar(p - 1)) * scale;
+  }
+  Tensor g1 = t.sum(IntArrayRef({int64_t(-2)}), false, std::nullopt);
+  Tensor g2 = -t.sum(IntArrayRef({int64_t(-3)}), false, std::nullopt);
+  return {autograd::sum_to(g1, x1.sizes()), autograd::sum_to(g2, x2.sizes())};
 }
 
 }  // namespace ember::autograd

@@ -357,8 +357,10 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
     int64_t size = spatial[k - 1 - d];
     coord[k - 1 - d] = source_coords(grid.select(-1, d).reshape({n, npts}), size, padding_mode, align_corners);
   }
-  Tensor flat = input.reshape({n, c, nin});
-  // value at integer positions pos[d] ([n, npts] float tensors), zero outside the input
+  // the input as rows of channels, [n * nin, c]: a corner's values are whole rows (index_select)
+  Tensor rows = input.reshape({n, c, nin}).transpose(1, 2).reshape({n * nin, c});
+  Tensor batch_base = ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong)).unsqueeze(1);
+  // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], zero outside the input
   auto sample = [&](const std::vector<Tensor>& pos) {
     Tensor lin, inside;
     int64_t mult = 1;
@@ -371,16 +373,16 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
       inside = inside.defined() ? ember::logical_and(inside, ok) : ok;
       mult *= size;
     }
-    Tensor v = ember::gather(flat, 2, lin.unsqueeze(1).expand({n, c, npts}));
-    return ember::where(inside.unsqueeze(1), v, ember::zeros({}, TensorOptions(input.dtype())));
+    Tensor v = ember::index_select(rows, 0, (lin + batch_base).reshape({-1})).reshape({n, npts, c});
+    return ember::where(inside.unsqueeze(2), v, ember::zeros({}, TensorOptions(input.dtype())));
   };
-  Tensor out;
+  Tensor out;  // [n, npts, c]
   if (interpolation_mode == 1) {
     std::vector<Tensor> pos;
     for (int64_t d = 0; d < k; d++) pos.push_back(ember::round(coord[d].detach()));
     out = sample(pos);
     // the sampled values do not depend on the grid (PyTorch's gradient for it is zero, not absent)
-    if (grid.requires_grad()) out = out + grid.select(-1, 0).reshape({n, 1, npts}) * 0.0;
+    if (grid.requires_grad()) out = out + grid.select(-1, 0).reshape({n, npts, 1}) * 0.0;
   } else {
     std::vector<Tensor> lo, frac;
     for (int64_t d = 0; d < k; d++) {
@@ -399,10 +401,11 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
         Tensor wd = up ? frac[d] : (lo[d] + 1) - coord[d];
         w = w.defined() ? w * wd : wd;
       }
-      Tensor term = sample(pos) * w.unsqueeze(1);
+      Tensor term = sample(pos) * w.unsqueeze(2);
       out = out.defined() ? out + term : term;
     }
   }
+  out = out.transpose(1, 2);
   DimVector shape = {n, c};
   for (int64_t s : out_spatial) shape.push_back(s);
   return out.reshape(shape);
