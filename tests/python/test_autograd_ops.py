@@ -760,7 +760,11 @@ for _red in ("sum", "prod", "mean", "amax", "amin"):
         S("scatter_reduce.two", _red + "_inplace", lambda lib, a, s, r=_red: a.clone().scatter_reduce_(
             1, lib.tensor([[2, 2], [0, 1], [1, 1]]), s, r), A((3, 3), **_dom), A((3, 2), **_dom)))
 add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 2]), s, "prod"),
-      A((3,), values=[1.5, 0.0, -2.0]), A((4,), values=[0.0, 2.0, 3.0, -0.5]), gg=False),
+      A((3,), values=[1.5, 0.0, -2.0]), A((4,), values=[0.0, 2.0, 3.0, -0.5])),
+    # two zeros in a group: first order only (the second derivative is refused, as in torch)
+    S("scatter_reduce.two", "prod_two_zeros", lambda lib, a, s: lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 0]), s,
+                                                                                   "prod"),
+      A((2,), values=[0.0, 1.5]), A((4,), values=[0.0, 2.0, 3.0, -0.5]), gg=False),
     S("cummax", "dim1", lambda lib, a: lib.cummax(a, 1)[0], A((3, 4))),
     S("cummax", "0d", lambda lib, a: lib.cummax(a, 0)[0], A(())),
     S("cummin", "dim0_method", lambda lib, a: a.cummin(0).values, A((4, 3), layout="t")),

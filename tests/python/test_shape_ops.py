@@ -289,3 +289,13 @@ def test_sum_prod_dim_is_required_by_the_dim_overloads():
                lambda lib, x: lib.sum(x, out=lib.empty(0)), lambda lib, x: lib.prod(x, out=lib.empty(0)),
                lambda lib, x: lib.prod(x, None)):
         check(fn, s, expect_error=True)
+
+
+def test_scatter_reduce_prod_double_backward_with_two_zeros_is_refused():
+    a = ember.tensor([0.0, 1.5], dtype=ember.float64, requires_grad=True)
+    s = ember.tensor([0.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    y = a.scatter_reduce(0, ember.tensor([0, 0, 1]), s, "prod")
+    g = ember.autograd.grad(y.sum(), [a, s])  # first order is fine: zero for both zeros of group 0
+    assert g[0].tolist() == [0.0, 3.0] and g[1].tolist() == [0.0, 0.0, 1.5]
+    with pytest.raises(RuntimeError, match="Double backward"):
+        ember.autograd.grad(a.scatter_reduce(0, ember.tensor([0, 0, 1]), s, "prod").sum(), [a, s], create_graph=True)

@@ -79,6 +79,11 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Ten
     Tensor zeros_in = (include_self ? self_zero.to(grad.dtype()) : ember::zeros_like(grad, {}))
                           .scatter_add(dim, index, src_zero.to(grad.dtype()));
     Tensor one_zero = ember::eq(zeros_in, scalar(1.0));
+    // with two zeros in a group this formula's own derivative is wrong (the zeros' gradients are
+    // constant 0 here): refuse to record it, as PyTorch does
+    EMBER_CHECK(!grad_enabled() || !ember::gt(zeros_in, scalar(1.0)).any(std::nullopt, false).item().to_bool(),
+                "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to "
+                "the same position in self");
     Tensor masked_self = self.masked_fill(self_zero, 1);
     Tensor masked_src = src.masked_fill(ember::eq(src, scalar(0.0)), 1);
     Tensor others = masked_self.scatter_reduce(dim, index, masked_src, "prod", include_self);
