@@ -600,7 +600,12 @@ def _grid_samples(dt):
             for pad in ("zeros", "border", "reflection"):
                 for ac in (False, True):
                     s.append(Sample(x, g, mode=mode, padding_mode=pad, align_corners=ac))
+    x, g = _x(dt, (2, 3, 4, 5), key=5), T((2, 3, 2, 2), dt, low=-1.4, high=1.4, key=15)
+    for pad in ("zeros", "border", "reflection"):
+        for ac in (False, True):
+            s.append(Sample(x, g, mode="bicubic", padding_mode=pad, align_corners=ac))
     s += [Sample(_x(dt, (1, 2, 1, 1)), T((1, 2, 2, 2), dt, low=-2, high=2), "bilinear", "reflection", True),
+          Sample(_x(dt, (1, 2, 1, 2)), T((1, 2, 2, 2), dt, low=-2, high=2), "bicubic", "reflection", True),
           Sample(_x(dt, (1, 2, 5, 4), layout="T"), T((1, 3, 3, 2), dt, low=-1, high=1), align_corners=False),
           Sample(_x(dt, (1, 1, 3, 3)), T((1, 1, 3, 2), dt, data=[[[[0.0, 0.0], [1.0, -1.0], [-3.0, 2.5]]]]), align_corners=True)]
     return s
@@ -611,7 +616,8 @@ def _grid_errors():
     g = T((1, 3, 3, 2), "float32")
     return [Sample(x, g, mode="foo"), Sample(x, g, padding_mode="foo"), Sample(x, T((1, 3, 3, 2), "float64")),
             Sample(x, T((2, 3, 3, 2), "float32")), Sample(x, T((1, 3, 3, 3), "float32")),
-            Sample(T((1, 2, 0, 4), "float32"), g), Sample(T((1, 2, 4), "float32"), T((1, 3, 2), "float32"))]
+            Sample(T((1, 2, 0, 4), "float32"), g), Sample(T((1, 2, 4), "float32"), T((1, 3, 2), "float32")),
+            Sample(T((1, 2, 2, 2, 2), "float32"), T((1, 1, 1, 1, 3), "float32"), mode="bicubic")]
 
 
 add(OpInfo("grid_sampler", _grid_samples, dtypes=F2, function=_grid_sample, errors=_grid_errors,

@@ -835,6 +835,10 @@ for _mode in ("bilinear", "nearest"):
         add(S("grid_sampler", f"{_mode}_{_pad}", lambda lib, a, g, m=_mode, p=_pad: _nnf(lib).grid_sample(
             a, g, mode=m, padding_mode=p, align_corners=p == "border"), A((1, 2, 3, 4)), A((1, 2, 3, 2), -1.3, 1.3),
             torch_gg=False))
+for _pad in ("zeros", "border", "reflection"):
+    add(S("grid_sampler", f"bicubic_{_pad}", lambda lib, a, g, p=_pad: _nnf(lib).grid_sample(
+        a, g, mode="bicubic", padding_mode=p, align_corners=p == "reflection"), A((1, 2, 3, 4)),
+        A((1, 2, 2, 2), -1.3, 1.3), torch_gg=False))
 add(S("grid_sampler", "3d_bilinear", lambda lib, a, g: _nnf(lib).grid_sample(a, g, align_corners=False),
       A((1, 1, 2, 3, 2)), A((1, 2, 1, 2, 3), -1.1, 1.1), torch_gg=False),
     S("affine_grid_generator", "2d", lambda lib, t: _nnf(lib).affine_grid(t, [2, 1, 3, 2], align_corners=False),

@@ -301,8 +301,13 @@ namespace {
 
 // PyTorch's grid_sampler_compute_source_index, with differentiable ops: unnormalize, then clip
 // (border) or reflect and clip (reflection).
-Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bool align_corners) {
-  Tensor c = align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
+  return align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+}
+
+// the padding mode applied to unnormalized coordinates c: clipped (border), reflected and clipped
+// (reflection), or kept (zeros: outside positions read 0)
+Tensor pad_coords(const Tensor& c, int64_t size, int64_t padding_mode, bool align_corners) {
   auto clip = [&](const Tensor& t) {
     return ember::clamp(t, scalar_to_tensor(0.0), scalar_to_tensor(double(size - 1)));
   };
@@ -318,6 +323,10 @@ Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bo
     return clip(ember::where(even, extra + mn, (extra * -1.0) + (span + mn)));
   }
   return c;
+}
+
+Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bool align_corners) {
+  return pad_coords(unnormalize(coord, size, align_corners), size, padding_mode, align_corners);
 }
 
 }  // namespace
@@ -340,8 +349,7 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   EMBER_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): unknown interpolation mode ",
               interpolation_mode);
   EMBER_CHECK(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding mode ", padding_mode);
-  EMBER_CHECK_KIND(interpolation_mode != 2, NotImplemented, "grid_sampler(): bicubic interpolation is not implemented "
-                   "in Ember (bilinear and nearest are)");
+  EMBER_CHECK(interpolation_mode != 2 || input.dim() == 4, "grid_sampler(): bicubic interp only supports 4D input");
   EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"grid_sampler_", k, "d_cpu\" not implemented for '",
                    input.dtype(), "'");
   int64_t n = input.sizes()[0], c = input.sizes()[1];
@@ -355,7 +363,10 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   std::vector<Tensor> coord(static_cast<size_t>(k));
   for (int64_t d = 0; d < k; d++) {
     int64_t size = spatial[k - 1 - d];
-    coord[k - 1 - d] = source_coords(grid.select(-1, d).reshape({n, npts}), size, padding_mode, align_corners);
+    Tensor g = grid.select(-1, d).reshape({n, npts});
+    // bicubic pads each of its 4x4 taps instead of the coordinate
+    coord[k - 1 - d] = interpolation_mode == 2 ? unnormalize(g, size, align_corners)
+                                                : source_coords(g, size, padding_mode, align_corners);
   }
   // the input as rows of channels, [n * nin, c]: a corner's values are whole rows (index_select)
   Tensor rows = input.reshape({n, c, nin}).transpose(1, 2).reshape({n * nin, c});
@@ -377,7 +388,33 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
     return ember::where(inside.unsqueeze(2), v, ember::zeros({}, TensorOptions(input.dtype())));
   };
   Tensor out;  // [n, npts, c]
-  if (interpolation_mode == 1) {
+  if (interpolation_mode == 2) {
+    // 4 x 4 taps around floor(coord) with PyTorch's cubic convolution weights (A = -0.75), each tap's
+    // position padded on its own
+    std::vector<Tensor> lo, t;
+    for (int64_t d = 0; d < 2; d++) {
+      Tensor f = ember::floor(coord[d].detach());
+      lo.push_back(f);
+      t.push_back(coord[d] - f);
+    }
+    auto cc1 = [](const Tensor& x) { return ((x * 1.25 - 2.25) * x) * x + 1; };           // |x| <= 1
+    auto cc2 = [](const Tensor& x) { return ((x * -0.75 + 3.75) * x - 6.0) * x + 3.0; };  // 1 < |x| < 2
+    auto coeffs = [&](const Tensor& x) {
+      return std::vector<Tensor>{cc2(x + 1), cc1(x), cc1((x * -1.0) + 1), cc2((x * -1.0) + 2)};
+    };
+    std::vector<Tensor> wy = coeffs(t[0]), wx = coeffs(t[1]);
+    for (int64_t i = 0; i < 4; i++) {
+      Tensor row;
+      for (int64_t j = 0; j < 4; j++) {
+        std::vector<Tensor> pos = {pad_coords(lo[0] + double(i - 1), spatial[0], padding_mode, align_corners),
+                                   pad_coords(lo[1] + double(j - 1), spatial[1], padding_mode, align_corners)};
+        Tensor term = sample(pos) * wx[size_t(j)].unsqueeze(2);
+        row = row.defined() ? row + term : term;
+      }
+      Tensor term = row * wy[size_t(i)].unsqueeze(2);
+      out = out.defined() ? out + term : term;
+    }
+  } else if (interpolation_mode == 1) {
     std::vector<Tensor> pos;
     for (int64_t d = 0; d < k; d++) pos.push_back(ember::round(coord[d].detach()));
     out = sample(pos);
