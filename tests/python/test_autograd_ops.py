@@ -807,6 +807,10 @@ add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a,
       A((1, 1, 2, 2, 3))),
     S("upsample", "area", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 2), mode="area"), A((1, 2, 3, 4))),
     S("upsample", "area_1d_up", lambda lib, a: _nnf(lib).interpolate(a, size=5, mode="area"), A((1, 2, 3))),
+    S("upsample", "bilinear_antialias_down", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 3), mode="bilinear",
+                                                                               antialias=True), A((1, 2, 5, 4))),
+    S("upsample", "bicubic_antialias_align", lambda lib, a: _nnf(lib).interpolate(
+        a, scale_factor=(0.6, 1.5), mode="bicubic", align_corners=True, antialias=True), A((1, 1, 5, 3))),
     S("upsample", "nearest_exact_3d", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 1, 2), mode="nearest-exact"),
       A((1, 1, 2, 2, 3))))
 
@@ -828,6 +832,9 @@ add(S("upsample_backward", "bilinear", lambda lib, x, g: _interp_grad(lib, x, g,
                                                                              mode="trilinear"),
       A((1, 1, 2, 3, 3)), A((1, 1, 1, 2, 2))),
     # (torch's area gradient is adaptive_avg_pool2d_backward(g, x): it gives x a zero gradient, not None)
+    S("upsample_backward", "bicubic_antialias", lambda lib, x, g: _interp_grad(lib, x, g, size=(2, 2), mode="bicubic",
+                                                                                antialias=True),
+      A((1, 1, 5, 4)), A((1, 1, 2, 2))),
     S("upsample_backward", "area", lambda lib, x, g: _interp_grad(lib, x, g, size=(2, 3), mode="area"),
       A((1, 1, 3, 4), grad=False), A((1, 1, 2, 3))))
 for _mode in ("bilinear", "nearest"):

@@ -51,7 +51,8 @@ def _upsample_names(backward):
     modes = [("area", 1, "Squeeze"), ("area", 2, "AdaptiveAvgPool2D"), ("area", 3, "AdaptiveAvgPool3D")]
     for k in (1, 2, 3):
         modes += [("nearest", k, f"UpsampleNearest{k}D"), ("nearest-exact", k, f"UpsampleNearestExact{k}D")]
-    modes += [("linear", 1, "UpsampleLinear1D"), ("bilinear", 2, "UpsampleBilinear2D"),
+    modes += [("bilinear-aa", 2, "UpsampleBilinear2DAa"), ("bicubic-aa", 2, "UpsampleBicubic2DAa"),
+              ("linear", 1, "UpsampleLinear1D"), ("bilinear", 2, "UpsampleBilinear2D"),
               ("bicubic", 2, "UpsampleBicubic2D"), ("trilinear", 3, "UpsampleTrilinear3D")]
     out = []
     for mode, k, name in modes:

@@ -147,6 +147,45 @@ Csr to_csr(const Taps& t, int64_t out) {
   return c;
 }
 
+// interpolate(antialias=True) ("bilinear-aa", "bicubic-aa"): PIL's resampling filters (a triangle,
+// or Keys' cubic with a = -0.5) stretched by the scale when downsampling, normalized per output
+template <class R>
+Csr antialias_csr(std::string_view mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale_opt) {
+  bool cubic = mode == "bicubic-aa";
+  R scale = compute_scale<R>(in, out, align_corners, scale_opt);
+  R support = R(cubic ? 2.0 : 1.0) * (scale >= R(1) ? scale : R(1));
+  int64_t max_taps = int64_t(std::ceil(double(support))) * 2 + 1;
+  R invscale = scale >= R(1) ? R(1) / scale : R(1);
+  auto filter = [&](R x) -> R {
+    x = std::abs(x);
+    if (!cubic) return x < R(1) ? R(1) - x : R(0);
+    const R a = R(-0.5);
+    if (x < R(1)) return cubic1<R>(x, a);
+    if (x < R(2)) return cubic2<R>(x, a);
+    return R(0);
+  };
+  Csr c;
+  c.start.push_back(0);
+  for (int64_t j = 0; j < out; j++) {
+    R center = scale * (R(j) + R(0.5));
+    int64_t xmin = std::max(int64_t(center - support + R(0.5)), int64_t(0));
+    int64_t xsize = std::min(int64_t(center + support + R(0.5)), in) - xmin;
+    xsize = std::min(std::max<int64_t>(xsize, 0), max_taps);
+    std::vector<R> w(static_cast<size_t>(xsize));
+    R total = 0;
+    for (int64_t t = 0; t < xsize; t++) {
+      w[size_t(t)] = filter((R(t + xmin) - center + R(0.5)) * invscale);
+      total += w[size_t(t)];
+    }
+    for (int64_t t = 0; t < xsize; t++) {
+      c.idx.push_back(xmin + t);
+      c.w.push_back(double(total != R(0) ? w[size_t(t)] / total : w[size_t(t)]));
+    }
+    c.start.push_back(int64_t(c.idx.size()));
+  }
+  return c;
+}
+
 // adaptive average pooling's windows: [floor(j * in / out), ceil((j + 1) * in / out))
 Csr area_csr(int64_t in, int64_t out) {
   Csr c;
@@ -221,6 +260,11 @@ UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::s
       p.mats.push_back(area_csr(in, out));
       continue;
     }
+    if (mode == "bilinear-aa" || mode == "bicubic-aa") {
+      p.mats.push_back(p.compute == kDouble ? antialias_csr<double>(mode, in, out, align_corners, scales[i])
+                                            : antialias_csr<float>(mode, in, out, align_corners, scales[i]));
+      continue;
+    }
     Taps t = p.compute == kDouble ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
                                   : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
     p.mats.push_back(to_csr(t, out));
@@ -234,8 +278,10 @@ void check_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_v
               k, " output sizes, got ", in_sizes);
   bool nearest = mode == "nearest" || mode == "nearest-exact";
   bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
-  EMBER_CHECK_KIND(nearest || linear || mode == "bicubic" || mode == "area", NotImplemented,
+  bool aa = mode == "bilinear-aa" || mode == "bicubic-aa";
+  EMBER_CHECK_KIND(nearest || linear || aa || mode == "bicubic" || mode == "area", NotImplemented,
                    "upsample: unknown mode ", mode);
+  EMBER_CHECK(!aa || k == 2, "upsample: antialiasing needs a 4-D input");
   bool ok = true;
   for (int64_t i = 0; i < k; i++) ok = ok && in_sizes[2 + i] > 0 && output_size[i] > 0;
   if (!ok) {
