@@ -142,6 +142,9 @@ class Op:
     # --- C++ signatures ---
     def cpp_params(self, with_defaults, skip_self=False, prefix=()):
         ps = self.params[1:] if skip_self else self.params
+        # cpp_defaults: false — no C++ default arguments, for an overload whose defaults would make
+        # a short call ambiguous with its main op's (ember::arange(5), ember::norm(t))
+        with_defaults = with_defaults and self.entry.get("cpp_defaults", True)
         out = list(prefix)
         # C++ allows defaults only on a trailing run of parameters
         last_required = max([i for i, p in enumerate(ps) if p.cpp_default() is None], default=-1)
