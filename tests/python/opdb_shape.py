@@ -570,6 +570,14 @@ def _interp_samples(dt):
           Sample(x2, scale_factor=(1.5, 0.75), mode="bicubic", align_corners=False),
           Sample(_x(dt, (1, 2, 4, 3)), scale_factor=(1.0, 2.3), mode="nearest"),
           Sample(x1, size=5, mode="linear"), Sample(x2, size=(4, 5), mode="bicubic", align_corners=True)]
+    # antialias (an output width of 1 is left out: torch's CPU kernel then repeats the first row)
+    x2b = _x(dt, (2, 3, 9, 11), key=7)
+    for mode in ("bilinear", "bicubic"):
+        for ac in (False, True):
+            s += [Sample(x2b, size=(4, 5), mode=mode, align_corners=ac, antialias=True),
+                  Sample(x2b, scale_factor=(0.45, 1.7), mode=mode, align_corners=ac, antialias=True),
+                  Sample(x2b, scale_factor=2.5, mode=mode, align_corners=ac, antialias=True),
+                  Sample(x2b, size=(3, 2), mode=mode, align_corners=ac, antialias=True, recompute_scale_factor=None)]
     return s
 
 
@@ -580,6 +588,8 @@ def _interp_errors():
             Sample(x, size=3, mode="trilinear"), Sample(x, size=3, mode="foo"), Sample(T((2, 4), "float32"), size=3),
             Sample(x, size=3, recompute_scale_factor=True), Sample(x, size=(0, 3)), Sample(x, size=(3.5, 3)),
             Sample(T((1, 2, 4), "float32"), size=3, mode="bicubic", antialias=True),
+            Sample(T((1, 2, 4), "float32"), size=3, mode="linear", antialias=True),
+            Sample(x, size=3, mode="nearest", antialias=True),
             Sample(T((1, 2, 4, 4), "int64"), size=3, mode="bilinear")]
 
 
@@ -600,7 +610,12 @@ def _grid_samples(dt):
             for pad in ("zeros", "border", "reflection"):
                 for ac in (False, True):
                     s.append(Sample(x, g, mode=mode, padding_mode=pad, align_corners=ac))
+    x, g = _x(dt, (2, 3, 4, 5), key=5), T((2, 3, 2, 2), dt, low=-1.4, high=1.4, key=15)
+    for pad in ("zeros", "border", "reflection"):
+        for ac in (False, True):
+            s.append(Sample(x, g, mode="bicubic", padding_mode=pad, align_corners=ac))
     s += [Sample(_x(dt, (1, 2, 1, 1)), T((1, 2, 2, 2), dt, low=-2, high=2), "bilinear", "reflection", True),
+          Sample(_x(dt, (1, 2, 1, 2)), T((1, 2, 2, 2), dt, low=-2, high=2), "bicubic", "reflection", True),
           Sample(_x(dt, (1, 2, 5, 4), layout="T"), T((1, 3, 3, 2), dt, low=-1, high=1), align_corners=False),
           Sample(_x(dt, (1, 1, 3, 3)), T((1, 1, 3, 2), dt, data=[[[[0.0, 0.0], [1.0, -1.0], [-3.0, 2.5]]]]), align_corners=True)]
     return s
@@ -611,7 +626,8 @@ def _grid_errors():
     g = T((1, 3, 3, 2), "float32")
     return [Sample(x, g, mode="foo"), Sample(x, g, padding_mode="foo"), Sample(x, T((1, 3, 3, 2), "float64")),
             Sample(x, T((2, 3, 3, 2), "float32")), Sample(x, T((1, 3, 3, 3), "float32")),
-            Sample(T((1, 2, 0, 4), "float32"), g), Sample(T((1, 2, 4), "float32"), T((1, 3, 2), "float32"))]
+            Sample(T((1, 2, 0, 4), "float32"), g), Sample(T((1, 2, 4), "float32"), T((1, 3, 2), "float32")),
+            Sample(T((1, 2, 2, 2, 2), "float32"), T((1, 1, 1, 1, 3), "float32"), mode="bicubic")]
 
 
 add(OpInfo("grid_sampler", _grid_samples, dtypes=F2, function=_grid_sample, errors=_grid_errors,

@@ -710,7 +710,7 @@ DIFFERENTIABLE_COMPOSITES = {
     "hstack", "vstack", "dstack", "column_stack", "tensor_split.indices", "tensor_split.sections",
     "tensor_split.tensor_indices_or_sections", "fliplr", "flipud", "rot90", "repeat", "tile",
     "repeat_interleave.self_Tensor", "repeat_interleave.self_int", "take", "take_along_dim", "diff", "diag",
-    "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cdist", "cross", "linalg_cross",
+    "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cross", "linalg_cross",
     "grid_sampler", "affine_grid_generator",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
@@ -760,7 +760,11 @@ for _red in ("sum", "prod", "mean", "amax", "amin"):
         S("scatter_reduce.two", _red + "_inplace", lambda lib, a, s, r=_red: a.clone().scatter_reduce_(
             1, lib.tensor([[2, 2], [0, 1], [1, 1]]), s, r), A((3, 3), **_dom), A((3, 2), **_dom)))
 add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 2]), s, "prod"),
-      A((3,), values=[1.5, 0.0, -2.0]), A((4,), values=[0.0, 2.0, 3.0, -0.5]), gg=False),
+      A((3,), values=[1.5, 0.0, -2.0]), A((4,), values=[0.0, 2.0, 3.0, -0.5])),
+    # two zeros in a group: first order only (the second derivative is refused, as in torch)
+    S("scatter_reduce.two", "prod_two_zeros", lambda lib, a, s: lib.scatter_reduce(a, 0, lib.tensor([0, 0, 1, 0]), s,
+                                                                                   "prod"),
+      A((2,), values=[0.0, 1.5]), A((4,), values=[0.0, 2.0, 3.0, -0.5]), gg=False),
     S("cummax", "dim1", lambda lib, a: lib.cummax(a, 1)[0], A((3, 4))),
     S("cummax", "0d", lambda lib, a: lib.cummax(a, 0)[0], A(())),
     S("cummin", "dim0_method", lambda lib, a: a.cummin(0).values, A((4, 3), layout="t")),
@@ -781,6 +785,10 @@ add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a,
     S("cdist", "pinf", lambda lib, a, b: lib.cdist(a, b, float("inf")), A((2, 3)), A((3, 3)), torch_gg=False),
     S("cdist", "mm_path", lambda lib, a, b: lib.cdist(a, b, compute_mode="use_mm_for_euclid_dist"), A((3, 2)),
       A((2, 2))),
+    S("cdist", "p0_5_const_x2", lambda lib, a, b: lib.cdist(a, b, 0.5), A((2, 3)), A((2, 3), grad=False),
+      torch_gg=False),
+    S("cdist", "p0", lambda lib, a, b: lib.cdist(a, b, 0.0), A((2, 3)), A((3, 3)), torch_gg=False),
+    S("cdist", "mm_path_large", lambda lib, a, b: lib.cdist(a, b), A((26, 2)), A((2, 2))),
     S("cross", "dim1", lambda lib, a, b: lib.cross(a, b, dim=1), A((2, 3)), A((2, 3))),
     S("linalg_cross", "broadcast", lambda lib, a, b: lib.linalg.cross(a, b), A((1, 3)), A((2, 3))),
     S("upsample", "bilinear", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 5), mode="bilinear"), A((1, 2, 2, 3))),
@@ -799,6 +807,10 @@ add(S("scatter_reduce.two", "prod_zero", lambda lib, a, s: lib.scatter_reduce(a,
       A((1, 1, 2, 2, 3))),
     S("upsample", "area", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 2), mode="area"), A((1, 2, 3, 4))),
     S("upsample", "area_1d_up", lambda lib, a: _nnf(lib).interpolate(a, size=5, mode="area"), A((1, 2, 3))),
+    S("upsample", "bilinear_antialias_down", lambda lib, a: _nnf(lib).interpolate(a, size=(2, 3), mode="bilinear",
+                                                                               antialias=True), A((1, 2, 5, 4))),
+    S("upsample", "bicubic_antialias_align", lambda lib, a: _nnf(lib).interpolate(
+        a, scale_factor=(0.6, 1.5), mode="bicubic", align_corners=True, antialias=True), A((1, 1, 5, 3))),
     S("upsample", "nearest_exact_3d", lambda lib, a: _nnf(lib).interpolate(a, size=(3, 1, 2), mode="nearest-exact"),
       A((1, 1, 2, 2, 3))))
 
@@ -820,6 +832,9 @@ add(S("upsample_backward", "bilinear", lambda lib, x, g: _interp_grad(lib, x, g,
                                                                              mode="trilinear"),
       A((1, 1, 2, 3, 3)), A((1, 1, 1, 2, 2))),
     # (torch's area gradient is adaptive_avg_pool2d_backward(g, x): it gives x a zero gradient, not None)
+    S("upsample_backward", "bicubic_antialias", lambda lib, x, g: _interp_grad(lib, x, g, size=(2, 2), mode="bicubic",
+                                                                                antialias=True),
+      A((1, 1, 5, 4)), A((1, 1, 2, 2))),
     S("upsample_backward", "area", lambda lib, x, g: _interp_grad(lib, x, g, size=(2, 3), mode="area"),
       A((1, 1, 3, 4), grad=False), A((1, 1, 2, 3))))
 for _mode in ("bilinear", "nearest"):
@@ -827,6 +842,10 @@ for _mode in ("bilinear", "nearest"):
         add(S("grid_sampler", f"{_mode}_{_pad}", lambda lib, a, g, m=_mode, p=_pad: _nnf(lib).grid_sample(
             a, g, mode=m, padding_mode=p, align_corners=p == "border"), A((1, 2, 3, 4)), A((1, 2, 3, 2), -1.3, 1.3),
             torch_gg=False))
+for _pad in ("zeros", "border", "reflection"):
+    add(S("grid_sampler", f"bicubic_{_pad}", lambda lib, a, g, p=_pad: _nnf(lib).grid_sample(
+        a, g, mode="bicubic", padding_mode=p, align_corners=p == "reflection"), A((1, 2, 3, 4)),
+        A((1, 2, 2, 2), -1.3, 1.3), torch_gg=False))
 add(S("grid_sampler", "3d_bilinear", lambda lib, a, g: _nnf(lib).grid_sample(a, g, align_corners=False),
       A((1, 1, 2, 3, 2)), A((1, 2, 1, 2, 3), -1.1, 1.1), torch_gg=False),
     S("affine_grid_generator", "2d", lambda lib, t: _nnf(lib).affine_grid(t, [2, 1, 3, 2], align_corners=False),

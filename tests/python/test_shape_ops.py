@@ -289,3 +289,50 @@ def test_sum_prod_dim_is_required_by_the_dim_overloads():
                lambda lib, x: lib.sum(x, out=lib.empty(0)), lambda lib, x: lib.prod(x, out=lib.empty(0)),
                lambda lib, x: lib.prod(x, None)):
         check(fn, s, expect_error=True)
+
+
+def test_scatter_reduce_prod_double_backward_with_two_zeros_is_refused():
+    a = ember.tensor([0.0, 1.5], dtype=ember.float64, requires_grad=True)
+    s = ember.tensor([0.0, 2.0, 3.0], dtype=ember.float64, requires_grad=True)
+    y = a.scatter_reduce(0, ember.tensor([0, 0, 1]), s, "prod")
+    g = ember.autograd.grad(y.sum(), [a, s])  # first order is fine: zero for both zeros of group 0
+    assert g[0].tolist() == [0.0, 3.0] and g[1].tolist() == [0.0, 0.0, 1.5]
+    with pytest.raises(RuntimeError, match="Double backward"):
+        ember.autograd.grad(a.scatter_reduce(0, ember.tensor([0, 0, 1]), s, "prod").sum(), [a, s], create_graph=True)
+
+
+def _aa_matrix(n_in, n_out, cubic):
+    """PIL's antialiasing resampling matrix (a triangle or a = -0.5 cubic filter, stretched when downsampling)."""
+    scale = n_in / n_out
+    support = (2.0 if cubic else 1.0) * max(scale, 1.0)
+    inv = 1.0 / scale if scale >= 1 else 1.0
+
+    def filt(x):
+        x = abs(x)
+        if not cubic:
+            return max(0.0, 1.0 - x)
+        a = -0.5
+        if x < 1:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a if x < 2 else 0.0
+    m = np.zeros((n_out, n_in))
+    for j in range(n_out):
+        c = scale * (j + 0.5)
+        lo, hi = max(int(c - support + 0.5), 0), min(int(c + support + 0.5), n_in)
+        w = np.array([filt((t - c + 0.5) * inv) for t in range(lo, hi)])
+        m[j, lo:hi] = w / w.sum()
+    return m
+
+
+@pytest.mark.parametrize("cubic", [False, True])
+def test_interpolate_antialias_matches_pil_filters(cubic):
+    # includes an output width of 1, where torch's CPU kernel repeats its first row (its bug): the
+    # reference here is the separable PIL filter itself
+    import ember.nn._functional_shape as m
+    rng = np.random.default_rng(1)
+    for (h, w), (oh, ow) in [((8, 5), (2, 1)), ((9, 11), (4, 5)), ((3, 4), (7, 2))]:
+        x = rng.standard_normal((1, 2, h, w))
+        ref = np.einsum("ih,nchw,jw->ncij", _aa_matrix(h, oh, cubic), x, _aa_matrix(w, ow, cubic))
+        got = m.interpolate(ember.from_numpy(x.copy()), size=(oh, ow), mode="bicubic" if cubic else "bilinear",
+                            antialias=True)
+        assert np.allclose(got.numpy(), ref, rtol=1e-12, atol=1e-12)

@@ -51,7 +51,8 @@ def _upsample_names(backward):
     modes = [("area", 1, "Squeeze"), ("area", 2, "AdaptiveAvgPool2D"), ("area", 3, "AdaptiveAvgPool3D")]
     for k in (1, 2, 3):
         modes += [("nearest", k, f"UpsampleNearest{k}D"), ("nearest-exact", k, f"UpsampleNearestExact{k}D")]
-    modes += [("linear", 1, "UpsampleLinear1D"), ("bilinear", 2, "UpsampleBilinear2D"),
+    modes += [("bilinear-aa", 2, "UpsampleBilinear2DAa"), ("bicubic-aa", 2, "UpsampleBicubic2DAa"),
+              ("linear", 1, "UpsampleLinear1D"), ("bilinear", 2, "UpsampleBilinear2D"),
               ("bicubic", 2, "UpsampleBicubic2D"), ("trilinear", 3, "UpsampleTrilinear3D")]
     out = []
     for mode, k, name in modes:
@@ -113,6 +114,9 @@ TORCH_NODE_NAMES = {
     "as_strided_": "AsStridedBackward1",
     "squeeze_": [("!dim.has_value()", "SqueezeBackward3"), ("dim->size() == 1", "SqueezeBackward4"),
                  (None, "SqueezeBackward5")],
+    "cdist": [("p == 2 && x1.numel() && x2.numel() && (compute_mode == std::string_view(\"use_mm_for_euclid_dist\") || "
+               "((!compute_mode || *compute_mode == \"use_mm_for_euclid_dist_if_necessary\") && "
+               "(x1.size(-2) > 25 || x2.size(-2) > 25)))", "ViewBackward0"), (None, "CdistBackward0")],
     "upsample": _upsample_names(False), "upsample_backward": _upsample_names(True),
     "elu_": "EluBackward1", "leaky_relu_": "LeakyReluBackward1", "threshold_": "ThresholdBackward1",
     "linalg_inv": "LinalgInvExBackward0", "linalg_solve": "LinalgSolveExBackward0",

@@ -132,5 +132,7 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Ten
                                                    const Tensor& result, std::array<bool, 2> mask);
 Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim);
 Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
+std::tuple<Tensor, Tensor> cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p,
+                                          const Tensor& result, std::array<bool, 2> mask);
 
 }  // namespace ember::autograd

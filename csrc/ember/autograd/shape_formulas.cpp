@@ -1,5 +1,6 @@
 // Backward formulas of the shape, indexing and scan ops (ops/shape_ops.cpp). Written with
 // differentiable ember ops, so gradients of gradients come for free.
+#include <cmath>
 #include <limits>
 
 #include "ember/autograd/formulas.h"
@@ -78,6 +79,11 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Ten
     Tensor zeros_in = (include_self ? self_zero.to(grad.dtype()) : ember::zeros_like(grad, {}))
                           .scatter_add(dim, index, src_zero.to(grad.dtype()));
     Tensor one_zero = ember::eq(zeros_in, scalar(1.0));
+    // with two zeros in a group this formula's own derivative is wrong (the zeros' gradients are
+    // constant 0 here): refuse to record it, as PyTorch does
+    EMBER_CHECK(!grad_enabled() || !ember::gt(zeros_in, scalar(1.0)).any(std::nullopt, false).item().to_bool(),
+                "scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to "
+                "the same position in self");
     Tensor masked_self = self.masked_fill(self_zero, 1);
     Tensor masked_src = src.masked_fill(ember::eq(src, scalar(0.0)), 1);
     Tensor others = masked_self.scatter_reduce(dim, index, masked_src, "prod", include_self);
@@ -117,6 +123,35 @@ Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tenso
   Tensor pos = (rev(log_pos - result) + self).exp();
   Tensor neg = (rev(log_neg - result) + self).exp();
   return pos - neg;
+}
+
+// cdist: d dist_ij / d x1_i = sign(u) |u|^(p-1) / dist^(p-1) for u = x1_i - x2_j (p = 2: u / dist;
+// p = 1: sign(u); p = inf: sign(u) where |u| is the max; p = 0: zero), 0 where dist = 0 (PyTorch's
+// choice); x2's gradient is the negative, summed the other way. Built on the [.., r1, r2, c]
+// differences, with differentiable ops.
+std::tuple<Tensor, Tensor> cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p,
+                                          const Tensor& result, std::array<bool, 2>) {
+  Tensor u = x1.unsqueeze(-2) - x2.unsqueeze(-3);
+  Tensor g = grad.unsqueeze(-1);
+  Tensor d = result.unsqueeze(-1);
+  // (the matrix-product form of p = 2 clamps squared distances at 1e-30: those count as zero too)
+  Tensor zero = p == 2 ? ember::le(d, scalar(1e-15)) : ember::eq(d, scalar(0.0));
+  Tensor t;
+  if (p == 0) {
+    t = ember::zeros_like(u, {});
+  } else if (p == 1) {
+    t = u.sgn() * g;
+  } else if (p == 2) {
+    t = u * ember::where(zero, zeros0(grad), g / d);
+  } else if (std::isinf(p)) {
+    t = u.sgn() * ember::eq(u.abs(), d) * g;
+  } else {
+    Tensor scale = ember::where(zero, zeros0(grad), g / ember::pow(d, scalar(p - 1)));
+    t = u.sgn() * ember::pow(u.abs(), scalar(p - 1)) * scale;
+  }
+  Tensor g1 = t.sum(IntArrayRef({int64_t(-2)}), false, std::nullopt);
+  Tensor g2 = -t.sum(IntArrayRef({int64_t(-3)}), false, std::nullopt);
+  return {autograd::sum_to(g1, x1.sizes()), autograd::sum_to(g2, x2.sizes())};
 }
 
 }  // namespace ember::autograd

@@ -147,6 +147,45 @@ Csr to_csr(const Taps& t, int64_t out) {
   return c;
 }
 
+// interpolate(antialias=True) ("bilinear-aa", "bicubic-aa"): PIL's resampling filters (a triangle,
+// or Keys' cubic with a = -0.5) stretched by the scale when downsampling, normalized per output
+template <class R>
+Csr antialias_csr(std::string_view mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale_opt) {
+  bool cubic = mode == "bicubic-aa";
+  R scale = compute_scale<R>(in, out, align_corners, scale_opt);
+  R support = R(cubic ? 2.0 : 1.0) * (scale >= R(1) ? scale : R(1));
+  int64_t max_taps = int64_t(std::ceil(double(support))) * 2 + 1;
+  R invscale = scale >= R(1) ? R(1) / scale : R(1);
+  auto filter = [&](R x) -> R {
+    x = std::abs(x);
+    if (!cubic) return x < R(1) ? R(1) - x : R(0);
+    const R a = R(-0.5);
+    if (x < R(1)) return cubic1<R>(x, a);
+    if (x < R(2)) return cubic2<R>(x, a);
+    return R(0);
+  };
+  Csr c;
+  c.start.push_back(0);
+  for (int64_t j = 0; j < out; j++) {
+    R center = scale * (R(j) + R(0.5));
+    int64_t xmin = std::max(int64_t(center - support + R(0.5)), int64_t(0));
+    int64_t xsize = std::min(int64_t(center + support + R(0.5)), in) - xmin;
+    xsize = std::min(std::max<int64_t>(xsize, 0), max_taps);
+    std::vector<R> w(static_cast<size_t>(xsize));
+    R total = 0;
+    for (int64_t t = 0; t < xsize; t++) {
+      w[size_t(t)] = filter((R(t + xmin) - center + R(0.5)) * invscale);
+      total += w[size_t(t)];
+    }
+    for (int64_t t = 0; t < xsize; t++) {
+      c.idx.push_back(xmin + t);
+      c.w.push_back(double(total != R(0) ? w[size_t(t)] / total : w[size_t(t)]));
+    }
+    c.start.push_back(int64_t(c.idx.size()));
+  }
+  return c;
+}
+
 // adaptive average pooling's windows: [floor(j * in / out), ceil((j + 1) * in / out))
 Csr area_csr(int64_t in, int64_t out) {
   Csr c;
@@ -221,6 +260,11 @@ UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::s
       p.mats.push_back(area_csr(in, out));
       continue;
     }
+    if (mode == "bilinear-aa" || mode == "bicubic-aa") {
+      p.mats.push_back(p.compute == kDouble ? antialias_csr<double>(mode, in, out, align_corners, scales[i])
+                                            : antialias_csr<float>(mode, in, out, align_corners, scales[i]));
+      continue;
+    }
     Taps t = p.compute == kDouble ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
                                   : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
     p.mats.push_back(to_csr(t, out));
@@ -234,8 +278,10 @@ void check_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_v
               k, " output sizes, got ", in_sizes);
   bool nearest = mode == "nearest" || mode == "nearest-exact";
   bool linear = mode == "linear" || mode == "bilinear" || mode == "trilinear";
-  EMBER_CHECK_KIND(nearest || linear || mode == "bicubic" || mode == "area", NotImplemented,
+  bool aa = mode == "bilinear-aa" || mode == "bicubic-aa";
+  EMBER_CHECK_KIND(nearest || linear || aa || mode == "bicubic" || mode == "area", NotImplemented,
                    "upsample: unknown mode ", mode);
+  EMBER_CHECK(!aa || k == 2, "upsample: antialiasing needs a 4-D input");
   bool ok = true;
   for (int64_t i = 0; i < k; i++) ok = ok && in_sizes[2 + i] > 0 && output_size[i] > 0;
   if (!ok) {
@@ -301,8 +347,13 @@ namespace {
 
 // PyTorch's grid_sampler_compute_source_index, with differentiable ops: unnormalize, then clip
 // (border) or reflect and clip (reflection).
-Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bool align_corners) {
-  Tensor c = align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
+  return align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+}
+
+// the padding mode applied to unnormalized coordinates c: clipped (border), reflected and clipped
+// (reflection), or kept (zeros: outside positions read 0)
+Tensor pad_coords(const Tensor& c, int64_t size, int64_t padding_mode, bool align_corners) {
   auto clip = [&](const Tensor& t) {
     return ember::clamp(t, scalar_to_tensor(0.0), scalar_to_tensor(double(size - 1)));
   };
@@ -318,6 +369,10 @@ Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bo
     return clip(ember::where(even, extra + mn, (extra * -1.0) + (span + mn)));
   }
   return c;
+}
+
+Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bool align_corners) {
+  return pad_coords(unnormalize(coord, size, align_corners), size, padding_mode, align_corners);
 }
 
 }  // namespace
@@ -340,8 +395,7 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   EMBER_CHECK(interpolation_mode >= 0 && interpolation_mode <= 2, "grid_sampler(): unknown interpolation mode ",
               interpolation_mode);
   EMBER_CHECK(padding_mode >= 0 && padding_mode <= 2, "grid_sampler(): unknown padding mode ", padding_mode);
-  EMBER_CHECK_KIND(interpolation_mode != 2, NotImplemented, "grid_sampler(): bicubic interpolation is not implemented "
-                   "in Ember (bilinear and nearest are)");
+  EMBER_CHECK(interpolation_mode != 2 || input.dim() == 4, "grid_sampler(): bicubic interp only supports 4D input");
   EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"grid_sampler_", k, "d_cpu\" not implemented for '",
                    input.dtype(), "'");
   int64_t n = input.sizes()[0], c = input.sizes()[1];
@@ -355,10 +409,15 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   std::vector<Tensor> coord(static_cast<size_t>(k));
   for (int64_t d = 0; d < k; d++) {
     int64_t size = spatial[k - 1 - d];
-    coord[k - 1 - d] = source_coords(grid.select(-1, d).reshape({n, npts}), size, padding_mode, align_corners);
+    Tensor g = grid.select(-1, d).reshape({n, npts});
+    // bicubic pads each of its 4x4 taps instead of the coordinate
+    coord[k - 1 - d] = interpolation_mode == 2 ? unnormalize(g, size, align_corners)
+                                                : source_coords(g, size, padding_mode, align_corners);
   }
-  Tensor flat = input.reshape({n, c, nin});
-  // value at integer positions pos[d] ([n, npts] float tensors), zero outside the input
+  // the input as rows of channels, [n * nin, c]: a corner's values are whole rows (index_select)
+  Tensor rows = input.reshape({n, c, nin}).transpose(1, 2).reshape({n * nin, c});
+  Tensor batch_base = ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong)).unsqueeze(1);
+  // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], zero outside the input
   auto sample = [&](const std::vector<Tensor>& pos) {
     Tensor lin, inside;
     int64_t mult = 1;
@@ -371,16 +430,42 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
       inside = inside.defined() ? ember::logical_and(inside, ok) : ok;
       mult *= size;
     }
-    Tensor v = ember::gather(flat, 2, lin.unsqueeze(1).expand({n, c, npts}));
-    return ember::where(inside.unsqueeze(1), v, ember::zeros({}, TensorOptions(input.dtype())));
+    Tensor v = ember::index_select(rows, 0, (lin + batch_base).reshape({-1})).reshape({n, npts, c});
+    return ember::where(inside.unsqueeze(2), v, ember::zeros({}, TensorOptions(input.dtype())));
   };
-  Tensor out;
-  if (interpolation_mode == 1) {
+  Tensor out;  // [n, npts, c]
+  if (interpolation_mode == 2) {
+    // 4 x 4 taps around floor(coord) with PyTorch's cubic convolution weights (A = -0.75), each tap's
+    // position padded on its own
+    std::vector<Tensor> lo, t;
+    for (int64_t d = 0; d < 2; d++) {
+      Tensor f = ember::floor(coord[d].detach());
+      lo.push_back(f);
+      t.push_back(coord[d] - f);
+    }
+    auto cc1 = [](const Tensor& x) { return ((x * 1.25 - 2.25) * x) * x + 1; };           // |x| <= 1
+    auto cc2 = [](const Tensor& x) { return ((x * -0.75 + 3.75) * x - 6.0) * x + 3.0; };  // 1 < |x| < 2
+    auto coeffs = [&](const Tensor& x) {
+      return std::vector<Tensor>{cc2(x + 1), cc1(x), cc1((x * -1.0) + 1), cc2((x * -1.0) + 2)};
+    };
+    std::vector<Tensor> wy = coeffs(t[0]), wx = coeffs(t[1]);
+    for (int64_t i = 0; i < 4; i++) {
+      Tensor row;
+      for (int64_t j = 0; j < 4; j++) {
+        std::vector<Tensor> pos = {pad_coords(lo[0] + double(i - 1), spatial[0], padding_mode, align_corners),
+                                   pad_coords(lo[1] + double(j - 1), spatial[1], padding_mode, align_corners)};
+        Tensor term = sample(pos) * wx[size_t(j)].unsqueeze(2);
+        row = row.defined() ? row + term : term;
+      }
+      Tensor term = row * wy[size_t(i)].unsqueeze(2);
+      out = out.defined() ? out + term : term;
+    }
+  } else if (interpolation_mode == 1) {
     std::vector<Tensor> pos;
     for (int64_t d = 0; d < k; d++) pos.push_back(ember::round(coord[d].detach()));
     out = sample(pos);
     // the sampled values do not depend on the grid (PyTorch's gradient for it is zero, not absent)
-    if (grid.requires_grad()) out = out + grid.select(-1, 0).reshape({n, 1, npts}) * 0.0;
+    if (grid.requires_grad()) out = out + grid.select(-1, 0).reshape({n, npts, 1}) * 0.0;
   } else {
     std::vector<Tensor> lo, frac;
     for (int64_t d = 0; d < k; d++) {
@@ -399,10 +484,11 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
         Tensor wd = up ? frac[d] : (lo[d] + 1) - coord[d];
         w = w.defined() ? w * wd : wd;
       }
-      Tensor term = sample(pos) * w.unsqueeze(1);
+      Tensor term = sample(pos) * w.unsqueeze(2);
       out = out.defined() ? out + term : term;
     }
   }
+  out = out.transpose(1, 2);
   DimVector shape = {n, c};
   for (int64_t s : out_spatial) shape.push_back(s);
   return out.reshape(shape);

@@ -1013,8 +1013,48 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
     Tensor b_ = ember::cat({b, ember::ones_like(bn, {}), bn}, -1);
     return ember::clamp_min(ember::matmul(a_, b_.mT()), scalar_to_tensor(1e-30)).sqrt();
   }
-  Tensor d = a.unsqueeze(-2) - b.unsqueeze(-3);  // [..., r1, r2, c]
-  return ember::norm(d, Scalar(p), IntArrayRef({int64_t(-1)}), false, std::nullopt);
+  // the direct form, pair by pair (a [..., r1, r2, c] difference tensor would not fit large inputs)
+  int64_t nb = 1;
+  for (int64_t v : batch) nb *= v;
+  Tensor ac = a.contiguous().reshape({nb, r1, c}), bc = b.contiguous().reshape({nb, r2, c});
+  DimVector out_shape(batch);
+  out_shape.push_back(r1);
+  out_shape.push_back(r2);
+  Tensor out = empty_tensor({nb, r1, r2}, x1.dtype());
+  EMBER_DISPATCH_ALL(x1.dtype(), "cdist", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const T* ap = static_cast<const T*>(ac.data_ptr());
+      const T* bp = static_cast<const T*>(bc.data_ptr());
+      T* op = static_cast<T*>(out.data_ptr());
+      const T tp = T(p);
+      parallel_for(0, nb * r1, std::max<int64_t>(1, 4096 / std::max<int64_t>(1, r2 * c)), [&](int64_t lo, int64_t hi) {
+        for (int64_t row = lo; row < hi; row++) {
+          const T* x = ap + row * c;
+          const T* yb = bp + (row / r1) * r2 * c;
+          for (int64_t j = 0; j < r2; j++) {
+            const T* y = yb + j * c;
+            T acc = 0;
+            if (p == 0) {
+              for (int64_t k = 0; k < c; k++) acc += T(x[k] != y[k]);
+            } else if (p == 1) {
+              for (int64_t k = 0; k < c; k++) acc += std::abs(x[k] - y[k]);
+            } else if (p == 2) {
+              for (int64_t k = 0; k < c; k++) acc += (x[k] - y[k]) * (x[k] - y[k]);
+              acc = std::sqrt(acc);
+            } else if (std::isinf(p)) {
+              for (int64_t k = 0; k < c; k++) acc = std::max(acc, std::abs(x[k] - y[k]));
+            } else {
+              for (int64_t k = 0; k < c; k++) acc += std::pow(std::abs(x[k] - y[k]), tp);
+              acc = std::pow(acc, T(1) / tp);
+            }
+            op[row * r2 + j] = acc;
+          }
+        }
+      });
+    }
+  });
+  return out.reshape(out_shape);
 }
 
 Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {

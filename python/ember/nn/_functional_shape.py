@@ -86,8 +86,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.dim()}D) for the modes: nearest | "
             f"linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
-    if antialias:
-        raise NotImplementedError("interpolate(antialias=True) is not implemented in Ember")
 
     if output_size is None:
         # the size from the scale factors, as PyTorch's C++ computes it; the factors themselves map
@@ -97,6 +95,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         scales = [None] * dim
     scales += [None] * (3 - dim)
+    if antialias:
+        mode = mode + "-aa"  # the private op's name for PyTorch's _upsample_{bilinear,bicubic}2d_aa
     return _ops._upsample(input, output_size, mode, bool(align_corners), *scales)
 
 
