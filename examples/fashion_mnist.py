@@ -111,6 +111,7 @@ def main():
 
     model = build_model(nn)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
     print(f"{args.backend}: {sum(p.numel() for p in model.parameters()):,} parameters, {len(train):,} training "
           f"images, {args.threads} threads")
@@ -131,6 +132,7 @@ def main():
             if i % 20 == 0 or seen == len(train):
                 progress(epoch, seen, len(train), loss_sum / seen, start)
         train_time = time.perf_counter() - start
+        sched.step()
         model.eval()
         correct = 0
         with torch.no_grad():
