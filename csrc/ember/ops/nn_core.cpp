@@ -67,6 +67,16 @@ Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tenso
   return std::get<0>(ember::native_layer_norm(input, normalized_shape, weight, bias, eps));
 }
 
+// running = (1 - momentum) * running + momentum * batch_stat, written through an alias with its own
+// version counter: like PyTorch, updating running statistics does not bump their version, so a
+// graph that saved them (eval-mode batch norm earlier in the step) stays valid.
+static void update_running_stat(const Tensor& running, const Tensor& batch_stat, double momentum) {
+  Tensor blended = ember::add(ember::mul(running, Scalar(1.0 - momentum)), ember::mul(batch_stat, Scalar(momentum)));
+  Tensor alias(make_intrusive<TensorImpl>(running.impl()->storage(), running.dtype(), running.sizes(),
+                                          running.strides(), running.storage_offset()));
+  alias.copy_(blended);
+}
+
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                      const Tensor& running_mean, const Tensor& running_var,
                                                      bool training, double momentum, double eps) {
@@ -88,12 +98,12 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     autograd::AutoGradMode no_grad(false);
     if (running_mean.defined()) {
       Tensor m = mean_d.to(running_mean.dtype());
-      running_mean.mul_(Scalar(1.0 - momentum)).add_(m, Scalar(momentum));
+      update_running_stat(running_mean, m, momentum);
     }
     if (running_var.defined()) {
       double cnt = double(n * s);
       Tensor v = ember::mul(var_d, Scalar(cnt / std::max(cnt - 1.0, 1.0))).to(running_var.dtype());
-      running_var.mul_(Scalar(1.0 - momentum)).add_(v, Scalar(momentum));
+      update_running_stat(running_var, v, momentum);
     }
   } else {
     EMBER_CHECK(running_mean.defined() && running_var.defined(),
