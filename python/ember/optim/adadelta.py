@@ -1,6 +1,6 @@
 """Adadelta."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _init_state
 
 __all__ = ["Adadelta"]
 
@@ -28,13 +28,7 @@ class Adadelta(Optimizer):
             params, grads = _params_with_grad(group, "Adadelta")
             if not params:
                 continue
-            for p in params:
-                st = self.state[p]
-                if len(st) == 0:
-                    st["step"] = _scalar_step()
-                    st["square_avg"] = _C._ops.zeros_like(p)
-                    st["acc_delta"] = _C._ops.zeros_like(p)
-            states = [self.state[p] for p in params]
+            states = _init_state(self.state, params, "square_avg", "acc_delta")
             _C._ops._fused_adadelta_(params, grads, [s["square_avg"] for s in states],
                                      [s["acc_delta"] for s in states], [s["step"] for s in states],
                                      _float(group["lr"]), float(group["rho"]), float(group["eps"]),

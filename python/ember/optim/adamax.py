@@ -1,6 +1,6 @@
 """Adamax (Adam with the infinity norm)."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _init_state
 
 __all__ = ["Adamax"]
 
@@ -26,13 +26,7 @@ class Adamax(Optimizer):
             params, grads = _params_with_grad(group, "Adamax")
             if not params:
                 continue
-            for p in params:
-                st = self.state[p]
-                if len(st) == 0:
-                    st["step"] = _scalar_step()
-                    st["exp_avg"] = _C._ops.zeros_like(p)
-                    st["exp_inf"] = _C._ops.zeros_like(p)
-            states = [self.state[p] for p in params]
+            states = _init_state(self.state, params, "exp_avg", "exp_inf")
             beta1, beta2 = group["betas"]
             _C._ops._fused_adamax_(params, grads, [s["exp_avg"] for s in states], [s["exp_inf"] for s in states],
                                    [s["step"] for s in states], _float(group["lr"]), float(beta1), float(beta2),

@@ -320,6 +320,17 @@ def _scalar_step():
     return _C._ops.zeros((), dtype=dtype)
 
 
+def _init_state(state, params, *zero_buffers):
+    """The per-parameter states, created on first use as a step counter plus zeroed buffers."""
+    for p in params:
+        st = state[p]
+        if len(st) == 0:
+            st["step"] = _scalar_step()
+            for name in zero_buffers:
+                st[name] = _C._ops.zeros_like(p)
+    return [state[p] for p in params]
+
+
 def _check_lr(lr):
     if isinstance(lr, _C.TensorBase) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")

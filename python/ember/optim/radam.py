@@ -1,6 +1,6 @@
 """RAdam (rectified Adam)."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _init_state
 
 __all__ = ["RAdam"]
 
@@ -28,13 +28,7 @@ class RAdam(Optimizer):
             params, grads = _params_with_grad(group, "RAdam")
             if not params:
                 continue
-            for p in params:
-                st = self.state[p]
-                if len(st) == 0:
-                    st["step"] = _scalar_step()
-                    st["exp_avg"] = _C._ops.zeros_like(p)
-                    st["exp_avg_sq"] = _C._ops.zeros_like(p)
-            states = [self.state[p] for p in params]
+            states = _init_state(self.state, params, "exp_avg", "exp_avg_sq")
             beta1, beta2 = group["betas"]
             _C._ops._fused_radam_(params, grads, [s["exp_avg"] for s in states], [s["exp_avg_sq"] for s in states],
                                   [s["step"] for s in states], _float(group["lr"]), float(beta1), float(beta2),
