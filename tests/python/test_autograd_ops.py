@@ -887,6 +887,17 @@ add(S("unsqueeze", "inplace", lambda lib, a: a.clone().unsqueeze_(1) * 2, A((2, 
     S("as_strided", "inplace", lambda lib, a: a.clone().as_strided_((2, 2), (1, 2), 1), A((2, 3))))
 
 
+# convolution: in float64 these run the im2col path (float32 takes oneDNN: test_conv.py)
+add(S("convolution", "conv2d_stride_groups", lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, 2, 1, 1, 2),
+      A((2, 4, 5, 4)), A((2, 2, 3, 3)), A((2,))),
+    S("convolution", "conv1d_dilated_unbatched", lambda lib, x, w: lib.nn.functional.conv1d(x, w, None, 1, 2, 2),
+      A((2, 6)), A((3, 2, 2))),
+    S("convolution", "conv_transpose2d_outpad", lambda lib, x, w, b: lib.nn.functional.conv_transpose2d(
+        x, w, b, 2, 1, 1, 1, 1), A((1, 2, 3, 3)), A((2, 3, 2, 2)), A((3,))),
+    S("convolution", "conv3d_small", lambda lib, x, w: lib.nn.functional.conv3d(x, w, None, 1, (1, 0, 0)),
+      A((1, 2, 2, 3, 2)), A((2, 2, 2, 2, 1))))
+
+
 def test_differentiable_composites_are_ops_without_formulas():
     with open(os.path.join(ROOT, "ops.yaml")) as f:
         entries = {e["func"].split("(")[0]: e for e in yaml.safe_load(f)}

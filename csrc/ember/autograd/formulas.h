@@ -82,6 +82,13 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const
                                                        IntArrayRef normalized_shape, const Tensor& mean,
                                                        const Tensor& rstd, const Tensor& weight, const Tensor& bias,
                                                        double eps, std::array<bool, 3> mask);
+// implemented beside the op in ops/conv.cpp
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                        const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+                                                        IntArrayRef dilation, bool transposed,
+                                                        IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> mask);
+Tensor conv_bias_jvp(const Tensor& bias_t, const Tensor& result, const Tensor& weight);
 std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
                                                        const Tensor& running_mean, const Tensor& running_var,
                                                        const Tensor& save_mean, const Tensor& save_invstd,

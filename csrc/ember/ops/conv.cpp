@@ -1,12 +1,17 @@
-// Convolution and pooling. Convolutions are im2col + GEMM composites (OpenBLAS does the FLOPs;
-// autograd flows through im2col/col2im and matmul, so gradients of any order work). Max pooling has
+// Convolution and pooling. float32 convolutions run on oneDNN (onednn/conv.h); the other dtypes, and
+// backward passes that must themselves be differentiable (create_graph=True), are im2col + GEMM
+// composites: OpenBLAS does the FLOPs and autograd flows through im2col/col2im and matmul, so
+// gradients of any order work. Max pooling has
 // a direct kernel returning indices; its backward scatters through them. Up to 3 spatial dims:
 // 1-D and 2-D problems run as 3-D ones with unit dims in front.
 #include <cmath>
 
+#include "ember/autograd/formulas.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/onednn/conv.h"
+#include "ember/ops/conv.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::native {
@@ -216,6 +221,11 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
                   "). Kernel size can't be greater than actual input size");
       outS.push_back(conv_out_size(input.sizes()[2 + i], ksz[i], d[i], p[i], s[i]));
     }
+    onednn::ConvGeometry geo = conv_geometry(ns, s, p, d, op, groups, false);
+    if (onednn::usable(input, weight, geo)) {
+      out = onednn::conv_forward(input, weight, bias, geo, outS);
+      return batched ? out : out.squeeze(IntArrayRef({int64_t(0)}));
+    }
     Tensor cols = ember::im2col(input, ksz, d, p, s);  // [N, Cin*K, L]
     int64_t L = cols.sizes()[2];
     if (groups == 1) {
@@ -229,6 +239,8 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
     for (int64_t v : outS) shape.push_back(v);
     out = out.reshape(shape);
   } else {
+    EMBER_CHECK(weight.sizes()[0] % groups == 0, "Given groups=", groups, ", expected weight to be divisible by ",
+                groups, " at dimension 0, but got weight of size ", weight.sizes(), " instead");
     EMBER_CHECK(weight.sizes()[0] == cin, "Given transposed=1, weight of size ", weight.sizes(), ", expected input",
                 input_in.sizes(), " to have ", weight.sizes()[0], " channels, but got ", cin, " channels instead");
     int64_t cout = weight.sizes()[1] * groups;
@@ -240,6 +252,11 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
       EMBER_CHECK(o > 0, "Given input size per channel: ", IntArrayRef(input.sizes().data() + 2, size_t(ns)),
                   ". Calculated output size per channel: ", o, ". Output size is too small");
       outS.push_back(o);
+    }
+    onednn::ConvGeometry geo = conv_geometry(ns, s, p, d, op, groups, true);
+    if (onednn::usable(input, weight, geo)) {
+      out = onednn::conv_forward(input, weight, bias, geo, outS);
+      return batched ? out : out.squeeze(IntArrayRef({int64_t(0)}));
     }
     int64_t L = prod(IntArrayRef(input.sizes().data() + 2, size_t(ns)));
     Tensor x = input.reshape({n, groups, cin / groups, L});
@@ -255,22 +272,121 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
   return batched ? out : out.squeeze(IntArrayRef({int64_t(0)}));
 }
 
+}  // namespace ember::native
+
+namespace ember {
+
+onednn::ConvGeometry conv_geometry(int64_t ns, IntArrayRef s, IntArrayRef p, IntArrayRef d, IntArrayRef op,
+                                   int64_t groups, bool transposed) {
+  onednn::ConvGeometry g{ns, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, groups, transposed};
+  for (int64_t i = 0; i < ns; i++) {
+    g.s[i] = s[i];
+    g.p[i] = p[i];
+    g.d[i] = d[i];
+    g.op[i] = op[i];
+  }
+  return g;
+}
+
+namespace autograd {
+
+// oneDNN when the backward need not be differentiable; otherwise im2col + matmul written with
+// differentiable ops (the adjoint of the composite forward), so double backward works.
+std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_in, const Tensor& input_in,
+                                                        const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                                                        IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                                        IntArrayRef output_padding, int64_t groups,
+                                                        std::array<bool, 3> mask) {
+  if (!grad_in.defined()) return {};
+  int64_t ns = weight.dim() - 2;
+  bool batched = input_in.dim() == ns + 2;
+  Tensor input = batched ? input_in : input_in.unsqueeze(0), grad = batched ? grad_in : grad_in.unsqueeze(0);
+  DimVector s = native::expand_param(stride, ns, "stride", 1), p = native::expand_param(padding, ns, "padding", 0),
+            d = native::expand_param(dilation, ns, "dilation", 1),
+            op = native::expand_param(output_padding, ns, "output_padding", 0);
+  DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(ns)));
+  onednn::ConvGeometry geo = conv_geometry(ns, s, p, d, op, groups, transposed);
+  Tensor gi, gw, gb;
+  if (!grad_enabled() && onednn::usable(input, weight, geo) && grad.numel()) {
+    std::tie(gi, gw, gb) = onednn::conv_backward(grad, input, weight, bias.defined(), geo, mask);
+  } else {
+    int64_t n = input.sizes()[0], cin = input.sizes()[1], kk = prod(ksz), G = groups;
+    DimVector in_sp(IntArrayRef(input.sizes().data() + 2, size_t(ns)));
+    if (!transposed) {
+      int64_t cout = weight.sizes()[0];
+      Tensor gog = grad.reshape({n, G, cout / G, -1});
+      if (mask[0]) {
+        Tensor wg = weight.reshape({G, cout / G, cin / G * kk});
+        Tensor gcols = ember::matmul(wg.transpose(1, 2), gog).reshape({n, cin * kk, -1});
+        gi = ember::col2im(gcols, in_sp, ksz, d, p, s);
+      }
+      if (mask[1]) {
+        Tensor cg = ember::im2col(input, ksz, d, p, s).reshape({n, G, cin / G * kk, -1});
+        gw = ember::sum(ember::matmul(gog, cg.transpose(2, 3)), IntArrayRef({int64_t(0)}), false).reshape(weight.sizes());
+      }
+    } else {
+      int64_t cout = weight.sizes()[1] * G;
+      Tensor gcols = ember::im2col(grad, ksz, d, p, s).reshape({n, G, cout / G * kk, -1});
+      if (mask[0]) {
+        Tensor w = weight.reshape({G, cin / G, cout / G * kk});
+        gi = ember::matmul(w, gcols).reshape(input.sizes());
+      }
+      if (mask[1]) {
+        Tensor xg = input.reshape({n, G, cin / G, -1});
+        gw = ember::sum(ember::matmul(xg, gcols.transpose(2, 3)), IntArrayRef({int64_t(0)}), false).reshape(weight.sizes());
+      }
+    }
+    if (mask[2] && bias.defined()) {
+      std::vector<int64_t> red = {0};
+      for (int64_t i = 2; i < grad.dim(); i++) red.push_back(i);
+      gb = ember::sum(grad, IntArrayRef(red), false);
+    }
+  }
+  if (gi.defined() && !batched) gi = gi.squeeze(IntArrayRef({int64_t(0)}));
+  return {gi, gw, gb};
+}
+
+Tensor conv_bias_jvp(const Tensor& bias_t, const Tensor& result, const Tensor& weight) {
+  DimVector shape(size_t(result.dim()), 1);
+  shape[result.dim() == weight.dim() ? 1 : 0] = bias_t.numel();  // channels: dim 1, or dim 0 unbatched
+  return bias_t.reshape(shape).expand(result.sizes());
+}
+
+}  // namespace autograd
+}  // namespace ember
+
+namespace ember::native {
+
 #define EMBER_CONV(N)                                                                                              \
   Tensor conv##N##d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,             \
                     IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                   \
     EMBER_CHECK(weight.dim() == N + 2, "conv" #N "d: weight must be ", N + 2, "-D, got ", weight.sizes());         \
-    return ember::convolution(input, weight, bias, stride, padding, dilation, false, {}, groups);                 \
+    return unbatched_call(input, N, [&](const Tensor& x) {                                                         \
+      return ember::convolution(x, weight, bias, stride, padding, dilation, false, {}, groups);                    \
+    });                                                                                                            \
   }                                                                                                                \
   Tensor conv##N##d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,             \
                     std::string_view padding, IntArrayRef dilation, int64_t groups) {                              \
-    return conv_padding_str(input, weight, bias, stride, padding, dilation, groups, N);                            \
+    return unbatched_call(input, N, [&](const Tensor& x) {                                                         \
+      return conv_padding_str(x, weight, bias, stride, padding, dilation, groups, N);                              \
+    });                                                                                                            \
   }                                                                                                                \
   Tensor conv_transpose##N##d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,   \
                               IntArrayRef padding, IntArrayRef output_padding, int64_t groups,                     \
                               IntArrayRef dilation) {                                                              \
     EMBER_CHECK(weight.dim() == N + 2, "conv_transpose" #N "d: weight must be ", N + 2, "-D, got ", weight.sizes()); \
-    return ember::convolution(input, weight, bias, stride, padding, dilation, true, output_padding, groups);      \
+    return unbatched_call(input, N, [&](const Tensor& x) {                                                         \
+      return ember::convolution(x, weight, bias, stride, padding, dilation, true, output_padding, groups);         \
+    });                                                                                                            \
   }
+
+// An unbatched input gets a batch dim of one around the call, as PyTorch's conv*d do (so the graph
+// and its grad_fn names match).
+template <class F>
+static Tensor unbatched_call(const Tensor& input, int64_t ns, F f) {
+  if (input.dim() != ns + 1) return f(input);
+  return f(input.unsqueeze(0)).squeeze(IntArrayRef({int64_t(0)}));
+}
 
 // padding="valid" | "same"; "same" pads asymmetrically (extra on the right) when the total is odd.
 static Tensor conv_padding_str(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,

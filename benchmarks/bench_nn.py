@@ -1,0 +1,110 @@
+"""NN kernels, Ember vs PyTorch in one process: conv2d forward+backward on ResNet-like shapes, max-pool,
+softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and forward+backward).
+
+    PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm]
+"""
+import argparse
+
+import ember
+from common import compare, print_table
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+
+def conv_cases(libs):
+    cases = []
+    # (batch, channels, spatial): ResNet stages 2 and 3 at batch 32, plus the main job's first layer
+    for n, c, hw in ((32, 64, 56), (32, 128, 28), (64, 32, 14)):
+        made = {}
+        for name, lib in libs.items():
+            lib.manual_seed(0)
+            x = lib.randn(n, c, hw, hw, requires_grad=True)
+            w = lib.randn(c, c, 3, 3, requires_grad=True)
+            b = lib.randn(c, requires_grad=True)
+            made[name] = (lib, x, w, b)
+
+        def fwd(m):
+            lib, x, w, b = m
+            with lib.no_grad():
+                lib.nn.functional.conv2d(x, w, b, padding=1)
+
+        def fwd_bwd(m):
+            lib, x, w, b = m
+            lib.nn.functional.conv2d(x, w, b, padding=1).sum().backward()
+            x.grad = w.grad = b.grad = None
+
+        flops = 2 * n * c * c * 9 * hw * hw
+        cases.append((f"conv2d 3x3 fwd {n}x{c}x{hw}x{hw}", {k: (lambda m=m: fwd(m)) for k, m in made.items()}, flops))
+        cases.append((f"conv2d 3x3 fwd+bwd {n}x{c}x{hw}x{hw}", {k: (lambda m=m: fwd_bwd(m)) for k, m in made.items()},
+                      3 * flops))
+    return cases
+
+
+def norm_cases(libs):
+    cases = []
+    made = {}
+    for name, lib in libs.items():
+        lib.manual_seed(0)
+        x = lib.randn(4096, 1024, requires_grad=True)
+        t = lib.randint(0, 1024, (4096,))
+        ln = lib.nn.LayerNorm(1024)
+        made[name] = (lib, x, t, ln)
+    F = {k: m[0].nn.functional for k, m in made.items()}
+    ops = {
+        "softmax": lambda k, m: F[k].softmax(m[1], 1),
+        "log_softmax": lambda k, m: F[k].log_softmax(m[1], 1),
+        "layer_norm": lambda k, m: m[3](m[1]),
+        "cross_entropy": lambda k, m: F[k].cross_entropy(m[1], m[2]),
+    }
+    for op, f in ops.items():
+        def fwd(k, m, f=f):
+            with m[0].no_grad():
+                f(k, m)
+
+        def fwd_bwd(k, m, f=f):
+            f(k, m).sum().backward()
+            m[1].grad = None
+        cases.append((f"{op} fwd 4096x1024", {k: (lambda k=k, m=m: fwd(k, m)) for k, m in made.items()}, None))
+        cases.append((f"{op} fwd+bwd 4096x1024", {k: (lambda k=k, m=m: fwd_bwd(k, m)) for k, m in made.items()}, None))
+    made_pool = {}
+    for name, lib in libs.items():
+        lib.manual_seed(0)
+        made_pool[name] = (lib, lib.randn(32, 64, 56, 56, requires_grad=True))
+
+    def pool(m):
+        m[0].nn.functional.max_pool2d(m[1], 3, 2, 1).sum().backward()
+        m[1].grad = None
+    cases.append(("max_pool2d 3/2/1 fwd+bwd 32x64x56x56", {k: (lambda m=m: pool(m)) for k, m in made_pool.items()}, None))
+    return cases
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--only", choices=["conv", "norm"])
+    args = p.parse_args()
+    ember.set_num_threads(args.threads)
+    libs = {"ember": ember}
+    if torch is not None:
+        torch.set_num_threads(args.threads)
+        libs["torch"] = torch
+    cases = []
+    if args.only in (None, "conv"):
+        cases += conv_cases(libs)
+    if args.only in (None, "norm"):
+        cases += norm_cases(libs)
+    rows = compare([(c[0], c[1]) for c in cases], rounds=5, min_time=0.3)
+    work = {c[0]: c[2] for c in cases}
+
+    def rate(name, t):
+        if not work[name]:
+            return ""
+        return " / ".join(f"{work[name] / t[k] / 1e9:.0f}" for k in ("ember", "torch") if k in t)
+    print_table(f"NN kernels, {args.threads} thread(s) (median)", rows, ("GFLOP/s ember / torch", rate))
+
+
+if __name__ == "__main__":
+    main()

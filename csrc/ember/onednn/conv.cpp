@@ -1,0 +1,333 @@
+#include "ember/onednn/conv.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "ember/generated/ops.h"
+
+#ifdef EMBER_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+namespace ember::onednn {
+
+#ifndef EMBER_HAVE_ONEDNN
+
+bool usable(const Tensor&, const Tensor&, const ConvGeometry&) { return false; }
+Tensor conv_forward(const Tensor&, const Tensor&, const Tensor&, const ConvGeometry&, IntArrayRef) {
+  EMBER_FAIL(Runtime, "Ember was built without oneDNN");
+}
+std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor&, const Tensor&, const Tensor&, bool,
+                                                 const ConvGeometry&, std::array<bool, 3>) {
+  EMBER_FAIL(Runtime, "Ember was built without oneDNN");
+}
+
+#else
+
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+dnnl::engine& engine() {
+  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+bool disabled() {
+  static const bool v = [] {
+    const char* e = std::getenv("EMBER_DISABLE_ONEDNN");
+    return e && *e && std::strcmp(e, "0") != 0;
+  }();
+  return v;
+}
+
+Dims contiguous_strides(const Dims& sizes) {
+  Dims st(sizes.size());
+  int64_t acc = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    st[i] = acc;
+    acc *= sizes[i];
+  }
+  return st;
+}
+
+// The plain convolution C from the big space (src) to the small one (dst). When the last window
+// stops short of the big space's end (right padding would be negative), src is a cropped view of
+// the contiguous big tensor: same strides, smaller dims.
+struct Problem {
+  Dims src, src_full, wei, dst, strides, dil, pl, pr;
+  bool bias = false;
+
+  memory::desc src_user() const { return memory::desc(src, memory::data_type::f32, contiguous_strides(src_full)); }
+  memory::desc dst_user() const { return memory::desc(dst, memory::data_type::f32, contiguous_strides(dst)); }
+  memory::desc wei_user() const { return memory::desc(wei, memory::data_type::f32, contiguous_strides(wei)); }
+  memory::desc any(const Dims& d) const { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); }
+  bool cropped() const { return src != src_full; }
+
+  std::vector<int64_t> key(int64_t kind) const {
+    std::vector<int64_t> k = {kind, bias, int64_t(src.size())};
+    for (const Dims* v : {&src, &src_full, &wei, &dst, &strides, &dil, &pl, &pr}) k.insert(k.end(), v->begin(), v->end());
+    return k;
+  }
+};
+
+// big: [N, Cb, *B], small: [N, Cs, *S]; weight as the grouped C-weight [G, Cs/G, Cb/G, *K] (or
+// [Cs, Cb, *K] when G == 1).
+Problem make_problem(IntArrayRef big, IntArrayRef small, IntArrayRef kernel, const ConvGeometry& g) {
+  Problem P;
+  P.src_full.assign(big.begin(), big.end());
+  P.src = P.src_full;
+  P.dst.assign(small.begin(), small.end());
+  int64_t cs = small[1], cb = big[1];
+  if (g.groups > 1) P.wei = {g.groups, cs / g.groups, cb / g.groups};
+  else P.wei = {cs, cb};
+  for (int64_t i = 0; i < g.ns; i++) {
+    P.wei.push_back(kernel[i]);
+    int64_t ext = (kernel[i] - 1) * g.d[i] + 1;
+    int64_t pr = (small[2 + i] - 1) * g.s[i] + ext - big[2 + i] - g.p[i];
+    if (pr < 0) {
+      P.src[2 + i] += pr;
+      pr = 0;
+    }
+    P.strides.push_back(g.s[i]);
+    P.dil.push_back(g.d[i] - 1);
+    P.pl.push_back(g.p[i]);
+    P.pr.push_back(pr);
+  }
+  return P;
+}
+
+struct Fwd {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+};
+struct BwdData {
+  dnnl::convolution_backward_data::primitive_desc pd;
+  dnnl::convolution_backward_data prim;
+};
+struct BwdWeights {
+  dnnl::convolution_backward_weights::primitive_desc pd;
+  dnnl::convolution_backward_weights prim;
+};
+
+// Primitive descriptors are costly to build (tens of us); training runs the same few shapes over
+// and over, so keep them, bounded.
+template <class E, class Make>
+std::shared_ptr<E> cached(const std::vector<int64_t>& key, Make make) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, std::shared_ptr<E>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  auto e = std::make_shared<E>(make());
+  std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() >= 256) cache.clear();
+  cache.emplace(key, e);
+  return e;
+}
+
+dnnl::convolution_forward::primitive_desc fwd_pd(const Problem& P) {
+  auto bias_md = P.bias ? P.any({P.dst[1]}) : memory::desc();
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+                                    P.any(P.src), P.any(P.wei), bias_md, P.any(P.dst), P.strides, P.dil, P.pl, P.pr);
+  return dnnl::convolution_forward::primitive_desc(d, engine());
+}
+
+std::shared_ptr<Fwd> get_fwd(const Problem& P) {
+  return cached<Fwd>(P.key(0), [&] {
+    auto pd = fwd_pd(P);
+    return Fwd{pd, dnnl::convolution_forward(pd)};
+  });
+}
+
+std::shared_ptr<BwdData> get_bwd_data(const Problem& P) {
+  return cached<BwdData>(P.key(1), [&] {
+    Problem nb = P;
+    nb.bias = false;
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, P.any(P.src), P.any(P.wei),
+                                            P.any(P.dst), P.strides, P.dil, P.pl, P.pr);
+    dnnl::convolution_backward_data::primitive_desc pd(d, engine(), fwd_pd(nb));
+    return BwdData{pd, dnnl::convolution_backward_data(pd)};
+  });
+}
+
+std::shared_ptr<BwdWeights> get_bwd_weights(const Problem& P) {
+  return cached<BwdWeights>(P.key(2), [&] {
+    auto bias_md = P.bias ? P.any({P.dst[1]}) : memory::desc();
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, P.any(P.src), P.any(P.wei),
+                                               bias_md, P.any(P.dst), P.strides, P.dil, P.pl, P.pr);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, engine(), fwd_pd(P));
+    return BwdWeights{pd, dnnl::convolution_backward_weights(pd)};
+  });
+}
+
+// Runs primitives on one stream, moving data between the user's plain layout and the layouts the
+// primitive picked; scratch buffers come from Ember's allocator (so memory stats see them).
+struct Runner {
+  dnnl::stream stream{engine()};
+  std::vector<Tensor> keep;
+
+  memory wrap(const memory::desc& md, const Tensor& t) { return memory(md, engine(), t.data_ptr()); }
+
+  memory scratch(const memory::desc& md) {
+    keep.push_back(empty_tensor({int64_t(md.get_size())}, kByte));
+    return memory(md, engine(), keep.back().data_ptr());
+  }
+
+  // user -> the primitive's layout (no copy when they agree)
+  memory in(const memory& user, const memory::desc& want) {
+    if (user.get_desc() == want) return user;
+    memory m = scratch(want);
+    dnnl::reorder(user, m).execute(stream, const_cast<memory&>(user), m);
+    return m;
+  }
+  // an output buffer in the primitive's layout; `finish` copies it back to the user's memory
+  memory out(const memory& user, const memory::desc& want) { return user.get_desc() == want ? user : scratch(want); }
+  void finish(memory& produced, const memory& user) {
+    if (produced.get_desc() == user.get_desc()) return;
+    dnnl::reorder(produced, user).execute(stream, produced, const_cast<memory&>(user));
+  }
+};
+
+Tensor contiguous_f32(const Tensor& t) { return t.contiguous(); }
+
+DimVector to_dimvector(const Dims& d) { return DimVector(IntArrayRef(d.data(), d.size())); }
+
+// C(src) -> dst, with optional bias
+void run_forward(const Problem& P, const Tensor& src, const Tensor& wei, const Tensor& bias, const Tensor& dst) {
+  auto f = get_fwd(P);
+  Runner r;
+  memory src_u = r.wrap(P.src_user(), src), wei_u = r.wrap(P.wei_user(), wei), dst_u = r.wrap(P.dst_user(), dst);
+  memory s = r.in(src_u, f->pd.src_desc()), w = r.in(wei_u, f->pd.weights_desc()), o = r.out(dst_u, f->pd.dst_desc());
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, o}};
+  if (P.bias) args[DNNL_ARG_BIAS] = r.wrap(memory::desc({P.dst[1]}, memory::data_type::f32, memory::format_tag::a), bias);
+  f->prim.execute(r.stream, args);
+  r.finish(o, dst_u);
+  r.stream.wait();
+}
+
+// C^T(diff_dst) -> diff_src (src must be zero-filled beforehand when cropped)
+void run_backward_data(const Problem& P, const Tensor& diff_dst, const Tensor& wei, const Tensor& diff_src) {
+  auto b = get_bwd_data(P);
+  Runner r;
+  memory dd_u = r.wrap(P.dst_user(), diff_dst), wei_u = r.wrap(P.wei_user(), wei), ds_u = r.wrap(P.src_user(), diff_src);
+  memory dd = r.in(dd_u, b->pd.diff_dst_desc()), w = r.in(wei_u, b->pd.weights_desc());
+  memory ds = r.out(ds_u, b->pd.diff_src_desc());
+  b->prim.execute(r.stream, {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DIFF_SRC, ds}});
+  r.finish(ds, ds_u);
+  r.stream.wait();
+}
+
+// dL/dW of C from its src and diff_dst (and dL/dbias when P.bias)
+void run_backward_weights(const Problem& P, const Tensor& src, const Tensor& diff_dst, const Tensor& diff_wei,
+                          const Tensor& diff_bias) {
+  auto b = get_bwd_weights(P);
+  Runner r;
+  memory src_u = r.wrap(P.src_user(), src), dd_u = r.wrap(P.dst_user(), diff_dst);
+  memory dw_u = r.wrap(P.wei_user(), diff_wei);
+  memory s = r.in(src_u, b->pd.src_desc()), dd = r.in(dd_u, b->pd.diff_dst_desc());
+  memory dw = r.out(dw_u, b->pd.diff_weights_desc());
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
+  memory db_u, db;
+  if (P.bias) {
+    db_u = r.wrap(memory::desc({P.dst[1]}, memory::data_type::f32, memory::format_tag::a), diff_bias);
+    db = r.out(db_u, b->pd.diff_bias_desc());
+    args[DNNL_ARG_DIFF_BIAS] = db;
+  }
+  b->prim.execute(r.stream, args);
+  r.finish(dw, dw_u);
+  if (P.bias) r.finish(db, db_u);
+  r.stream.wait();
+}
+
+Tensor new_big(const Problem& P) {
+  DimVector shape = to_dimvector(P.src_full);
+  return P.cropped() ? ember::zeros(shape, TensorOptions(kFloat)) : empty_tensor(shape, kFloat);
+}
+
+DimVector spatial(const Tensor& t) { return DimVector(IntArrayRef(t.sizes().data() + 2, t.sizes().size() - 2)); }
+
+}  // namespace
+
+bool usable(const Tensor& input, const Tensor& weight, const ConvGeometry& g) {
+  if (disabled() || input.dtype() != kFloat || weight.dtype() != kFloat) return false;
+  if (input.numel() == 0 || weight.numel() == 0) return false;
+  return g.ns >= 1 && g.ns <= 3;
+}
+
+Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvGeometry& g,
+                    IntArrayRef out_spatial) {
+  Tensor input = input_in.contiguous(), weight = weight_in.contiguous();
+  Tensor bias = bias_in.defined() ? bias_in.contiguous() : Tensor();
+  int64_t n = input.sizes()[0];
+  DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(g.ns)));
+  DimVector out_shape = {n, g.transposed ? weight.sizes()[1] * g.groups : weight.sizes()[0]};
+  for (int64_t v : out_spatial) out_shape.push_back(v);
+  if (!g.transposed) {
+    Problem P = make_problem(input.sizes(), out_shape, ksz, g);
+    P.bias = bias.defined();
+    Tensor out = empty_tensor(out_shape, kFloat);
+    run_forward(P, input, weight, bias, out);
+    return out;
+  }
+  Problem P = make_problem(out_shape, input.sizes(), ksz, g);
+  Tensor out = new_big(P);
+  run_backward_data(P, input, weight, out);
+  if (bias.defined()) {
+    DimVector bshape(out_shape.size(), 1);
+    bshape[1] = bias.numel();
+    out.add_(bias.reshape(bshape));
+  }
+  return out;
+}
+
+std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad_in, const Tensor& input_in, const Tensor& weight_in,
+                                                 bool has_bias, const ConvGeometry& g, std::array<bool, 3> mask) {
+  Tensor grad = grad_in.contiguous(), input = input_in.contiguous(), weight = weight_in.contiguous();
+  DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(g.ns)));
+  Tensor gi, gw, gb;
+  bool want_bias = mask[2] && has_bias;
+  if (!g.transposed) {
+    Problem P = make_problem(input.sizes(), grad.sizes(), ksz, g);
+    if (mask[0]) {
+      gi = new_big(P);
+      run_backward_data(P, grad, weight, gi);
+    }
+    if (mask[1] || want_bias) {
+      P.bias = want_bias;
+      gw = empty_tensor(weight.sizes(), kFloat);
+      if (want_bias) gb = empty_tensor({grad.sizes()[1]}, kFloat);
+      run_backward_weights(P, input, grad, gw, gb);
+      if (!mask[1]) gw = Tensor();
+    }
+    return {gi, gw, gb};
+  }
+  // transposed: grad lives in C's big space, input in its small one
+  Problem P = make_problem(grad.sizes(), input.sizes(), ksz, g);
+  if (mask[0]) {
+    gi = empty_tensor(input.sizes(), kFloat);
+    run_forward(P, grad, weight, Tensor(), gi);
+  }
+  if (mask[1]) {
+    gw = empty_tensor(weight.sizes(), kFloat);
+    run_backward_weights(P, grad, input, gw, Tensor());
+  }
+  if (want_bias) {
+    std::vector<int64_t> red = {0};
+    for (int64_t i = 2; i < grad.dim(); i++) red.push_back(i);
+    gb = ember::sum(grad, IntArrayRef(red), false);
+  }
+  (void)spatial;
+  return {gi, gw, gb};
+}
+
+#endif
+
+}  // namespace ember::onednn
