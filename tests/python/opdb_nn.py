@@ -97,6 +97,32 @@ add(OpInfo("max_pool_with_indices", lambda dt: [Sample(_x((2, 3, 5, 6), dt), [2,
                 a[0].unsqueeze(-2), [1] + a[1], [1] + a[2], [0] + a[3], [1] + a[4], a[5])))))
 
 
+
+def _pool_backward(lib, x, g, k, s, p, d, ceil):
+    """max pooling's backward from the forward's indices: Ember's op, torch's max_pool2d_with_indices_backward."""
+    import ember
+    if lib is ember:
+        idx = ember._C._ops._max_pool_with_indices(x, k, s, p, d, ceil)[1]
+        return ember._C._ops._max_pool_with_indices_backward(g, x, idx)
+    idx = lib.ops.aten.max_pool2d_with_indices(x, k, s, p, d, ceil)[1]
+    return lib.ops.aten.max_pool2d_with_indices_backward(g, x, k, s, p, d, ceil, idx)
+
+
+add(OpInfo("max_pool_with_indices_backward", lambda dt: [
+    Sample(_x((2, 3, 5, 6), dt), _x((2, 3, 2, 3), dt, 1), [2, 2], [2, 2], [0, 0], [1, 1], False),
+    Sample(_x((1, 2, 7, 7), dt), _x((1, 2, 4, 4), dt, 1), [3, 3], [2, 2], [1, 1], [1, 1], True)],
+    dtypes=F2, function=_pool_backward))
+add(OpInfo("relu_backward", lambda dt: [Sample(_x((3, 4), dt, 1), _x((3, 4), dt)),
+                                        Sample(_x((3, 4), dt, 1), _x((4,), dt))],
+           dtypes=F2, function=lambda lib, g, y: ember_or(lib, "_relu_backward", g, y)))
+
+
+def ember_or(lib, name, g, y):
+    import ember
+    if lib is ember:
+        return getattr(ember._C._ops, name)(g, y)
+    return lib.ops.aten.threshold_backward(g, y, 0)
+
 def _avg(lib, x, k, s, p, ceil, cip, div):
     import ember
     if lib is ember:

@@ -887,6 +887,16 @@ add(S("unsqueeze", "inplace", lambda lib, a: a.clone().unsqueeze_(1) * 2, A((2, 
     S("as_strided", "inplace", lambda lib, a: a.clone().as_strided_((2, 2), (1, 2), 1), A((2, 3))))
 
 
+# the private backward ops, differentiable for double backward
+add(S("relu_backward", "basic", lambda lib, g, y: ember._C._ops._relu_backward(g, y) if lib is ember else
+      lib.ops.aten.threshold_backward(g, y, 0), A((2, 3)), A((2, 3), kind="signed", lo=0.1)),
+    S("max_pool_with_indices_backward", "2d", lambda lib, g, x: (
+        ember._C._ops._max_pool_with_indices_backward(g, x, ember._C._ops._max_pool_with_indices(
+            x, [2, 2], [2, 2], [0, 0], [1, 1], False)[1]) if lib is ember else
+        lib.ops.aten.max_pool2d_with_indices_backward(g, x, [2, 2], [2, 2], [0, 0], [1, 1], False,
+                                                      lib.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])[1])),
+      A((1, 2, 2, 2)), A((1, 2, 4, 5), kind="signed", lo=0.1)))
+
 # convolution: in float64 these run the im2col path (float32 takes oneDNN: test_conv.py)
 add(S("convolution", "conv2d_stride_groups", lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, 2, 1, 1, 2),
       A((2, 4, 5, 4)), A((2, 2, 3, 3)), A((2,))),

@@ -59,7 +59,6 @@ std::vector<Tensor> unpack_list(const std::vector<SavedVariable>& vs, const std:
 }
 
 Tensor zeros_like_grad(const Tensor& grad) { return ember::zeros_like(grad); }
-Tensor threshold_backward(const Tensor& grad, const Tensor& result) { return grad * ember::gt(result, scalar(0.0)); }
 Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha) {
   if (!alpha.is_floating() && alpha.to_long() == 1) return grad;
   return grad * alpha;

@@ -17,7 +17,6 @@ std::vector<SavedVariable> save_list(const std::vector<Tensor>& ts);
 std::vector<Tensor> unpack_list(const std::vector<SavedVariable>& vs, const std::shared_ptr<Node>& owner);
 
 Tensor zeros_like_grad(const Tensor& grad);
-Tensor threshold_backward(const Tensor& grad, const Tensor& result);
 Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha);
 Tensor mul_grad(const Tensor& grad, const Tensor& other, ScalarType self_dtype);
 Tensor div_self_grad(const Tensor& grad, const Tensor& other, std::optional<std::string_view> mode);
@@ -98,7 +97,6 @@ Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, 
 Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& index, IntArrayRef source_sizes,
                              const Scalar& alpha);
 std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
-Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices);
 // linalg
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
 std::tuple<Tensor, Tensor> solve_backward(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X,

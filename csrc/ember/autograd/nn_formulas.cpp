@@ -162,11 +162,6 @@ Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& inde
 
 std::vector<int64_t> self_spatial(IntArrayRef sizes) { return std::vector<int64_t>(sizes.begin() + 2, sizes.end()); }
 
-Tensor max_pool_backward(const Tensor& grad, const Tensor& self, const Tensor& indices) {
-  Tensor z = ember::zeros_like(self).flatten(2, -1);
-  return ember::scatter_add(z, 2, indices.flatten(2, -1), grad.flatten(2, -1)).reshape(self.sizes());
-}
-
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result) {
   Tensor mask = ember::logical_or(ember::eq(self, result), ember::logical_and(ember::isnan(self), ember::isnan(result)));
   return grad * mask / ember::sum(mask, std::nullopt, false).to(grad.dtype());

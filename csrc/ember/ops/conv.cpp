@@ -4,6 +4,7 @@
 // gradients of any order work. Max pooling has
 // a direct kernel returning indices; its backward scatters through them. Up to 3 spatial dims:
 // 1-D and 2-D problems run as 3-D ones with unit dims in front.
+#include <atomic>
 #include <cmath>
 
 #include "ember/autograd/formulas.h"
@@ -429,6 +430,51 @@ int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_
   return out;
 }
 }  // namespace
+
+// Each gradient goes to the input position its window picked; planes run in parallel.
+Tensor max_pool_with_indices_backward(const Tensor& grad_output, const Tensor& self, const Tensor& indices) {
+  EMBER_CHECK(self.dim() >= 3 && grad_output.sizes() == indices.sizes() && grad_output.dim() == self.dim() &&
+              grad_output.sizes()[0] == self.sizes()[0] && grad_output.sizes()[1] == self.sizes()[1],
+              "max_pool_with_indices_backward: expected grad_output and indices of one shape matching the input's "
+              "batch and channel dims, got grad_output ", grad_output.sizes(), ", indices ", indices.sizes(),
+              " and input ", self.sizes());
+  EMBER_CHECK(indices.dtype() == kLong, "max_pool_with_indices_backward: indices must be int64, got ", indices.dtype());
+  ScalarType cd = is_reduced_float(self.dtype()) ? kFloat : self.dtype();
+  EMBER_CHECK_KIND(is_floating(cd), NotImplemented, "\"max_pool_with_indices_backward\" not implemented for '",
+                   self.dtype(), "'");
+  Tensor g = grad_output.to(cd).contiguous(), idx = indices.contiguous();
+  Tensor gi = ember::zeros(self.sizes(), TensorOptions(cd));
+  int64_t planes = self.sizes()[0] * self.sizes()[1];
+  if (planes == 0 || g.numel() == 0) return gi.to(self.dtype());
+  int64_t in_plane = self.numel() / planes, out_plane = g.numel() / planes;
+  std::atomic<bool> bad{false};
+  EMBER_DISPATCH_ALL(cd, "max_pool_with_indices_backward", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, double> || std::is_same_v<T, float>) {
+      const T* gp = static_cast<const T*>(g.data_ptr());
+      const int64_t* ip = static_cast<const int64_t*>(idx.data_ptr());
+      T* op = static_cast<T*>(gi.data_ptr());
+      parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(out_plane, 1)), [&](int64_t b, int64_t e) {
+        for (int64_t pl = b; pl < e; pl++) {
+          const T* gq = gp + pl * out_plane;
+          const int64_t* iq = ip + pl * out_plane;
+          T* oq = op + pl * in_plane;
+          for (int64_t j = 0; j < out_plane; j++) {
+            int64_t k = iq[j];
+            if (k < 0 || k >= in_plane) {
+              bad.store(true, std::memory_order_relaxed);
+              continue;
+            }
+            oq[k] += gq[j];
+          }
+        }
+      });
+    }
+  });
+  EMBER_CHECK_KIND(!bad.load(), Index, "max_pool_with_indices_backward: an index is out of bounds for a plane of ",
+                   in_plane, " elements");
+  return gi.to(self.dtype());
+}
 
 std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
                                                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {

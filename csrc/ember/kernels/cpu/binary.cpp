@@ -31,6 +31,11 @@ template <class T> struct Mul {
   static constexpr int mask = kAll;
   T operator()(T x, T y) const { if constexpr (is_b<T>) return x && y; else return T(x * y); }
 };
+// relu's backward in one pass: the gradient where the output is positive
+template <class T> struct ReluGrad {
+  static constexpr int mask = kFloats;
+  T operator()(T g, T r) const { return r > T(0) ? g : T(0); }
+};
 template <class T> struct TrueDiv {
   static constexpr int mask = kFloats;
   T operator()(T x, T y) const { return x / y; }
