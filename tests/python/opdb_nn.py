@@ -320,3 +320,9 @@ add(OpInfo("linalg_eigh", lambda dt: [Sample(T((3, 3), dt, data=[[4.0, 1.0, 0.5]
                _la("eigh", lambda t: t.linalg.eigh)(lib, *a)))))
 add(OpInfo("linalg_svd", lambda dt: [Sample(_x((5, 3), dt, 9), False), Sample(_x((3, 5), dt, 9), False)],
            dtypes=F2, tol=TOL, function=lambda lib, *a: tuple(x.abs() for x in _la("svd", lambda t: t.linalg.svd)(lib, *a))))
+
+add(OpInfo("channel_shuffle", lambda dt: [Sample(_x((2, 6, 3), dt), 3), Sample(_x((1, 4, 2, 3), dt), 2),
+                                         Sample(_x((0, 4, 2), dt), 4)],
+           dtypes=F2 + ("int64",),
+           errors=lambda: [Sample(T((2, 6, 3), "float32"), 4), Sample(T((2, 6), "float32"), 2),
+                           Sample(T((2, 6, 3), "float32"), 0)]))

@@ -887,6 +887,7 @@ add(S("unsqueeze", "inplace", lambda lib, a: a.clone().unsqueeze_(1) * 2, A((2, 
     S("as_strided", "inplace", lambda lib, a: a.clone().as_strided_((2, 2), (1, 2), 1), A((2, 3))))
 
 
+add(S("channel_shuffle", "3groups", lambda lib, x: lib.channel_shuffle(x, 3), A((2, 6, 2))))
 # the private backward ops, differentiable for double backward
 add(S("relu_backward", "basic", lambda lib, g, y: ember._C._ops._relu_backward(g, y) if lib is ember else
       lib.ops.aten.threshold_backward(g, y, 0), A((2, 3)), A((2, 3), kind="signed", lo=0.1)),

@@ -145,4 +145,16 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   return bias.defined() ? ember::add(out, bias) : out;
 }
 
+// (N, C, *) with C = g * k: channel i * k + j moves to j * g + i (its inverse is groups = k).
+Tensor channel_shuffle(const Tensor& self, int64_t groups) {
+  EMBER_CHECK(self.dim() > 2, "channel_shuffle expects input with > 2 dims, but got input with sizes ", self.sizes());
+  EMBER_CHECK(groups > 0, "Number of groups to divide channels in must be positive. Value of groups:", groups);
+  int64_t c = self.sizes()[1];
+  EMBER_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
+              " groups.");
+  DimVector split = {self.sizes()[0], groups, c / groups};
+  for (int64_t i = 2; i < self.dim(); i++) split.push_back(self.sizes()[i]);
+  return self.reshape(split).transpose(1, 2).contiguous().reshape(self.sizes());
+}
+
 }  // namespace ember::native

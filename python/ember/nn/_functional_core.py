@@ -13,7 +13,7 @@ __all__ = [
     "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
     "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "max_unpool1d", "max_unpool2d",
-    "lp_pool1d", "lp_pool2d", "pad", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle",
+    "lp_pool1d", "lp_pool2d", "pad", "unfold", "fold", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
 ]
 
 
@@ -298,6 +298,11 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                      list(_tuple(dilation, 2, "dilation")), list(_tuple(padding, 2, "padding")),
                      list(_tuple(stride, 2, "stride")))
     return r if input.dim() == 3 else r.squeeze(0)
+
+
+def channel_shuffle(input, groups):
+    """(N, C, *): splits the channels into `groups` groups and interleaves them."""
+    return _ops.channel_shuffle(input, groups)
 
 
 def pixel_shuffle(input, upscale_factor):
