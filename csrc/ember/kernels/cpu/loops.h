@@ -22,6 +22,21 @@ constexpr int kNumeric = kInts | kFloats;
 constexpr int kAll = kNumeric | bit(kBool);
 constexpr int kIntegral = kInts | bit(kBool);
 
+// sum of f(i) for i < n in L independent lanes: without -ffast-math a single accumulator is a
+// serial dependency chain; lanes let the compiler vectorize (and change the rounding order like
+// PyTorch's vectorized reductions do).
+template <class Acc, int L = 16, class F>
+inline Acc lane_sum(int64_t n, F f) {
+  Acc acc[L] = {};
+  int64_t i = 0;
+  for (; i + L <= n; i += L)
+    for (int j = 0; j < L; j++) acc[j] += f(i + j);
+  Acc s = 0;
+  for (; i < n; i++) s += f(i);
+  for (int j = 0; j < L; j++) s += acc[j];
+  return s;
+}
+
 template <class F>
 F make_functor(const KernelArgs& a) {
   if constexpr (std::is_constructible_v<F, const KernelArgs&>) return F(a);

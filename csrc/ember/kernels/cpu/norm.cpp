@@ -11,14 +11,11 @@ namespace ember::EMBER_CPU_NS {
 namespace {
 template <class T>
 void row_stats(const T* x, int64_t n, double* mean_out, double* var_out) {
-  double s = 0;
-  for (int64_t i = 0; i < n; i++) s += x[i];
-  double m = n ? s / double(n) : 0.0;
-  double v = 0;
-  for (int64_t i = 0; i < n; i++) {
+  double m = n ? lane_sum<double>(n, [&](int64_t i) { return double(x[i]); }) / double(n) : 0.0;
+  double v = lane_sum<double>(n, [&](int64_t i) {
     double d = double(x[i]) - m;
-    v += d * d;
-  }
+    return d * d;
+  });
   *mean_out = m;
   *var_out = n ? v / double(n) : 0.0;
 }
@@ -71,13 +68,15 @@ void layer_norm_backward_kernel(ScalarType dt, const void* dyv, const void* xv, 
           T* dxr = dx + r * cols;
           double m = double(mean[r]), rs = double(rstd[r]);
           // dxhat = dy * w; dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
-          double s1 = 0, s2 = 0;
-          for (int64_t i = 0; i < cols; i++) {
-            double dxh = double(dyr[i]) * (w ? double(w[i]) : 1.0);
-            double xh = (double(xr[i]) - m) * rs;
-            s1 += dxh;
-            s2 += dxh * xh;
+          double s1, s2;
+          if (w) {
+            s1 = lane_sum<double>(cols, [&](int64_t i) { return double(dyr[i]) * double(w[i]); });
+            s2 = lane_sum<double>(cols, [&](int64_t i) { return double(dyr[i]) * double(w[i]) * (double(xr[i]) - m); });
+          } else {
+            s1 = lane_sum<double>(cols, [&](int64_t i) { return double(dyr[i]); });
+            s2 = lane_sum<double>(cols, [&](int64_t i) { return double(dyr[i]) * (double(xr[i]) - m); });
           }
+          s2 *= rs;
           double inv_n = 1.0 / double(cols);
           const T a = T(rs), c1 = T(s1 * inv_n), c2 = T(s2 * inv_n), tm = T(m);
           if (w) for (int64_t i = 0; i < cols; i++) dxr[i] = a * (dyr[i] * w[i] - c1 - (xr[i] - tm) * a * c2);

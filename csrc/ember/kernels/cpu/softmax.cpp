@@ -12,6 +12,8 @@ namespace ember::EMBER_CPU_NS {
 
 namespace {
 
+// max over the row in independent lanes (vectorizes); NaNs are skipped here but still poison the
+// sum of exponentials, so a row with a NaN comes out all NaN, as in PyTorch
 template <class T>
 T row_max(const T* x, int64_t n) {
   constexpr int L = 16;
@@ -23,43 +25,27 @@ T row_max(const T* x, int64_t n) {
   for (; i < n; i++) acc[0] = x[i] > acc[0] ? x[i] : acc[0];
   T m = acc[0];
   for (int j = 1; j < L; j++) m = acc[j] > m ? acc[j] : m;
-  for (i = 0; i < n; i++)
-    if (x[i] != x[i]) return x[i];  // NaN in, NaN out
   return m;
 }
 
 template <class T>
 T row_sum(const T* x, int64_t n) {
-  constexpr int L = 32;
-  T acc[L] = {};
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int j = 0; j < L; j++) acc[j] += x[i + j];
-  for (; i < n; i++) acc[0] += x[i];
-  T s = 0;
-  for (int j = 0; j < L; j++) s += acc[j];
-  return s;
+  return lane_sum<T, 32>(n, [&](int64_t i) { return x[i]; });
 }
 
 template <class T>
 void softmax_rows(bool log, const T* in, T* out, int64_t rows, int64_t d) {
   parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(d, 1)), [&](int64_t b, int64_t e) {
-    std::vector<T> tmp;
     for (int64_t r = b; r < e; r++) {
       const T* x = in + r * d;
       T* y = out + r * d;
       T m = row_max(x, d);
       if (std::isinf(m) && m < 0) m = 0;  // an all -inf row gives nan like torch: exp(-inf - 0) = 0, 0/0
-      for (int64_t i = 0; i < d; i++) y[i] = x[i] - m;
-      if (log) {
-        // log_softmax: x - m - log(sum(exp(x - m))); exp into a scratch row
-        tmp.assign(y, y + d);
-        exp_array(tmp.data(), d);
-        T lse = std::log(row_sum(tmp.data(), d));
-        for (int64_t i = 0; i < d; i++) y[i] -= lse;
+      if (log) {  // x - m - log(sum(exp(x - m))), the exponentials never stored
+        T lse = m + std::log(exp_sub_sum(x, m, static_cast<T*>(nullptr), d));
+        for (int64_t i = 0; i < d; i++) y[i] = x[i] - lse;
       } else {
-        exp_array(y, d);
-        T inv = T(1) / row_sum(y, d);
+        T inv = T(1) / exp_sub_sum(x, m, y, d);
         for (int64_t i = 0; i < d; i++) y[i] *= inv;
       }
     }
@@ -117,8 +103,7 @@ void softmax_backward_impl(bool log, const T* g, const T* y, T* gi, int64_t oute
           exp_array(tmp.data(), d);
           for (int64_t i = 0; i < d; i++) o[i] = gr[i] - tmp[i] * s;
         } else {
-          T s = 0;
-          for (int64_t i = 0; i < d; i++) s += gr[i] * yr[i];
+          T s = lane_sum<T>(d, [&](int64_t i) { return gr[i] * yr[i]; });
           for (int64_t i = 0; i < d; i++) o[i] = yr[i] * (gr[i] - s);
         }
       }

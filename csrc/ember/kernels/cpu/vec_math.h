@@ -131,12 +131,63 @@ inline void exp_array(double* y, int64_t n) {
   for (; i + kVD <= n; i += kVD) vstored(y + i, EMBER_VD(exp)(vloadd(y + i)));
   for (; i < n; i++) y[i] = std::exp(y[i]);
 }
+// y[i] = exp(x[i] - m) (y may be null: not stored); returns the sum of the exponentials.
+#ifdef __AVX512F__
+inline float vsumf(vfloat v) { return _mm512_reduce_add_ps(v); }
+inline double vsumd(vdouble v) { return _mm512_reduce_add_pd(v); }
+#else
+inline float vsumf(vfloat v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_shuffle_ps(s, s, 1));
+  return _mm_cvtss_f32(s);
+}
+inline double vsumd(vdouble v) {
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+#endif
+#ifdef __AVX512F__
+#define EMBER_V(op, suf) _mm512_##op##_##suf
+#else
+#define EMBER_V(op, suf) _mm256_##op##_##suf
+#endif
+// (a macro, not a template over function pointers: intrinsics must stay inlined)
+#define EMBER_EXP_SUB_SUM(T, V, LANES, SUF, LOAD, STORE, EXP, SUM)   \
+  inline T exp_sub_sum(const T* x, T m, T* y, int64_t n) {           \
+    V vm = EMBER_V(set1, SUF)(m), acc = EMBER_V(setzero, SUF)();     \
+    int64_t i = 0;                                                   \
+    for (; i + LANES <= n; i += LANES) {                             \
+      V e = EXP(EMBER_V(sub, SUF)(LOAD(x + i), vm));                 \
+      if (y) STORE(y + i, e);                                        \
+      acc = EMBER_V(add, SUF)(acc, e);                               \
+    }                                                                \
+    T s = SUM(acc);                                                  \
+    for (; i < n; i++) {                                             \
+      T e = std::exp(x[i] - m);                                      \
+      if (y) y[i] = e;                                               \
+      s += e;                                                        \
+    }                                                                \
+    return s;                                                        \
+  }
+EMBER_EXP_SUB_SUM(float, vfloat, kVF, ps, vloadf, vstoref, EMBER_VF(exp), vsumf)
+EMBER_EXP_SUB_SUM(double, vdouble, kVD, pd, vloadd, vstored, EMBER_VD(exp), vsumd)
+#undef EMBER_EXP_SUB_SUM
+#undef EMBER_V
 #else
 template <template <class> class F, class T>
 bool try_vec_unary(TensorIter&) { return false; }
 template <class T>
 inline void exp_array(T* y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = std::exp(y[i]);
+}
+template <class T>
+inline T exp_sub_sum(const T* x, T m, T* y, int64_t n) {
+  return lane_sum<T>(n, [&](int64_t i) {
+    T e = std::exp(x[i] - m);
+    if (y) y[i] = e;
+    return e;
+  });
 }
 #endif
 
