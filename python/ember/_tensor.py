@@ -177,8 +177,10 @@ class Tensor(_C.TensorBase):
         memo[id(self)] = r
         return r
 
-    def __setstate__(self, state):
-        raise RuntimeError("ember.Tensor pickling is provided by ember.save/ember.load")
+    def __reduce_ex__(self, proto):
+        # plain pickle: self-contained bytes + layout (ember.save writes torch's shared-storage format)
+        from .serialization import _tensor_reduce
+        return _tensor_reduce(self)
 
     # ---- interop
     def numpy(self, *, force=False):
