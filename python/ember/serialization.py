@@ -703,6 +703,10 @@ class _Archive:
         return data
 
 
+class _LocationError(RuntimeError):
+    """A storage's device is not one Ember has (as torch's error on a CPU-only build)."""
+
+
 def _resolve_location(map_location, location, storage):
     """The storage after map_location; Ember tensors live on the CPU."""
     if callable(map_location) and not isinstance(map_location, (str, _C.device)):
@@ -717,10 +721,10 @@ def _resolve_location(map_location, location, storage):
     target = location if map_location is None else str(map_location)
     if str(_C.device(target).type) != "cpu":
         if map_location is None:
-            raise RuntimeError(
+            raise _LocationError(
                 f"Attempting to deserialize object on a {target} device but Ember was built without support for it. "
                 "Please use ember.load with map_location='cpu' to map your storages to the CPU.")
-        raise RuntimeError(f"Ember was built without {target} support; use map_location='cpu'")
+        raise _LocationError(f"Ember was built without {target} support; use map_location='cpu'")
     return storage
 
 
@@ -765,7 +769,7 @@ def _load_archive(arch, fname, map_location, weights_only, mm, pickle_module, pi
         raise pickle.UnpicklingError(f"Weights only load of {fname} failed: {e}" if weights_only
                                      else f"{fname}: {e}") from None
     except RuntimeError as e:
-        if str(e).startswith(fname):  # already a message about the archive
+        if isinstance(e, _LocationError) or str(e).startswith(fname):  # already a clear message
             raise
         raise pickle.UnpicklingError(f"{fname}: {e}") from None
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, struct.error, UnicodeDecodeError,
