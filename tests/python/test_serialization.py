@@ -109,6 +109,11 @@ def test_zip64_records(tmp_path, monkeypatch):
     assert zipfile.ZipFile(tmp_path / "z.pt").testzip() is None
     _same(obj["w"], ember.load(tmp_path / "z.pt")["w"])
     _same(obj["b"], ember.load(tmp_path / "z.pt", mmap=True)["b"])
+    try:
+        import torch
+    except ImportError:
+        return
+    assert torch.load(tmp_path / "z.pt", weights_only=True)["b"].tolist() == [0, 1, 2, 3]
 
 
 def test_module_and_optimizer_state_dicts(tmp_path):
@@ -460,6 +465,7 @@ def test_ember_file_loads_in_torch(tmp_path):
     assert isinstance(back["param"], torch.nn.Parameter) and back["param"].requires_grad
     assert back["size"] == torch.Size([2, 3]) and back["dtype"] is torch.bfloat16
     assert back["od"] == obj["od"] and back["set"] == {1, 2} and back["bytes"] == b"\x00\xff"
+    assert torch.equal(torch.load(path, weights_only=True, mmap=True)["view"], _to_torch(torch, obj["view"]))
     # protocol 4 files need torch's full unpickler
     ember.save(obj, path, pickle_protocol=4)
     assert torch.equal(torch.load(path, weights_only=False)["view"], _to_torch(torch, obj["view"]))
