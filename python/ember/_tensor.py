@@ -173,7 +173,8 @@ class Tensor(_C.TensorBase):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        r = self.clone()
+        from .serialization import _deepcopy_tensor
+        r = _deepcopy_tensor(self, memo)
         memo[id(self)] = r
         return r
 

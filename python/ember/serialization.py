@@ -13,6 +13,7 @@ touching memory. Anything malformed raises RuntimeError (container) or pickle.Un
 import _compat_pickle
 import collections
 import contextlib
+import copy
 import io
 import mmap as _mmap
 import os
@@ -829,12 +830,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 # ------------------------------------------------------------------ plain pickle / copy of a tensor
 def _tensor_reduce(t):
-    """Tensor.__reduce_ex__: the bytes of the storage span the tensor covers, with its layout."""
+    """Tensor.__reduce_ex__: the bytes of the storage span the tensor covers, its layout and attributes."""
     size, stride = tuple(t.shape), tuple(t.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if t.numel() else 0
     span = t.detach().as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
-    return (_rebuild_from_bytes, (data, t.dtype, size, stride, t.requires_grad))
+    return (_rebuild_from_bytes, (data, t.dtype, size, stride, t.requires_grad), t.__dict__ or None)
 
 
 def _rebuild_from_bytes(data, dtype, size, stride, requires_grad):
@@ -842,3 +843,27 @@ def _rebuild_from_bytes(data, dtype, size, stride, requires_grad):
     flat = raw.view(dtype) if len(data) else _C._ops.empty(0, dtype=dtype)
     t = flat.as_strided(size, stride, 0)
     return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _deepcopy_tensor(t, memo):
+    """copy.deepcopy of a leaf tensor, as torch: tensors copied together keep sharing storage; grad and
+    attributes are copied too."""
+    if not t.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                           "protocol at the moment.")
+    from .autograd.grad_mode import no_grad
+    key = ("ember.storage", t._storage_ptr(), t._storage_nbytes())
+    with no_grad():
+        flat = memo.get(key) if t._storage_nbytes() else None
+        if flat is None or flat.dtype != t.dtype:
+            flat = t.detach().as_strided((t._storage_nbytes() // t.element_size(),), (1,), 0).clone()
+            if t._storage_nbytes():
+                memo[key] = flat
+        r = flat.as_strided(tuple(t.shape), t.stride(), t.storage_offset() if t.numel() else 0)
+    if t.requires_grad:
+        r.requires_grad_(True)
+        if t.grad is not None:
+            r.grad = copy.deepcopy(t.grad, memo)
+    for k, v in t.__dict__.items():
+        setattr(r, k, copy.deepcopy(v, memo))
+    return r

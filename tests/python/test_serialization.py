@@ -161,6 +161,25 @@ def test_plain_pickle_and_deepcopy():
     q = pickle.loads(pickle.dumps(p))
     assert isinstance(q, nn.Parameter) and q.requires_grad and q.tolist() == p.tolist()
     assert pickle.loads(pickle.dumps(ember.zeros(0, 2))).shape == (0, 2)
+    b = ember.ones(2)
+    b.note = {"k": 1}
+    assert pickle.loads(pickle.dumps(b)).note == {"k": 1}
+
+
+def test_deepcopy_semantics():
+    # as torch: a leaf stays a leaf (with its grad), views copied together keep sharing, non-leaves refuse
+    x = ember.ones(3, requires_grad=True)
+    (x * 2).sum().backward()
+    y = copy.deepcopy(x)
+    assert y.is_leaf and y.requires_grad and y.grad.tolist() == [2.0] * 3 and y.grad is not x.grad
+    a = ember.arange(6.).reshape(2, 3)
+    d = copy.deepcopy({"a": a, "t": a.t(), "row": a[1]})
+    d["a"][1, 0] = 9.0
+    assert d["t"][0, 1].item() == 9.0 and d["row"][0].item() == 9.0 and a[1, 0].item() == 3.0
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 2)
+    m = copy.deepcopy(nn.Linear(2, 3))
+    assert isinstance(m.weight, nn.Parameter) and m.weight.requires_grad
 
 
 def test_shared_storage_with_different_dtypes_is_rejected(tmp_path):
