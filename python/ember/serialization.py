@@ -720,7 +720,7 @@ def _resolve_location(map_location, location, storage):
     if isinstance(map_location, dict):
         map_location = map_location.get(location, location)
     target = location if map_location is None else str(map_location)
-    if str(_C.device(target).type) != "cpu":
+    if target.split(":")[0] != "cpu":
         if map_location is None:
             raise _LocationError(
                 f"Attempting to deserialize object on a {target} device but Ember was built without support for it. "
@@ -770,7 +770,9 @@ def _load_archive(arch, fname, map_location, weights_only, mm, pickle_module, pi
         raise pickle.UnpicklingError(f"Weights only load of {fname} failed: {e}" if weights_only
                                      else f"{fname}: {e}") from None
     except RuntimeError as e:
-        if isinstance(e, _LocationError) or str(e).startswith(fname):  # already a clear message
+        if isinstance(e, _LocationError):
+            raise _LocationError(f"{fname}: {e}") from None
+        if str(e).startswith(fname):  # already a clear message about the archive
             raise
         raise pickle.UnpicklingError(f"{fname}: {e}") from None
     except (IndexError, KeyError, TypeError, ValueError, AttributeError, struct.error, UnicodeDecodeError,

@@ -270,11 +270,21 @@ def _s(text):
     return b"X" + struct.pack("<I", len(text)) + text.encode()
 
 
-def _rebuild_args(numel, offset, size, stride):
+def _rebuild_args(numel, offset, size, stride, location="cpu"):
     ints = lambda xs: b"(" + b"".join(b"J" + struct.pack("<i", x) for x in xs) + b"t"
     return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" +
-            b"(" + _s("storage") + b"ctorch\nFloatStorage\n" + _s("0") + _s("cpu") + b"J" + struct.pack("<i", numel) + b"tQ" +
+            b"(" + _s("storage") + b"ctorch\nFloatStorage\n" + _s("0") + _s(location) + b"J" + struct.pack("<i", numel) + b"tQ" +
             b"J" + struct.pack("<i", offset) + ints(size) + ints(stride) + b"\x89ccollections\nOrderedDict\n)RtR.")
+
+
+def test_checkpoint_from_another_device(tmp_path):
+    path = _checkpoint_with_pickle(tmp_path, _rebuild_args(2, 0, (2,), (1,), location="cuda:0"))
+    with pytest.raises(RuntimeError, match="map_location"):
+        ember.load(path)
+    for loc in ("cpu", {"cuda:0": "cpu"}, lambda storage, loc: storage):
+        assert ember.load(path, map_location=loc).tolist() == [1.0, 1.0]
+    with pytest.raises(RuntimeError):
+        ember.load(path, map_location={"cuda:0": "mps"})
 
 
 def test_legacy_and_garbage_files(tmp_path):
