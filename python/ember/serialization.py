@@ -232,12 +232,19 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL, _use_ne
 
 
 def _save_atomic(obj, path, protocol):
+    prefix = _archive_prefix(path)
+    if os.path.islink(path):  # replace the file the link points to, not the link
+        path = os.path.realpath(path)
     folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RuntimeError(f"Parent directory {folder} does not exist.")
     tmp = os.path.join(folder, f".{os.path.basename(path)}.{uuid.uuid4().hex}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as for open()
     try:
+        with contextlib.suppress(FileNotFoundError):  # an overwritten checkpoint keeps its permissions
+            os.chmod(fd, os.stat(path).st_mode & 0o7777)
         with os.fdopen(fd, "wb") as fh:
-            _write_checkpoint(obj, fh, _archive_prefix(path), protocol)
+            _write_checkpoint(obj, fh, prefix, protocol)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -437,6 +437,20 @@ def test_failed_save_keeps_previous_checkpoint(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["a.pt"]
 
 
+def test_save_paths(tmp_path):
+    path = tmp_path / "p.pt"
+    ember.save(ember.ones(1), path)
+    os.chmod(path, 0o600)
+    ember.save(ember.zeros(1), str(path))
+    assert os.stat(path).st_mode & 0o777 == 0o600  # overwriting keeps the permissions
+    os.symlink(path, tmp_path / "link.pt")
+    ember.save(ember.full((1,), 4.0), tmp_path / "link.pt")
+    assert os.path.islink(tmp_path / "link.pt") and ember.load(path).tolist() == [4.0]
+    with pytest.raises(RuntimeError, match="Parent directory"):
+        ember.save(ember.ones(1), tmp_path / "missing" / "x.pt")
+    assert sorted(os.listdir(tmp_path)) == ["link.pt", "p.pt"]
+
+
 def test_killed_save_keeps_previous_checkpoint(tmp_path):
     path = tmp_path / "k.pt"
     ember.save({"v": ember.full((4,), 3.0)}, path)
