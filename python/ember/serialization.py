@@ -90,7 +90,8 @@ class _Pickler(pickle._Pickler):
     dispatch[_Global] = _save_global_ref
 
     def _save_dtype(self, obj):
-        self._save_global_ref(_Global("torch", _DTYPE_NAMES[obj]))
+        self.save(_Global("torch", _DTYPE_NAMES[obj]))
+        self.memoize(obj)
 
     dispatch[_C.dtype] = _save_dtype
 

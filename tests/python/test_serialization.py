@@ -43,6 +43,7 @@ def _nested():
         "od": collections.OrderedDict([("b", 1), ("a", [1, 2.5, "s", None, True, (3, (4,))])]),
         "bytes": b"\x00\xff", "big": 2 ** 70, "neg": -5, "set": {1, 2}, "complex": 1 + 2j,
         "size": ember.Size([2, 3]), "dtype": ember.bfloat16, "device": ember.device("cpu"),
+        "repeats": [ember.float32, ember.float32, ember.int8, ember.Size([1]), ember.device("cpu")] * 2,
         "param": nn.Parameter(ember.randn(2, 2)), "frozen": nn.Parameter(ember.ones(2), requires_grad=False),
     }
 
@@ -54,7 +55,7 @@ def _check_nested(orig, back):
     for k in ("view", "transposed", "row", "scalar", "empty"):
         _same(orig[k], back[k])
     assert back["od"] == orig["od"] and type(back["od"]) is collections.OrderedDict
-    for k in ("bytes", "big", "neg", "set", "complex", "size", "dtype", "device"):
+    for k in ("bytes", "big", "neg", "set", "complex", "size", "dtype", "device", "repeats"):
         assert back[k] == orig[k] and type(back[k]) is type(orig[k]), k
     assert isinstance(back["param"], nn.Parameter) and back["param"].requires_grad
     assert isinstance(back["frozen"], nn.Parameter) and not back["frozen"].requires_grad
