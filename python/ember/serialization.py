@@ -769,6 +769,11 @@ def _load_archive(arch, fname, map_location, weights_only, mm, pickle_module, pi
         raw = raw.view(_C.uint8) if raw.dtype is not _C.uint8 else raw
         return _LoadedStorage(raw.view(dtype) if numel else _C._ops.empty(0, dtype=dtype), dtype, numel)
 
+    if "byteorder" in arch.records:
+        order = arch.read("byteorder")
+        if order != sys.byteorder.encode():
+            raise RuntimeError(f"{fname}: the checkpoint's byte order is {order[:16]!r}; ember.load reads only "
+                               f"{sys.byteorder}-endian checkpoints")
     data = arch.read("data.pkl")
     try:
         if weights_only:

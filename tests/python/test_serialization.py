@@ -303,6 +303,13 @@ def test_legacy_and_garbage_files(tmp_path):
         ember.load(empty)
     with pytest.raises(FileNotFoundError):
         ember.load(tmp_path / "missing.pt")
+    buf = io.BytesIO()
+    ember.save({"w": ember.ones(2)}, buf)
+    with zipfile.ZipFile(io.BytesIO(buf.getvalue())) as src, zipfile.ZipFile(tmp_path / "big.pt", "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, b"big" if info.filename.endswith("/byteorder") else src.read(info))
+    with pytest.raises(RuntimeError, match="byte order"):
+        ember.load(tmp_path / "big.pt")
 
 
 class _Named(io.BytesIO):
