@@ -400,10 +400,10 @@ def _safe_bytearray(*args):
 
 
 def _safe_encode(obj, encoding="utf-8", errors="strict"):
-    import codecs
-    if not isinstance(obj, str):
-        raise pickle.UnpicklingError("_codecs.encode may only encode str")
-    return codecs.encode(obj, encoding, errors)
+    # protocol 2 writes bytes as _codecs.encode(str, "latin1"); other codecs are not needed
+    if not isinstance(obj, str) or encoding not in ("latin1", "latin-1", "utf-8", "utf8", "ascii"):
+        raise pickle.UnpicklingError("_codecs.encode may only encode str as latin1/utf-8/ascii")
+    return obj.encode(encoding, errors)
 
 
 def _torch_globals():
@@ -447,7 +447,8 @@ class _WeightsOnlyUnpickler:
         allowed = dict(_globals())
         allowed.update(_user_globals)
         self.allowed = allowed
-        self.callables = {id(v) for v in allowed.values()}
+        # torch.Tensor is allowed as a value (a rebuild's type), never called: Tensor(n) would allocate n elements
+        self.callables = {id(v) for v in allowed.values() if v is not _tensor_module().Tensor}
 
     def read(self, n):
         if n < 0 or self.pos + n > len(self.data):
@@ -693,7 +694,8 @@ class _Archive:
         nlen, elen = struct.unpack("<HH", h[26:30])
         start = off + 30 + nlen + elen
         if start + info.file_size > self.size:
-            raise RuntimeError(f"{self.name}: record {record!r} of {info.file_size} bytes runs past the end of the file")
+            raise RuntimeError(f"{self.name}: record {record!r} of {info.file_size} bytes runs past the end of "
+                               "the file")
         return start, info.file_size, info.CRC
 
     def read(self, record, out=None):

@@ -86,8 +86,8 @@ TEST(Serialize, SingleTensorAndHeaderBytes) {
   load(y, dir.file("x.safetensors"));
   EXPECT_TRUE(same(x, y));
   // byte for byte what ember.safetensors.save writes in Python (compact JSON, sorted names, space padding)
-  std::string b = serialize::to_safetensors({{"b\"q", ember::ones({2})}, {"a", ember::zeros({1}, TensorOptions(kBool))}},
-                                            {{"k", "v"}});
+  TensorDict two_tensors = {{"b\"q", ember::ones({2})}, {"a", ember::zeros({1}, TensorOptions(kBool))}};
+  std::string b = serialize::to_safetensors(two_tensors, {{"k", "v"}});
   std::string json = R"({"a":{"dtype":"BOOL","shape":[1],"data_offsets":[0,1]},)"
                      R"("b\"q":{"dtype":"F32","shape":[2],"data_offsets":[1,9]},"__metadata__":{"k":"v"}})";
   json.append((8 - json.size() % 8) % 8, ' ');

@@ -85,7 +85,8 @@ def test_file_objects_and_format(tmp_path):
     _same(obj["w"], back["w"])
     z = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
     names = z.namelist()
-    assert {"archive/data.pkl", "archive/version", "archive/byteorder", "archive/data/0", "archive/data/1"} <= set(names)
+    assert {"archive/data.pkl", "archive/version", "archive/byteorder", "archive/data/0",
+            "archive/data/1"} <= set(names)
     assert z.testzip() is None  # CRCs are right
     raw = buf.getvalue()
     for info in z.infolist():  # every record's data starts on a 64-byte boundary
@@ -216,6 +217,8 @@ def test_malicious_pickle_runs_nothing(tmp_path, monkeypatch):
         b"(cos\nsystem\nVtouch PWNED\no.",  # OBJ opcode
         b"\x80\x02cbuiltins\nbytearray\nJ\x00\x00\x00\x7f\x85R.",  # bytearray(2**31): absurd allocation
         b"\x80\x02r\xff\xff\xff\xff}.",  # LONG_BINPUT with a huge memo index
+        b"\x80\x02ctorch\nTensor\nJ\x00\x00\x00\x7f\x85R.",  # torch.Tensor(2**31): absurd allocation
+        b"\x80\x02c_codecs\nencode\nX\x01\x00\x00\x00xX\x04\x00\x00\x00zlib\x86R.",  # an arbitrary codec
     ]
     for payload in payloads:
         path = _checkpoint_with_pickle(tmp_path, payload)
@@ -274,7 +277,8 @@ def _s(text):
 def _rebuild_args(numel, offset, size, stride, location="cpu"):
     ints = lambda xs: b"(" + b"".join(b"J" + struct.pack("<i", x) for x in xs) + b"t"
     return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" +
-            b"(" + _s("storage") + b"ctorch\nFloatStorage\n" + _s("0") + _s(location) + b"J" + struct.pack("<i", numel) + b"tQ" +
+            b"(" + _s("storage") + b"ctorch\nFloatStorage\n" + _s("0") + _s(location) +
+            b"J" + struct.pack("<i", numel) + b"tQ" +
             b"J" + struct.pack("<i", offset) + ints(size) + ints(stride) + b"\x89ccollections\nOrderedDict\n)RtR.")
 
 
