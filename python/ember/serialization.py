@@ -355,6 +355,19 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     return t
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """torch's form for dtypes without a legacy storage class: an untyped storage plus the dtype."""
+    if not isinstance(storage, _LoadedStorage) or not isinstance(dtype, _C.dtype):
+        raise pickle.UnpicklingError("invalid _rebuild_tensor_v3 arguments")
+    isz = _C._ops.empty(0, dtype=dtype).element_size()
+    raw = storage.data.view(_C.uint8) if storage.data.dtype is not _C.uint8 else storage.data
+    nbytes = raw.numel()
+    if nbytes % isz:
+        raise pickle.UnpicklingError(f"a storage of {nbytes} bytes cannot hold {dtype} elements")
+    typed = _LoadedStorage(raw.view(dtype) if nbytes else _C._ops.empty(0, dtype=dtype), dtype, nbytes // isz)
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks, metadata)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks=None):
     from .nn.parameter import Parameter
     if not isinstance(data, _C.TensorBase):
@@ -415,6 +428,7 @@ def _torch_globals():
         "builtins.set": set, "builtins.frozenset": frozenset, "builtins.complex": complex,
         "builtins.bytearray": _safe_bytearray, "_codecs.encode": _safe_encode,
         "torch._utils._rebuild_tensor": _rebuild_tensor, "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3, "torch.storage.UntypedStorage": _StorageType(_C.uint8),
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
@@ -472,6 +486,7 @@ class _WeightsOnlyUnpickler:
         full = f"{module}.{name}"
         if full in self.allowed:
             return self.allowed[full]
+        _check_torch_dtype(module, name)
         raise pickle.UnpicklingError(
             f"Unsupported global: GLOBAL {full} was not an allowed global by default. Please use "
             f"`ember.serialization.add_safe_globals([{name}])` or the `ember.serialization.safe_globals([{name}])` "
@@ -644,6 +659,14 @@ class _WeightsOnlyUnpickler:
             raise pickle.UnpicklingError(f"cannot build a {type(inst).__name__}, which is not an allowed global")
 
 
+def _check_torch_dtype(module, name):
+    """A torch dtype or storage class Ember does not have gets a clear error, not an allowlist hint."""
+    if module == "torch" and (name.endswith("Storage") or name.startswith(
+            ("complex", "float8", "float4", "uint", "int", "qint", "quint", "bits"))):
+        have = ", ".join(_DTYPE_NAMES.values())
+        raise pickle.UnpicklingError(f"the checkpoint uses torch.{name}, a dtype Ember does not have (it has {have})")
+
+
 class _FullUnpickler(pickle.Unpickler):
     """weights_only=False: any global may be imported; torch's names map to Ember's."""
 
@@ -656,6 +679,8 @@ class _FullUnpickler(pickle.Unpickler):
 
     def find_class(self, module, name):
         g = _globals().get(f"{module}.{name}")
+        if g is None:
+            _check_torch_dtype(module, name)
         return g if g is not None else super().find_class(module, name)
 
 

@@ -274,6 +274,16 @@ def _s(text):
     return b"X" + struct.pack("<I", len(text)) + text.encode()
 
 
+def test_untyped_storage_form(tmp_path):
+    # torch's _rebuild_tensor_v3 (untyped storage + dtype), used for dtypes without a storage class
+    body = (b"\x80\x02ctorch._utils\n_rebuild_tensor_v3\n((" + _s("storage") + b"ctorch.storage\nUntypedStorage\n" +
+            _s("0") + _s("cpu") + b"K\x08tQK\x01(K\x01t(K\x01t\x89ccollections\nOrderedDict\n)Rctorch\nfloat32\ntR.")
+    assert ember.load(_checkpoint_with_pickle(tmp_path, body)).tolist() == [1.0]
+    bad = body.replace(b"float32", b"float64").replace(b"K\x01(K\x01t", b"K\x01(K\x02t")
+    with pytest.raises(pickle.UnpicklingError, match="out of bounds"):
+        ember.load(_checkpoint_with_pickle(tmp_path, bad))
+
+
 def _rebuild_args(numel, offset, size, stride, location="cpu"):
     ints = lambda xs: b"(" + b"".join(b"J" + struct.pack("<i", x) for x in xs) + b"t"
     return (b"\x80\x02ctorch._utils\n_rebuild_tensor_v2\n(" +
@@ -554,6 +564,11 @@ def test_torch_file_loads_in_ember(tmp_path):
     torch.save({"x": torch.ones(2)}, buf)
     buf.seek(0)
     assert ember.load(buf)["x"].tolist() == [1.0, 1.0]
+    for dt in (torch.complex64, torch.uint16):  # dtypes Ember lacks: a clear error either way
+        torch.save({"x": torch.ones(2, dtype=dt)}, tmp_path / "c.pt")
+        for wo in (True, False):
+            with pytest.raises(pickle.UnpicklingError, match="dtype Ember does not have"):
+                ember.load(tmp_path / "c.pt", weights_only=wo)
     torch.save({"x": torch.ones(2)}, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
     with pytest.raises(RuntimeError, match="legacy"):
         ember.load(tmp_path / "legacy.pt")
