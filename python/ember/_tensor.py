@@ -173,12 +173,15 @@ class Tensor(_C.TensorBase):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        r = self.clone()
+        from .serialization import _deepcopy_tensor
+        r = _deepcopy_tensor(self, memo)
         memo[id(self)] = r
         return r
 
-    def __setstate__(self, state):
-        raise RuntimeError("ember.Tensor pickling is provided by ember.save/ember.load")
+    def __reduce_ex__(self, proto):
+        # plain pickle: self-contained bytes + layout (ember.save writes torch's shared-storage format)
+        from .serialization import _tensor_reduce
+        return _tensor_reduce(self)
 
     # ---- interop
     def numpy(self, *, force=False):

@@ -67,19 +67,34 @@ def save_file(tensors, filename, metadata=None):
             os.remove(tmp)
 
 
+def _no_duplicates(pairs):
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        raise ValueError("a name appears twice in the header")
+    return d
+
+
 def _parse_header(buf, what):
     if len(buf) < 8:
         raise SafetensorError(f"{what}: file too small to be a safetensors file")
     n = int.from_bytes(buf[:8], "little")
     if n > _MAX_HEADER or 8 + n > len(buf):
         raise SafetensorError(f"{what}: invalid header length {n}")
+    raw = bytes(buf[8:8 + n])
+    if not raw.startswith(b"{"):
+        raise SafetensorError(f"{what}: the header must start with a JSON object")
     try:
-        header = json.loads(bytes(buf[8:8 + n]).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        header = json.loads(raw.decode("utf-8"), object_pairs_hook=_no_duplicates)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as e:
         raise SafetensorError(f"{what}: invalid JSON header ({e})") from None
+    except ValueError as e:
+        raise SafetensorError(f"{what}: {e}") from None
     if not isinstance(header, dict):
         raise SafetensorError(f"{what}: header is not a JSON object")
     metadata = header.pop("__metadata__", None)
+    if metadata is not None and not (isinstance(metadata, dict) and
+                                     all(isinstance(v, str) for v in metadata.values())):
+        raise SafetensorError(f"{what}: __metadata__ must be an object of strings")
     data_len = len(buf) - 8 - n
     spans = []
     for name, info in header.items():
@@ -89,9 +104,9 @@ def _parse_header(buf, what):
             raise SafetensorError(f"{what}: malformed entry for tensor {name!r}") from None
         if dtype not in _DTYPES:
             raise SafetensorError(f"{what}: unsupported dtype {dtype!r} for tensor {name!r}")
-        if not (isinstance(shape, list) and all(isinstance(s, int) and s >= 0 for s in shape)):
+        if not (isinstance(shape, list) and all(type(s) is int and s >= 0 for s in shape)):
             raise SafetensorError(f"{what}: invalid shape {shape!r} for tensor {name!r}")
-        if not (isinstance(begin, int) and isinstance(end, int) and 0 <= begin <= end <= data_len):
+        if not (type(begin) is int and type(end) is int and 0 <= begin <= end <= data_len):
             raise SafetensorError(f"{what}: data offsets {[begin, end]} of {name!r} are outside the file")
         count = 1
         for s in shape:
@@ -100,10 +115,19 @@ def _parse_header(buf, what):
             raise SafetensorError(f"{what}: tensor {name!r} of shape {shape} and dtype {dtype} does not match its "
                                   f"{end - begin} bytes")
         spans.append((begin, end, name))
+    # the spec: data regions may not overlap and must cover the buffer without holes (no polyglot files)
     spans.sort()
-    for (b0, e0, n0), (b1, e1, n1) in zip(spans, spans[1:]):
-        if b1 < e0:
-            raise SafetensorError(f"{what}: tensors {n0!r} and {n1!r} overlap")
+    pos = 0
+    for b, e, name in spans:
+        if b == e:
+            continue
+        if b < pos:
+            raise SafetensorError(f"{what}: tensor {name!r} overlaps another tensor")
+        if b > pos:
+            raise SafetensorError(f"{what}: the data buffer has a hole before tensor {name!r}")
+        pos = e
+    if pos != data_len:
+        raise SafetensorError(f"{what}: the data buffer has {data_len - pos} bytes no tensor uses")
     return header, metadata, 8 + n
 
 

@@ -80,3 +80,24 @@ def test_atomic_save_keeps_previous_file_on_failure(tmp_path):
         st.save_file({"a": "not a tensor"}, path)
     assert st.load_file(path)["a"].tolist() == [1.0, 1.0]
     assert os.listdir(tmp_path) == ["ckpt.safetensors"]
+
+
+def _raw(header, data_len):
+    h = header.encode()
+    return len(h).to_bytes(8, "little") + h + b"\x01" * data_len
+
+
+@pytest.mark.parametrize("header", [
+    '{"a":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}',  # hole before the tensor
+    '{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}',  # 4 trailing bytes no tensor uses
+    '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}',
+    '{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}',
+    '{"__metadata__":{"k":1},"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}',
+    '{"a":{"dtype":"F32","shape":[true,2],"data_offsets":[0,8]}}',
+    ' {"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}',
+    '[' * 100000 + ']' * 100000,
+])
+def test_spec_checks(header):
+    with pytest.raises(st.SafetensorError):
+        st.load(_raw(header, 8))
+    assert st.load(_raw('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}', 8))["a"].shape == (2,)
