@@ -38,5 +38,6 @@ int = int32
 short = int16
 
 from . import nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
+from . import cpu, profiler  # noqa: E402,F401
 
 __version__ = "0.1.0"
