@@ -337,6 +337,7 @@ def test_ops_on_other_threads_and_toggling():
             while not stop.is_set():
                 with record_function("worker_range"):
                     (a * 2).sum().backward()
+                time.sleep(0.0001)  # hand the GIL back so the main thread can toggle
         except Exception as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -380,3 +381,31 @@ def test_cpu_memory_api():
     ember.cpu.reset_peak_memory_stats()
     assert ember.cpu.max_memory_allocated() == base
     assert "Allocated memory (peak)" in ember.cpu.memory_summary()
+
+
+def test_sessions_started_from_several_threads():
+    # one session at a time: the losers of the race get RuntimeError, nothing crashes or leaks
+    results = {"ok": 0, "busy": 0}
+    lock = threading.Lock()
+
+    def worker():
+        for _ in range(30):
+            try:
+                with profile(profile_memory=True) as prof:
+                    ember.ones(3).sum()
+                    time.sleep(0.0005)
+                assert any(e.name == "aten::sum" for e in prof.events())
+                key = "ok"
+            except RuntimeError as exc:
+                assert "already enabled" in str(exc)
+                key = "busy"
+            with lock:
+                results[key] += 1
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results["ok"] >= 1 and results["ok"] + results["busy"] == 120
+    assert not ember._C._profiler_enabled()
