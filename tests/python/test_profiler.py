@@ -409,3 +409,17 @@ def test_sessions_started_from_several_threads():
         t.join()
     assert results["ok"] >= 1 and results["ok"] + results["busy"] == 120
     assert not ember._C._profiler_enabled()
+
+
+def test_failing_op_still_closes_its_range():
+    with profile() as prof:
+        with pytest.raises(RuntimeError):
+            with record_function("bad"):
+                ember.ones(2) + ember.ones(3)
+        ember.ones(1)
+    evs = prof.events()
+    bad = next(e for e in evs if e.name == "bad")
+    add = next(e for e in evs if e.name == "aten::add")
+    ones_after = [e for e in evs if e.name == "aten::ones"][-1]
+    assert add.cpu_parent is bad and add.time_range.end <= bad.time_range.end
+    assert ones_after.cpu_parent is None  # the stack unwound with the exception

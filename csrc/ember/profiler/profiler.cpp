@@ -29,7 +29,8 @@ std::mutex g_session_mu;  // start/stop/clear
 std::mutex g_registry_mu;
 std::vector<std::shared_ptr<ThreadBuffer>> g_buffers;
 std::atomic<uint64_t> g_session{0};
-Config g_config;  // written by start() before g_enabled turns on
+// the running session's options (read by any thread while ops run)
+std::atomic<bool> g_record_shapes{false}, g_with_stack{false};
 std::atomic<StackHook> g_stack_hook{nullptr};
 int64_t g_start_ns = 0;
 
@@ -96,7 +97,8 @@ bool is_running() { return enabled(); }
 void start(const Config& cfg) {
   std::lock_guard<std::mutex> g(g_session_mu);
   EMBER_CHECK_KIND(!enabled(), Runtime, "Profiler is already enabled (only one profiler can run at a time)");
-  g_config = cfg;
+  g_record_shapes.store(cfg.record_shapes);
+  g_with_stack.store(cfg.with_stack);
   g_session.fetch_add(1);
   g_start_ns = now_ns();
   if (cfg.profile_memory) set_alloc_observer(&memory_observer);
@@ -157,7 +159,7 @@ void on_node_created(int64_t seq_nr) {
 }
 
 namespace detail {
-bool want_shapes() { return g_config.record_shapes; }
+bool want_shapes() { return g_record_shapes.load(std::memory_order_relaxed); }
 
 void add_input(InputMeta& m, const Tensor& t) {
   if (!t.defined()) {
@@ -192,7 +194,7 @@ void RecordScope::begin(std::string name, EventKind kind, int64_t seq_nr, detail
   e.seq_nr = seq_nr;
   e.shapes = std::move(meta.shapes);
   e.dtypes = std::move(meta.dtypes);
-  if (g_config.with_stack) {
+  if (g_with_stack.load(std::memory_order_relaxed)) {
     if (StackHook hook = g_stack_hook.load()) e.stack = hook();
   }
   e.start_ns = now_ns();
