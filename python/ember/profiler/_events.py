@@ -172,11 +172,13 @@ class MemRecordsAcc:
 class EventList(list):
     """A list of FunctionEvents (ordered by start time) with table / trace / averaging helpers."""
 
-    def __init__(self, *args, memory_records=(), pid=0, base_us=0.0, profile_memory=False, record_shapes=False):
+    def __init__(self, *args, memory_records=(), pid=0, base_us=0.0, profile_memory=False, record_shapes=False,
+                 base_time_ns=0):
         super().__init__(*args)
         self._memory_records = list(memory_records)
         self._pid = pid
-        self._base_us = base_us  # Unix time (us) of time 0, for the trace's timestamps
+        self._base_us = base_us  # steady-clock time (us) of time 0, for the trace's timestamps
+        self._base_time_ns = base_time_ns  # steady clock + this = Unix time (ns)
         self._profile_memory = profile_memory
         self._record_shapes = record_shapes
 
@@ -268,7 +270,7 @@ class EventList(list):
         """Writes the events as Chrome trace JSON (chrome://tracing, Perfetto); .gz paths are gzipped."""
         doc = {"schemaVersion": 1, "deviceProperties": [], "host_name": socket.gethostname(),
                "profile_memory": int(self._profile_memory), "record_shapes": int(self._record_shapes),
-               "displayTimeUnit": "ms", "traceEvents": self._trace_events(), "traceName": os.fspath(path)}
+               "displayTimeUnit": "ms", "baseTimeNanoseconds": self._base_time_ns, "traceEvents": self._trace_events(), "traceName": os.fspath(path)}
         opener = gzip.open if os.fspath(path).endswith(".gz") else open
         with opener(path, "wt") as f:
             json.dump(doc, f)
@@ -323,9 +325,11 @@ def build_event_list(raw, record_shapes=False, profile_memory=False):
         if ev.kind == _KIND_BACKWARD and ev.sequence_nr >= 0:
             ev.fwd_thread = fwd_threads.get(ev.sequence_nr)
     events.sort(key=lambda ev: (ev.time_range.start, -ev.time_range.end, ev.id))
-    base_us = (start_ns + raw["epoch_offset_ns"]) / 1e3
-    return EventList(events, memory_records=mem_records, pid=raw["pid"], base_us=base_us,
-                     profile_memory=profile_memory, record_shapes=record_shapes)
+    # trace timestamps stay on the steady clock: epoch microseconds (~1.8e15) would lose sub-microsecond
+    # precision in a double; baseTimeNanoseconds in the trace converts them to Unix time
+    return EventList(events, memory_records=mem_records, pid=raw["pid"], base_us=start_ns / 1e3,
+                     profile_memory=profile_memory, record_shapes=record_shapes,
+                     base_time_ns=raw["epoch_offset_ns"])
 
 
 _SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
