@@ -3,6 +3,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <mutex>
 
@@ -142,6 +143,13 @@ Result stop() {
     r.threads.push_back(std::move(t));
   }
   g_session.fetch_add(1);  // scopes still open end into a stale session and are ignored
+  buffers.clear();
+  {
+    // drop the buffers of threads that have exited (the registry holds the last reference)
+    std::lock_guard<std::mutex> rg(g_registry_mu);
+    g_buffers.erase(std::remove_if(g_buffers.begin(), g_buffers.end(), [](auto& b) { return b.use_count() == 1; }),
+                    g_buffers.end());
+  }
   return r;
 }
 
