@@ -168,10 +168,11 @@ def test_memory_columns():
     assert avg["alloc"].cpu_memory_usage == 4000
     assert avg["alloc"].self_cpu_memory_usage == -2000  # the free happened in the range itself
     assert avg["aten::empty"].self_cpu_memory_usage == 6000
-    table = prof.key_averages().table(sort_by="cpu_memory_usage")
-    header = table.splitlines()[1].split()
-    assert header[-6:] == ["avg", "CPU", "Mem", "Self", "CPU", "Mem"] or "Self CPU Mem" in table.splitlines()[1]
-    assert "5.86 KB" in table or "3.91 KB" in table
+    lines = prof.key_averages().table(sort_by="cpu_memory_usage").splitlines()
+    assert re.split(r"\s{2,}", lines[1].strip())[6:9] == ["CPU Mem", "Self CPU Mem", "# of Calls"]
+    rows = {re.split(r"\s{2,}", line.strip())[0]: re.split(r"\s{2,}", line.strip()) for line in lines[3:-2]}
+    assert rows["aten::empty"][6:9] == ["5.86 KB", "5.86 KB", "2"]
+    assert rows["alloc"][6:9] == ["3.91 KB", "-1.95 KB", "1"]
     del keep
     # outside every range an allocation shows as a [memory] row
     with profile(profile_memory=True) as prof2:

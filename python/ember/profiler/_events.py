@@ -6,7 +6,7 @@ import os
 import socket
 from collections import OrderedDict
 
-__all__ = ["Interval", "FunctionEvent", "FunctionEventAvg", "EventList", "MemRecordsAcc"]
+__all__ = ["Interval", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
 # event kinds as csrc/ember/profiler/profiler.h numbers them
 _KIND_OP, _KIND_USER, _KIND_BACKWARD = 0, 1, 2
@@ -154,19 +154,6 @@ class FunctionEventAvg:
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
                 f"cpu_time={_format_time(self.cpu_time)} count={self.count} input_shapes={self.input_shapes} "
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
-
-
-class MemRecordsAcc:
-    """The allocations and frees seen while profile_memory was on: (tid, ts_us, bytes, total_allocated, addr)."""
-
-    def __init__(self, records):
-        self.records = records
-
-    def __iter__(self):
-        return iter(self.records)
-
-    def __len__(self):
-        return len(self.records)
 
 
 class EventList(list):

@@ -8,7 +8,7 @@ import warnings
 from enum import Enum
 
 from .. import _C
-from ._events import EventList, build_event_list
+from ._events import build_event_list
 
 __all__ = ["ProfilerActivity", "ProfilerAction", "schedule", "profile", "record_function",
            "tensorboard_trace_handler", "supported_activities"]
@@ -296,7 +296,3 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_py
         prof.export_chrome_trace(os.path.join(dir_name, name))
 
     return handler
-
-
-# shared with ember.autograd.profiler
-EventList = EventList
