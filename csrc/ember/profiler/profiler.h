@@ -112,9 +112,9 @@ class EMBER_API RecordScope {
   bool active() const { return buf_ != nullptr; }
 
  private:
-  void* buf_ = nullptr;
-  int32_t index_ = -1;
-  uint64_t session_ = 0;
+  void* buf_ = nullptr;  // set by begin(); the rest is read only while it is
+  int32_t index_;
+  uint64_t session_;
 };
 
 }  // namespace ember::profiler
