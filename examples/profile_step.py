@@ -129,7 +129,9 @@ def main():
     prof.export_chrome_trace(trace)
     print(f"trace: {trace} ({len(prof.events())} events)")
     png = os.path.join(args.out, "profile_step.png")
-    if args.backend == "ember" and draw_timeline(prof.events(), png, f"One training step ({args.backend}, "
+    if args.backend != "ember":
+        print("the timeline PNG is drawn for the ember backend only")
+    elif draw_timeline(prof.events(), png, f"One training step ({args.backend}, "
                                                                        f"batch {args.batch}, {source})"):
         print(f"timeline: {png}")
 
