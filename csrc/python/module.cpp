@@ -170,6 +170,7 @@ NB_MODULE(_C, m) {
   // ---- the Tensor type and ops
   py::bind_tensor(m);
   py::bind_autograd(m);
+  py::bind_profiler(m);
   nb::module_ ops = m.def_submodule("_ops", "generated op functions");
   add_functions(ops, ember_generated_functions);
   add_functions(ops, extra_functions);
@@ -206,6 +207,8 @@ NB_MODULE(_C, m) {
     d["allocation.all.allocated"] = s.allocation_count;
     d["allocation.all.freed"] = s.free_count;
     d["allocation.all.current"] = s.allocation_count - s.free_count;
+    d["allocated_bytes.all.allocated"] = s.total_allocated_bytes;
+    d["allocated_bytes.all.freed"] = s.total_freed_bytes;
     return d;
   });
   m.def("_reset_peak_memory_stats", &reset_peak_memory_stats);

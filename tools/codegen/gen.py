@@ -270,9 +270,15 @@ def kernel_body(op, mode):
     return f"return {call};" if mode == "functional" else f"{call};\n  return {out};"
 
 
+def record_line(op, name):
+    """Opens the profiler's range for an op entry (ember/profiler/profiler.h): one branch when off."""
+    return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
+
+
 def gen_ops_cpp(ops, out):
     ag.assign_node_names(ops)
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
+         '#include "ember/profiler/profiler.h"',
          '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"', "",
          "namespace ember {", "namespace autograd::generated {"]
     for op in ops:
@@ -287,12 +293,12 @@ def gen_ops_cpp(ops, out):
             body = ag.inplace_body(op, call)
         else:
             body = ag.functional_body(op, call)
-        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
+        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{\n" + "\n".join([record_line(op, op.name)] + body) + "\n}")
         if op.inplace:
-            body = ag.inplace_body(op, f"native::{op.name}_({names})")
+            body = [record_line(op, op.name + "_")] + ag.inplace_body(op, f"native::{op.name}_({names})")
             o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
         if op.out:
-            body = ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
+            body = [record_line(op, op.name)] + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
             o.append(f"{op.out_ret()} {op.name}_out({op.cpp_params(False, prefix=op.out_prefix())}) {{\n"
                      + "\n".join(body) + "\n}")
         if op.kernel and op.kernel.startswith("binary"):

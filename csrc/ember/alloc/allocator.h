@@ -13,6 +13,8 @@ struct MemoryStats {
   int64_t peak_allocated_bytes = 0;  // high-water mark since the last reset
   int64_t allocation_count = 0;      // number of allocations ever made
   int64_t free_count = 0;
+  int64_t total_allocated_bytes = 0;  // bytes ever allocated / freed (cumulative)
+  int64_t total_freed_bytes = 0;
 };
 
 EMBER_API void* cpu_alloc(size_t nbytes);

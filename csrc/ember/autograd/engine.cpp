@@ -11,8 +11,26 @@
 #include <unordered_set>
 
 #include "ember/generated/ops.h"
+#include "ember/profiler/profiler.h"
 
 namespace ember::autograd {
+
+namespace {
+// The sequence number the profiler links to the forward op (none for AccumulateGrad, as in PyTorch).
+int64_t profiled_seq_nr(const Node& node) { return node.is_accumulate_grad() ? -1 : int64_t(node.sequence_nr()); }
+
+// node.apply inside a profiler range named after the node, its inputs being the incoming gradients.
+variable_list apply_node(Node& node, variable_list&& grads) {
+  profiler::RecordScope scope;
+  if (EMBER_UNLIKELY(profiler::enabled())) {
+    profiler::detail::InputMeta meta;
+    if (profiler::detail::want_shapes())
+      for (const Tensor& g : grads) profiler::detail::add_input(meta, g);
+    scope.begin(node.name(), profiler::EventKind::Backward, profiled_seq_nr(node), std::move(meta));
+  }
+  return node.apply(std::move(grads));
+}
+}  // namespace
 
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   if (grad.sizes() == sizes) return grad;
@@ -148,6 +166,10 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
   while (!ready.empty()) {
     NodePtr node = ready.top();
     ready.pop();
+    profiler::RecordScope evaluate_scope;
+    if (EMBER_UNLIKELY(profiler::enabled()))
+      evaluate_scope.begin("autograd::engine::evaluate_function: " + node->name(), profiler::EventKind::Backward,
+                           profiled_seq_nr(*node));
     variable_list grads = std::move(buffers[node.get()]);
     buffers.erase(node.get());
     if (grads.size() < node->num_outputs()) grads.resize(node->num_outputs());
@@ -185,7 +207,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     variable_list outs;
     if (anomaly_enabled()) {
       try {
-        outs = node->apply(std::move(grads));
+        outs = apply_node(*node, std::move(grads));
         if (anomaly_check_nan()) check_nan(*node, outs);
       } catch (...) {
         // PyTorch warns with the forward stack of the failing node, then raises
@@ -193,7 +215,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         throw;
       }
     } else {
-      outs = node->apply(std::move(grads));
+      outs = apply_node(*node, std::move(grads));
     }
     if (!opts.keep_graph) node->release_variables();
     if (node->is_accumulate_grad()) continue;

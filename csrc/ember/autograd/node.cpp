@@ -5,6 +5,7 @@
 
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/profiler/profiler.h"
 
 namespace ember::autograd {
 
@@ -30,7 +31,10 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt) {
 }
 }  // namespace
 
-Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {}
+Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {
+  // the profiler links the forward op that makes this node to the node's backward run
+  if (EMBER_UNLIKELY(profiler::enabled())) profiler::on_node_created(int64_t(sequence_nr_));
+}
 
 // Note [Iterative graph deletion]
 // Dropping the last reference to a long chain of nodes would destroy it recursively (each node

@@ -6,7 +6,7 @@ from .grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled,
 )
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
-from . import forward_ad, functional, graph  # noqa: F401
+from . import forward_ad, functional, graph, profiler  # noqa: F401
 
 
 def _as_list(x):
