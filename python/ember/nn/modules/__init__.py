@@ -14,7 +14,10 @@ from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # n
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: F401
 from .pooling import *  # noqa: F401,F403
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: F401
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+# from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: F401
+#                          TransformerEncoder, TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
 # the layer classes (not the helper submodules, e.g. .utils, which would shadow ember.nn.utils)
