@@ -21,20 +21,14 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 
 def _lstm_step(gates, c):
-    """One LSTM step from the pre-activations (B, 4H) in torch's i, f, g, o order."""
-    i, f, g, o = gates.chunk(4, 1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
+    """One LSTM step from the pre-activations (B, 4H) in torch's i, f, g, o order: (h, c).
+    The pointwise math (and its backward) is one fused op."""
+    return _ops._lstm_cell(gates, c)
 
 
 def _gru_step(gi, gh, h):
-    """One GRU step: gi = x W_ih^T + b_ih, gh = h W_hh^T + b_hh, gates r, z, n."""
-    ir, iz, in_ = gi.chunk(3, 1)
-    hr, hz, hn = gh.chunk(3, 1)
-    r = (ir + hr).sigmoid()
-    z = (iz + hz).sigmoid()
-    n = (in_ + r * hn).tanh()
-    return n + z * (h - n)
+    """One GRU step: gi = x W_ih^T + b_ih, gh = h W_hh^T + b_hh, gates r, z, n (one fused op)."""
+    return _ops._gru_cell(gi, gh, h)
 
 
 def _mm_bias(h, w_t, bias):
