@@ -259,13 +259,16 @@ def test_errors_match_torch():
         ("GRUCell", (3, 4), {}, lambda L: (L.randn(2, 3), L.zeros(3, 4))),
         ("RNNCell", (3, 4), {}, lambda L: (L.randn(2, 3), L.zeros(2, 5))),
         ("GRUCell", (3, 4), {}, lambda L: (L.randn(2, 3), L.zeros(2, 2, 4))),
+        ("GRU", (3, 4), {}, lambda L: (L.randn(2, 3, 3, dtype=L.float64),)),
+        ("LSTM", (3, 4), {}, lambda L: (L.randn(0, 3, 3),)),
+        ("RNN", (3, 4), {}, lambda L: (L.randn(0, 3),)),
     ]
     for kind, args, kw, inputs in cases:
         with pytest.raises(Exception) as te:
             getattr(torch.nn, kind)(*args, **kw)(*inputs(torch))
         with pytest.raises(type(te.value)) as ee:
             getattr(enn, kind)(*args, **kw)(*inputs(ember))
-        assert str(ee.value) == str(te.value)
+        assert str(ee.value) == str(te.value).replace("torch.", "ember.")
     for ctor in [lambda nn: nn.RNN(3, 4, nonlinearity="foo"), lambda nn: nn.LSTM(3, 4, dropout=2),
                  lambda nn: nn.LSTM(3, 0), lambda nn: nn.LSTM(3, 4, num_layers=0),
                  lambda nn: nn.LSTM(3, 4, proj_size=4), lambda nn: nn.GRU(3, 4, proj_size=2),

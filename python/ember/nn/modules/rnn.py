@@ -186,6 +186,10 @@ class RNNBase(Module):
         return 2 if self.bidirectional else 1
 
     def check_input(self, input, batch_sizes):
+        w = getattr(self, self._flat_weights_names[0])
+        if input.is_floating_point() and input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
+                             f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
             raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
@@ -274,6 +278,8 @@ class RNNBase(Module):
             self._check_states(x, batch_sizes, states)
         if not packed and self.batch_first:
             x = x.transpose(0, 1)
+        if not packed and x.size(1 if self.batch_first else 0) == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         sizes = batch_sizes if packed else [batch] * x.size(0)
         hs, cs = [], []
         weights = self.all_weights
