@@ -17,8 +17,8 @@ def mlp(lib):
 def cnn(lib):
     nn = lib.nn
     return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Conv2d(8, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                         nn.Linear(8, 4))
+                         nn.Conv2d(8, 8, 3, bias=False), nn.BatchNorm2d(8), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+                         nn.Flatten(), nn.Linear(8, 4))
 
 
 def recurrent(kind, **kw):

@@ -131,7 +131,8 @@ def test_rnn_unbatched(kind, kw):
     run_pair(tm, em, make, 1e-10)
 
 
-@pytest.mark.parametrize("kind,kw", [("LSTM", dict(bidirectional=True, num_layers=2)), ("GRU", dict(bidirectional=True)),
+@pytest.mark.parametrize("kind,kw", [("LSTM", dict(bidirectional=True, num_layers=2)),
+                                     ("GRU", dict(bidirectional=True)),
                                      ("RNN", dict()), ("LSTM", dict(proj_size=2, batch_first=True))])
 @pytest.mark.parametrize("enforce_sorted", [True, False])
 def test_rnn_packed(kind, kw, enforce_sorted):

@@ -24,7 +24,7 @@ def _safe_softmax(scores):
     return out.masked_fill(dead, 0.0)
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V over (..., L, E) queries and (..., S, E) keys / values.
     A bool attn_mask marks the positions that *take part* (True = attend); a float one is added.
