@@ -314,3 +314,27 @@ def test_transformer_structure_and_errors():
     m = enn.Transformer.generate_square_subsequent_mask(3)
     assert m.dtype == ember.float32
     assert m.tolist() == [[0.0, float("-inf"), float("-inf")], [0.0, 0.0, float("-inf")], [0.0, 0.0, 0.0]]
+
+
+def test_dropout_train_vs_eval():
+    m = enn.Transformer(8, 2, 1, 1, 16, dropout=0.3)
+    src, tgt = ember.randn(5, 2, 8), ember.randn(3, 2, 8)
+    m.eval()
+    a, b = m(src, tgt), m(src, tgt)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    m.train()
+    ember.manual_seed(0)
+    c = m(src, tgt)
+    ember.manual_seed(1)
+    d = m(src, tgt)
+    assert not np.allclose(c.detach().numpy(), d.detach().numpy())
+    d.sum().backward()
+    assert all(p.grad is not None for p in m.parameters())
+    mha = enn.MultiheadAttention(8, 2, dropout=0.5)
+    x = ember.randn(4, 2, 8)
+    _, w = mha(x, x, x)
+    rows = w.detach().numpy().sum(-1)  # dropped-out weights, averaged over heads: rows no longer sum to 1
+    assert not np.allclose(rows, 1.0)
+    mha.eval()
+    _, w = mha(x, x, x)
+    np.testing.assert_allclose(w.detach().numpy().sum(-1), 1.0, rtol=1e-5)
