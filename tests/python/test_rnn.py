@@ -290,3 +290,17 @@ def test_gradcheck(kind):
         return m(x)[0]
 
     assert ember.autograd.gradcheck(f, (x, *params))
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_double_backward_matches_torch(kind):
+    """A gradient penalty through the recurrence (create_graph=True), as torch computes it."""
+    torch = get_torch()
+    tm, em = pair(kind, 3, 4)
+    tx, ex = leaf((5, 2, 3), "float64", 20)
+    for lib, m, x in ((torch, tm, tx), (ember, em, ex)):
+        out, _ = m(x)
+        g, = lib.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+        (g * g).sum().backward()
+    for (n, tp), ep in zip(tm.named_parameters(), em.parameters()):
+        close(ep.grad, tp.grad, 1e-9, n)
