@@ -1,6 +1,7 @@
 """OpInfos for the NN-core and linear-algebra ops (imported at the end of opdb.py)."""
 from opdb import OpInfo, add
 from parity import Sample, T
+from rnn_ref import gru_cell as _gru_cell, lstm_cell as _lstm_cell
 
 F2 = ("float32", "float64")
 TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
@@ -326,3 +327,11 @@ add(OpInfo("channel_shuffle", lambda dt: [Sample(_x((2, 6, 3), dt), 3), Sample(_
            dtypes=F2 + ("int64",),
            errors=lambda: [Sample(T((2, 6, 3), "float32"), 4), Sample(T((2, 6), "float32"), 2),
                            Sample(T((2, 6, 3), "float32"), 0)]))
+
+add(OpInfo("_lstm_cell", lambda dt: [Sample(_x((3, 20), dt), _x((3, 5), dt, 1)), Sample(_x((1, 4), dt), _x((1, 1), dt, 1)),
+                                     Sample(_x((4, 12), dt, layout="T"), _x((4, 3), dt, 1))],
+           dtypes=F2, tol=TOL, function=_lstm_cell, errors=lambda: [Sample(_x((2, 8), "float32"), _x((3, 2), "float32"))]))
+add(OpInfo("_gru_cell", lambda dt: [Sample(_x((3, 15), dt), _x((3, 15), dt, 1), _x((3, 5), dt, 2)),
+                                    Sample(_x((2, 3), dt), _x((2, 3), dt, 1), _x((2, 1), dt, 2))],
+           dtypes=F2, tol=TOL, function=_gru_cell,
+           errors=lambda: [Sample(_x((2, 9), "float32"), _x((2, 9), "float32"), _x((3, 3), "float32"))]))

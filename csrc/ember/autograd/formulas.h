@@ -77,6 +77,11 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
 // NN core
 Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, bool log);
 Tensor log_softmax_jvp(const Tensor& tangent, const Tensor& result, int64_t dim);
+// fused LSTM / GRU cell (ops/nn_rnn.cpp): (d gates, d cx) and (d gi, d gh, d hx)
+std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& dcy, const Tensor& gates,
+                                              const Tensor& cx, const Tensor& cy, std::array<bool, 2> mask);
+std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,
+                                                     const Tensor& hx, std::array<bool, 3> mask);
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const Tensor& input,
                                                        IntArrayRef normalized_shape, const Tensor& mean,
                                                        const Tensor& rstd, const Tensor& weight, const Tensor& bias,

@@ -60,3 +60,15 @@ EMBER_DECLARE_KERNEL(void, batch_norm_backward_apply_kernel, (::ember::ScalarTyp
                                                               int64_t s))
 // Inclusive scan along the contiguous last axis of [rows, n]: cumsum (prod=false) or cumprod.
 EMBER_DECLARE_KERNEL(void, scan_kernel, (bool prod, ::ember::ScalarType, const void* in, void* out, int64_t rows, int64_t n))
+// Fused LSTM / GRU cell pointwise math over contiguous rows (gates [rows, 4H] / [rows, 3H], states [rows, H]);
+// backward pointers dhy / dcy may be null (zero), dcx / dhx null when not wanted.
+EMBER_DECLARE_KERNEL(void, lstm_cell_kernel, (::ember::ScalarType, const void* gates, const void* cx, void* hy,
+                                              void* cy, int64_t rows, int64_t H))
+EMBER_DECLARE_KERNEL(void, lstm_cell_backward_kernel, (::ember::ScalarType, const void* dhy, const void* dcy,
+                                                       const void* gates, const void* cx, const void* cy,
+                                                       void* dgates, void* dcx, int64_t rows, int64_t H))
+EMBER_DECLARE_KERNEL(void, gru_cell_kernel, (::ember::ScalarType, const void* gi, const void* gh, const void* hx,
+                                             void* hy, int64_t rows, int64_t H))
+EMBER_DECLARE_KERNEL(void, gru_cell_backward_kernel, (::ember::ScalarType, const void* dhy, const void* gi,
+                                                      const void* gh, const void* hx, void* dgi, void* dgh,
+                                                      void* dhx, int64_t rows, int64_t H))

@@ -7,7 +7,7 @@ from ..parameter import Parameter
 from .module import Module
 from .utils import F
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
 
 def _empty(shape, device=None, dtype=None):
@@ -53,6 +53,10 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under another name (MultiheadAttention.out_proj), as in torch."""
 
 
 class Bilinear(Module):
