@@ -37,6 +37,6 @@ long = int64
 int = int32
 short = int16
 
-from . import nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
+from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
 
 __version__ = "0.1.0"

@@ -177,6 +177,16 @@ class Tensor(_C.TensorBase):
         memo[id(self)] = r
         return r
 
+    # ---- shared memory (ember.multiprocessing)
+    def share_memory_(self):
+        """Move the storage into shared memory (in place; every view follows), so processes that
+        inherit or receive this tensor see each other's writes. A no-op if already shared."""
+        from .multiprocessing._reductions import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self):
+        return _C._shm_strategy_of(self) is not None
+
     def __setstate__(self, state):
         raise RuntimeError("ember.Tensor pickling is provided by ember.save/ember.load")
 

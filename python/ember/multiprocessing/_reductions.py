@@ -1,0 +1,71 @@
+"""ForkingPickler reducers: a tensor pickles as a handle to its storage in shared memory (moved
+there first if needed) plus its geometry; unpickling maps the same memory in the receiver."""
+import os
+from multiprocessing import reduction, resource_tracker
+
+from .. import _C
+
+_strategy = ["file_descriptor"]  # mutable cell: set_sharing_strategy writes it
+
+
+def _connect_tracker():
+    # named segments are reported to Python's resource_tracker, which unlinks the ones whose
+    # processes died holding them once every process of the tree has exited
+    resource_tracker.ensure_running()
+    _C._shm_set_tracker_fd(resource_tracker._resource_tracker._fd)
+
+
+def share_memory_(t, strategy=None):
+    """Move the storage of `t` into shared memory (in place, a no-op if it is already there)."""
+    if _C._shm_strategy_of(t) is None:
+        strategy = strategy or _strategy[0]
+        if strategy == "file_system":
+            _connect_tracker()
+        _C._shm_share(t, strategy)
+    return t
+
+
+def _finish(t, cls, requires_grad):
+    if cls is not None and cls.__name__ == "Parameter":
+        return cls(t, requires_grad=requires_grad)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_from_fd(dup_fd, nbytes, dtype, size, stride, offset, cls, requires_grad):
+    fd = dup_fd.detach()
+    try:
+        t = _C._shm_rebuild_fd(fd, nbytes, dtype, list(size), list(stride), offset)
+    finally:
+        os.close(fd)
+    return _finish(t, cls, requires_grad)
+
+
+def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_grad):
+    _connect_tracker()
+    t = _C._shm_rebuild_file(name, nbytes, True, dtype, list(size), list(stride), offset)
+    return _finish(t, cls, requires_grad)
+
+
+def reduce_tensor(t):
+    if t.requires_grad and not t.is_leaf:
+        raise RuntimeError(
+            "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does not support "
+            "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
+            "before serializing (e.g., putting it on the queue).")
+    share_memory_(t)
+    geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
+                type(t) if type(t).__name__ == "Parameter" else None, bool(t.requires_grad))
+    if _C._shm_strategy_of(t) == "file_descriptor":
+        return _rebuild_from_fd, (reduction.DupFd(_C._shm_fd(t)),) + geometry
+    # the receiver adopts this reference, so the segment outlives a sender that drops `t` first
+    _C._shm_add_ref(t)
+    return _rebuild_from_file, (_C._shm_name(t),) + geometry
+
+
+def init_reductions():
+    from ..nn.parameter import Parameter
+    from .._tensor import Tensor
+    for cls in (_C.TensorBase, Tensor, Parameter):
+        reduction.ForkingPickler.register(cls, reduce_tensor)
