@@ -12,11 +12,12 @@ import queue
 
 from ... import multiprocessing as ember_mp
 from ._utils import worker as _worker
+from .dataloader import _BaseDataLoaderIter
 
 
-class _MultiProcessingDataLoaderIter:
-    def __init__(self, loader, base):
-        self._base = base  # the shared bookkeeping of _BaseDataLoaderIter (sampler, counts)
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    def __init__(self, loader):
+        super().__init__(loader)
         self._num_workers = loader.num_workers
         self._prefetch_factor = loader.prefetch_factor
         self._timeout = loader.timeout
@@ -31,15 +32,16 @@ class _MultiProcessingDataLoaderIter:
             index_queue = ctx.Queue()
             index_queue.cancel_join_thread()  # never block exit on indices nobody will read
             w = ctx.Process(target=_worker._worker_loop, daemon=True, args=(
-                base._dataset_kind, base._dataset, index_queue, self._worker_result_queue,
-                self._workers_done_event, base._auto_collation, base._collate_fn, base._drop_last,
-                base._base_seed, loader.worker_init_fn, i, self._num_workers, os.getpid()))
+                self._dataset_kind, self._dataset, index_queue, self._worker_result_queue,
+                self._workers_done_event, self._auto_collation, self._collate_fn, self._drop_last,
+                self._base_seed, loader.worker_init_fn, i, self._num_workers, os.getpid()))
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
-        self._reset(first_iter=True)
+        self._reset(loader, first_iter=True)
 
-    def _reset(self, first_iter=False):
+    def _reset(self, loader, first_iter=False):
+        super()._reset(loader, first_iter)
         self._send_idx = 0  # next batch index to send to a worker
         self._rcvd_idx = 0  # next batch index to return
         self._task_info = {}  # batch index -> (worker_id,) while pending, (worker_id, data) once here
@@ -91,7 +93,7 @@ class _MultiProcessingDataLoaderIter:
             if ok:
                 return data
 
-    def next_data(self):
+    def _next_data(self):
         while True:
             while self._rcvd_idx < self._send_idx:
                 info = self._task_info.get(self._rcvd_idx)
@@ -134,7 +136,7 @@ class _MultiProcessingDataLoaderIter:
         if self._tasks_outstanding >= self._prefetch_factor * self._num_workers:
             return
         try:
-            index = self._base._next_index()
+            index = self._next_index()
         except StopIteration:
             return
         for _ in range(self._num_workers):
