@@ -76,7 +76,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if dead:
             pids = ", ".join(str(w.pid) for w in dead)
             codes = [w.exitcode for w in dead]
-            self._shutdown_workers()
+            self._shutdown_workers(graceful=False)
             how = f"killed by signal: {-codes[0]}" if codes[0] < 0 else f"exit code {codes[0]}"
             raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({how}).")
         return False, None
@@ -85,7 +85,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         if self._timeout > 0:
             ok, data = self._try_get_data(self._timeout)
             if not ok:
-                self._shutdown_workers()
+                self._shutdown_workers(graceful=False)
                 raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
             return data
         while True:
@@ -151,7 +151,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._send_idx += 1
 
     # ---------------------------------------------------------------- shutdown
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, graceful=True):
+        # graceful: let the workers see the None and exit; else (a fault) terminate them at once
         if self._shutdown:
             return
         self._shutdown = True
@@ -163,7 +164,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 except (OSError, ValueError):
                     pass
             for w in self._workers:
-                w.join(timeout=_worker.MP_STATUS_CHECK_INTERVAL)
+                w.join(timeout=_worker.MP_STATUS_CHECK_INTERVAL if graceful else 0)
                 if w.is_alive():
                     w.terminate()
                     w.join()
