@@ -228,3 +228,35 @@ def test_ctrl_c_cleans_up(tmp_path):
             time.sleep(0.05)
         else:
             pytest.fail(f"worker {pid} still alive")
+
+
+class Unpicklable(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        import threading
+        return threading.Lock()
+
+
+def test_unpicklable_batch_is_reported():
+    with pytest.raises(TypeError, match="Caught TypeError in DataLoader worker process 0"):
+        list(DataLoader(Unpicklable(), batch_size=None, num_workers=1, collate_fn=lambda x: x, timeout=10))
+
+
+def test_abandoned_epoch_releases_segments():
+    import gc
+    import ember.multiprocessing as mp
+    before = sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_"))
+    mp.set_sharing_strategy("file_system")
+    try:
+        it = iter(DataLoader(Squares(), batch_size=2, num_workers=2, prefetch_factor=4))
+        first = next(it)
+        deadline = time.monotonic() + 5
+        while it._worker_result_queue.empty() and time.monotonic() < deadline:
+            time.sleep(0.01)  # batches in flight
+        del it, first
+        gc.collect()
+    finally:
+        mp.set_sharing_strategy("file_descriptor")
+    assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_")) == before

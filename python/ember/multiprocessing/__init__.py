@@ -27,6 +27,8 @@ def set_sharing_strategy(new_strategy):
     if new_strategy not in _all_sharing_strategies:
         raise AssertionError(f"invalid sharing strategy {new_strategy!r}; expected one of "
                              f"{sorted(_all_sharing_strategies)}")
+    if new_strategy == "file_system":
+        _reductions._connect_tracker()  # started here, so children share this process's tracker
     _reductions._strategy[0] = new_strategy
 
 

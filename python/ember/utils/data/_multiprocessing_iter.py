@@ -9,6 +9,7 @@ import itertools
 import multiprocessing.connection
 import os
 import queue
+from multiprocessing.reduction import ForkingPickler
 
 from ... import multiprocessing as ember_mp
 from ._utils import worker as _worker
@@ -24,6 +25,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
         self._in_order = loader.in_order
         self._persistent_workers = loader.persistent_workers
         ctx = loader.multiprocessing_context or ember_mp
+        if ember_mp.get_sharing_strategy() == "file_system":
+            ember_mp._reductions._connect_tracker()  # one tracker, inherited by the workers
         self._shutdown = False
         self._worker_result_queue = ctx.Queue()
         self._workers_done_event = ctx.Event()
@@ -69,7 +72,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             return False, None
         if reader in ready:  # read what a worker sent before looking at whether it died
             try:
-                return True, self._worker_result_queue.get(timeout=timeout)
+                idx, data = self._worker_result_queue.get(timeout=timeout)
+                return True, (idx, ForkingPickler.loads(data) if isinstance(data, bytes) else data)
             except queue.Empty:
                 pass
         dead = [self._workers[i] for s, i in live.items() if s in ready and not self._workers[i].is_alive()]
@@ -171,9 +175,24 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             for q in self._index_queues:
                 q.cancel_join_thread()
                 q.close()
+            self._drain()
         finally:
             self._worker_result_queue.cancel_join_thread()
             self._worker_result_queue.close()
+
+    def _drain(self):
+        # batches nobody will read: unpickle and drop them so named segments are released now
+        while True:
+            try:
+                if not self._worker_result_queue._reader.poll(0):
+                    return
+                _, data = self._worker_result_queue.get(timeout=0.1)
+                if isinstance(data, bytes):
+                    ForkingPickler.loads(data)
+            except queue.Empty:
+                return
+            except Exception:
+                continue  # e.g. a file descriptor whose sender has exited: nothing left to release
 
     def __del__(self):
         try:

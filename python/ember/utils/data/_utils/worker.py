@@ -98,6 +98,16 @@ def _seed_worker(base_seed, worker_id):
     return seed
 
 
+def _pickle_result(data, worker_id):
+    # pickled here rather than in the queue's feeder thread, where a failure would only be printed
+    # and the main process would wait for the batch forever
+    from multiprocessing.reduction import ForkingPickler
+    try:
+        return bytes(ForkingPickler.dumps(data))
+    except Exception:
+        return bytes(ForkingPickler.dumps(ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")))
+
+
 def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, auto_collation, collate_fn,
                  drop_last, base_seed, init_fn, worker_id, num_workers, parent_pid):
     global _worker_info
@@ -148,7 +158,7 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
                         iteration_end = True
                     else:
                         data = ExceptionWrapper(where=f"in DataLoader worker process {worker_id}")
-            data_queue.put((idx, data))
+            data_queue.put((idx, _pickle_result(data, worker_id)))
             del data, idx, index, r  # the batch's storages are freed as soon as they are sent
     except KeyboardInterrupt:
         pass  # the main process handles Ctrl-C and shuts us down
