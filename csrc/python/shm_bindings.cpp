@@ -65,10 +65,14 @@ void bind_shm(nb::module_& m) {
                                 int64_t offset) {
     return view_of(shm::open_file(name, nbytes, adopt), dtype, sizes, strides, offset);
   });
-  // a tensor of the given geometry on another tensor's storage (a second view of one received storage)
-  m.def("_shm_view_like", [](const Tensor& base, nb::handle dtype, const std::vector<int64_t>& sizes,
-                             const std::vector<int64_t>& strides, int64_t offset) {
-    return view_of(base.impl()->storage(), dtype, sizes, strides, offset);
+  m.def("_shm_empty", [](const std::string& strategy, nb::handle dtype, const std::vector<int64_t>& sizes) {
+    int64_t numel = 1;
+    for (int64_t n : sizes) numel *= n;
+    std::vector<int64_t> strides(sizes.size());
+    for (int64_t i = int64_t(sizes.size()) - 1, st = 1; i >= 0; st *= std::max<int64_t>(sizes[size_t(i)], 1), i--)
+      strides[size_t(i)] = st;
+    size_t nbytes = size_t(numel) * itemsize(unpack_dtype(dtype.ptr()));
+    return view_of(shm::allocate(nbytes, parse_kind(strategy)), dtype, sizes, strides, 0);
   });
   m.def("_shm_set_tracker_fd", &shm::set_tracker_fd);
   m.def("_shm_live_mappings", &shm::live_mappings);

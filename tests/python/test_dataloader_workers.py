@@ -260,3 +260,17 @@ def test_abandoned_epoch_releases_segments():
     finally:
         mp.set_sharing_strategy("file_descriptor")
     assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_")) == before
+
+
+def _collate_and_probe(batch):
+    from ember.utils.data import default_collate
+    x, i, _, _ = default_collate(batch)
+    return x, i, x.is_shared()  # stacked straight into shared memory inside the worker
+
+
+def test_worker_collates_into_shared_memory():
+    out = list(DataLoader(Squares(6), batch_size=3, num_workers=1, collate_fn=_collate_and_probe))
+    assert [s for _, _, s in out] == [True, True]
+    assert [x[:, 0].tolist() for x, _, _ in out] == [[0, 1, 4], [9, 16, 25]]
+    x, _, _ = next(iter(DataLoader(Squares(6), batch_size=3, collate_fn=_collate_and_probe)))
+    assert not x.is_shared()  # the main process keeps ordinary memory

@@ -155,6 +155,11 @@ Kind kind_of(const StorageImpl& s) {
   return static_cast<const Mapping*>(s.deleter_ctx())->kind;
 }
 
+Storage allocate(size_t nbytes, Kind kind) {
+  EMBER_CHECK(kind != Kind::kNone, "shared memory: expected a shared-memory kind");
+  return wrap_mapping(create(kind, nbytes), nbytes);
+}
+
 void share(StorageImpl& s, Kind kind) {
   EMBER_CHECK(kind != Kind::kNone, "share: expected a shared-memory kind");
   EMBER_CHECK(s.device().is_cpu(), "share_memory_: only CPU storages can be shared");

@@ -18,6 +18,8 @@ enum class Kind { kNone, kFd, kFile };
 
 // Which kind of shared mapping backs `s` (kNone for ordinary memory).
 EMBER_API Kind kind_of(const StorageImpl& s);
+// A new, zero-filled shared storage (a DataLoader worker collates its batch straight into one).
+EMBER_API Storage allocate(size_t nbytes, Kind kind);
 // Move the bytes of `s` into a new shared mapping, in place: every view of `s` follows.
 EMBER_API void share(StorageImpl& s, Kind kind);
 // The memfd of a kFd storage (still owned by the storage).
