@@ -68,6 +68,7 @@ def test_batches_match_single_process():
     assert len(loader) == 7
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
 def test_unbatched_out_of_order_prefetch():
     out = list(DataLoader(Squares(9), batch_size=None, num_workers=2, prefetch_factor=1, in_order=False))
     assert sorted(i for _, i, _, _ in out) == list(range(9))
@@ -76,6 +77,8 @@ def test_unbatched_out_of_order_prefetch():
 
 
 def test_argument_checks():
+    with pytest.warns(UserWarning, match="This DataLoader will create 64 worker processes"):
+        DataLoader(Squares(), num_workers=64).check_worker_number_rationality()
     with pytest.raises(ValueError, match="prefetch_factor"):
         DataLoader(Squares(), prefetch_factor=2)
     with pytest.raises(ValueError, match="non-negative"):
@@ -128,6 +131,7 @@ def test_numpy_seed_matches_torch():
         assert list(_numpy_seed(base, wid)) == list(worker._generate_state(base, wid))
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
 def test_iterable_sharding():
     out = list(DataLoader(Stream(11), batch_size=2, num_workers=3))
     assert sorted(v for b in out for v in b.tolist()) == list(range(11))

@@ -154,6 +154,7 @@ class DataLoader:
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         from ._multiprocessing_iter import _MultiProcessingDataLoaderIter
+        self.check_worker_number_rationality()
         return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
@@ -176,7 +177,20 @@ class DataLoader:
         return len(self._index_sampler)
 
     def check_worker_number_rationality(self):
-        pass
+        if self.num_workers == 0:
+            return
+        import os
+        try:
+            max_workers = len(os.sched_getaffinity(0))
+        except AttributeError:
+            max_workers = os.cpu_count()
+        if max_workers is not None and self.num_workers > max_workers:
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker processes in total. Our suggested max "
+                f"number of worker in current system is {max_workers}, which is smaller than what this DataLoader "
+                "is going to create. Please be aware that excessive worker creation might get DataLoader running "
+                "slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=3)
 
 
 class _BaseDataLoaderIter:
