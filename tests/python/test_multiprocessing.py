@@ -248,3 +248,5 @@ def test_spawn_writes_and_errors():
     assert len(ctx.pids()) == 2
     while not ctx.join():
         pass
+    with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
+        mp.spawn(_spawn_ok, args=(t,), nprocs=1, start_method="fork")

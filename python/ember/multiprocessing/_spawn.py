@@ -139,5 +139,10 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
 
 
 def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-    """torch.multiprocessing.spawn: start_processes with the 'spawn' start method by default."""
+    """torch.multiprocessing.spawn: start_processes with the 'spawn' start method."""
+    if start_method != "spawn":
+        import warnings
+        warnings.warn(f"This method only supports start_method=spawn (got: {start_method}).\nTo use a different "
+                      f"start_method use:\n\t\t ember.multiprocessing.start_processes(...)", FutureWarning,
+                      stacklevel=2)
     return start_processes(fn, args, nprocs, join, daemon, start_method)
