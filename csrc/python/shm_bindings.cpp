@@ -74,6 +74,11 @@ void bind_shm(nb::module_& m) {
     size_t nbytes = size_t(numel) * itemsize(unpack_dtype(dtype.ptr()));
     return view_of(shm::allocate(nbytes, parse_kind(strategy)), dtype, sizes, strides, 0);
   });
+  // another view of a storage this process already mapped (two tensors of one storage stay aliased)
+  m.def("_shm_view_like", [](const Tensor& base, nb::handle dtype, const std::vector<int64_t>& sizes,
+                             const std::vector<int64_t>& strides, int64_t offset) {
+    return view_of(base.impl()->storage(), dtype, sizes, strides, offset);
+  });
   m.def("_shm_set_tracker_fd", &shm::set_tracker_fd);
   m.def("_shm_live_mappings", &shm::live_mappings);
 }

@@ -125,6 +125,26 @@ def test_parameters_and_non_leaf():
     assert d.tolist() == y.tolist() and not d.requires_grad
 
 
+def _echo_pair(q_in, q_out, done):
+    a, b = q_in.get()
+    q_out.put((b, a, a.data_ptr() + 4 * b.storage_offset() == b.data_ptr()))
+    done.wait()
+
+
+def test_one_storage_maps_once(strategy):
+    ctx = mp.get_context("fork")
+    q_in, q_out, done = ctx.Queue(), ctx.Queue(), ctx.Event()
+    p = ctx.Process(target=_echo_pair, args=(q_in, q_out, done))
+    p.start()
+    t = ember.arange(6.)
+    q_in.put((t, t[2:]))
+    b, a, aliased_in_child = q_out.get(timeout=30)
+    done.set()
+    p.join(30)
+    assert aliased_in_child  # a tensor and its view arrive as views of one mapping
+    assert a.data_ptr() == t.data_ptr() and b.data_ptr() == t.data_ptr() + 8  # back home: the original memory
+
+
 def _double(t):
     return t * 2
 

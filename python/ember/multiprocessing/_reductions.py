@@ -1,6 +1,8 @@
 """ForkingPickler reducers: a tensor pickles as a handle to its storage in shared memory (moved
 there first if needed) plus its geometry; unpickling maps the same memory in the receiver."""
 import os
+import threading
+import weakref
 from multiprocessing import reduction, resource_tracker
 
 from .. import _C
@@ -33,10 +35,32 @@ def _finish(t, cls, requires_grad):
     return t
 
 
+# storages this process has mapped, by segment identity -> a live tensor on it: a storage received
+# again (or twice in one message, as a tensor and its view) maps once and its tensors stay aliased
+_mapped = weakref.WeakValueDictionary()
+_mapped_lock = threading.Lock()
+
+
+def _fd_key(fd):
+    st = os.fstat(fd)
+    return ("fd", st.st_dev, st.st_ino)
+
+
+def _cached_view(key, dtype, size, stride, offset):
+    base = _mapped.get(key)
+    return None if base is None else _C._shm_view_like(base, dtype, list(size), list(stride), offset)
+
+
 def _rebuild_from_fd(dup_fd, nbytes, dtype, size, stride, offset, cls, requires_grad):
     fd = dup_fd.detach()
     try:
-        t = _C._shm_rebuild_fd(fd, nbytes, dtype, list(size), list(stride), offset)
+        key = _fd_key(fd)
+        with _mapped_lock:
+            t = _cached_view(key, dtype, size, stride, offset)
+            if t is None:
+                t = _C._shm_rebuild_fd(fd, nbytes, dtype, list(size), list(stride), offset)
+                _mapped[key] = t = _finish(t, cls, requires_grad)
+                return t
     finally:
         os.close(fd)
     return _finish(t, cls, requires_grad)
@@ -44,7 +68,14 @@ def _rebuild_from_fd(dup_fd, nbytes, dtype, size, stride, offset, cls, requires_
 
 def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_grad):
     _connect_tracker()
-    t = _C._shm_rebuild_file(name, nbytes, True, dtype, list(size), list(stride), offset)
+    key = ("file", name)
+    with _mapped_lock:
+        t = _cached_view(key, dtype, size, stride, offset)
+        if t is None:
+            t = _C._shm_rebuild_file(name, nbytes, True, dtype, list(size), list(stride), offset)
+            _mapped[key] = t = _finish(t, cls, requires_grad)
+            return t
+        _C._shm_release_ref(name)  # already mapped here: the sender's extra reference is not needed
     return _finish(t, cls, requires_grad)
 
 
@@ -58,10 +89,21 @@ def reduce_tensor(t):
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if type(t).__name__ == "Parameter" else None, bool(t.requires_grad))
     if _C._shm_strategy_of(t) == "file_descriptor":
-        return _rebuild_from_fd, (reduction.DupFd(_C._shm_fd(t)),) + geometry
+        fd = _C._shm_fd(t)
+        _remember(_fd_key(fd), t)
+        return _rebuild_from_fd, (reduction.DupFd(fd),) + geometry
+    name = _C._shm_name(t)
+    _remember(("file", name), t)
     # the receiver adopts this reference, so the segment outlives a sender that drops `t` first
     _C._shm_add_ref(t)
-    return _rebuild_from_file, (_C._shm_name(t),) + geometry
+    return _rebuild_from_file, (name,) + geometry
+
+
+def _remember(key, t):
+    # a tensor sent away and sent back arrives on the original memory
+    with _mapped_lock:
+        if _mapped.get(key) is None:
+            _mapped[key] = t
 
 
 def init_reductions():

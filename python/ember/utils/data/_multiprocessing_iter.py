@@ -9,6 +9,8 @@ import itertools
 import multiprocessing.connection
 import os
 import queue
+import signal
+import time
 from multiprocessing.reduction import ForkingPickler
 
 from ... import multiprocessing as ember_mp
@@ -76,14 +78,20 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 return True, (idx, ForkingPickler.loads(data) if isinstance(data, bytes) else data)
             except queue.Empty:
                 pass
-        dead = [self._workers[i] for s, i in live.items() if s in ready and not self._workers[i].is_alive()]
+            except Exception as e:  # e.g. the sender of a file descriptor died before handing it over
+                self._raise_if_dead(live.values(), e)
+                raise
+        self._raise_if_dead(i for s, i in live.items() if s in ready)
+        return False, None
+
+    def _raise_if_dead(self, worker_ids, cause=None):
+        dead = [self._workers[i] for i in worker_ids if not self._workers[i].is_alive()]
         if dead:
             pids = ", ".join(str(w.pid) for w in dead)
-            codes = [w.exitcode for w in dead]
+            code = dead[0].exitcode
             self._shutdown_workers(graceful=False)
-            how = f"killed by signal: {-codes[0]}" if codes[0] < 0 else f"exit code {codes[0]}"
-            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({how}).")
-        return False, None
+            how = f"killed by signal: {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+            raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly ({how}).") from cause
 
     def _get_data(self):
         if self._timeout > 0:
@@ -167,8 +175,13 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                     q.put(None)
                 except (OSError, ValueError):
                     pass
+            # the workers flush what they already sent before they exit: read and drop it meanwhile,
+            # so the storages it holds are released now (named segments would otherwise wait for exit)
+            deadline = time.monotonic() + (_worker.MP_STATUS_CHECK_INTERVAL if graceful else 0)
             for w in self._workers:
-                w.join(timeout=_worker.MP_STATUS_CHECK_INTERVAL if graceful else 0)
+                while w.is_alive() and time.monotonic() < deadline:
+                    self._drain()
+                    w.join(0.01)
                 if w.is_alive():
                     w.terminate()
                     w.join()

@@ -162,6 +162,6 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
             del data, idx, index, r  # the batch's storages are freed as soon as they are sent
     except KeyboardInterrupt:
         pass  # the main process handles Ctrl-C and shuts us down
-    if done_event.is_set():
-        data_queue.cancel_join_thread()
-        data_queue.close()
+    if done_event.is_set() and os.getppid() != parent_pid:
+        data_queue.cancel_join_thread()  # nobody reads any more: do not block exit on a full pipe
+    data_queue.close()  # at exit, the feeder thread flushes what is queued to the main process
