@@ -10,11 +10,16 @@ from .. import _C
 _strategy = ["file_descriptor"]  # mutable cell: set_sharing_strategy writes it
 
 
+_tracker_connected_in = [None]  # the pid that last connected (a fork()ed child inherits the fd)
+
+
 def _connect_tracker():
     # named segments are reported to Python's resource_tracker, which unlinks the ones whose
     # processes died holding them once every process of the tree has exited
-    resource_tracker.ensure_running()
-    _C._shm_set_tracker_fd(resource_tracker._resource_tracker._fd)
+    if _tracker_connected_in[0] != os.getpid():
+        resource_tracker.ensure_running()
+        _C._shm_set_tracker_fd(resource_tracker._resource_tracker._fd)
+        _tracker_connected_in[0] = os.getpid()
 
 
 def share_memory_(t, strategy=None):
@@ -28,7 +33,7 @@ def share_memory_(t, strategy=None):
 
 
 def _finish(t, cls, requires_grad):
-    if cls is not None and cls.__name__ == "Parameter":
+    if cls is not None:  # an nn.Parameter
         return cls(t, requires_grad=requires_grad)
     if requires_grad:
         t.requires_grad_(True)
@@ -46,9 +51,18 @@ def _fd_key(fd):
     return ("fd", st.st_dev, st.st_ino)
 
 
+def _key_of(t):
+    strategy = _C._shm_strategy_of(t)
+    if strategy == "file_descriptor":
+        return _fd_key(_C._shm_fd(t))
+    return ("file", _C._shm_name(t)) if strategy == "file_system" else None
+
+
 def _cached_view(key, dtype, size, stride, offset):
     base = _mapped.get(key)
-    return None if base is None else _C._shm_view_like(base, dtype, list(size), list(stride), offset)
+    if base is None or _key_of(base) != key:  # gone, or given other memory since (`t.data = ...`)
+        return None
+    return _C._shm_view_like(base, dtype, list(size), list(stride), offset)
 
 
 def _rebuild_from_fd(dup_fd, nbytes, dtype, size, stride, offset, cls, requires_grad):
@@ -86,24 +100,20 @@ def reduce_tensor(t):
             "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
             "before serializing (e.g., putting it on the queue).")
     share_memory_(t)
+    from ..nn.parameter import Parameter
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
-                type(t) if type(t).__name__ == "Parameter" else None, bool(t.requires_grad))
-    if _C._shm_strategy_of(t) == "file_descriptor":
-        fd = _C._shm_fd(t)
-        _remember(_fd_key(fd), t)
-        return _rebuild_from_fd, (reduction.DupFd(fd),) + geometry
-    name = _C._shm_name(t)
-    _remember(("file", name), t)
+                type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))
+    key = _key_of(t)
+    with _mapped_lock:  # a tensor sent away and sent back arrives on the original memory
+        base = _mapped.get(key)
+        if base is None or _key_of(base) != key:
+            _mapped[key] = t
+    if key[0] == "fd":
+        return _rebuild_from_fd, (reduction.DupFd(_C._shm_fd(t)),) + geometry
+    name = key[1]
     # the receiver adopts this reference, so the segment outlives a sender that drops `t` first
     _C._shm_add_ref(t)
     return _rebuild_from_file, (name,) + geometry
-
-
-def _remember(key, t):
-    # a tensor sent away and sent back arrives on the original memory
-    with _mapped_lock:
-        if _mapped.get(key) is None:
-            _mapped[key] = t
 
 
 def init_reductions():
