@@ -270,3 +270,24 @@ def test_spawn_writes_and_errors():
         pass
     with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
         mp.spawn(_spawn_ok, args=(t,), nprocs=1, start_method="fork")
+
+
+def _parallel_work(q):
+    q.put((ember.get_num_threads(), ember.ones(1 << 21).exp().sum().item()))
+
+
+def test_fork_after_parallel_region():
+    # libgomp's pool does not survive fork(): the child must not hang in its first parallel op
+    old = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        ember.ones(1 << 21).exp().sum()  # the parent's pool is up
+        ctx = mp.get_context("fork")
+        q = ctx.Queue()
+        p = ctx.Process(target=_parallel_work, args=(q,))
+        p.start()
+        threads, total = q.get(timeout=30)
+        p.join(30)
+    finally:
+        ember.set_num_threads(old)
+    assert threads == 1 and total == pytest.approx(2.718281828 * (1 << 21), rel=1e-4)
