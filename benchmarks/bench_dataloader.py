@@ -5,7 +5,8 @@ dataset whose items cost Python work (as decoding/augmenting does); plus the wor
 
 Each configuration builds a fresh loader (worker start-up included) and runs two epochs; the
 table shows items/s of the second epoch (steady state, persistent workers) and of the whole
-run. Memory: the proportional set size (PSS, shared pages split between their users) and the
+run. A second table isolates the cost of moving a batch (tiny items, one worker) under each
+sharing strategy. Memory: the proportional set size (PSS, shared pages split between their users) and the
 resident size of each worker after the run, from /proc/<pid>/smaps_rollup.
 """
 import argparse
@@ -70,6 +71,30 @@ def run(lib, data_mod, workers, items, work, batch_size, epochs=2):
     return items / epoch_times[-1], epochs * items / elapsed, mem
 
 
+class Tiny:
+    def __init__(self, lib, n):
+        self.lib, self.n = lib, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        return self.lib.ones(16)
+
+
+def batches_per_s(lib, data_mod, mp_mod, strategy, n=4000, batch_size=4):
+    mp_mod.set_sharing_strategy(strategy)
+    loader = data_mod.DataLoader(Tiny(lib, n), batch_size=batch_size, num_workers=1, persistent_workers=True)
+    for _ in loader:  # warm-up epoch: worker start-up
+        pass
+    t0 = time.perf_counter()
+    for _ in loader:
+        pass
+    rate = (n // batch_size) / (time.perf_counter() - t0)
+    loader._iterator._shutdown_workers()
+    return rate
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--items", type=int, default=2048)
@@ -102,6 +127,18 @@ def main():
             mem = runs[-1][2]
             mem_s = ", ".join(f"{m.get('Pss', 0) / 1024:.0f} / {m.get('Rss', 0) / 1024:.0f}" for m in mem) or "-"
             print(f"| {workers} | {name} | {steady:,.0f} | {overall:,.0f} | {mem_s} |")
+
+    print("\nPer-batch transfer cost: batches of 4 tensors of 16 floats, 1 worker, batches/s")
+    print("| strategy | " + " | ".join(name for name, _, _ in libs) + " |")
+    print("|---|" + "---|" * len(libs))
+    for strategy in ("file_descriptor", "file_system"):
+        rates = []
+        for name, lib, data_mod in libs:
+            mp_mod = __import__(f"{name}.multiprocessing", fromlist=["x"])
+            rates.append(statistics.median(batches_per_s(lib, data_mod, mp_mod, strategy)
+                                           for _ in range(args.repeats)))
+            mp_mod.set_sharing_strategy("file_descriptor")
+        print(f"| {strategy} | " + " | ".join(f"{r:,.0f}" for r in rates) + " |")
 
 
 if __name__ == "__main__":
