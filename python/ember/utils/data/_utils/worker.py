@@ -10,6 +10,8 @@ __all__ = ["get_worker_info", "WorkerInfo", "ExceptionWrapper"]
 
 # how often a waiting worker (or the main process) looks whether its peer is still alive
 MP_STATUS_CHECK_INTERVAL = 1.0
+# how often an idle worker checks for shutdown: short, so shutting down never waits on it
+_WORKER_POLL_INTERVAL = 0.1
 
 _worker_info = None
 
@@ -131,10 +133,12 @@ def _worker_loop(dataset_kind, dataset, index_queue, data_queue, done_event, aut
         iteration_end = False
         while True:
             try:
-                r = index_queue.get(timeout=MP_STATUS_CHECK_INTERVAL)
+                r = index_queue.get(timeout=_WORKER_POLL_INTERVAL)
             except queue.Empty:
-                if os.getppid() != parent_pid:
-                    break  # the main process died: nobody will read our results
+                # shutting down (the None may still sit in the main process's feeder thread), or the
+                # main process died and nobody will read our results
+                if done_event.is_set() or os.getppid() != parent_pid:
+                    break
                 continue
             if isinstance(r, _ResumeIteration):
                 data_queue.put((r, None))
