@@ -106,7 +106,7 @@ Mapping* create(Kind kind, size_t nbytes) {
     m->map_bytes = std::max<size_t>(nbytes, 1);
     int fd = ::memfd_create("ember_shared", MFD_CLOEXEC);
     if (fd < 0 || ::ftruncate(fd, off_t(m->map_bytes)) != 0) {
-      std::string err = errno_str();
+      std::string err = errno == EMFILE ? errno_str() + " (try set_sharing_strategy('file_system'))" : errno_str();
       if (fd >= 0) ::close(fd);
       delete m;
       EMBER_CHECK(false, "shared memory: memfd of ", nbytes, " bytes failed: ", err);
@@ -181,6 +181,9 @@ void add_ref(const StorageImpl& s) {
 
 Storage open_fd(int fd, size_t nbytes) {
   int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  EMBER_CHECK(own >= 0 || errno != EMFILE, "shared memory: too many open files: every tensor shared by the "
+              "'file_descriptor' strategy keeps one open; raise the limit (ulimit -n) or call "
+              "ember.multiprocessing.set_sharing_strategy('file_system')");
   EMBER_CHECK(own >= 0, "shared memory: invalid file descriptor ", fd, ": ", errno_str());
   size_t size = file_size(own);
   if (size < std::max<size_t>(nbytes, 1)) {
