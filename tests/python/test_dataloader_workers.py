@@ -14,6 +14,7 @@ import pytest
 import ember
 from ember.utils.data import DataLoader, Dataset, IterableDataset, get_worker_info
 from ember.utils.data._utils.worker import _numpy_seed
+from shm_util import assert_no_new_segments, ember_segments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -178,14 +179,14 @@ def test_pin_memory_and_spawn_context():
 
 def test_no_leaked_segments_file_system():
     import ember.multiprocessing as mp
-    before = sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_"))
+    before = ember_segments()
     mp.set_sharing_strategy("file_system")
     try:
         total = sum(x.sum().item() for x, _, _, _ in DataLoader(Squares(), batch_size=4, num_workers=2))
     finally:
         mp.set_sharing_strategy("file_descriptor")
     assert total == 2 * sum(i * i for i in range(20))
-    assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_")) == before
+    assert_no_new_segments(before)
 
 
 CTRL_C = textwrap.dedent("""
@@ -251,7 +252,7 @@ def test_unpicklable_batch_is_reported():
 def test_abandoned_epoch_releases_segments():
     import gc
     import ember.multiprocessing as mp
-    before = sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_"))
+    before = ember_segments()
     mp.set_sharing_strategy("file_system")
     try:
         it = iter(DataLoader(Squares(), batch_size=2, num_workers=2, prefetch_factor=4))
@@ -263,7 +264,7 @@ def test_abandoned_epoch_releases_segments():
         gc.collect()
     finally:
         mp.set_sharing_strategy("file_descriptor")
-    assert sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_")) == before
+    assert_no_new_segments(before)
 
 
 def _collate_and_probe(batch):

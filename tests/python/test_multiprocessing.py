@@ -10,12 +10,9 @@ import pytest
 
 import ember
 import ember.multiprocessing as mp
+from shm_util import assert_no_new_segments, ember_segments
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def shm_files():
-    return sorted(f for f in os.listdir("/dev/shm") if f.startswith("ember_"))
 
 
 @pytest.fixture(params=["file_descriptor", "file_system"])
@@ -52,9 +49,9 @@ def test_share_memory_in_place(strategy):
     assert e.is_shared() and e.numel() == 0
     if strategy == "file_system":
         name = ember._C._shm_name(t)
-        assert name[1:] in shm_files()
+        assert name[1:] in ember_segments()
         del t, v
-        assert name[1:] not in shm_files()  # the last reference unlinks the segment
+        assert name[1:] not in ember_segments()  # the last reference unlinks the segment
 
 
 def _child_add(t, value):
@@ -203,7 +200,7 @@ LEAK_SCRIPT = textwrap.dedent("""
 def test_no_leaked_segments_after_kill(tmp_path, strat):
     script = tmp_path / "leak.py"
     script.write_text(LEAK_SCRIPT.format(path=os.path.join(ROOT, "python")))
-    before = shm_files()
+    before = ember_segments()
     r = subprocess.run([sys.executable, str(script), strat], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     in_flight, code = map(int, r.stdout.split())
@@ -211,15 +208,11 @@ def test_no_leaked_segments_after_kill(tmp_path, strat):
     if strat == "file_system":
         assert in_flight >= 2  # the killed child's segments were still there while the parent lived
     # the resource tracker unlinks what the killed child held once the process tree has exited
-    import time
-    deadline = time.monotonic() + 10
-    while shm_files() != before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert shm_files() == before
+    assert_no_new_segments(before, timeout=10)
 
 
 def test_no_leaks_in_process(strategy):
-    before = shm_files()
+    before = ember_segments()
     live = ember._C._shm_live_mappings()
     ctx = mp.get_context("fork")
     q_in, q_out, done = ctx.Queue(), ctx.Queue(), ctx.Event()
@@ -232,7 +225,7 @@ def test_no_leaks_in_process(strategy):
     done.set()
     p.join(30)
     assert ember._C._shm_live_mappings() == live
-    assert shm_files() == before
+    assert_no_new_segments(before)
 
 
 def _spawn_ok(i, t):
