@@ -37,7 +37,7 @@ long = int64
 int = int32
 short = int16
 
-from . import nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
+from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401

@@ -183,6 +183,16 @@ class Tensor(_C.TensorBase):
         from .serialization import _tensor_reduce
         return _tensor_reduce(self)
 
+    # ---- shared memory (ember.multiprocessing)
+    def share_memory_(self):
+        """Move the storage into shared memory (in place; every view follows), so processes that
+        inherit or receive this tensor see each other's writes. A no-op if already shared."""
+        from .multiprocessing._reductions import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self):
+        return _C._shm_strategy_of(self) is not None
+
     # ---- interop
     def numpy(self, *, force=False):
         import numpy as np

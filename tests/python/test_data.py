@@ -242,9 +242,6 @@ def test_dataloader_iterable_dataset():
 
 def test_dataloader_errors():
     ds = Squares(4)
-    with pytest.raises(NotImplementedError, match=r"DataLoader\(num_workers=2\): worker processes are not "
-                                                  r"implemented in Ember yet; use num_workers=0"):
-        DataLoader(ds, num_workers=2)
     with pytest.raises(ValueError, match="num_workers option should be non-negative"):
         DataLoader(ds, num_workers=-1)
     with pytest.raises(ValueError, match="sampler option is mutually exclusive with shuffle"):

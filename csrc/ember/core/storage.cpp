@@ -26,9 +26,18 @@ intrusive_ptr<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, Deleter 
   return s;
 }
 
-StorageImpl::~StorageImpl() {
+StorageImpl::~StorageImpl() { free_memory(); }
+
+void StorageImpl::free_memory() {
   if (deleter_) deleter_(ctx_, data_, nbytes_);
   else cpu_free(data_, nbytes_);
+}
+
+void StorageImpl::replace_memory(void* data, Deleter deleter, void* ctx) {
+  free_memory();
+  data_ = data;
+  deleter_ = deleter;
+  ctx_ = ctx;
 }
 
 void StorageImpl::reset_memory(size_t nbytes) {

@@ -24,9 +24,14 @@ class StorageImpl : public RefCounted {
   bool owns_memory() const { return deleter_ == nullptr; }
   // Replace the memory (resize_ of an owned storage); keeps the same StorageImpl.
   void reset_memory(size_t nbytes);
+  // Swap in foreign memory of the same size (share_memory_()); frees the old memory.
+  void replace_memory(void* data, Deleter deleter, void* ctx);
+  Deleter deleter() const { return deleter_; }
+  void* deleter_ctx() const { return ctx_; }
 
  private:
   StorageImpl() = default;
+  void free_memory();
   void* data_ = nullptr;
   size_t nbytes_ = 0;
   Device device_;

@@ -1,6 +1,7 @@
 #include "ember/parallel/parallel.h"
 
 #include <omp.h>
+#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +19,11 @@ int initial_threads() {
   return std::max(1, omp_get_max_threads());
 }
 std::atomic<int> g_threads{0};
+// libgomp's pool does not survive fork(): a forked child (DataLoader worker, Hogwild process) would
+// hang in its next parallel region, so it starts single-threaded, as PyTorch's workers run.
+const bool g_atfork_registered = [] {
+  return pthread_atfork(nullptr, nullptr, [] { g_threads.store(1); }) == 0;
+}();
 }  // namespace
 
 int get_num_threads() {

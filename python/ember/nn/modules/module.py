@@ -527,7 +527,8 @@ class Module:
         return self._apply(convert)
 
     def share_memory(self):
-        return self
+        """Move every parameter (and its grad) and buffer into shared memory (Hogwild training)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ------------------------------------------------------------ hooks
     def register_full_backward_pre_hook(self, hook, prepend=False):

@@ -1,8 +1,5 @@
-"""DataLoader: iterate a dataset in (shuffled) batches, collated into tensors.
-
-Loading happens in the main process (num_workers=0); worker processes come later, and asking
-for them raises NotImplementedError.
-"""
+"""DataLoader: iterate a dataset in (shuffled) batches, collated into tensors, loaded in the main
+process (num_workers=0) or in worker processes (_multiprocessing_iter.py)."""
 import warnings
 
 from ... import _C
@@ -32,7 +29,10 @@ class DataLoader:
 
     batch_size (1; None disables batching), shuffle (a RandomSampler, reshuffled every epoch),
     sampler / batch_sampler (custom index orders), collate_fn (default_collate), drop_last (drop
-    the last incomplete batch), generator (the RNG of the shuffling). num_workers must be 0."""
+    the last incomplete batch), generator (the RNG of the shuffling and of the workers' seeds).
+    num_workers > 0 loads in that many processes (prefetch_factor batches ahead each, kept across
+    epochs with persistent_workers, started with multiprocessing_context, seeded base_seed + id);
+    timeout bounds the wait for one batch; in_order=False hands batches out as they arrive."""
 
     __initialized = False
 
@@ -43,16 +43,16 @@ class DataLoader:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
                              "multiprocessing.")
-        if num_workers > 0:
-            raise NotImplementedError(
-                f"DataLoader(num_workers={num_workers}): worker processes are not implemented in Ember yet; use "
-                "num_workers=0 (the default), which loads the batches in the main process.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
-        if prefetch_factor is not None:
+        if num_workers == 0 and prefetch_factor is not None:
             raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
                              "to enable multiprocessing, otherwise set prefetch_factor to None.")
-        if persistent_workers:
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
@@ -64,6 +64,7 @@ class DataLoader:
         self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
+        self.__multiprocessing_context = None
         self.multiprocessing_context = multiprocessing_context
         self.in_order = in_order
 
@@ -109,8 +110,31 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
+        self._iterator = None
         self.__initialized = True
         self._IterableDataset_len_called = None
+
+    @property
+    def multiprocessing_context(self):
+        return self.__multiprocessing_context
+
+    @multiprocessing_context.setter
+    def multiprocessing_context(self, ctx):
+        if ctx is not None:
+            import multiprocessing
+            if self.num_workers == 0:
+                raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
+            if isinstance(ctx, str):
+                methods = multiprocessing.get_all_start_methods()
+                if ctx not in methods:
+                    raise ValueError("multiprocessing_context option should specify a valid start method in "
+                                     f"{methods!r}, but got multiprocessing_context={ctx!r}")
+                ctx = multiprocessing.get_context(ctx)
+            if not isinstance(ctx, multiprocessing.context.BaseContext):
+                raise TypeError("multiprocessing_context option should be a valid context object or a string "
+                                f"specifying the start method, but got multiprocessing_context={ctx}")
+        self.__multiprocessing_context = ctx
 
     def __setattr__(self, attr, val):
         if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
@@ -126,8 +150,22 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        from ._multiprocessing_iter import _MultiProcessingDataLoaderIter
+        self.check_worker_number_rationality()
+        return _MultiProcessingDataLoaderIter(self)
+
     def __iter__(self):
-        return _SingleProcessDataLoaderIter(self)
+        # persistent workers outlive an epoch: the same iterator (and processes) is reset for the next
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is None:
+                self._iterator = self._get_iterator()
+            else:
+                self._iterator._reset(self)
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self):
         if self._dataset_kind == "iterable":
@@ -139,26 +177,40 @@ class DataLoader:
         return len(self._index_sampler)
 
     def check_worker_number_rationality(self):
-        pass
+        if self.num_workers == 0:
+            return
+        import os
+        try:
+            max_workers = len(os.sched_getaffinity(0))
+        except AttributeError:
+            max_workers = os.cpu_count()
+        if max_workers is not None and self.num_workers > max_workers:
+            warnings.warn(
+                f"This DataLoader will create {self.num_workers} worker processes in total. Our suggested max "
+                f"number of worker in current system is {max_workers}, which is smaller than what this DataLoader "
+                "is going to create. Please be aware that excessive worker creation might get DataLoader running "
+                "slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.",
+                stacklevel=3)
 
 
-class _SingleProcessDataLoaderIter:
-    """One pass over a DataLoader, loading in the calling process."""
+class _BaseDataLoaderIter:
+    """One pass over a DataLoader: the sampler, the counts and the checks common to both iterators."""
 
     def __init__(self, loader):
         self._dataset = loader.dataset
         self._dataset_kind = loader._dataset_kind
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
-        # like PyTorch, draw a base seed (consumes the same RNG state an epoch with workers would)
+        # like PyTorch: the workers' base seed, drawn from the loader's generator (also without workers,
+        # so an epoch consumes the same RNG state either way)
         self._base_seed = int(_C._ops.empty((), dtype=_C.int64).random_(generator=loader.generator).item())
+
+    def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
-        fetcher = _IterableDatasetFetcher if self._dataset_kind == "iterable" else _MapDatasetFetcher
-        self._dataset_fetcher = fetcher(self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
 
     def __iter__(self):
         return self
@@ -170,8 +222,7 @@ class _SingleProcessDataLoaderIter:
         return next(self._sampler_iter)
 
     def __next__(self):
-        index = self._next_index()
-        data = self._dataset_fetcher.fetch(index)
+        data = self._next_data()
         self._num_yielded += 1
         if (self._dataset_kind == "iterable" and self._IterableDataset_len_called is not None
                 and self._num_yielded > self._IterableDataset_len_called):
@@ -182,3 +233,16 @@ class _SingleProcessDataLoaderIter:
 
     def __getstate__(self):
         raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """Loads in the calling process."""
+
+    def __init__(self, loader):
+        super().__init__(loader)
+        self._reset(loader, first_iter=True)
+        fetcher = _IterableDatasetFetcher if self._dataset_kind == "iterable" else _MapDatasetFetcher
+        self._dataset_fetcher = fetcher(self._dataset, self._auto_collation, self._collate_fn, self._drop_last)
+
+    def _next_data(self):
+        return self._dataset_fetcher.fetch(self._next_index())

@@ -58,6 +58,14 @@ def default_convert(data):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
+    elem = batch[0]
+    from . import worker
+    if (worker.get_worker_info() is not None and not elem.requires_grad
+            and all(b.dtype == elem.dtype for b in batch)):
+        # in a worker, stack straight into shared memory: sending the batch then copies nothing
+        from ....multiprocessing import get_sharing_strategy
+        out = _C._shm_empty(get_sharing_strategy(), elem.dtype, [len(batch), *elem.shape])
+        return _C._ops.stack(list(batch), 0, out=out)
     return _C._ops.stack(list(batch), 0)
 
 
