@@ -715,7 +715,7 @@ DIFFERENTIABLE_COMPOSITES = {
     "tensor_split.tensor_indices_or_sections", "fliplr", "flipud", "rot90", "repeat", "tile",
     "repeat_interleave.self_Tensor", "repeat_interleave.self_int", "take", "take_along_dim", "diff", "diag",
     "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cross", "linalg_cross",
-    "grid_sampler", "affine_grid_generator",
+    "grid_sampler", "affine_grid_generator", "linear",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),
@@ -901,6 +901,12 @@ add(S("relu_backward", "basic", lambda lib, g, y: ember._C._ops._relu_backward(g
         lib.ops.aten.max_pool2d_with_indices_backward(g, x, [2, 2], [2, 2], [0, 0], [1, 1], False,
                                                       lib.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])[1])),
       A((1, 2, 2, 2)), A((1, 2, 4, 5), kind="signed", lo=0.1)))
+
+# addmm (linear's 2-D path): broadcast self, scaled terms, a transposed-layout mat2 as linear passes
+add(S("addmm", "broadcast_bias", lambda lib, b, x, w: lib.addmm(b, x, w.t()), A((4,)), A((3, 5)), A((4, 5))),
+    S("addmm", "scaled", lambda lib, s, x, w: lib.addmm(s, x, w, beta=0.5, alpha=2), A((3, 4)), A((3, 2)), A((2, 4))),
+    S("addmm", "inplace", lambda lib, s, x, w: (s * 1).addmm_(x, w), A((2, 3)), A((2, 2)), A((2, 3))),
+    S("linear", "3d_bias", lambda lib, x, w, b: lib.nn.functional.linear(x, w, b), A((2, 3, 4)), A((5, 4)), A((5,))))
 
 # convolution: in float64 these run the im2col path (float32 takes oneDNN: test_conv.py)
 add(S("convolution", "conv2d_stride_groups", lambda lib, x, w, b: lib.nn.functional.conv2d(x, w, b, 2, 1, 1, 2),

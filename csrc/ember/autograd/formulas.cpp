@@ -397,8 +397,25 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
     Tensor ga = ember::matmul(g, b.transpose(-2, -1));
     return sum_to(ga, a.sizes()).reshape(self.sizes());
   }
+  if (b.dim() == 2 && a.dim() >= 2) {  // one GEMM over all rows, in other's layout
+    Tensor a2 = a.reshape({-1, a.sizes().back()}), g2 = g.reshape({-1, g.sizes().back()});
+    return mm_mat2_backward(g2, a2, b, Scalar(int64_t(1))).reshape(other.sizes());
+  }
   Tensor gb = ember::matmul(a.transpose(-2, -1), g);
   return sum_to(gb, b.sizes()).reshape(other.sizes());
+}
+
+// A transposed-layout operand (a W.t() view, as linear passes) gets its gradient in the same
+// layout, so the gradient of W itself comes out contiguous and needs no copy.
+static bool transposed_layout(const Tensor& m) {
+  return m.dim() == 2 && m.strides()[0] == 1 && m.strides()[1] >= std::max<int64_t>(m.sizes()[0], 1) && m.sizes()[1] > 1;
+}
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const Scalar& alpha) {
+  return maybe_multiply(ember::matmul(grad, mat2.t()), alpha);
+}
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const Tensor& mat2, const Scalar& alpha) {
+  if (transposed_layout(mat2)) return maybe_multiply(ember::matmul(grad.t(), mat1).t(), alpha);
+  return maybe_multiply(ember::matmul(mat1.t(), grad), alpha);
 }
 
 // ---- neural-network ops. Masks follow PyTorch's kernels exactly at the kinks (x == threshold ...).

@@ -86,6 +86,8 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const
                                                        IntArrayRef normalized_shape, const Tensor& mean,
                                                        const Tensor& rstd, const Tensor& weight, const Tensor& bias,
                                                        double eps, std::array<bool, 3> mask);
+Tensor mm_mat1_backward(const Tensor& grad, const Tensor& mat2, const Scalar& alpha);
+Tensor mm_mat2_backward(const Tensor& grad, const Tensor& mat1, const Tensor& mat2, const Scalar& alpha);
 // implemented beside the op in ops/conv.cpp
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
                                                         const Tensor& bias, IntArrayRef stride, IntArrayRef padding,

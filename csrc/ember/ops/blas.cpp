@@ -6,6 +6,7 @@
 #include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/ops/gemm.h"
 #include "ember/iter/tensor_iter.h"
 
 namespace ember::native {
@@ -107,12 +108,44 @@ const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { r
                            const Scalar& beta, const Scalar& alpha) {                                          \
     return copy_to_out(out, native::name(self, a, b, beta, alpha), std::string_view(#name) != "addr");                                                  \
   }
-EMBER_ADDX(addmm, (void)0, native::mm(a, b))
 EMBER_ADDX(addmv, (void)0, native::mv(a, b))
 EMBER_ADDX(addbmm, (void)0, ember::sum(native::bmm(a, b), IntArrayRef({int64_t(0)}), false))
 EMBER_ADDX(baddbmm, (void)0, native::bmm(a, b))
 EMBER_ADDX(addr, (void)0, native::outer(a, b))
 #undef EMBER_ADDX
+
+// addmm on one GEMM: c starts as beta * self broadcast to [M, N] (BLAS scales it), then accumulates
+// alpha * mat1 @ mat2. beta = 0 ignores self entirely (NaN in self does not propagate), as in PyTorch.
+Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  check_dim(a, 2, "addmm", "mat1");
+  check_dim(b, 2, "addmm", "mat2");
+  EMBER_CHECK(self.dtype() == b.dtype(), "self and mat2 must have the same dtype, but got ", dtype_name(self.dtype()),
+              " and ", dtype_name(b.dtype()));
+  check_same_dtype(a, b);
+  EMBER_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x",
+              a.sizes()[1], " and ", b.sizes()[0], "x", b.sizes()[1], ")");
+  DimVector mn = {a.sizes()[0], b.sizes()[1]};
+  Tensor expanded = self.expand(mn);  // raises PyTorch's "expanded size" error
+  ScalarType dt = a.dtype();
+  if (dt == kFloat || dt == kDouble) {
+    Tensor c = empty_tensor(mn, dt);
+    double bv = beta.to_double();
+    if (bv != 0) c.copy_(expanded);
+    gemm_into(a, b, c, alpha.to_double(), bv);
+    return c;
+  }
+  return scaled_add(self, native::mm(a, b), beta, alpha);
+}
+const Tensor& addmm_(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  Tensor r = native::addmm(self, a, b, beta, alpha);
+  EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ",
+              r.sizes());
+  return ember::copy_(self, r);
+}
+const Tensor& addmm_out(const Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta,
+                        const Scalar& alpha) {
+  return copy_to_out(out, native::addmm(self, a, b, beta, alpha), true);
+}
 
 // Contract dims_a of self with dims_b of other: permute both so the contracted dims meet, then one matmul.
 Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_a, IntArrayRef dims_b) {

@@ -6,6 +6,7 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/ops/gemm.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::native {
@@ -44,26 +45,44 @@ void naive_mm(const Tensor& a, const Tensor& b, const Tensor& c) {
     }
 }
 
+}  // namespace
+
+// c (contiguous [M, N]) = alpha * a [M, K] @ b [K, N] + beta * c on BLAS, for float/double.
+bool gemm_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, double alpha, double beta) {
+  ScalarType dt = a_in.dtype();
+  if (dt != kFloat && dt != kDouble) return false;
+  int64_t M = a_in.sizes()[0], K = a_in.sizes()[1], N = b_in.sizes()[1];
+  if (M == 0 || N == 0) return true;
+  Tensor a = a_in, b = b_in;
+  CBLAS_TRANSPOSE ta, tb;
+  int64_t lda, ldb;
+  if (K == 0) {  // an empty sum: only the beta * c term
+    if (beta == 0) c.zero_();
+    else c.mul_(beta);
+    return true;
+  }
+  if (!blas_layout(a, &ta, &lda)) { a = a.contiguous(); blas_layout(a, &ta, &lda); }
+  if (!blas_layout(b, &tb, &ldb)) { b = b.contiguous(); blas_layout(b, &tb, &ldb); }
+  if (dt == kFloat)
+    cblas_sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), float(alpha), static_cast<const float*>(a.data_ptr()),
+                int(lda), static_cast<const float*>(b.data_ptr()), int(ldb), float(beta),
+                static_cast<float*>(c.data_ptr()), int(N));
+  else
+    cblas_dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, static_cast<const double*>(a.data_ptr()),
+                int(lda), static_cast<const double*>(b.data_ptr()), int(ldb), beta,
+                static_cast<double*>(c.data_ptr()), int(N));
+  return true;
+}
+
+namespace {
+
 // c (contiguous [M, N]) = a [M, K] @ b [K, N]; dtypes equal and already checked.
 void mm_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c) {
   int64_t M = a_in.sizes()[0], K = a_in.sizes()[1], N = b_in.sizes()[1];
   if (M == 0 || N == 0) return;
   if (K == 0) { c.zero_(); return; }
   ScalarType dt = a_in.dtype();
-  if (dt == kFloat || dt == kDouble) {
-    Tensor a = a_in, b = b_in;
-    CBLAS_TRANSPOSE ta, tb;
-    int64_t lda, ldb;
-    if (!blas_layout(a, &ta, &lda)) { a = a.contiguous(); blas_layout(a, &ta, &lda); }
-    if (!blas_layout(b, &tb, &ldb)) { b = b.contiguous(); blas_layout(b, &tb, &ldb); }
-    if (dt == kFloat)
-      cblas_sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), 1.0f, static_cast<const float*>(a.data_ptr()), int(lda),
-                  static_cast<const float*>(b.data_ptr()), int(ldb), 0.0f, static_cast<float*>(c.data_ptr()), int(N));
-    else
-      cblas_dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), 1.0, static_cast<const double*>(a.data_ptr()), int(lda),
-                  static_cast<const double*>(b.data_ptr()), int(ldb), 0.0, static_cast<double*>(c.data_ptr()), int(N));
-    return;
-  }
+  if (gemm_into(a_in, b_in, c, 1.0, 0.0)) return;
   switch (dt) {
     case kLong: naive_mm<int64_t>(a_in, b_in, c); return;
     case kInt: naive_mm<int32_t>(a_in, b_in, c); return;
@@ -104,6 +123,13 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   }
   if (a.dim() == 1 && b.dim() == 2) return mm2d(a.unsqueeze(0), b).squeeze(IntArrayRef({int64_t(0)}));
   if (a.dim() == 2 && b.dim() == 2) return mm2d(a, b);
+  if (a.dim() >= 3 && b.dim() == 2) {  // [..., M, K] @ [K, N]: one GEMM over all rows, as PyTorch folds it
+    DimVector out_shape(IntArrayRef(a.sizes().data(), a.dim() - 1));
+    out_shape.push_back(b.sizes()[1]);
+    EMBER_CHECK(a.sizes().back() == b.sizes()[0], "Expected size for first two dimensions of batch2 tensor to be: [",
+                a.sizes().back(), ", ", b.sizes()[0], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
+    return mm2d(a.reshape({-1, a.sizes().back()}), b).reshape(out_shape);
+  }
   // batched: broadcast the batch dims, then one GEMM per matrix
   Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;
   Tensor B = b.dim() == 1 ? b.unsqueeze(1) : b;

@@ -141,6 +141,12 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     EMBER_FAIL(Runtime, "mat1 and mat2 shapes cannot be multiplied (", rows, "x", input.sizes().back(), " and ",
                weight.sizes()[1], "x", weight.sizes()[0], ")");
   }
+  if (bias.defined() && weight.dim() == 2 && input.dim() >= 2) {  // one GEMM with the bias as its C, as PyTorch
+    if (input.dim() == 2) return ember::addmm(bias, input, weight.t());
+    DimVector out_shape(IntArrayRef(input.sizes().data(), input.dim() - 1));
+    out_shape.push_back(weight.sizes()[0]);
+    return ember::addmm(bias, input.reshape({-1, input.sizes().back()}), weight.t()).view(out_shape);
+  }
   Tensor out = ember::matmul(input, weight.dim() == 2 ? weight.t() : weight);
   return bias.defined() ? ember::add(out, bias) : out;
 }
