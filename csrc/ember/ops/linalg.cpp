@@ -1,7 +1,13 @@
-// matmul on OpenBLAS (float/double; half/bfloat16 through float), with every case of
+// matmul on oneDNN's sgemm (float32) and OpenBLAS (float64; half/bfloat16 through float), with every case of
 // torch.matmul: dot, mv, mm and broadcast batched products. Strided operands whose layout BLAS
 // can read (row- or column-major with any leading dimension) are passed without copies.
 #include <cblas.h>
+
+#include <cstdlib>
+#include <string_view>
+#ifdef EMBER_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#endif
 
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -63,6 +69,21 @@ bool gemm_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, double a
   }
   if (!blas_layout(a, &ta, &lda)) { a = a.contiguous(); blas_layout(a, &ta, &lda); }
   if (!blas_layout(b, &tb, &ldb)) { b = b.contiguous(); blas_layout(b, &tb, &ldb); }
+#ifdef EMBER_HAVE_ONEDNN
+  // float32 goes to oneDNN's sgemm, about twice OpenBLAS's speed on this class of machine (AVX-512
+  // kernels; benchmarks/gemm_peak.cpp), except where B is transposed and K dwarfs M and N, where
+  // OpenBLAS wins. EMBER_GEMM=openblas forces OpenBLAS (for comparisons).
+  static const bool force_openblas = [] {
+    const char* e = std::getenv("EMBER_GEMM");
+    return e && std::string_view(e) == "openblas";
+  }();
+  if (dt == kFloat && !force_openblas && !(tb == CblasTrans && K > 2 * std::max(M, N))) {
+    dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, float(alpha),
+               static_cast<const float*>(a.data_ptr()), lda, static_cast<const float*>(b.data_ptr()), ldb, float(beta),
+               static_cast<float*>(c.data_ptr()), N);
+    return true;
+  }
+#endif
   if (dt == kFloat)
     cblas_sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), float(alpha), static_cast<const float*>(a.data_ptr()),
                 int(lda), static_cast<const float*>(b.data_ptr()), int(ldb), float(beta),
