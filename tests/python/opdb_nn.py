@@ -335,3 +335,32 @@ add(OpInfo("_gru_cell", lambda dt: [Sample(_x((3, 15), dt), _x((3, 15), dt, 1), 
                                     Sample(_x((2, 3), dt), _x((2, 3), dt, 1), _x((2, 1), dt, 2))],
            dtypes=F2, tol=TOL, function=_gru_cell,
            errors=lambda: [Sample(_x((2, 9), "float32"), _x((2, 9), "float32"), _x((3, 3), "float32"))]))
+
+
+def _nll_pick(lib, x, t, w, ignore):
+    """Ember's one-pass row pick (-w[t] * x[i, t], 0 where ignored) against torch's nll_loss(reduction='none')."""
+    import ember
+    if lib is ember:
+        return ember._C._ops._nll_pick(x, t, w, ignore)
+    return lib.nn.functional.nll_loss(x, t, w, reduction="none", ignore_index=ignore)
+
+
+def _nll_pick_backward(lib, g, x, t, w, ignore):
+    import ember
+    if lib is ember:
+        return ember._C._ops._nll_pick_backward(g, x, t, w, ignore)
+    x = x.detach().requires_grad_()
+    lib.nn.functional.nll_loss(x, t, w, reduction="none", ignore_index=ignore).backward(g)
+    return x.grad
+
+
+_TGT = T((4,), "int64", data=[2, 0, -100, 1])
+add(OpInfo("nll_pick", lambda dt: [Sample(_x((4, 3), dt), _TGT, None, -100),
+                                   Sample(_x((4, 3), dt, layout="T"), _TGT, _x((3,), dt, 1), -100),
+                                   Sample(_x((4, 3), dt), T((4,), "int64", data=[2, 0, 1, 1]), None, 1)],
+           dtypes=F2, function=_nll_pick,
+           errors=lambda: [Sample(T((2, 3), "float32"), T((2,), "int64", data=[0, 3]), None, -100),
+                           Sample(T((2, 3), "float32"), T((2,), "int64", data=[-1, 0]), None, -100)]))
+add(OpInfo("nll_pick_backward", lambda dt: [Sample(_x((4,), dt, 2), _x((4, 3), dt), _TGT, _x((3,), dt, 1), -100),
+                                            Sample(_x((4,), dt, 2), _x((4, 3), dt), _TGT, None, -100)],
+           dtypes=F2, function=_nll_pick_backward))

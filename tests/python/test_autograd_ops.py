@@ -902,6 +902,23 @@ add(S("relu_backward", "basic", lambda lib, g, y: ember._C._ops._relu_backward(g
                                                       lib.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])[1])),
       A((1, 2, 2, 2)), A((1, 2, 4, 5), kind="signed", lo=0.1)))
 
+# nll_loss's one-pass row pick and its backward (differentiable in grad for double backward)
+def _nll_pick(lib, x, t, w):
+    if lib is ember:
+        return ember._C._ops._nll_pick(x, t, w, -100)
+    return lib.nn.functional.nll_loss(x, t, w, reduction="none")
+
+
+def _nll_pick_backward(lib, g, x, t, w):
+    if lib is ember:
+        return ember._C._ops._nll_pick_backward(g, x, t, w, -100)
+    return lib.ops.aten.nll_loss_backward(g, x, t, w, 0, -100, lib.tensor(1.0, dtype=x.dtype))
+
+
+_NLL_T, _NLL_W = C([2, 0, -100, 1]), C([0.5, 2.0, 1.5], "float64")
+add(S("nll_pick", "weighted", _nll_pick, A((4, 3)), _NLL_T, _NLL_W),
+    S("nll_pick_backward", "weighted", _nll_pick_backward, A((4,)), A((4, 3)), _NLL_T, _NLL_W))
+
 # addmm (linear's 2-D path): broadcast self, scaled terms, a transposed-layout mat2 as linear passes
 add(S("addmm", "broadcast_bias", lambda lib, b, x, w: lib.addmm(b, x, w.t()), A((4,)), A((3, 5)), A((4, 5))),
     S("addmm", "scaled", lambda lib, s, x, w: lib.addmm(s, x, w, beta=0.5, alpha=2), A((3, 4)), A((3, 2)), A((2, 4))),
@@ -1037,6 +1054,8 @@ NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "max_pool_with_indices-2d": "one N-d max-pool op in ember; torch names a node per dimensionality",
     "adaptive_max_pool_with_indices-2d": "one N-d adaptive max-pool op in ember; torch names one per dimensionality",
     "elu-celu": "ember computes celu with elu (EluBackward0; torch has a CeluBackward0 node)",
+    "nll_pick-weighted": "ember's nll_loss is a composite around this row pick (torch: one NllLossBackward0)",
+    "nll_pick_backward-weighted": "the row pick's backward (torch: NllLossBackwardBackward0)",
 }
 
 

@@ -52,20 +52,15 @@ void check_class_weight(const Tensor& weight, int64_t n_classes, const char* pre
 
 // The negative log likelihood of the rows of x ([M, C]) at t ([M], any integer dtype):
 // per-row losses (ignored rows 0) and the per-row weights (ignored rows 0).
+// Per-row losses -w[t] * x[i, t] (0 where t == ignore_index) and the row weights the mean divides by.
 std::pair<Tensor, Tensor> nll_rows(const Tensor& x, const Tensor& target, const Tensor& weight, int64_t ignore_index) {
-  const int64_t C = x.size(1);
   Tensor t = target.to(kLong);
+  Tensor loss = ember::nll_pick(x, t, weight, ignore_index);  // checks the targets' range
   Tensor ignored = ember::eq(t, ignore_index);
-  std::vector<int64_t> tv = to_vec(t);
-  for (int64_t v : tv)
-    EMBER_CHECK_KIND(v == ignore_index || (v >= 0 && v < C), Index, "Target ", v, " is out of bounds.");
   Tensor safe = t.masked_fill(ignored, 0);
-  Tensor picked = ember::gather(x, 1, safe.unsqueeze(1)).squeeze(IntArrayRef({1}));
   Tensor w = weight.defined() ? ember::index_select(weight, 0, safe).to(x.dtype())
                               : ember::ones({t.numel()}, TensorOptions(x.dtype()));
-  w = w.masked_fill(ignored, 0);
-  Tensor loss = (-picked * w).masked_fill(ignored, 0);
-  return {loss, w};
+  return {loss, w.masked_fill(ignored, 0)};
 }
 
 // gather-free reductions of nll_rows' output
@@ -545,6 +540,65 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef inpu
   return native::ctc_loss(log_probs, targets, long_tensor(input_lengths.vec(), {int64_t(input_lengths.size())}),
                           long_tensor(target_lengths.vec(), {int64_t(target_lengths.size())}), blank, reduction,
                           zero_infinity);
+}
+
+// rows [R, C], targets [R]: out[i] = -w[t_i] * x[i, t_i], 0 for ignored rows; one pass, no gather.
+namespace {
+template <class F>
+void for_each_target(const Tensor& x, const Tensor& target, const Tensor& weight, int64_t ignore_index,
+                     const char* name, F f) {
+  EMBER_CHECK(x.dim() == 2 && target.dim() == 1 && target.size(0) == x.size(0), name, ": expected rows [R, C] and "
+              "targets [R], got ", x.sizes(), " and ", target.sizes());
+  EMBER_CHECK(target.dtype() == kLong, name, ": expected int64 targets, got ", target.dtype());
+  const int64_t R = x.size(0), C = x.size(1);
+  EMBER_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == C), name, ": expected a weight of ", C,
+              " elements, got ", weight.sizes());
+  Tensor t = target.contiguous();
+  const int64_t* tp = static_cast<const int64_t*>(t.data_ptr());
+  for (int64_t i = 0; i < R; i++)
+    EMBER_CHECK_KIND(tp[i] == ignore_index || (tp[i] >= 0 && tp[i] < C), Index, "Target ", tp[i], " is out of bounds.");
+  Tensor w = weight.defined() ? weight.to(kDouble).contiguous() : Tensor();
+  const double* wp = w.defined() ? static_cast<const double*>(w.data_ptr()) : nullptr;
+  for (int64_t i = 0; i < R; i++) {
+    if (tp[i] == ignore_index) continue;
+    f(i, tp[i], wp ? wp[tp[i]] : 1.0);
+  }
+}
+}  // namespace
+
+Tensor nll_pick(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t ignore_index) {
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"nll_loss\" not implemented for '", self.dtype(), "'");
+  Tensor out = ember::zeros({self.dim() == 2 ? self.size(0) : 0}, TensorOptions(self.dtype()));
+  EMBER_DISPATCH_ALL(self.dtype(), "nll_loss", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* xp = static_cast<const T*>(self.data_ptr());  // any strides: one element read per row
+      T* op = static_cast<T*>(out.data_ptr());
+      const int64_t s0 = self.dim() == 2 ? self.strides()[0] : 0, s1 = self.dim() == 2 ? self.strides()[1] : 0;
+      for_each_target(self, target, weight, ignore_index, "nll_loss",
+                      [&](int64_t i, int64_t t, double w) { op[i] = T(-w * double(xp[i * s0 + t * s1])); });
+    }
+  });
+  return out;
+}
+
+Tensor nll_pick_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
+                         int64_t ignore_index) {
+  Tensor gi = ember::zeros(self.sizes(), TensorOptions(self.dtype()));
+  Tensor g = grad_output.to(kDouble).contiguous();
+  const double* gp = static_cast<const double*>(g.data_ptr());
+  const int64_t C = self.dim() == 2 ? self.size(1) : 0;
+  EMBER_DISPATCH_ALL(self.dtype(), "nll_loss_backward", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      EMBER_FAIL(NotImplemented, "\"nll_loss_backward\" not implemented for 'Bool'");
+    } else {
+      T* p = static_cast<T*>(gi.data_ptr());
+      for_each_target(self, target, weight, ignore_index, "nll_loss_backward",
+                      [&](int64_t i, int64_t t, double w) { p[i * C + t] = T(-w * gp[i]); });
+    }
+  });
+  return gi;
 }
 
 }  // namespace ember::native
