@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/vec_math.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {
@@ -46,21 +47,62 @@ struct MinOp {
   static bool better(T a, T b) { if constexpr (is_fp<T>) return (b < a) || (b != b && a == a); else return b < a; }
 };
 
+// Extreme of one contiguous row and its first index. Floats: a vector max/min that skips NaNs,
+// then a check for NaN/inf (x - x is NaN exactly there) that sends rare rows to the exact scalar
+// loop; the index is found by a second, early-exiting scan for the value.
+template <class T, class Op>
+void row_extreme(const T* x, int64_t R, T* val, int64_t* idx) {
+  T best;
+  int64_t bi = 0;
+  bool exact = true;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    T poison = lane_sum<T>(R, [&](int64_t i) { return x[i] - x[i]; });
+    if (poison == 0) {
+      best = std::is_same_v<Op, MaxOp<T>> ? row_max_vec(x, R) : row_min_vec(x, R);
+      if (idx)
+        while (x[bi] != best) bi++;
+      exact = false;
+    }
+  }
+  if (exact) {
+    best = x[0];
+    for (int64_t r = 1; r < R; r++)
+      if (Op::better(best, x[r])) { best = x[r]; bi = r; }
+  }
+  if (val) *val = best;
+  if (idx) *idx = bi;
+}
+
 template <class T, class Op>
 void reduce_extreme(const T* in, T* vals, int64_t* idx, ReduceShape sh) {
   const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
-  parallel_for(0, O * I, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+  if (R == 0) return;
+  if (I == 1) {
+    parallel_for(0, O, std::max<int64_t>(1, kGrainSize / R), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; o++) row_extreme<T, Op>(in + o * R, R, vals ? vals + o : nullptr, idx ? idx + o : nullptr);
+    });
+    return;
+  }
+  // reducing a middle dim: sweep the rows r, comparing whole inner blocks (vectorizes across j)
+  constexpr int64_t kBlock = 256;
+  const int64_t nblk = (I + kBlock - 1) / kBlock;
+  parallel_for(0, O * nblk, std::max<int64_t>(1, kGrainSize / (R * std::min(I, kBlock))), [&](int64_t b, int64_t e) {
+    T local_v[kBlock];
+    int64_t local_i[kBlock];
     for (int64_t p = b; p < e; p++) {
-      int64_t o = p / I, j = p % I;
-      const T* x = in + o * R * I + j;
-      T best = R > 0 ? x[0] : Op::init();
-      int64_t bi = 0;
+      const int64_t o = p / nblk, j0 = (p % nblk) * kBlock, w = std::min(kBlock, I - j0);
+      const T* x = in + o * R * I + j0;
+      T* bv = vals ? vals + o * I + j0 : local_v;
+      int64_t* bidx = idx ? idx + o * I + j0 : local_i;
+      for (int64_t j = 0; j < w; j++) bv[j] = x[j], bidx[j] = 0;
       for (int64_t r = 1; r < R; r++) {
-        T v = x[r * I];
-        if (Op::better(best, v)) { best = v; bi = r; }
+        const T* xr = x + r * I;
+        for (int64_t j = 0; j < w; j++) {
+          bool take = Op::better(bv[j], xr[j]);
+          bv[j] = take ? xr[j] : bv[j];
+          bidx[j] = take ? r : bidx[j];
+        }
       }
-      if (vals) vals[p] = best;
-      if (idx) idx[p] = bi;
     }
   });
 }

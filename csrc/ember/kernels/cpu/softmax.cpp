@@ -12,21 +12,10 @@ namespace ember::EMBER_CPU_NS {
 
 namespace {
 
-// max over the row in independent lanes (vectorizes); NaNs are skipped here but still poison the
-// sum of exponentials, so a row with a NaN comes out all NaN, as in PyTorch
+// NaNs are skipped by the max but still poison the sum of exponentials, so a row with a NaN comes
+// out all NaN, as in PyTorch
 template <class T>
-T row_max(const T* x, int64_t n) {
-  constexpr int L = 16;
-  T acc[L];
-  for (int j = 0; j < L; j++) acc[j] = -std::numeric_limits<T>::infinity();
-  int64_t i = 0;
-  for (; i + L <= n; i += L)
-    for (int j = 0; j < L; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-  for (; i < n; i++) acc[0] = x[i] > acc[0] ? x[i] : acc[0];
-  T m = acc[0];
-  for (int j = 1; j < L; j++) m = acc[j] > m ? acc[j] : m;
-  return m;
-}
+T row_max(const T* x, int64_t n) { return row_max_vec(x, n); }
 
 template <class T>
 T row_sum(const T* x, int64_t n) {

@@ -2,6 +2,7 @@
 // Vector transcendental math from SLEEF for the contiguous float32/float64 paths of the AVX2 and
 // AVX-512 builds (1-ULP variants, as PyTorch uses). Other builds and strided loops fall back to libm.
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "ember/kernels/cpu/loops.h"
@@ -173,6 +174,24 @@ inline double vsumd(vdouble v) {
 EMBER_EXP_SUB_SUM(float, vfloat, kVF, ps, vloadf, vstoref, EMBER_VF(exp), vsumf)
 EMBER_EXP_SUB_SUM(double, vdouble, kVD, pd, vloadd, vstored, EMBER_VD(exp), vsumd)
 #undef EMBER_EXP_SUB_SUM
+// max / min of a row; NaNs are skipped (max_ps/min_ps return their second operand when either is NaN)
+#define EMBER_ROW_EXT(NAME, OP, CMP, INIT, T, V, LANES, SUF, LOAD)                           \
+  inline T NAME(const T* x, int64_t n) {                                                    \
+    V acc = EMBER_V(set1, SUF)(INIT);                                                       \
+    int64_t i = 0;                                                                          \
+    for (; i + LANES <= n; i += LANES) acc = EMBER_V(OP, SUF)(LOAD(x + i), acc);            \
+    alignas(64) T lanes[LANES];                                                             \
+    EMBER_V(store, SUF)(lanes, acc);                                                        \
+    T m = lanes[0];                                                                         \
+    for (int j = 1; j < LANES; j++) m = lanes[j] CMP m ? lanes[j] : m;                      \
+    for (; i < n; i++) m = x[i] CMP m ? x[i] : m;                                           \
+    return m;                                                                               \
+  }
+EMBER_ROW_EXT(row_max_vec, max, >, -std::numeric_limits<float>::infinity(), float, vfloat, kVF, ps, vloadf)
+EMBER_ROW_EXT(row_max_vec, max, >, -std::numeric_limits<double>::infinity(), double, vdouble, kVD, pd, vloadd)
+EMBER_ROW_EXT(row_min_vec, min, <, std::numeric_limits<float>::infinity(), float, vfloat, kVF, ps, vloadf)
+EMBER_ROW_EXT(row_min_vec, min, <, std::numeric_limits<double>::infinity(), double, vdouble, kVD, pd, vloadd)
+#undef EMBER_ROW_EXT
 #undef EMBER_V
 #else
 template <template <class> class F, class T>
@@ -180,6 +199,18 @@ bool try_vec_unary(TensorIter&) { return false; }
 template <class T>
 inline void exp_array(T* y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = std::exp(y[i]);
+}
+template <class T>
+inline T row_max_vec(const T* x, int64_t n) {
+  T m = -std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+  return m;
+}
+template <class T>
+inline T row_min_vec(const T* x, int64_t n) {
+  T m = std::numeric_limits<T>::infinity();
+  for (int64_t i = 0; i < n; i++) m = x[i] < m ? x[i] : m;
+  return m;
 }
 template <class T>
 inline T exp_sub_sum(const T* x, T m, T* y, int64_t n) {
