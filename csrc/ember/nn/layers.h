@@ -145,6 +145,7 @@ struct MaxPool2dOptions {
 
 class EMBER_API MaxPool2dImpl : public Module {
  public:
+  explicit MaxPool2dImpl(ExpandingArray<2> kernel_size) : MaxPool2dImpl(MaxPool2dOptions(std::move(kernel_size))) {}
   explicit MaxPool2dImpl(const MaxPool2dOptions& options);
   Tensor forward(const Tensor& input);
   void pretty_print(std::ostream& os) const override;

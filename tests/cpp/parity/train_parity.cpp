@@ -1,0 +1,55 @@
+// Trains the Fashion-MNIST CNN from fixed weights on fixed batches and prints one loss per step,
+// for tests/python/test_cpp_frontend.py, which runs the same steps in Python and compares.
+//   ember_train_parity INIT.safetensors BATCHES.safetensors OPTIMIZER STEPS OUT.safetensors
+// OPTIMIZER: sgd | adam | adamw | rmsprop. BATCHES holds x0, y0, x1, y1, ... (used in turn).
+// The default generator is seeded with 1 before training (dropout masks match Python's).
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ember/ember.h"
+
+using namespace ember;
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: %s INIT BATCHES OPTIMIZER STEPS OUT\n", argv[0]);
+    return 2;
+  }
+  std::string which = argv[3];
+  int steps = std::atoi(argv[4]);
+  nn::Sequential model(
+      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
+      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
+      nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+  nn::load(model, argv[1]);
+  TensorDict batches = load_file(argv[2]);
+  int n_batches = int(batches.size() / 2);
+
+  std::unique_ptr<optim::Optimizer> opt;
+  if (which == "sgd") opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(1e-4));
+  else if (which == "adam") opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
+  else if (which == "adamw") opt = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamWOptions(2e-3).amsgrad(true));
+  else if (which == "rmsprop") opt = std::make_unique<optim::RMSprop>(model->parameters(), optim::RMSpropOptions(1e-3).momentum(0.5).centered(true));
+  else {
+    std::fprintf(stderr, "unknown optimizer %s\n", which.c_str());
+    return 2;
+  }
+  optim::CosineAnnealingLR sched(*opt, /*T_max=*/4);
+
+  manual_seed(1);
+  model->train();
+  for (int step = 0; step < steps; step++) {
+    int b = step % n_batches;
+    const Tensor& x = batches.at("x" + std::to_string(b));
+    const Tensor& y = batches.at("y" + std::to_string(b));
+    opt->zero_grad();
+    Tensor loss = nn::F::cross_entropy(model(x), y);
+    loss.backward();
+    opt->step();
+    sched.step();
+    std::printf("%.9g\n", loss.item<double>());
+  }
+  nn::save(model, argv[5]);
+  return 0;
+}
