@@ -31,7 +31,7 @@ int main() {
 
   // gradients of gradients: d/dx of d/dx x^3 = 6x
   Tensor x = ember::full({}, 1.5).requires_grad_();
-  Tensor y = x.pow(3);
+  Tensor y = x * x * x;
   Tensor dy = autograd::grad({y}, {x}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
   Tensor d2y = autograd::grad({dy}, {x})[0];
   std::printf("x = 1.5: dy/dx = %.4f (3x^2 = 6.75), d2y/dx2 = %.4f (6x = 9)\n", dy.item<double>(),
@@ -49,7 +49,8 @@ int main() {
   Tensor Y = X.matmul(w_true);
   Tensor w = ember::zeros({4, 1}).requires_grad_();
   for (int step = 0; step < 100; step++) {
-    Tensor loss = (X.matmul(w) - Y).pow(2).mean();
+    Tensor r = X.matmul(w) - Y;
+    Tensor loss = (r * r).mean();
     if (w.grad().defined()) w.grad().zero_();
     loss.backward();
     autograd::NoGradGuard no_grad;

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   manual_seed(0);
 
   Tensor x = ember::linspace(-2.0, 2.0, 256).unsqueeze(1);
-  Tensor y = x.pow(3) * 0.5 - x + x.mul(3.0).sin() * 0.3;
+  Tensor y = x * x * x * 0.5 - x + (x * 3.0).sin() * 0.3;
 
   nn::Sequential model(nn::Linear(1, 64), nn::Tanh(), nn::Linear(64, 64), nn::Tanh(), nn::Linear(64, 1));
   optim::SGD opt(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
