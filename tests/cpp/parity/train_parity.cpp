@@ -1,8 +1,11 @@
 // Trains the Fashion-MNIST CNN from fixed weights on fixed batches and prints one loss per step,
 // for tests/python/test_cpp_frontend.py, which runs the same steps in Python and compares.
-//   ember_train_parity INIT.safetensors BATCHES.safetensors OPTIMIZER STEPS OUT.safetensors
+//   ember_train_parity INIT.safetensors BATCHES.safetensors OPTIMIZER STEPS OUT.safetensors [--time]
 // OPTIMIZER: sgd | adam | adamw | rmsprop. BATCHES holds x0, y0, x1, y1, ... (used in turn).
 // The default generator is seeded with 1 before training (dropout masks match Python's).
+// --time (benchmarks/bench_cpp_training.py): also print to stderr the seconds taken by the steps
+// after the first 3 (warm-up) as "timed_steps N seconds S".
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,8 +15,9 @@
 using namespace ember;
 
 int main(int argc, char** argv) {
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: %s INIT BATCHES OPTIMIZER STEPS OUT\n", argv[0]);
+  bool timed = argc == 7 && std::string(argv[6]) == "--time";
+  if (argc != 6 && !timed) {
+    std::fprintf(stderr, "usage: %s INIT BATCHES OPTIMIZER STEPS OUT [--time]\n", argv[0]);
     return 2;
   }
   std::string which = argv[3];
@@ -39,7 +43,10 @@ int main(int argc, char** argv) {
 
   manual_seed(1);
   model->train();
+  const int warmup = 3;
+  auto start = std::chrono::steady_clock::now();
   for (int step = 0; step < steps; step++) {
+    if (step == warmup) start = std::chrono::steady_clock::now();
     int b = step % n_batches;
     const Tensor& x = batches.at("x" + std::to_string(b));
     const Tensor& y = batches.at("y" + std::to_string(b));
@@ -50,6 +57,9 @@ int main(int argc, char** argv) {
     sched.step();
     std::printf("%.9g\n", loss.item<double>());
   }
+  if (timed && steps > warmup)
+    std::fprintf(stderr, "timed_steps %d seconds %.6f\n", steps - warmup,
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   nn::save(model, argv[5]);
   return 0;
 }
