@@ -77,7 +77,8 @@ def main():
     if not os.path.exists(binary):
         sys.exit(f"{binary} not found: build it first (cmake --build build)")
     ember.set_num_threads(args.threads)
-    os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the C++ process's pool
+    # the C++ process's pools (OpenMP and OpenBLAS), as ember.set_num_threads sets them here
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
     try:
         import torch
         torch.set_num_threads(args.threads)
