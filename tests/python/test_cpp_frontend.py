@@ -89,3 +89,17 @@ def test_cpp_training_matches_python(files, name):
         assert (cpp_state[k] - v).abs().max().item() <= 1e-5, k
     fresh = build_model()
     fresh.load_state_dict(cpp_state)
+
+
+def test_cpp_default_init_matches_python(tmp_path):
+    # same seed, same random stream: the C++ layers draw their default weights exactly as Python's
+    out = tmp_path / "init.safetensors"
+    res = subprocess.run([BINARY, "--init", "5", str(out)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    ember.manual_seed(5)
+    py_state = build_model().state_dict()
+    cpp_state = load_file(str(out))
+    assert sorted(cpp_state) == sorted(py_state)
+    for k, v in py_state.items():
+        assert cpp_state[k].dtype == v.dtype and tuple(cpp_state[k].shape) == tuple(v.shape), k
+        assert (cpp_state[k] - v).abs().max().item() == 0, k

@@ -2,6 +2,9 @@
 // Sequential and ModuleList. A Sequential keeps, next to each child, a type-erased call of its
 // single-tensor forward (captured at push_back, so no virtual forward is imposed on modules whose
 // forward takes other arguments, such as LSTM). Children are named "0", "1", ... as in Python.
+// C++ evaluates the arguments of Sequential(a, b, ...) in an unspecified order, so the layers'
+// random initialisation may run out of order: push_back them one by one to draw the same initial
+// weights as Python for a given seed.
 #include "ember/nn/module.h"
 
 namespace ember::nn {

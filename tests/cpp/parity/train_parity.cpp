@@ -1,6 +1,7 @@
 // Trains the Fashion-MNIST CNN from fixed weights on fixed batches and prints one loss per step,
 // for tests/python/test_cpp_frontend.py, which runs the same steps in Python and compares.
 //   ember_train_parity INIT.safetensors BATCHES.safetensors OPTIMIZER STEPS OUT.safetensors [--time]
+//   ember_train_parity --init SEED OUT.safetensors   (the model's default initialisation after manual_seed(SEED))
 // OPTIMIZER: sgd | adam | adamw | rmsprop. BATCHES holds x0, y0, x1, y1, ... (used in turn).
 // The default generator is seeded with 1 before training (dropout masks match Python's).
 // --time (benchmarks/bench_cpp_training.py): also print to stderr the seconds taken by the steps
@@ -14,7 +15,31 @@
 
 using namespace ember;
 
+// Layers created one statement at a time: the arguments of Sequential(a, b, ...) are evaluated in
+// an unspecified order (right to left with GCC), so their random initialisation would not follow
+// Python's order.
+static nn::Sequential build_model() {
+  nn::Sequential m;
+  m->push_back(nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::MaxPool2d(2));
+  m->push_back(nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::MaxPool2d(2));
+  m->push_back(nn::Flatten());
+  m->push_back(nn::Linear(64 * 7 * 7, 128));
+  m->push_back(nn::ReLU());
+  m->push_back(nn::Dropout(0.25));
+  m->push_back(nn::Linear(128, 10));
+  return m;
+}
+
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "--init") {
+    manual_seed(std::strtoull(argv[2], nullptr, 10));
+    nn::save(build_model(), argv[3]);
+    return 0;
+  }
   bool timed = argc == 7 && std::string(argv[6]) == "--time";
   if (argc != 6 && !timed) {
     std::fprintf(stderr, "usage: %s INIT BATCHES OPTIMIZER STEPS OUT [--time]\n", argv[0]);
@@ -22,10 +47,7 @@ int main(int argc, char** argv) {
   }
   std::string which = argv[3];
   int steps = std::atoi(argv[4]);
-  nn::Sequential model(
-      nn::Conv2d(nn::Conv2dOptions(1, 32, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
-      nn::Conv2d(nn::Conv2dOptions(32, 64, 3).padding(1)), nn::ReLU(), nn::MaxPool2d(2),
-      nn::Flatten(), nn::Linear(64 * 7 * 7, 128), nn::ReLU(), nn::Dropout(0.25), nn::Linear(128, 10));
+  nn::Sequential model = build_model();
   nn::load(model, argv[1]);
   TensorDict batches = load_file(argv[2]);
   int n_batches = int(batches.size() / 2);
