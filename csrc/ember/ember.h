@@ -1,0 +1,19 @@
+#pragma once
+// Everything of Ember's C++ API (as torch/torch.h): tensors and ops, autograd, nn, optim, data,
+// safetensors serialization.
+#include "ember/autograd/engine.h"
+#include "ember/autograd/grad_mode.h"
+#include "ember/core/operators.h"
+#include "ember/core/tensor.h"
+#include "ember/data/data.h"
+#include "ember/generated/ops.h"
+#include "ember/nn/nn.h"
+#include "ember/optim/optim.h"
+#include "ember/random/generator.h"
+#include "ember/serialize/safetensors.h"
+#include "ember/parallel/parallel.h"
+
+namespace ember {
+// Seed the default generator (ember.manual_seed / torch::manual_seed).
+inline void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+}  // namespace ember
