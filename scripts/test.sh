@@ -5,5 +5,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --test
 echo "[test] C++ tests"
 ctest --test-dir build --output-on-failure -j 2
+echo "[test] C++ examples built out of tree against the installed package"
+bash scripts/build_cpp_examples.sh build
 echo "[test] Python tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -x -p no:cacheprovider tests/python "$@"
