@@ -13,6 +13,9 @@ except ImportError:
     torch = None
 
 
+SIZES = (256, 512, 1024, 2048, 4096)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
@@ -29,7 +32,7 @@ def main():
         return lib.randn(*shape, dtype=getattr(lib, dtype))
 
     data = {name: (mk(lib, (n,)), mk(lib, (n,))) for name, lib in libs.items()}
-    mats = {name: {s: (mk(lib, (s, s)), mk(lib, (s, s))) for s in (256, 1024, 2048)} for name, lib in libs.items()}
+    mats = {name: {s: (mk(lib, (s, s)), mk(lib, (s, s))) for s in SIZES} for name, lib in libs.items()}
     wide = {name: mk(lib, (4096, 4096)) for name, lib in libs.items()}
     small = {name: mk(lib, (1000, 100)) for name, lib in libs.items()}
 
@@ -44,7 +47,7 @@ def main():
         ("transposed copy 4096x4096", {k: (lambda a=a: a.t().contiguous()) for k, a in wide.items()}, 8 * 4096 * 4096),
         ("softmax-ish: exp/sum(1) 1000x100", {k: (lambda a=a: a.exp() / a.exp().sum(1, keepdim=True)) for k, a in small.items()}, None),
     ]
-    for s in (256, 1024, 2048):
+    for s in SIZES:
         cases.append((f"matmul {s}x{s} f32", {k: (lambda m=m[s]: m[0] @ m[1]) for k, m in mats.items()}, 2 * s ** 3))
     rows = compare([(c[0], c[1]) for c in cases], rounds=5, min_time=0.2)
     print(f"\n## Kernels, {args.threads} thread(s) (median; GB/s or GFLOP/s from the median)")

@@ -6,6 +6,26 @@
 
 namespace ember::native {
 
+namespace {
+// x.t().contiguous() and friends: a contiguous destination whose last two dims are transposed in a
+// source laid out as contiguous [.., C, R] matrices goes to the tiled transpose kernel.
+bool transposed_copy(const Tensor& self, const Tensor& src) {
+  const int64_t nd = self.dim();
+  if (nd < 2 || self.dtype() != src.dtype() || self.sizes() != src.sizes() || !self.is_contiguous()) return false;
+  if (self.impl()->storage() == src.impl()->storage()) return false;  // overlap rules: leave to TensorIter
+  const int64_t R = self.sizes()[nd - 2], C = self.sizes()[nd - 1];
+  if (R < 16 || C < 16 || src.strides()[nd - 2] != 1 || src.strides()[nd - 1] != R) return false;
+  int64_t expect = R * C;
+  for (int64_t i = nd - 3; i >= 0; i--) {
+    if (self.sizes()[i] != 1 && src.strides()[i] != expect) return false;
+    expect *= self.sizes()[i];
+  }
+  EMBER_KERNEL(transpose_copy_kernel)(itemsize(self.dtype()), src.data_ptr(), self.data_ptr(), self.numel() / (R * C), R, C);
+  self.impl()->bump_version();
+  return true;
+}
+}  // namespace
+
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: CPU copies are synchronous*/) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
@@ -18,6 +38,7 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: 
   cfg.allow_reduced_float = true;
   cfg.add_input(src);
   if (src.numel() == 0 && self.numel() == 0) return self;
+  if (transposed_copy(self, src)) return self;
   TensorIter it(cfg);
   EMBER_KERNEL(copy_kernel)(it);
   return self;

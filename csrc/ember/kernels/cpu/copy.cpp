@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "ember/kernels/cpu/loops.h"
+#include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {
 
@@ -42,6 +43,37 @@ void copy_kernel(TensorIter& it) {
       unary_loop<To, From>(it, [](From v) { return cast_value<To>(v); });
     });
   });
+}
+
+// Transposing copies in 64x64 tiles: both the rows read and the rows written stay in L1 while a
+// tile is done, instead of one cache miss per element on the strided side.
+namespace {
+template <class T>
+void transpose_tiles(const T* src, T* dst, int64_t B, int64_t R, int64_t C) {
+  constexpr int64_t kT = 64;
+  const int64_t rt = (R + kT - 1) / kT;
+  parallel_for(0, B * rt, std::max<int64_t>(1, kGrainSize / (kT * std::max<int64_t>(C, 1))), [&](int64_t lo, int64_t hi) {
+    for (int64_t p = lo; p < hi; p++) {
+      const int64_t b = p / rt, r0 = (p % rt) * kT, r1 = std::min(R, r0 + kT);
+      const T* s = src + b * R * C;
+      T* d = dst + b * R * C;
+      for (int64_t c0 = 0; c0 < C; c0 += kT) {
+        const int64_t c1 = std::min(C, c0 + kT);
+        for (int64_t r = r0; r < r1; r++)
+          for (int64_t c = c0; c < c1; c++) d[r * C + c] = s[c * R + r];
+      }
+    }
+  });
+}
+}  // namespace
+
+void transpose_copy_kernel(int64_t itemsize, const void* src, void* dst, int64_t B, int64_t R, int64_t C) {
+  switch (itemsize) {
+    case 1: return transpose_tiles(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), B, R, C);
+    case 2: return transpose_tiles(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), B, R, C);
+    case 4: return transpose_tiles(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), B, R, C);
+    default: return transpose_tiles(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), B, R, C);
+  }
 }
 
 void fill_kernel(TensorIter& it, const Scalar& value) {
