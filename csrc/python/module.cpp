@@ -213,6 +213,8 @@ NB_MODULE(_C, m) {
     return d;
   });
   m.def("_reset_peak_memory_stats", &reset_peak_memory_stats);
+  m.def("_cpu_empty_cache", &cpu_empty_cache);
+  m.def("_cpu_cached_bytes", &cpu_cached_bytes);
 
   // ---- interop
   m.def("from_numpy", [](nb::handle arr) {

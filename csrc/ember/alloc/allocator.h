@@ -21,6 +21,9 @@ EMBER_API void* cpu_alloc(size_t nbytes);
 EMBER_API void cpu_free(void* ptr, size_t nbytes);
 EMBER_API MemoryStats cpu_memory_stats();
 EMBER_API void reset_peak_memory_stats();
+// Returns the large freed blocks the allocator keeps for reuse to the system.
+EMBER_API void cpu_empty_cache();
+EMBER_API int64_t cpu_cached_bytes();  // held in that cache (not counted as allocated)
 
 // Called on every allocation (+bytes) and free (-bytes) while set; the profiler installs it.
 using AllocObserver = void (*)(void* ptr, int64_t delta_bytes);

@@ -5,7 +5,7 @@ from collections import OrderedDict
 from .. import _C
 
 __all__ = ["is_available", "device_count", "current_device", "synchronize", "memory_stats", "memory_allocated",
-           "max_memory_allocated", "reset_peak_memory_stats", "memory_summary"]
+           "max_memory_allocated", "reset_peak_memory_stats", "memory_summary", "empty_cache", "memory_reserved"]
 
 
 def is_available():
@@ -43,6 +43,17 @@ def max_memory_allocated(device=None):
 def reset_peak_memory_stats(device=None):
     """Restarts the peak tracked by max_memory_allocated() from the current usage."""
     _C._reset_peak_memory_stats()
+
+
+def empty_cache():
+    """Gives the large freed blocks the allocator keeps for reuse (EMBER_CPU_CACHE_MB, default
+    256) back to the system, as torch.cuda.empty_cache() does for its caching allocator."""
+    _C._cpu_empty_cache()
+
+
+def memory_reserved(device=None):
+    """Bytes held by the allocator: live tensors plus the freed large blocks kept for reuse."""
+    return memory_allocated() + _C._cpu_cached_bytes()
 
 
 def memory_summary(device=None, abbreviated=False):
