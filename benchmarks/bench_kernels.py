@@ -5,12 +5,7 @@
 import argparse
 
 import ember
-from common import compare, fmt_time
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from common import compare, fmt_time, libraries
 
 
 SIZES = (256, 512, 1024, 2048, 4096)
@@ -20,11 +15,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args()
-    ember.set_num_threads(args.threads)
-    libs = {"ember": ember}
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-        libs["torch"] = torch
+    libs = libraries(args.threads)
     n = 1 << 24  # 16M float32 = 64 MiB per tensor
 
     def mk(lib, shape, dtype="float32"):

@@ -6,12 +6,7 @@ softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and for
 import argparse
 
 import ember
-from common import compare, print_table
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from common import compare, libraries, print_table
 
 
 def conv_cases(libs):
@@ -86,11 +81,7 @@ def main():
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--only", choices=["conv", "norm"])
     args = p.parse_args()
-    ember.set_num_threads(args.threads)
-    libs = {"ember": ember}
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-        libs["torch"] = torch
+    libs = libraries(args.threads)
     cases = []
     if args.only in (None, "conv"):
         cases += conv_cases(libs)

@@ -7,12 +7,7 @@ Interleaved rounds, medians. "torch/ember" > 1 means Ember is faster.
 import argparse
 
 import ember
-from common import compare, print_table
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from common import compare, libraries, print_table
 
 
 def chain(lib, x, n=100):
@@ -27,11 +22,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
-    ember.set_num_threads(args.threads)
-    libs = {"ember": ember}
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-        libs["torch"] = torch
+    libs = libraries(args.threads)
 
     def per_lib(make):
         return {name: make(lib) for name, lib in libs.items()}
@@ -69,6 +60,11 @@ def main():
             x.grad = None
         return run
 
+    def linear_small(lib):
+        lib.manual_seed(0)
+        m, x = lib.nn.Linear(16, 16), lib.randn(1, 16)
+        return lambda: m(x)
+
     cases = [
         ("a + b (1 element)", per_lib(add_small)),
         ("a + 1.0 (Python scalar)", per_lib(add_scalar)),
@@ -77,6 +73,7 @@ def main():
         ("a[1]", per_lib(index_op)),
         ("a + b, a requires grad", per_lib(add_grad)),
         ("100-op chain fwd+bwd (4 elements)", per_lib(chain_fwd_bwd)),
+        ("nn.Linear(16, 16) forward, batch 1", per_lib(linear_small)),
     ]
     rows = compare(cases)
     print_table(f"Per-op overhead, {args.threads} thread(s)", rows)

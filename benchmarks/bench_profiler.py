@@ -11,11 +11,7 @@ import statistics
 import time
 
 import ember
-
-try:
-    import torch
-except ImportError:
-    torch = None
+from common import libraries
 
 
 def loop_ns(a, b, n):
@@ -43,11 +39,7 @@ def main():
     p.add_argument("--ops", type=int, default=20000, help="ops per round")
     p.add_argument("--rounds", type=int, default=15)
     args = p.parse_args()
-    ember.set_num_threads(args.threads)
-    libs = {"ember": ember}
-    if torch is not None:
-        torch.set_num_threads(args.threads)
-        libs["torch"] = torch
+    libs = libraries(args.threads)
     has_prof = hasattr(ember, "profiler")
     cases = {}
     for name, lib in libs.items():

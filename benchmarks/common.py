@@ -3,6 +3,20 @@ import statistics
 import time
 
 
+def libraries(threads):
+    """{"ember": ember, "torch": torch (when installed)}, each set to `threads` intra-op threads."""
+    import ember
+    libs = {"ember": ember}
+    try:
+        import torch
+        libs["torch"] = torch
+    except ImportError:
+        pass
+    for lib in libs.values():
+        lib.set_num_threads(threads)
+    return libs
+
+
 def time_per_call(fn, number):
     start = time.perf_counter()
     for _ in range(number):
