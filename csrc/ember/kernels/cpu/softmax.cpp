@@ -81,16 +81,12 @@ template <class T>
 void softmax_backward_impl(bool log, const T* g, const T* y, T* gi, int64_t outer, int64_t d, int64_t inner) {
   if (inner == 1) {
     parallel_for(0, outer, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(d, 1)), [&](int64_t b, int64_t e) {
-      std::vector<T> tmp;
       for (int64_t r = b; r < e; r++) {
         const T* gr = g + r * d;
         const T* yr = y + r * d;
         T* o = gi + r * d;
         if (log) {
-          T s = row_sum(gr, d);
-          tmp.assign(yr, yr + d);
-          exp_array(tmp.data(), d);
-          for (int64_t i = 0; i < d; i++) o[i] = gr[i] - tmp[i] * s;
+          exp_scale_sub(yr, gr, row_sum(gr, d), o, d);
         } else {
           T s = lane_sum<T>(d, [&](int64_t i) { return gr[i] * yr[i]; });
           for (int64_t i = 0; i < d; i++) o[i] = yr[i] * (gr[i] - s);

@@ -171,6 +171,18 @@ inline double vsumd(vdouble v) {
     }                                                                \
     return s;                                                        \
   }
+// o[i] = g[i] - exp(y[i]) * s: log_softmax's backward in one pass
+#define EMBER_EXP_SCALE_SUB(T, V, LANES, SUF, LOAD, STORE, EXP)                 \
+  inline void exp_scale_sub(const T* y, const T* g, T s, T* o, int64_t n) {     \
+    V vs = EMBER_V(set1, SUF)(s);                                             \
+    int64_t i = 0;                                                            \
+    for (; i + LANES <= n; i += LANES)                                        \
+      STORE(o + i, EMBER_V(fnmadd, SUF)(EXP(LOAD(y + i)), vs, LOAD(g + i)));  \
+    for (; i < n; i++) o[i] = g[i] - std::exp(y[i]) * s;                      \
+  }
+EMBER_EXP_SCALE_SUB(float, vfloat, kVF, ps, vloadf, vstoref, EMBER_VF(exp))
+EMBER_EXP_SCALE_SUB(double, vdouble, kVD, pd, vloadd, vstored, EMBER_VD(exp))
+#undef EMBER_EXP_SCALE_SUB
 EMBER_EXP_SUB_SUM(float, vfloat, kVF, ps, vloadf, vstoref, EMBER_VF(exp), vsumf)
 EMBER_EXP_SUB_SUM(double, vdouble, kVD, pd, vloadd, vstored, EMBER_VD(exp), vsumd)
 #undef EMBER_EXP_SUB_SUM
@@ -199,6 +211,10 @@ bool try_vec_unary(TensorIter&) { return false; }
 template <class T>
 inline void exp_array(T* y, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = std::exp(y[i]);
+}
+template <class T>
+inline void exp_scale_sub(const T* y, const T* g, T s, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; i++) o[i] = g[i] - std::exp(y[i]) * s;
 }
 template <class T>
 inline T row_max_vec(const T* x, int64_t n) {
