@@ -79,6 +79,8 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             except queue.Empty:
                 pass
             except Exception as e:  # e.g. the sender of a file descriptor died before handing it over
+                # the reset can arrive before the dead worker is reapable: give its sentinel a moment
+                multiprocessing.connection.wait(list(live), 1.0)
                 self._raise_if_dead(live.values(), e)
                 raise
         self._raise_if_dead(i for s, i in live.items() if s in ready)
