@@ -6,6 +6,7 @@
 // 1-D and 2-D problems run as 3-D ones with unit dims in front.
 #include <atomic>
 #include <cmath>
+#include <cstring>
 
 #include "ember/autograd/formulas.h"
 #include "ember/generated/native.h"
@@ -99,6 +100,22 @@ void col2im_plane(const T* cols, T* x, const Geometry& g) {
           }
         }
       }
+}
+
+// c ? a : b through a bit mask: compilers turn the ternary into a branch, which mispredicts half the
+// time on random data (max pooling's running maximum)
+template <class T>
+inline T blend(bool c, T a, T b) {
+  using U = std::conditional_t<sizeof(T) == 1, uint8_t, std::conditional_t<sizeof(T) == 2, uint16_t,
+            std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+  U ua, ub;
+  std::memcpy(&ua, &a, sizeof(T));
+  std::memcpy(&ub, &b, sizeof(T));
+  const U m = U(0) - U(c);
+  U r = U((ua & m) | (ub & U(~m)));
+  T out;
+  std::memcpy(&out, &r, sizeof(T));
+  return out;
 }
 
 int64_t conv_out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {
@@ -512,37 +529,45 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef
     } else {
       const T* xp = static_cast<const T*>(x.data_ptr());
       T* vp = static_cast<T*>(vals.data_ptr());
+      // Output rows are built in chunks of 64 by sweeping each window offset (kd, kh, kw) across the
+      // chunk: the outputs are independent, so there is no dependency chain and no unpredictable
+      // branch (the select is branch-free); each offset's valid output range is clipped once. The
+      // offsets are visited in a window's scan order, so the first maximum and the first NaN win.
+      constexpr int64_t kChunk = 64;
       parallel_for(0, planes, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(L * prod(k), 1)), [&](int64_t b, int64_t e) {
+        T best[kChunk];
+        int64_t bi[kChunk];
         for (int64_t pl = b; pl < e; pl++) {
           const T* src = xp + pl * plane;
           for (int64_t od = 0; od < g.out[0]; od++)
             for (int64_t oh = 0; oh < g.out[1]; oh++)
-              for (int64_t ow = 0; ow < g.out[2]; ow++) {
-                T best = T(0);
-                int64_t bi = -1;
+              for (int64_t c0 = 0; c0 < g.out[2]; c0 += kChunk) {
+                const int64_t c1 = std::min(g.out[2], c0 + kChunk);
+                for (int64_t j = 0; j < c1 - c0; j++) best[j] = T(0), bi[j] = -1;
                 for (int64_t kd = 0; kd < g.k[0]; kd++) {
-                  int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
+                  const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
                   if (id < 0 || id >= g.in[0]) continue;
                   for (int64_t kh = 0; kh < g.k[1]; kh++) {
-                    int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
+                    const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
                     if (ih < 0 || ih >= g.in[1]) continue;
+                    const int64_t row = (id * g.in[1] + ih) * g.in[2];
+                    const T* srow = src + row;
                     for (int64_t kw = 0; kw < g.k[2]; kw++) {
-                      int64_t iw = ow * g.s[2] - g.p[2] + kw * g.d[2];
-                      if (iw < 0 || iw >= g.in[2]) continue;
-                      int64_t pos = (id * g.in[1] + ih) * g.in[2] + iw;
-                      T v = src[pos];
-                      if (bi < 0 || v > best || v != v) {
-                        best = v;
-                        bi = pos;
-                        if (v != v) goto done;  // NaN wins
+                      const int64_t off = kw * g.d[2] - g.p[2];  // iw = ow * s + off must lie in [0, in)
+                      const int64_t lo = std::max(c0, off >= 0 ? int64_t(0) : (-off + g.s[2] - 1) / g.s[2]);
+                      const int64_t hi = std::min(c1, off >= g.in[2] ? int64_t(0) : (g.in[2] - 1 - off) / g.s[2] + 1);
+                      for (int64_t ow = lo; ow < hi; ow++) {
+                        const int64_t iw = ow * g.s[2] + off, j = ow - c0;
+                        const T v = srow[iw], cur = best[j];
+                        const bool take = (bi[j] < 0) | ((cur == cur) & ((v > cur) | (v != v)));
+                        best[j] = blend(take, v, cur);
+                        bi[j] = blend(take, row + iw, bi[j]);
                       }
                     }
                   }
                 }
-              done:
-                int64_t o = pl * L + (od * g.out[1] + oh) * g.out[2] + ow;
-                vp[o] = best;
-                ip[o] = bi;
+                const int64_t o0 = pl * L + (od * g.out[1] + oh) * g.out[2] + c0;
+                for (int64_t j = 0; j < c1 - c0; j++) vp[o0 + j] = best[j], ip[o0 + j] = bi[j];
               }
         }
       });
