@@ -209,7 +209,8 @@ def test_table_layout_matches_torch():
         assert widths[0][:9] == widths[1][:9]
         assert e_lines[0] == e_lines[2] == e_lines[-2]
         assert re.fullmatch(r"Self CPU time total: [0-9.]+(us|ms|s)", e_lines[-1])
-        assert e_lines[3].split()[0] == "aten::add"
+        # the slowest row first: add or ones, whichever the (shared, noisy) machine timed longer
+        assert e_lines[3].split()[0] in ("aten::add", "aten::ones")
 
 
 def test_table_sorting_and_row_limit():
