@@ -4,6 +4,7 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/gemm.h"
 
 namespace ember {
 
@@ -33,6 +34,24 @@ void check_cell(const char* op, const Tensor& gates, int64_t chunks, std::initia
 Tensor prep(const Tensor& t, ScalarType cd) { return t.defined() ? t.to(cd).contiguous() : t; }
 const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 Tensor back_to(const Tensor& t, ScalarType dt) { return t.defined() ? t.to(dt) : t; }
+
+// _lstm_seq: xw [T, B, 4H], h0 / c0 [B, H], w_hh [4H, H], same floating dtype
+void check_lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
+  EMBER_CHECK(xw.dim() == 3 && xw.sizes()[2] % 4 == 0, "_lstm_seq: expected xw of shape (seq, batch, 4 * hidden_size), "
+              "got ", xw.sizes());
+  int64_t b = xw.sizes()[1], h = xw.sizes()[2] / 4;
+  for (const Tensor* s : {&h0, &c0})
+    EMBER_CHECK(s->dim() == 2 && s->sizes()[0] == b && s->sizes()[1] == h, "_lstm_seq: expected a state of shape [", b,
+                ", ", h, "], got ", s->sizes());
+  EMBER_CHECK(w_hh.dim() == 2 && w_hh.sizes()[0] == 4 * h && w_hh.sizes()[1] == h, "_lstm_seq: expected w_hh of shape [",
+              4 * h, ", ", h, "], got ", w_hh.sizes());
+  for (const Tensor* s : {&h0, &c0, &w_hh})
+    EMBER_CHECK(s->dtype() == xw.dtype(), "_lstm_seq: expected all inputs to have dtype ", xw.dtype(), ", got ",
+                s->dtype());
+}
+
+// time index of processing step s (reverse layers run from the last time step down)
+int64_t seq_t(int64_t s, int64_t T, bool reverse) { return reverse ? T - 1 - s : s; }
 }  // namespace
 
 namespace native {
@@ -45,6 +64,34 @@ std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   Tensor hy = empty_tensor({rows, h}, cd), cy = empty_tensor({rows, h}, cd);
   if (rows && h) EMBER_KERNEL(lstm_cell_kernel)(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
   return {hy.to(dt), cy.to(dt)};
+}
+
+// A whole LSTM layer direction in one op: per step gates_t = xw_t + h_{t-1} W_hh^T (one GEMM into the
+// saved gates) and the fused cell; no per-step dispatch or autograd nodes.
+std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
+                                             bool reverse) {
+  check_lstm_seq(xw, h0, c0, w_hh);
+  ScalarType dt = xw.dtype(), cd = cell_dtype("_lstm_seq", xw);
+  if (cd != dt) {
+    auto [hs, cs, g] = native::_lstm_seq(xw.to(cd), h0.to(cd), c0.to(cd), w_hh.to(cd), reverse);
+    return {hs.to(dt), cs.to(dt), g.to(dt)};
+  }
+  int64_t T = xw.sizes()[0], B = xw.sizes()[1], H = xw.sizes()[2] / 4;
+  Tensor gates = empty_tensor(xw.sizes(), cd);
+  gates.copy_(xw);
+  Tensor hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
+  if (T == 0 || B == 0 || H == 0) return {hs, cs, gates};
+  // a contiguous W_hh^T: the per-step GEMM with a transposed B runs at about half speed
+  Tensor w_t = w_hh.t().contiguous(), h = h0, c = c0.contiguous();
+  for (int64_t s = 0; s < T; s++) {
+    int64_t t = seq_t(s, T, reverse);
+    Tensor g = gates.select(0, t), hy = hs.select(0, t), cy = cs.select(0, t);
+    native::gemm_into(h, w_t, g, 1.0, 1.0);
+    EMBER_KERNEL(lstm_cell_kernel)(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), B, H);
+    h = hy;
+    c = cy;
+  }
+  return {hs, cs, gates};
 }
 
 Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
@@ -86,6 +133,75 @@ std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& d
     EMBER_KERNEL(lstm_cell_backward_kernel)(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(),
                                             dgates.data_ptr(), dcx.defined() ? dcx.data_ptr() : nullptr, rows, h);
   return {mask[0] ? dgates.to(dt) : Tensor(), back_to(dcx, dt)};
+}
+
+// Backward of _lstm_seq: back through time computing d gates per step (fused kernel, dh_{t-1} = dgates_t W_hh),
+// then d W_hh = sum_t dgates_t^T h_{t-1} as two GEMMs over all steps. Under create_graph the same recursion
+// runs on differentiable ops (the saved hs / cs / gates are outputs of this node, so double backward
+// reaches them through grads[0..2]).
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dgates,
+                                                             const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
+                                                             const Tensor& hs, const Tensor& cs, const Tensor& gates,
+                                                             bool reverse, std::array<bool, 4> mask) {
+  if (!dhs.defined() && !dcs.defined() && !dgates.defined()) return {};
+  int64_t T = gates.sizes()[0], B = gates.sizes()[1], H = gates.sizes()[2] / 4;
+  if (T == 0) return {ember::zeros_like(gates), ember::zeros_like(h0), ember::zeros_like(c0), ember::zeros_like(w_hh)};
+  auto prev = [&](const Tensor& all, const Tensor& first, int64_t s) {
+    return s == 0 ? first : all.select(0, seq_t(s - 1, T, reverse));
+  };
+  if (grad_enabled() || is_reduced_float(gates.dtype())) {
+    Tensor dh = ember::zeros_like(h0), dc = ember::zeros_like(c0);
+    std::vector<Tensor> dg(static_cast<size_t>(T));
+    for (int64_t s = T - 1; s >= 0; s--) {
+      int64_t t = seq_t(s, T, reverse);
+      if (dhs.defined()) dh = dh + dhs.select(0, t);
+      if (dcs.defined()) dc = dc + dcs.select(0, t);
+      auto [g, dcp] = lstm_cell_backward(dh, dc, gates.select(0, t), prev(cs, c0, s), cs.select(0, t), {true, true});
+      if (dgates.defined()) g = g + dgates.select(0, t);
+      dh = g.mm(w_hh);
+      dc = dcp;
+      dg[static_cast<size_t>(t)] = g;
+    }
+    Tensor dxw = ember::stack(dg, 0);
+    Tensor dw;
+    if (mask[3]) {
+      Tensor hprev = reverse ? ember::cat({hs.narrow(0, 1, T - 1), h0.unsqueeze(0)}, 0)
+                             : ember::cat({h0.unsqueeze(0), hs.narrow(0, 0, T - 1)}, 0);
+      dw = dxw.reshape({T * B, 4 * H}).t().mm(hprev.reshape({T * B, H}));
+    }
+    return {dxw, dh, dc, dw};
+  }
+  ScalarType cd = gates.dtype();
+  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), dg_in = prep(dgates, cd), c0c = c0.contiguous();
+  Tensor dxw = empty_tensor(gates.sizes(), cd);
+  Tensor dh = ember::zeros_like(h0), dc = ember::zeros_like(c0), dc_prev = empty_tensor({B, H}, cd);
+  if (B && H) {
+    for (int64_t s = T - 1; s >= 0; s--) {
+      int64_t t = seq_t(s, T, reverse);
+      if (dhs_c.defined()) dh.add_(dhs_c.select(0, t));
+      if (dcs_c.defined()) dc.add_(dcs_c.select(0, t));
+      Tensor g = dxw.select(0, t);
+      EMBER_KERNEL(lstm_cell_backward_kernel)(cd, dh.data_ptr(), dc.data_ptr(), gates.select(0, t).data_ptr(),
+                                              prev(cs, c0c, s).data_ptr(), cs.select(0, t).data_ptr(), g.data_ptr(),
+                                              dc_prev.data_ptr(), B, H);
+      if (dg_in.defined()) g.add_(dg_in.select(0, t));
+      native::gemm_into(g, w_hh, dh, 1.0, 0.0);
+      std::swap(dc, dc_prev);
+    }
+  } else {
+    dxw.zero_();
+  }
+  Tensor dw;
+  if (mask[3]) {
+    // d W_hh = dG^T Hprev: the steps whose h_{t-1} is in hs, then the first step's h0
+    dw = empty_tensor(w_hh.sizes(), cd);
+    int64_t t0 = seq_t(0, T, reverse), lo = reverse ? 0 : 1;
+    native::gemm_into(dxw.select(0, t0).t(), h0, dw, 1.0, 0.0);
+    if (T > 1)
+      native::gemm_into(dxw.narrow(0, lo, T - 1).reshape({(T - 1) * B, 4 * H}).t(),
+                hs.narrow(0, 1 - lo, T - 1).reshape({(T - 1) * B, H}), dw, 1.0, 1.0);
+  }
+  return {dxw, dh, dc, dw};
 }
 
 std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,
