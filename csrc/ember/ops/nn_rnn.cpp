@@ -81,16 +81,10 @@ std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0,
   gates.copy_(xw);
   Tensor hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
   if (T == 0 || B == 0 || H == 0) return {hs, cs, gates};
-  // a contiguous W_hh^T: the per-step GEMM with a transposed B runs at about half speed
-  Tensor w_t = w_hh.t().contiguous(), h = h0, c = c0.contiguous();
-  for (int64_t s = 0; s < T; s++) {
-    int64_t t = seq_t(s, T, reverse);
-    Tensor g = gates.select(0, t), hy = hs.select(0, t), cy = cs.select(0, t);
-    native::gemm_into(h, w_t, g, 1.0, 1.0);
-    EMBER_KERNEL(lstm_cell_kernel)(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), B, H);
-    h = hy;
-    c = cy;
-  }
+  // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
+  Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
+  EMBER_KERNEL(lstm_seq_kernel)(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), hs.data_ptr(),
+                                cs.data_ptr(), T, B, H, reverse);
   return {hs, cs, gates};
 }
 
@@ -173,24 +167,15 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, 
   }
   ScalarType cd = gates.dtype();
   Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), dg_in = prep(dgates, cd), c0c = c0.contiguous();
-  Tensor dxw = empty_tensor(gates.sizes(), cd);
-  Tensor dh = ember::zeros_like(h0), dc = ember::zeros_like(c0), dc_prev = empty_tensor({B, H}, cd);
-  if (B && H) {
-    for (int64_t s = T - 1; s >= 0; s--) {
-      int64_t t = seq_t(s, T, reverse);
-      if (dhs_c.defined()) dh.add_(dhs_c.select(0, t));
-      if (dcs_c.defined()) dc.add_(dcs_c.select(0, t));
-      Tensor g = dxw.select(0, t);
-      EMBER_KERNEL(lstm_cell_backward_kernel)(cd, dh.data_ptr(), dc.data_ptr(), gates.select(0, t).data_ptr(),
-                                              prev(cs, c0c, s).data_ptr(), cs.select(0, t).data_ptr(), g.data_ptr(),
-                                              dc_prev.data_ptr(), B, H);
-      if (dg_in.defined()) g.add_(dg_in.select(0, t));
-      native::gemm_into(g, w_hh, dh, 1.0, 0.0);
-      std::swap(dc, dc_prev);
-    }
-  } else {
+  Tensor dxw = empty_tensor(gates.sizes(), cd), dh = empty_tensor({B, H}, cd), dc = empty_tensor({B, H}, cd);
+  dh.zero_();
+  dc.zero_();
+  if (B && H)
+    EMBER_KERNEL(lstm_seq_backward_kernel)(cd, ptr(dhs_c), ptr(dcs_c), ptr(dg_in), gates.data_ptr(),
+                                           w_hh.contiguous().data_ptr(), c0c.data_ptr(), cs.data_ptr(),
+                                           dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
+  else
     dxw.zero_();
-  }
   Tensor dw;
   if (mask[3]) {
     // d W_hh = dG^T Hprev: the steps whose h_{t-1} is in hs, then the first step's h0
