@@ -1,5 +1,6 @@
 // Fused pointwise LSTM / GRU cell math (forward and backward) over contiguous [rows, H] blocks:
 // one pass per row instead of a dozen elementwise ops per time step.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -58,6 +59,22 @@ std::pair<int64_t, int64_t> unit_block(int64_t H, int tid, int nth) {
   if (nth > 1) chunk = (chunk + 15) / 16 * 16;
   int64_t j0 = std::min<int64_t>(H, tid * chunk);
   return {j0, std::min<int64_t>(H, j0 + chunk)};
+}
+
+// d pre-activations of one row block (n units; d's gates are H apart) from activations i f g o,
+// tanh(c), c_{t-1}, dh and dc; dc becomes d c_{t-1}. Restrict pointers keep the loop vectorized.
+template <class T>
+void lstm_gate_grads(const T* __restrict i, const T* __restrict f, const T* __restrict g, const T* __restrict o,
+                     const T* __restrict tc, const T* __restrict c0, const T* __restrict dh, T* __restrict dc,
+                     T* __restrict d, int64_t n, int64_t H) {
+  for (int64_t j = 0; j < n; j++) {
+    T dcj = dc[j] + dh[j] * o[j] * (T(1) - tc[j] * tc[j]);
+    d[j] = dcj * g[j] * i[j] * (T(1) - i[j]);
+    d[H + j] = dcj * c0[j] * f[j] * (T(1) - f[j]);
+    d[2 * H + j] = dcj * i[j] * (T(1) - g[j] * g[j]);
+    d[3 * H + j] = dh[j] * tc[j] * o[j] * (T(1) - o[j]);
+    dc[j] = dcj * f[j];
+  }
 }
 
 int64_t step_time(int64_t s, int64_t T, bool reverse) { return reverse ? T - 1 - s : s; }
@@ -128,22 +145,19 @@ void lstm_cell_backward_kernel(ScalarType dt, const void* dhyv, const void* dcyv
     T* dgates = static_cast<T*>(dgatesv);
     T* dcx = static_cast<T*>(dcxv);
     parallel_for(0, rows, row_grain(4 * H), [&](int64_t lo, int64_t hi) {
-      std::vector<T> act(size_t(4 * H)), tc(static_cast<size_t>(H));
+      std::vector<T> act(size_t(4 * H)), tc(static_cast<size_t>(H)), dh(static_cast<size_t>(H)),
+          dc(static_cast<size_t>(H));
       for (int64_t r = lo; r < hi; r++) {
         lstm_activations(gates + r * 4 * H, act.data(), H);
         tanh_array(cy + r * H, tc.data(), H);
-        const T *i = act.data(), *f = i + H, *g = f + H, *o = g + H;
-        const T* c0 = cx + r * H;
-        T* dg = dgates + r * 4 * H;
         for (int64_t j = 0; j < H; j++) {
-          T dh = dhy ? dhy[r * H + j] : T(0);
-          T dc = (dcy ? dcy[r * H + j] : T(0)) + dh * o[j] * (T(1) - tc[j] * tc[j]);
-          dg[j] = dc * g[j] * i[j] * (T(1) - i[j]);
-          dg[H + j] = dc * c0[j] * f[j] * (T(1) - f[j]);
-          dg[2 * H + j] = dc * i[j] * (T(1) - g[j] * g[j]);
-          dg[3 * H + j] = dh * tc[j] * o[j] * (T(1) - o[j]);
-          if (dcx) dcx[r * H + j] = dc * f[j];
+          dh[size_t(j)] = dhy ? dhy[r * H + j] : T(0);
+          dc[size_t(j)] = dcy ? dcy[r * H + j] : T(0);
         }
+        const T* i = act.data();
+        lstm_gate_grads(i, i + H, i + 2 * H, i + 3 * H, tc.data(), cx + r * H, dh.data(), dc.data(),
+                        dgates + r * 4 * H, H, H);
+        if (dcx) std::copy(dc.begin(), dc.end(), dcx + r * H);
       }
     });
   });
@@ -228,19 +242,14 @@ void lstm_seq_backward_kernel(ScalarType dt, const void* dhsv, const void* dcsv,
             sigmoid_array(gr + 3 * H, o, n);
             tanh_array(cs + t * B * H + r * H + j0, tc.data(), n);
             const int64_t at = t * B * H + r * H + j0;
-            const T_* c0 = c_prev + r * H + j0;
-            T_* dhr = dh + r * H + j0;
-            T_* dcr = dc + r * H + j0;
+            T_* __restrict dhr = dh + r * H + j0;
+            T_* __restrict dcr = dc + r * H + j0;
+            if (dhs)
+              for (int64_t j = 0; j < n; j++) dhr[j] += dhs[at + j];
+            if (dcs)
+              for (int64_t j = 0; j < n; j++) dcr[j] += dcs[at + j];
             T_* d = dg + r * G + j0;
-            for (int64_t j = 0; j < n; j++) {
-              T_ dhj = dhr[j] + (dhs ? dhs[at + j] : T_(0));
-              T_ dcj = dcr[j] + (dcs ? dcs[at + j] : T_(0)) + dhj * o[j] * (T_(1) - tc[j] * tc[j]);
-              d[j] = dcj * g[j] * i[j] * (T_(1) - i[j]);
-              d[H + j] = dcj * c0[j] * f[j] * (T_(1) - f[j]);
-              d[2 * H + j] = dcj * i[j] * (T_(1) - g[j] * g[j]);
-              d[3 * H + j] = dhj * tc[j] * o[j] * (T_(1) - o[j]);
-              dcr[j] = dcj * f[j];
-            }
+            lstm_gate_grads(i, f, g, o, tc.data(), c_prev + r * H + j0, dhr, dcr, d, n, H);
             if (dgin)
               for (int q = 0; q < 4; q++)
                 for (int64_t j = 0; j < n; j++) d[q * H + j] += dgin[t * B * G + r * G + q * H + j0 + j];
