@@ -66,26 +66,27 @@ std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   return {hy.to(dt), cy.to(dt)};
 }
 
-// A whole LSTM layer direction in one op: per step gates_t = xw_t + h_{t-1} W_hh^T (one GEMM into the
-// saved gates) and the fused cell; no per-step dispatch or autograd nodes.
+// A whole LSTM layer direction in one op: per step gates_t = xw_t + h_{t-1} W_hh^T and the cell, no per-step
+// dispatch or autograd nodes. Returns h and c of every step and the gate activations (sigmoid i, f, o,
+// tanh g), which the backward reads instead of recomputing.
 std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
                                              bool reverse) {
   check_lstm_seq(xw, h0, c0, w_hh);
   ScalarType dt = xw.dtype(), cd = cell_dtype("_lstm_seq", xw);
   if (cd != dt) {
-    auto [hs, cs, g] = native::_lstm_seq(xw.to(cd), h0.to(cd), c0.to(cd), w_hh.to(cd), reverse);
-    return {hs.to(dt), cs.to(dt), g.to(dt)};
+    auto [hs, cs, a] = native::_lstm_seq(xw.to(cd), h0.to(cd), c0.to(cd), w_hh.to(cd), reverse);
+    return {hs.to(dt), cs.to(dt), a.to(dt)};
   }
   int64_t T = xw.sizes()[0], B = xw.sizes()[1], H = xw.sizes()[2] / 4;
-  Tensor gates = empty_tensor(xw.sizes(), cd);
-  gates.copy_(xw);
+  Tensor acts = empty_tensor(xw.sizes(), cd);
+  acts.copy_(xw);
   Tensor hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
-  if (T == 0 || B == 0 || H == 0) return {hs, cs, gates};
+  if (T == 0 || B == 0 || H == 0) return {hs, cs, acts};
   // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
   Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
-  EMBER_KERNEL(lstm_seq_kernel)(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), hs.data_ptr(),
+  EMBER_KERNEL(lstm_seq_kernel)(cd, acts.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), hs.data_ptr(),
                                 cs.data_ptr(), T, B, H, reverse);
-  return {hs, cs, gates};
+  return {hs, cs, acts};
 }
 
 Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
@@ -131,30 +132,36 @@ std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& d
 
 // Backward of _lstm_seq: back through time computing d gates per step (fused kernel, dh_{t-1} = dgates_t W_hh),
 // then d W_hh = sum_t dgates_t^T h_{t-1} as two GEMMs over all steps. Under create_graph the same recursion
-// runs on differentiable ops (the saved hs / cs / gates are outputs of this node, so double backward
+// runs on differentiable ops (the saved hs / cs / acts are outputs of this node, so double backward
 // reaches them through grads[0..2]).
-std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dgates,
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dacts,
                                                              const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
-                                                             const Tensor& hs, const Tensor& cs, const Tensor& gates,
+                                                             const Tensor& hs, const Tensor& cs, const Tensor& acts,
                                                              bool reverse, std::array<bool, 4> mask) {
-  if (!dhs.defined() && !dcs.defined() && !dgates.defined()) return {};
-  int64_t T = gates.sizes()[0], B = gates.sizes()[1], H = gates.sizes()[2] / 4;
-  if (T == 0) return {ember::zeros_like(gates), ember::zeros_like(h0), ember::zeros_like(c0), ember::zeros_like(w_hh)};
-  auto prev = [&](const Tensor& all, const Tensor& first, int64_t s) {
-    return s == 0 ? first : all.select(0, seq_t(s - 1, T, reverse));
-  };
-  if (grad_enabled() || is_reduced_float(gates.dtype())) {
+  if (!dhs.defined() && !dcs.defined() && !dacts.defined()) return {};
+  int64_t T = acts.sizes()[0], B = acts.sizes()[1], H = acts.sizes()[2] / 4;
+  if (T == 0) return {ember::zeros_like(acts), ember::zeros_like(h0), ember::zeros_like(c0), ember::zeros_like(w_hh)};
+  if (grad_enabled() || is_reduced_float(acts.dtype())) {
     Tensor dh = ember::zeros_like(h0), dc = ember::zeros_like(c0);
     std::vector<Tensor> dg(static_cast<size_t>(T));
     for (int64_t s = T - 1; s >= 0; s--) {
       int64_t t = seq_t(s, T, reverse);
       if (dhs.defined()) dh = dh + dhs.select(0, t);
       if (dcs.defined()) dc = dc + dcs.select(0, t);
-      auto [g, dcp] = lstm_cell_backward(dh, dc, gates.select(0, t), prev(cs, c0, s), cs.select(0, t), {true, true});
-      if (dgates.defined()) g = g + dgates.select(0, t);
-      dh = g.mm(w_hh);
-      dc = dcp;
-      dg[static_cast<size_t>(t)] = g;
+      auto a = ember::chunk(acts.select(0, t), 4, 1);
+      const Tensor &i = a[0], &f = a[1], &g = a[2], &o = a[3];
+      Tensor c_prev = s == 0 ? c0 : cs.select(0, seq_t(s - 1, T, reverse)), tc = cs.select(0, t).tanh();
+      dc = dc + dh * o * (-(tc * tc) + 1);
+      // d activation -> d pre-activation: sigmoid' = a (1 - a), tanh' = 1 - a^2
+      Tensor di = dc * g, df = dc * c_prev, dgg = dc * i, d_o = dh * tc;
+      if (dacts.defined()) {
+        auto da = ember::chunk(dacts.select(0, t), 4, 1);
+        di = di + da[0], df = df + da[1], dgg = dgg + da[2], d_o = d_o + da[3];
+      }
+      Tensor dpre = ember::cat({di * i * (-i + 1), df * f * (-f + 1), dgg * (-(g * g) + 1), d_o * o * (-o + 1)}, 1);
+      dh = dpre.mm(w_hh);
+      dc = dc * f;
+      dg[static_cast<size_t>(t)] = dpre;
     }
     Tensor dxw = ember::stack(dg, 0);
     Tensor dw;
@@ -165,13 +172,13 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, 
     }
     return {dxw, dh, dc, dw};
   }
-  ScalarType cd = gates.dtype();
-  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), dg_in = prep(dgates, cd), c0c = c0.contiguous();
-  Tensor dxw = empty_tensor(gates.sizes(), cd), dh = empty_tensor({B, H}, cd), dc = empty_tensor({B, H}, cd);
+  ScalarType cd = acts.dtype();
+  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), da_in = prep(dacts, cd), c0c = c0.contiguous();
+  Tensor dxw = empty_tensor(acts.sizes(), cd), dh = empty_tensor({B, H}, cd), dc = empty_tensor({B, H}, cd);
   dh.zero_();
   dc.zero_();
   if (B && H)
-    EMBER_KERNEL(lstm_seq_backward_kernel)(cd, ptr(dhs_c), ptr(dcs_c), ptr(dg_in), gates.data_ptr(),
+    EMBER_KERNEL(lstm_seq_backward_kernel)(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.data_ptr(),
                                            w_hh.contiguous().data_ptr(), c0c.data_ptr(), cs.data_ptr(),
                                            dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
   else

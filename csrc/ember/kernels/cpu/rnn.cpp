@@ -175,7 +175,7 @@ void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* 
     run_team(seq_threads(dt, B, H), [&](int tid, int nth) {
       auto [j0, j1] = unit_block(H, tid, nth);
       const int64_t n = j1 - j0;
-      std::vector<T_> act(size_t(4 * std::max<int64_t>(n, 1))), tc(size_t(std::max<int64_t>(n, 1)));
+      std::vector<T_> tc(static_cast<size_t>(std::max<int64_t>(n, 1)));
       const T_* h = static_cast<const T_*>(h0v);
       const T_* c = static_cast<const T_*>(c0v);
       for (int64_t s = 0; s < T; s++) {
@@ -186,13 +186,12 @@ void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* 
         if (n > 0) {
           for (int q = 0; q < 4; q++)  // this block's columns of each gate: += h W_hh^T
             native::gemm_nn(dt, B, n, H, h, H, w_t + q * H + j0, G, 1.0, g + q * H + j0, G);
-          for (int64_t r = 0; r < B; r++) {
-            const T_* gr = g + r * G + j0;
-            T_ *i = act.data(), *f = i + n, *gg = f + n, *o = gg + n;
-            sigmoid_array(gr, i, n);
-            sigmoid_array(gr + H, f, n);
-            tanh_array(gr + 2 * H, gg, n);
-            sigmoid_array(gr + 3 * H, o, n);
+          for (int64_t r = 0; r < B; r++) {  // activations in place: backward reads them, not recomputes
+            T_ *i = g + r * G + j0, *f = i + H, *gg = f + H, *o = gg + H;
+            sigmoid_array(i, i, n);
+            sigmoid_array(f, f, n);
+            tanh_array(gg, gg, n);
+            sigmoid_array(o, o, n);
             const T_* c0 = c + r * H + j0;
             T_* c1 = cy + r * H + j0;
             for (int64_t j = 0; j < n; j++) c1[j] = f[j] * c0[j] + i[j] * gg[j];
@@ -209,15 +208,15 @@ void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* 
   });
 }
 
-void lstm_seq_backward_kernel(ScalarType dt, const void* dhsv, const void* dcsv, const void* dgates_inv,
-                              const void* gatesv, const void* w_hhv, const void* c0v, const void* csv, void* dgatesv,
+void lstm_seq_backward_kernel(ScalarType dt, const void* dhsv, const void* dcsv, const void* dactsv,
+                              const void* actsv, const void* w_hhv, const void* c0v, const void* csv, void* dgatesv,
                               void* dhv, void* dcv, int64_t T, int64_t B, int64_t H, bool reverse) {
   dispatch_compute<kFloats>(dt, "_lstm_seq_backward", [&](auto tag) {
     using T_ = decltype(tag);
     const T_* dhs = static_cast<const T_*>(dhsv);
     const T_* dcs = static_cast<const T_*>(dcsv);
-    const T_* dgin = static_cast<const T_*>(dgates_inv);
-    const T_* gates = static_cast<const T_*>(gatesv);
+    const T_* dgin = static_cast<const T_*>(dactsv);
+    const T_* acts = static_cast<const T_*>(actsv);
     const T_* w_hh = static_cast<const T_*>(w_hhv);
     const T_* cs = static_cast<const T_*>(csv);
     T_* dgates = static_cast<T_*>(dgatesv);
@@ -227,19 +226,14 @@ void lstm_seq_backward_kernel(ScalarType dt, const void* dhsv, const void* dcsv,
     run_team(seq_threads(dt, B, H), [&](int tid, int nth) {
       auto [j0, j1] = unit_block(H, tid, nth);
       const int64_t n = j1 - j0;
-      std::vector<T_> act(size_t(4 * std::max<int64_t>(n, 1))), tc(size_t(std::max<int64_t>(n, 1)));
+      std::vector<T_> tc(static_cast<size_t>(std::max<int64_t>(n, 1)));
       for (int64_t s = T - 1; s >= 0; s--) {
         int64_t t = step_time(s, T, reverse);
         const T_* c_prev = s == 0 ? static_cast<const T_*>(c0v) : cs + step_time(s - 1, T, reverse) * B * H;
         T_* dg = dgates + t * B * G;
         if (n > 0) {
           for (int64_t r = 0; r < B; r++) {
-            const T_* gr = gates + t * B * G + r * G + j0;
-            T_ *i = act.data(), *f = i + n, *g = f + n, *o = g + n;
-            sigmoid_array(gr, i, n);
-            sigmoid_array(gr + H, f, n);
-            tanh_array(gr + 2 * H, g, n);
-            sigmoid_array(gr + 3 * H, o, n);
+            const T_* i = acts + t * B * G + r * G + j0;
             tanh_array(cs + t * B * H + r * H + j0, tc.data(), n);
             const int64_t at = t * B * H + r * H + j0;
             T_* __restrict dhr = dh + r * H + j0;
@@ -249,10 +243,14 @@ void lstm_seq_backward_kernel(ScalarType dt, const void* dhsv, const void* dcsv,
             if (dcs)
               for (int64_t j = 0; j < n; j++) dcr[j] += dcs[at + j];
             T_* d = dg + r * G + j0;
-            lstm_gate_grads(i, f, g, o, tc.data(), c_prev + r * H + j0, dhr, dcr, d, n, H);
-            if (dgin)
-              for (int q = 0; q < 4; q++)
-                for (int64_t j = 0; j < n; j++) d[q * H + j] += dgin[t * B * G + r * G + q * H + j0 + j];
+            lstm_gate_grads(i, i + H, i + 2 * H, i + 3 * H, tc.data(), c_prev + r * H + j0, dhr, dcr, d, n, H);
+            if (dgin)  // gradients reaching the activations themselves (double backward): through act'
+              for (int q = 0; q < 4; q++) {
+                const T_* a = i + q * H;
+                const T_* da = dgin + t * B * G + r * G + q * H + j0;
+                for (int64_t j = 0; j < n; j++)
+                  d[q * H + j] += da[j] * (q == 2 ? T_(1) - a[j] * a[j] : a[j] * (T_(1) - a[j]));
+              }
           }
         }
         team_barrier(nth);
