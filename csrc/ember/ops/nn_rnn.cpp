@@ -78,14 +78,14 @@ std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0,
     return {hs.to(dt), cs.to(dt), a.to(dt)};
   }
   int64_t T = xw.sizes()[0], B = xw.sizes()[1], H = xw.sizes()[2] / 4;
-  Tensor acts = empty_tensor(xw.sizes(), cd);
-  acts.copy_(xw);
-  Tensor hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
+  Tensor acts = empty_tensor(xw.sizes(), cd), hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
   if (T == 0 || B == 0 || H == 0) return {hs, cs, acts};
+  Tensor gates = empty_tensor(xw.sizes(), cd);  // scratch: the step GEMMs accumulate into a copy of xw
+  gates.copy_(xw);
   // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
   Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
-  EMBER_KERNEL(lstm_seq_kernel)(cd, acts.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), hs.data_ptr(),
-                                cs.data_ptr(), T, B, H, reverse);
+  EMBER_KERNEL(lstm_seq_kernel)(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(),
+                                hs.data_ptr(), cs.data_ptr(), T, B, H, reverse);
   return {hs, cs, acts};
 }
 

@@ -163,11 +163,12 @@ void lstm_cell_backward_kernel(ScalarType dt, const void* dhyv, const void* dcyv
   });
 }
 
-void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* h0v, const void* c0v, void* hsv,
-                     void* csv, int64_t T, int64_t B, int64_t H, bool reverse) {
+void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* h0v, const void* c0v, void* actsv,
+                     void* hsv, void* csv, int64_t T, int64_t B, int64_t H, bool reverse) {
   dispatch_compute<kFloats>(dt, "_lstm_seq", [&](auto tag) {
     using T_ = decltype(tag);
     T_* gates = static_cast<T_*>(gatesv);
+    T_* acts = static_cast<T_*>(actsv);
     const T_* w_t = static_cast<const T_*>(w_tv);
     T_* hs = static_cast<T_*>(hsv);
     T_* cs = static_cast<T_*>(csv);
@@ -186,12 +187,14 @@ void lstm_seq_kernel(ScalarType dt, void* gatesv, const void* w_tv, const void* 
         if (n > 0) {
           for (int q = 0; q < 4; q++)  // this block's columns of each gate: += h W_hh^T
             native::gemm_nn(dt, B, n, H, h, H, w_t + q * H + j0, G, 1.0, g + q * H + j0, G);
-          for (int64_t r = 0; r < B; r++) {  // activations in place: backward reads them, not recomputes
-            T_ *i = g + r * G + j0, *f = i + H, *gg = f + H, *o = gg + H;
-            sigmoid_array(i, i, n);
-            sigmoid_array(f, f, n);
-            tanh_array(gg, gg, n);
-            sigmoid_array(o, o, n);
+          for (int64_t r = 0; r < B; r++) {
+            const T_* gr = g + r * G + j0;
+            T_* i = acts + t * B * G + r * G + j0;
+            T_ *f = i + H, *gg = f + H, *o = gg + H;
+            sigmoid_array(gr, i, n);
+            sigmoid_array(gr + H, f, n);
+            tanh_array(gr + 2 * H, gg, n);
+            sigmoid_array(gr + 3 * H, o, n);
             const T_* c0 = c + r * H + j0;
             T_* c1 = cy + r * H + j0;
             for (int64_t j = 0; j < n; j++) c1[j] = f[j] * c0[j] + i[j] * gg[j];
