@@ -1,7 +1,8 @@
 """Recurrent layers: RNN, LSTM, GRU (multi-layer, bidirectional, packed sequences) and their cells.
 
 Each layer projects the whole input sequence with one matmul (x W_ih^T + b); the time loop then
-only does h W_hh^T plus the gate math of one step.
+only does h W_hh^T plus the gate math of one step. For LSTM without packing or projections that loop
+(and its backward) is one op per layer direction, _lstm_seq, written in C++.
 """
 import math
 import numbers
