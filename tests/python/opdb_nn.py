@@ -1,7 +1,7 @@
 """OpInfos for the NN-core and linear-algebra ops (imported at the end of opdb.py)."""
 from opdb import OpInfo, add
 from parity import Sample, T
-from rnn_ref import gru_cell as _gru_cell, lstm_cell as _lstm_cell
+from rnn_ref import gru_cell as _gru_cell, lstm_cell as _lstm_cell, lstm_seq as _lstm_seq
 
 F2 = ("float32", "float64")
 TOL = {"float32": (1e-4, 1e-5), "float64": (1e-7, 1e-9)}
@@ -331,6 +331,15 @@ add(OpInfo("channel_shuffle", lambda dt: [Sample(_x((2, 6, 3), dt), 3), Sample(_
 add(OpInfo("_lstm_cell", lambda dt: [Sample(_x((3, 20), dt), _x((3, 5), dt, 1)), Sample(_x((1, 4), dt), _x((1, 1), dt, 1)),
                                      Sample(_x((4, 12), dt, layout="T"), _x((4, 3), dt, 1))],
            dtypes=F2, tol=TOL, function=_lstm_cell, errors=lambda: [Sample(_x((2, 8), "float32"), _x((3, 2), "float32"))]))
+add(OpInfo("_lstm_seq", lambda dt: [Sample(_x((3, 2, 12), dt), _x((2, 3), dt, 1), _x((2, 3), dt, 2), _x((12, 3), dt, 3)),
+                                    Sample(_x((4, 1, 8), dt), _x((1, 2), dt, 1), _x((1, 2), dt, 2),
+                                           _x((8, 2), dt, 3, layout="T"), True),
+                                    Sample(_x((2, 0, 8), dt), _x((0, 2), dt, 1), _x((0, 2), dt, 2), _x((8, 2), dt, 3))],
+           dtypes=F2, tol=TOL, function=_lstm_seq,
+           errors=lambda: [Sample(_x((2, 3, 8), "float32"), _x((3, 2), "float32"), _x((3, 2), "float32"),
+                                  _x((8, 3), "float32")),
+                           Sample(_x((2, 3, 7), "float32"), _x((3, 2), "float32"), _x((3, 2), "float32"),
+                                  _x((8, 2), "float32"))]))
 add(OpInfo("_gru_cell", lambda dt: [Sample(_x((3, 15), dt), _x((3, 15), dt, 1), _x((3, 5), dt, 2)),
                                     Sample(_x((2, 3), dt), _x((2, 3), dt, 1), _x((2, 1), dt, 2))],
            dtypes=F2, tol=TOL, function=_gru_cell,

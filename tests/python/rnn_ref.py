@@ -20,3 +20,20 @@ def gru_cell(lib, gi, gh, hx):
     r, z = (ir + hr).sigmoid(), (iz + hz).sigmoid()
     n = (in_ + r * hn).tanh()
     return (1 - z) * n + z * hx
+
+
+def lstm_seq(lib, xw, h0, c0, w_hh, reverse=False):
+    """ember._C._ops._lstm_seq (a whole LSTM layer direction over projected inputs xw [T, B, 4H]);
+    torch: the same recurrence step by step. Returns (hs, cs, gate activations), all in time order."""
+    if lib is ember:
+        return ember._C._ops._lstm_seq(xw, h0, c0, w_hh, reverse)
+    hs, cs, gs = [None] * xw.shape[0], [None] * xw.shape[0], [None] * xw.shape[0]
+    h, c = h0, c0
+    order = range(xw.shape[0] - 1, -1, -1) if reverse else range(xw.shape[0])
+    for t in order:
+        pre = xw[t] + h @ w_hh.t()
+        i, f, g, o = pre.chunk(4, 1)
+        gs[t] = lib.cat([i.sigmoid(), f.sigmoid(), g.tanh(), o.sigmoid()], 1)
+        h, c = lstm_cell(lib, pre, c)
+        hs[t], cs[t] = h, c
+    return lib.stack(hs), lib.stack(cs), lib.stack(gs)

@@ -18,7 +18,7 @@ import yaml
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
-from rnn_ref import gru_cell as _gru_cell, lstm_cell as _lstm_cell
+from rnn_ref import gru_cell as _gru_cell, lstm_cell as _lstm_cell, lstm_seq as _lstm_seq
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -595,6 +595,10 @@ add(S("softmax", "dim1", lambda lib, a: lib.softmax(a, 1), A((3, 4))),
     S("native_layer_norm", "2d_shape", lambda lib, x: lib.native_layer_norm(x, [2, 3], None, None, 1e-5)[0], A((2, 2, 3))),
     S("_lstm_cell", "both_outputs", lambda lib, g, c: _lstm_cell(lib, g, c), A((2, 12)), A((2, 3))),
     S("_lstm_cell", "h_only", lambda lib, g, c: _lstm_cell(lib, g, c)[0], A((3, 8)), A((3, 2))),
+    S("_lstm_seq", "forward", lambda lib, x, h, c, w: _lstm_seq(lib, x, h, c, w), A((3, 2, 8)), A((2, 2)), A((2, 2)),
+      A((8, 2))),
+    S("_lstm_seq", "reverse_h_only", lambda lib, x, h, c, w: _lstm_seq(lib, x, h, c, w, True)[0],
+      A((2, 3, 4)), A((3, 1)), A((3, 1)), A((4, 1))),
     S("_gru_cell", "step", lambda lib, a, b, h: _gru_cell(lib, a, b, h), A((2, 9)), A((2, 9)), A((2, 3))),
     S("native_batch_norm", "train", lambda lib, x, w, b: lib.native_batch_norm(x, w, b, None, None, True, 0.1, 1e-5)[0],
       A((4, 3, 2)), A((3,)), A((3,))),
@@ -1049,6 +1053,8 @@ NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "_lstm_cell-both_outputs": "torch has no fused CPU LSTM cell op; the reference is its pointwise ops",
     "_lstm_cell-h_only": "torch has no fused CPU LSTM cell op; the reference is its pointwise ops",
     "_gru_cell-step": "torch has no fused CPU GRU cell op; the reference is its pointwise ops",
+    "_lstm_seq-forward": "torch has no op for this layer recurrence; the reference is its step-by-step ops",
+    "_lstm_seq-reverse_h_only": "torch has no op for this layer recurrence; the reference is its step-by-step ops",
     "div-operator_rdiv": "torch computes number / x as x.reciprocal() * number (MulBackward0)",
     "index_put_-setitem_mask": "ember's x[mask] = v writes through an alias view of x (CopySlices)",
     "max_pool_with_indices-2d": "one N-d max-pool op in ember; torch names a node per dimensionality",

@@ -113,6 +113,27 @@ def test_rnn_parity(kind, kw, dtype, tol, with_h0):
     run_pair(tm, em, make, tol)
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("kw", [dict(), dict(bidirectional=True, num_layers=2, batch_first=True)])
+def test_lstm_parity_threaded_sizes(kw, threads):
+    """Sizes where float32 LSTM layers split hidden units across threads (uneven last block: H = 72)."""
+    tm, em = pair("LSTM", 7, 72, dtype="float32", **kw)
+    T, B, L = 5, 40, 4 if kw.get("bidirectional") else 1
+    old = ember.get_num_threads()
+    ember.set_num_threads(threads)
+
+    def make():
+        tx, ex = leaf((B, T, 7) if kw.get("batch_first") else (T, B, 7), "float32", 1)
+        th, eh = leaf((L, B, 72), "float32", 2)
+        tc, ec = leaf((L, B, 72), "float32", 3)
+        return [tx, (th, tc)], [ex, (eh, ec)], [(tx, ex), (th, eh), (tc, ec)]
+
+    try:
+        run_pair(tm, em, make, 1e-4)
+    finally:
+        ember.set_num_threads(old)
+
+
 @pytest.mark.parametrize("kind,kw", [("LSTM", dict(bidirectional=True, num_layers=2)), ("GRU", dict()),
                                      ("RNN", dict(bidirectional=True)), ("LSTM", dict(proj_size=2, batch_first=True))])
 def test_rnn_unbatched(kind, kw):

@@ -80,6 +80,11 @@ Tensor log_softmax_jvp(const Tensor& tangent, const Tensor& result, int64_t dim)
 // fused LSTM / GRU cell (ops/nn_rnn.cpp): (d gates, d cx) and (d gi, d gh, d hx)
 std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& dcy, const Tensor& gates,
                                               const Tensor& cx, const Tensor& cy, std::array<bool, 2> mask);
+// whole-sequence LSTM layer (_lstm_seq): (d xw, d h0, d c0, d w_hh)
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dacts,
+                                                             const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
+                                                             const Tensor& hs, const Tensor& cs, const Tensor& acts,
+                                                             bool reverse, std::array<bool, 4> mask);
 std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,
                                                      const Tensor& hx, std::array<bool, 3> mask);
 std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const Tensor& input,

@@ -69,6 +69,16 @@ EMBER_DECLARE_KERNEL(void, lstm_cell_kernel, (::ember::ScalarType, const void* g
 EMBER_DECLARE_KERNEL(void, lstm_cell_backward_kernel, (::ember::ScalarType, const void* dhy, const void* dcy,
                                                        const void* gates, const void* cx, const void* cy,
                                                        void* dgates, void* dcx, int64_t rows, int64_t H))
+// Whole LSTM layer direction (ops/nn_rnn.cpp _lstm_seq). Forward: gates [T, B, 4H] holds x W_ih^T + b on
+// entry and the pre-activations on return, acts [T, B, 4H] gets the activations (sigmoid i, f, o; tanh g); w_t = W_hh^T contiguous [H, 4H]. Backward: dh / dc [B, H] start
+// at zero and end as d h0 / d c0; dhs / dcs / dacts may be null.
+EMBER_DECLARE_KERNEL(void, lstm_seq_kernel, (::ember::ScalarType, void* gates, const void* w_t, const void* h0,
+                                             const void* c0, void* acts, void* hs, void* cs, int64_t T, int64_t B,
+                                             int64_t H, bool reverse))
+EMBER_DECLARE_KERNEL(void, lstm_seq_backward_kernel, (::ember::ScalarType, const void* dhs, const void* dcs,
+                                                      const void* dacts, const void* acts, const void* w_hh,
+                                                      const void* c0, const void* cs, void* dgates, void* dh, void* dc,
+                                                      int64_t T, int64_t B, int64_t H, bool reverse))
 EMBER_DECLARE_KERNEL(void, gru_cell_kernel, (::ember::ScalarType, const void* gi, const void* gh, const void* hx,
                                              void* hy, int64_t rows, int64_t H))
 EMBER_DECLARE_KERNEL(void, gru_cell_backward_kernel, (::ember::ScalarType, const void* dhy, const void* gi,

@@ -95,6 +95,24 @@ bool gemm_into(const Tensor& a_in, const Tensor& b_in, const Tensor& c, double a
   return true;
 }
 
+void gemm_nn(ScalarType dt, int64_t M, int64_t N, int64_t K, const void* a, int64_t lda, const void* b, int64_t ldb,
+             double beta, void* c, int64_t ldc) {
+  if (M == 0 || N == 0 || K == 0) return;  // callers pass K > 0 (an empty sum would need beta * c)
+#ifdef EMBER_HAVE_ONEDNN
+  if (dt == kFloat) {
+    dnnl_sgemm('N', 'N', M, N, K, 1.f, static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb,
+               float(beta), static_cast<float*>(c), ldc);
+    return;
+  }
+#endif
+  if (dt == kFloat)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.f, static_cast<const float*>(a),
+                int(lda), static_cast<const float*>(b), int(ldb), float(beta), static_cast<float*>(c), int(ldc));
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(M), int(N), int(K), 1.0, static_cast<const double*>(a),
+                int(lda), static_cast<const double*>(b), int(ldb), beta, static_cast<double*>(c), int(ldc));
+}
+
 namespace {
 
 // c (contiguous [M, N]) = a [M, K] @ b [K, N]; dtypes equal and already checked.

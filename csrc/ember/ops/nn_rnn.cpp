@@ -4,6 +4,7 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/gemm.h"
 
 namespace ember {
 
@@ -33,6 +34,24 @@ void check_cell(const char* op, const Tensor& gates, int64_t chunks, std::initia
 Tensor prep(const Tensor& t, ScalarType cd) { return t.defined() ? t.to(cd).contiguous() : t; }
 const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 Tensor back_to(const Tensor& t, ScalarType dt) { return t.defined() ? t.to(dt) : t; }
+
+// _lstm_seq: xw [T, B, 4H], h0 / c0 [B, H], w_hh [4H, H], same floating dtype
+void check_lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const Tensor& w_hh) {
+  EMBER_CHECK(xw.dim() == 3 && xw.sizes()[2] % 4 == 0, "_lstm_seq: expected xw of shape (seq, batch, 4 * hidden_size), "
+              "got ", xw.sizes());
+  int64_t b = xw.sizes()[1], h = xw.sizes()[2] / 4;
+  for (const Tensor* s : {&h0, &c0})
+    EMBER_CHECK(s->dim() == 2 && s->sizes()[0] == b && s->sizes()[1] == h, "_lstm_seq: expected a state of shape [", b,
+                ", ", h, "], got ", s->sizes());
+  EMBER_CHECK(w_hh.dim() == 2 && w_hh.sizes()[0] == 4 * h && w_hh.sizes()[1] == h, "_lstm_seq: expected w_hh of shape [",
+              4 * h, ", ", h, "], got ", w_hh.sizes());
+  for (const Tensor* s : {&h0, &c0, &w_hh})
+    EMBER_CHECK(s->dtype() == xw.dtype(), "_lstm_seq: expected all inputs to have dtype ", xw.dtype(), ", got ",
+                s->dtype());
+}
+
+// time index of processing step s (reverse layers run from the last time step down)
+int64_t seq_t(int64_t s, int64_t T, bool reverse) { return reverse ? T - 1 - s : s; }
 }  // namespace
 
 namespace native {
@@ -45,6 +64,29 @@ std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   Tensor hy = empty_tensor({rows, h}, cd), cy = empty_tensor({rows, h}, cd);
   if (rows && h) EMBER_KERNEL(lstm_cell_kernel)(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
   return {hy.to(dt), cy.to(dt)};
+}
+
+// A whole LSTM layer direction in one op: per step gates_t = xw_t + h_{t-1} W_hh^T and the cell, no per-step
+// dispatch or autograd nodes. Returns h and c of every step and the gate activations (sigmoid i, f, o,
+// tanh g), which the backward reads instead of recomputing.
+std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
+                                             bool reverse) {
+  check_lstm_seq(xw, h0, c0, w_hh);
+  ScalarType dt = xw.dtype(), cd = cell_dtype("_lstm_seq", xw);
+  if (cd != dt) {
+    auto [hs, cs, a] = native::_lstm_seq(xw.to(cd), h0.to(cd), c0.to(cd), w_hh.to(cd), reverse);
+    return {hs.to(dt), cs.to(dt), a.to(dt)};
+  }
+  int64_t T = xw.sizes()[0], B = xw.sizes()[1], H = xw.sizes()[2] / 4;
+  Tensor acts = empty_tensor(xw.sizes(), cd), hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
+  if (T == 0 || B == 0 || H == 0) return {hs, cs, acts};
+  Tensor gates = empty_tensor(xw.sizes(), cd);  // scratch: the step GEMMs accumulate into a copy of xw
+  gates.copy_(xw);
+  // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
+  Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
+  EMBER_KERNEL(lstm_seq_kernel)(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(),
+                                hs.data_ptr(), cs.data_ptr(), T, B, H, reverse);
+  return {hs, cs, acts};
 }
 
 Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
@@ -86,6 +128,72 @@ std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& d
     EMBER_KERNEL(lstm_cell_backward_kernel)(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(),
                                             dgates.data_ptr(), dcx.defined() ? dcx.data_ptr() : nullptr, rows, h);
   return {mask[0] ? dgates.to(dt) : Tensor(), back_to(dcx, dt)};
+}
+
+// Backward of _lstm_seq: back through time computing d gates per step (fused kernel, dh_{t-1} = dgates_t W_hh),
+// then d W_hh = sum_t dgates_t^T h_{t-1} as two GEMMs over all steps. Under create_graph the same recursion
+// runs on differentiable ops (the saved hs / cs / acts are outputs of this node, so double backward
+// reaches them through grads[0..2]).
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dacts,
+                                                             const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
+                                                             const Tensor& hs, const Tensor& cs, const Tensor& acts,
+                                                             bool reverse, std::array<bool, 4> mask) {
+  if (!dhs.defined() && !dcs.defined() && !dacts.defined()) return {};
+  int64_t T = acts.sizes()[0], B = acts.sizes()[1], H = acts.sizes()[2] / 4;
+  if (T == 0) return {ember::zeros_like(acts), ember::zeros_like(h0), ember::zeros_like(c0), ember::zeros_like(w_hh)};
+  if (grad_enabled() || is_reduced_float(acts.dtype())) {
+    Tensor dh = ember::zeros_like(h0), dc = ember::zeros_like(c0);
+    std::vector<Tensor> dg(static_cast<size_t>(T));
+    for (int64_t s = T - 1; s >= 0; s--) {
+      int64_t t = seq_t(s, T, reverse);
+      if (dhs.defined()) dh = dh + dhs.select(0, t);
+      if (dcs.defined()) dc = dc + dcs.select(0, t);
+      auto a = ember::chunk(acts.select(0, t), 4, 1);
+      const Tensor &i = a[0], &f = a[1], &g = a[2], &o = a[3];
+      Tensor c_prev = s == 0 ? c0 : cs.select(0, seq_t(s - 1, T, reverse)), tc = cs.select(0, t).tanh();
+      dc = dc + dh * o * (-(tc * tc) + 1);
+      // d activation -> d pre-activation: sigmoid' = a (1 - a), tanh' = 1 - a^2
+      Tensor di = dc * g, df = dc * c_prev, dgg = dc * i, d_o = dh * tc;
+      if (dacts.defined()) {
+        auto da = ember::chunk(dacts.select(0, t), 4, 1);
+        di = di + da[0], df = df + da[1], dgg = dgg + da[2], d_o = d_o + da[3];
+      }
+      Tensor dpre = ember::cat({di * i * (-i + 1), df * f * (-f + 1), dgg * (-(g * g) + 1), d_o * o * (-o + 1)}, 1);
+      dh = dpre.mm(w_hh);
+      dc = dc * f;
+      dg[static_cast<size_t>(t)] = dpre;
+    }
+    Tensor dxw = ember::stack(dg, 0);
+    Tensor dw;
+    if (mask[3]) {
+      Tensor hprev = reverse ? ember::cat({hs.narrow(0, 1, T - 1), h0.unsqueeze(0)}, 0)
+                             : ember::cat({h0.unsqueeze(0), hs.narrow(0, 0, T - 1)}, 0);
+      dw = dxw.reshape({T * B, 4 * H}).t().mm(hprev.reshape({T * B, H}));
+    }
+    return {dxw, dh, dc, dw};
+  }
+  ScalarType cd = acts.dtype();
+  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), da_in = prep(dacts, cd), c0c = c0.contiguous();
+  Tensor dxw = empty_tensor(acts.sizes(), cd), dh = empty_tensor({B, H}, cd), dc = empty_tensor({B, H}, cd);
+  dh.zero_();
+  dc.zero_();
+  if (B && H)
+    EMBER_KERNEL(lstm_seq_backward_kernel)(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.data_ptr(),
+                                           w_hh.contiguous().data_ptr(), c0c.data_ptr(), cs.data_ptr(),
+                                           dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
+  else
+    dxw.zero_();
+  Tensor dw;
+  if (mask[3]) {
+    // d W_hh = dG^T Hprev: the steps whose h_{t-1} is in hs, then the first step's h0
+    dw = empty_tensor(w_hh.sizes(), cd);
+    int64_t t0 = seq_t(0, T, reverse), lo = reverse ? 0 : 1;
+    native::gemm_into(dxw.select(0, t0).t(), h0, dw, 1.0, 0.0);
+    if (T > 1)
+      native::gemm_into(dxw.narrow(0, lo, T - 1).reshape({(T - 1) * B, 4 * H}).t(),
+                hs.narrow(0, 1 - lo, T - 1).reshape({(T - 1) * B, H}), dw, 1.0, 1.0);
+  }
+  return {dxw, dh, dc, dw};
 }
 
 std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,

@@ -1,7 +1,8 @@
 """Recurrent layers: RNN, LSTM, GRU (multi-layer, bidirectional, packed sequences) and their cells.
 
 Each layer projects the whole input sequence with one matmul (x W_ih^T + b); the time loop then
-only does h W_hh^T plus the gate math of one step.
+only does h W_hh^T plus the gate math of one step. For LSTM without packing or projections that loop
+(and its backward) is one op per layer direction, _lstm_seq, written in C++.
 """
 import math
 import numbers
@@ -295,9 +296,17 @@ class RNNBase(Module):
                 # LSTM / RNN add b_hh once to the projection; GRU needs it inside r * (W_hn h + b_hn)
                 b_in = b_ih + b_hh if b_ih is not None and self.mode != "GRU" else b_ih
                 xw = F.linear(x, w_ih, b_in)
-                steps = xw.split(sizes, 0) if packed else xw.unbind(0)
                 k = layer * dirs + d
                 c0 = states[1][k] if self.mode == "LSTM" else None
+                if self.mode == "LSTM" and not packed and w_hr is None:
+                    # the whole recurrence of this direction in one op (forward and backward loops in C++)
+                    hs_, cs_, _ = _ops._lstm_seq(xw, states[0][k], c0, w_hh, d == 1)
+                    last = 0 if d == 1 else -1
+                    layer_outs.append(hs_)
+                    hs.append(hs_[last])
+                    cs.append(cs_[last])
+                    continue
+                steps = xw.split(sizes, 0) if packed else xw.unbind(0)
                 outs, h, c = _run_direction(self.mode, steps, sizes, states[0][k], c0, w_hh,
                                             b_hh if self.mode == "GRU" else None, w_hr, reverse=d == 1)
                 layer_outs.append(_ops.cat(outs) if packed else _ops.stack(outs))
