@@ -314,14 +314,23 @@ def record_node(op, indent="  ", inplace=False):
     """Statements creating and filling the node before the forward runs."""
     singles, lists = edges_expr(op)
     s = [f"auto node = std::make_shared<autograd::generated::{op.node}>();"]
-    # edges in parameter order
+    # edges in parameter order; consecutive single tensors in one call (one allocation per vector)
+    run = []
+
+    def flush():
+        if run:
+            s.append(f"autograd::collect_next_edges(*node, {{{', '.join('&' + n for n in run)}}});")
+            run.clear()
     for p in op.params:
         if p.type in ("Tensor", "Tensor?"):
-            s.append(f"autograd::collect_next_edges(*node, {{&{p.name}}});")
-        elif p.type == "Tensor[]":
+            run.append(p.name)
+            continue
+        flush()
+        if p.type == "Tensor[]":
             s.append(f"autograd::collect_next_edges_list(*node, {p.name});")
             if any(p2.name == p.name for p2 in op.params):
                 s.append(f"node->n_{p.name}_ = {p.name}.size();")
+    flush()
     for p, kind in op.saves:
         if kind == "value":
             store = SAVED[p.type][2].format(x=p.name)

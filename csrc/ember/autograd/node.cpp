@@ -50,7 +50,10 @@ Node::~Node() {
       if (e.fn) t_pending_deletes->push_back(std::move(e.fn));
     return;
   }
-  std::vector<NodePtr> pending;
+  // the outermost destructor drains into one per-thread vector that keeps its capacity (no
+  // allocation per destroyed graph); never destroyed, so nodes freed during exit still find it
+  static thread_local std::vector<NodePtr>* t_pending_storage = new std::vector<NodePtr>();
+  std::vector<NodePtr>& pending = *t_pending_storage;
   t_pending_deletes = &pending;
   for (auto& e : next_edges)
     if (e.fn) pending.push_back(std::move(e.fn));
@@ -219,7 +222,8 @@ static void add_edge(Node& node, const Tensor* t) {
 }
 
 void collect_next_edges(Node& node, std::initializer_list<const Tensor*> inputs) {
-  node.next_edges.reserve(inputs.size());
+  node.next_edges.reserve(node.next_edges.size() + inputs.size());
+  node.input_meta.reserve(node.input_meta.size() + inputs.size());
   for (const Tensor* t : inputs) add_edge(node, t);
 }
 
