@@ -229,7 +229,7 @@ void bind_autograd(nb::module_& m) {
       })
       .def("register_hook", [](const NodeRef& n, nb::handle fn) {
         auto ref = std::make_shared<PyRef>(fn);
-        n.node->post_hooks.push_back([ref](const variable_list& gin, const variable_list& gout) -> variable_list {
+        n.node->extras().post_hooks.push_back([ref](const variable_list& gin, const variable_list& gout) -> variable_list {
           nb::gil_scoped_acquire gil;
           nb::list a, b;
           for (auto& t : gin) a.append(tensor_or_none(t));
@@ -241,7 +241,7 @@ void bind_autograd(nb::module_& m) {
       })
       .def("register_prehook", [](const NodeRef& n, nb::handle fn) {
         auto ref = std::make_shared<PyRef>(fn);
-        n.node->pre_hooks.push_back([ref](const variable_list& gout) -> variable_list {
+        n.node->extras().pre_hooks.push_back([ref](const variable_list& gout) -> variable_list {
           nb::gil_scoped_acquire gil;
           nb::list b;
           for (auto& t : gout) b.append(tensor_or_none(t));
@@ -371,7 +371,7 @@ void bind_autograd(nb::module_& m) {
     EMBER_CHECK(requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
     auto& mm = materialize_meta(t);
     auto hook = make_py_hook(fn);
-    if (NodePtr gf = ember::autograd::grad_fn(t)) gf->tensor_pre_hooks.push_back({mm.output_nr, hook});
+    if (NodePtr gf = ember::autograd::grad_fn(t)) gf->extras().tensor_pre_hooks.push_back({mm.output_nr, hook});
     else mm.leaf_hooks.push_back(hook);
     return uintptr_t(hook.get());
   });
@@ -381,7 +381,7 @@ void bind_autograd(nb::module_& m) {
     auto& lh = mm->leaf_hooks;
     lh.erase(std::remove_if(lh.begin(), lh.end(), [id](auto& h) { return uintptr_t(h.get()) == id; }), lh.end());
     if (NodePtr gf = ember::autograd::grad_fn(t)) {
-      auto& ph = gf->tensor_pre_hooks;
+      auto& ph = gf->extras().tensor_pre_hooks;
       ph.erase(std::remove_if(ph.begin(), ph.end(), [id](auto& h) { return uintptr_t(h.second.get()) == id; }), ph.end());
     }
   });

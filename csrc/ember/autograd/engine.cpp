@@ -174,7 +174,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     buffers.erase(node.get());
     if (grads.size() < node->num_outputs()) grads.resize(node->num_outputs());
     if (grads.empty()) grads.resize(1);
-    for (auto& [nr, hook] : node->tensor_pre_hooks) {
+    for (auto& [nr, hook] : node->extras_or_empty().tensor_pre_hooks) {
       if (nr < grads.size() && grads[nr].defined()) {
         Tensor r = (*hook)(grads[nr]);
         if (r.defined()) grads[nr] = r;
@@ -182,11 +182,11 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     }
     if (node->is_accumulate_grad()) static_cast<AccumulateGrad&>(*node).run_leaf_hooks(grads);
     // retain_grad() runs after every hook of the tensor, so .grad sees what the hooks returned
-    for (auto& [nr, slot] : node->retained_grads) {
+    for (auto& [nr, slot] : node->extras_or_empty().retained_grads) {
       if (nr < grads.size() && grads[nr].defined())
         *slot = slot->defined() ? ember::add(*slot, grads[nr]) : (grad_enabled() ? grads[nr] : grads[nr].clone());
     }
-    for (auto& h : node->pre_hooks) {
+    for (auto& h : node->extras_or_empty().pre_hooks) {
       variable_list r = h(grads);
       if (!r.empty()) grads = std::move(r);
     }
@@ -211,7 +211,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         if (anomaly_check_nan()) check_nan(*node, outs);
       } catch (...) {
         // PyTorch warns with the forward stack of the failing node, then raises
-        if (anomaly_hooks().report) anomaly_hooks().report(node->name(), node->anomaly_trace);
+        if (anomaly_hooks().report) anomaly_hooks().report(node->name(), node->extras_or_empty().anomaly_trace);
         throw;
       }
     } else {
@@ -220,7 +220,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     if (!opts.keep_graph) node->release_variables();
     if (node->is_accumulate_grad()) continue;
     validate_outputs(*node, outs);
-    for (auto& h : node->post_hooks) {
+    for (auto& h : node->extras_or_empty().post_hooks) {
       variable_list r = h(outs, {});
       if (!r.empty()) outs = std::move(r);
     }

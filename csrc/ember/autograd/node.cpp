@@ -165,9 +165,9 @@ void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strid
 // retain_grad() follows the tensor to its new history (an in-place op, a regenerated view).
 void move_retained_grad(AutogradMeta& m, const NodePtr& node, uint32_t output_nr) {
   if (!m.retained_grad || !m.grad_fn || (m.grad_fn == node && m.output_nr == output_nr)) return;
-  auto& old = m.grad_fn->retained_grads;
+  auto& old = m.grad_fn->extras().retained_grads;
   old.erase(std::remove_if(old.begin(), old.end(), [&](auto& e) { return e.second == m.retained_grad; }), old.end());
-  node->retained_grads.push_back({output_nr, m.retained_grad});
+  node->extras().retained_grads.push_back({output_nr, m.retained_grad});
 }
 
 NodePtr grad_fn(const Tensor& t) {
@@ -238,7 +238,8 @@ AnomalyHooks& anomaly_hooks() {
 
 void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) {
   if (!output.defined()) return;
-  if (anomaly_enabled() && node->anomaly_trace.empty() && anomaly_hooks().stack) node->anomaly_trace = anomaly_hooks().stack();
+  if (anomaly_enabled() && anomaly_hooks().stack && node->extras().anomaly_trace.empty())
+    node->extras().anomaly_trace = anomaly_hooks().stack();
   if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
   node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype()};
   if (!is_floating(output.dtype())) return;  // integer outputs (indices) are not differentiable

@@ -56,17 +56,33 @@ class EMBER_API Node : public std::enable_shared_from_this<Node> {
   std::vector<Edge> next_edges;
   std::vector<TensorMeta> input_meta;   // per next edge: the forward input
   std::vector<TensorMeta> output_meta;  // per forward output
-  // Tensor.register_hook on a non-leaf output: (output_nr, hook), run on the incoming gradient.
-  std::vector<std::pair<uint32_t, std::shared_ptr<TensorHook>>> tensor_pre_hooks;
-  // retain_grad() of output nr: the slot accumulating its gradient (runs after tensor_pre_hooks)
-  std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
-  // Node.register_hook / register_prehook (from Python)
-  std::vector<std::function<variable_list(const variable_list&, const variable_list&)>> post_hooks;
-  std::vector<std::function<variable_list(const variable_list&)>> pre_hooks;
-  std::string anomaly_trace;  // the forward stack, kept when anomaly mode is on
+
+  // Hooks, retained grads and the anomaly trace: rare, so kept out of line (a node is built and
+  // destroyed on every recorded op). extras() creates them; readers use extras_or_empty().
+  struct Extras {
+    // Tensor.register_hook on a non-leaf output: (output_nr, hook), run on the incoming gradient.
+    std::vector<std::pair<uint32_t, std::shared_ptr<TensorHook>>> tensor_pre_hooks;
+    // retain_grad() of output nr: the slot accumulating its gradient (runs after tensor_pre_hooks)
+    std::vector<std::pair<uint32_t, std::shared_ptr<Tensor>>> retained_grads;
+    // Node.register_hook / register_prehook (from Python)
+    std::vector<std::function<variable_list(const variable_list&, const variable_list&)>> post_hooks;
+    std::vector<std::function<variable_list(const variable_list&)>> pre_hooks;
+    std::string anomaly_trace;  // the forward stack, kept when anomaly mode is on
+  };
+  Extras& extras() {
+    if (!extras_) extras_ = std::make_unique<Extras>();
+    return *extras_;
+  }
+  const Extras& extras_or_empty() const {
+    static const Extras empty;
+    return extras_ ? *extras_ : empty;
+  }
 
  protected:
   uint64_t sequence_nr_;
+
+ private:
+  std::unique_ptr<Extras> extras_;
 };
 
 // Accumulates into a leaf's .grad (the end of every backward path).

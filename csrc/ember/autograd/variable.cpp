@@ -32,7 +32,7 @@ void Tensor::retain_grad() const {
   if (!fn || m.retained_grad) return;
   auto slot = std::make_shared<Tensor>();
   m.retained_grad = slot;
-  fn->retained_grads.push_back({m.output_nr, slot});  // filled by the engine, after the tensor's hooks
+  fn->extras().retained_grads.push_back({m.output_nr, slot});  // filled by the engine, after the tensor's hooks
 }
 
 }  // namespace ember
