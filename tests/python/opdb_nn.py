@@ -200,7 +200,12 @@ for name, shapes in [("addmm", ((2, 4), (2, 3), (3, 4))), ("addmv", ((2,), (2, 3
         Sample(*[_x(s, dt, i) for i, s in enumerate(shapes)], beta=0.5, alpha=2),
         ] + ([] if len(shapes[0]) == 2 and len(shapes[1]) == 3 else  # addbmm_ with a broadcast self resizes it in torch
              [Sample(_x(shapes[0][-1:], dt), *[_x(s, dt, i + 1) for i, s in enumerate(shapes[1:])])]),
-        dtypes=F2, tol=TOL))
+        dtypes=F2, tol=TOL,
+        errors=(lambda: [Sample(T((2, 4), "float32"), T((2, 3), "float32"), T((4, 4), "float32")),  # K mismatch
+                         Sample(T((2, 4), "int64"), T((2, 3), "float32"), T((3, 4), "float32")),  # self dtype
+                         Sample(T((3,), "float32"), T((2, 3), "float32"), T((3, 4), "float32")),  # broadcast
+                         Sample(T((2, 4), "float32"), T((2, 3, 1), "float32"), T((3, 4), "float32"))])  # rank
+        if name == "addmm" else None))
 
 
 def _tensordot(lib, a, b, da, db):

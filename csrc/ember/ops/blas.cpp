@@ -4,6 +4,8 @@
 #include <map>
 
 #include "ember/core/operators.h"
+#include <string_view>
+
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/ops/gemm.h"
@@ -13,8 +15,12 @@ namespace ember::native {
 
 namespace {
 void check_dim(const Tensor& t, int64_t d, const char* op, const char* arg) {
+  // PyTorch's wording: mm says "must be a matrix", addmm adds the rank it got
+  if (d == 2 && std::string_view(op) == "addmm")
+    EMBER_CHECK(t.dim() == 2, arg, " must be a matrix, got ", t.dim(), "-D tensor");
+  else if (d == 2)
+    EMBER_CHECK(t.dim() == 2, arg, " must be a matrix");
   EMBER_CHECK(t.dim() == d, arg, " must be a ", d, "D tensor");
-  (void)op;
 }
 void check_same_dtype(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.dtype() == b.dtype(), "expected m1 and m2 to have the same dtype, but got: ", dtype_name(a.dtype()),
@@ -138,8 +144,8 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
 }
 const Tensor& addmm_(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   Tensor r = native::addmm(self, a, b, beta, alpha);
-  EMBER_CHECK(r.sizes() == self.sizes(), "output with shape ", self.sizes(), " doesn't match the broadcast shape ",
-              r.sizes());
+  EMBER_CHECK(r.sizes() == self.sizes(), "Bad in-place call: input tensor size ", self.sizes(),
+              " and output tensor size ", r.sizes(), " should match");
   return ember::copy_(self, r);
 }
 const Tensor& addmm_out(const Tensor& out, const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta,
