@@ -117,19 +117,17 @@ void batch_norm_stats_kernel(ScalarType dt, const void* xv, double* mean, double
         double sum = 0;
         for (int64_t i = 0; i < n; i++) {
           const T* p = x + (i * c + ch) * s;
-          double ps = 0;
-          for (int64_t j = 0; j < s; j++) ps += p[j];
-          sum += ps;
+          sum += lane_sum<double>(s, [&](int64_t j) { return double(p[j]); });
         }
         double cnt = double(n * s);
         double m = cnt ? sum / cnt : 0.0;
         double v = 0;
         for (int64_t i = 0; i < n; i++) {
           const T* p = x + (i * c + ch) * s;
-          for (int64_t j = 0; j < s; j++) {
+          v += lane_sum<double>(s, [&](int64_t j) {
             double d = double(p[j]) - m;
-            v += d * d;
-          }
+            return d * d;
+          });
         }
         mean[ch] = m;
         var[ch] = cnt ? v / cnt : 0.0;
@@ -168,10 +166,8 @@ void batch_norm_backward_reduce_kernel(ScalarType dt, const void* dyv, const voi
         for (int64_t i = 0; i < n; i++) {
           const T* dp = dy + (i * c + ch) * s;
           const T* xp = x + (i * c + ch) * s;
-          for (int64_t j = 0; j < s; j++) {
-            s1 += double(dp[j]);
-            s2 += double(dp[j]) * (double(xp[j]) - m);
-          }
+          s1 += lane_sum<double>(s, [&](int64_t j) { return double(dp[j]); });
+          s2 += lane_sum<double>(s, [&](int64_t j) { return double(dp[j]) * (double(xp[j]) - m); });
         }
         sum_dy[ch] = s1;
         sum_dy_xmu[ch] = s2;
