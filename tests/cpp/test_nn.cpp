@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ember/ember.h"
+#include "error_kind.h"
 
 using namespace ember;
 
@@ -17,16 +18,7 @@ namespace {
 double max_diff(const Tensor& a, const Tensor& b) { return (a.detach() - b.detach()).abs().max().item<double>(); }
 double abs_max(const Tensor& a) { return a.detach().abs().max().item<double>(); }
 
-template <class F>
-ErrorKind error_kind(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return ErrorKind::Runtime;
-}
+using ember::test_util::error_kind;
 
 std::vector<std::string> names(const nn::NamedTensors& nt) {
   std::vector<std::string> out;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ember/ember.h"
+#include "error_kind.h"
 
 using namespace ember;
 
@@ -24,16 +25,7 @@ struct Param {
   void backward() const { (p * g).sum().backward(); }
 };
 
-template <class F>
-ErrorKind error_kind(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.kind();
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return ErrorKind::Runtime;
-}
+using ember::test_util::error_kind;
 
 }  // namespace
 

@@ -50,7 +50,20 @@ class Interval:
         return f"Interval(start={self.start}, end={self.end})"
 
 
-class FunctionEvent:
+class _CpuTimes:
+    """The averaged and formatted CPU times both event kinds show (needs count, cpu_time_total,
+    self_cpu_time_total)."""
+
+    @property
+    def cpu_time(self):
+        return self.cpu_time_total / max(self.count, 1)
+
+    cpu_time_str = property(lambda self: _format_time(self.cpu_time))
+    cpu_time_total_str = property(lambda self: _format_time(self.cpu_time_total))
+    self_cpu_time_total_str = property(lambda self: _format_time(self.self_cpu_time_total))
+
+
+class FunctionEvent(_CpuTimes):
     """One recorded range: an op, an autograd node, a record_function range or an allocation
     outside every range ([memory]). Times are in microseconds from the start of the profile."""
 
@@ -95,13 +108,6 @@ class FunctionEvent:
     def self_cpu_time_total(self):
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
 
-    @property
-    def cpu_time(self):
-        return self.cpu_time_total / max(self.count, 1)
-
-    cpu_time_str = property(lambda self: _format_time(self.cpu_time))
-    cpu_time_total_str = property(lambda self: _format_time(self.cpu_time_total))
-    self_cpu_time_total_str = property(lambda self: _format_time(self.self_cpu_time_total))
 
     def __repr__(self):
         return (f"<FunctionEvent id={self.id} name={self.name} thread={self.thread} "
@@ -111,7 +117,7 @@ class FunctionEvent:
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class FunctionEventAvg:
+class FunctionEventAvg(_CpuTimes):
     """The sum of the events sharing a key (name, and input shapes / stack when grouped by them)."""
 
     def __init__(self):
@@ -142,13 +148,6 @@ class FunctionEventAvg:
     def __iadd__(self, other):
         return self.add(other)
 
-    @property
-    def cpu_time(self):
-        return self.cpu_time_total / max(self.count, 1)
-
-    cpu_time_str = property(lambda self: _format_time(self.cpu_time))
-    cpu_time_total_str = property(lambda self: _format_time(self.cpu_time_total))
-    self_cpu_time_total_str = property(lambda self: _format_time(self.self_cpu_time_total))
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
