@@ -196,8 +196,6 @@ struct Runner {
   }
 };
 
-Tensor contiguous_f32(const Tensor& t) { return t.contiguous(); }
-
 DimVector to_dimvector(const Dims& d) { return DimVector(IntArrayRef(d.data(), d.size())); }
 
 // C(src) -> dst, with optional bias
@@ -251,8 +249,6 @@ Tensor new_big(const Problem& P) {
   DimVector shape = to_dimvector(P.src_full);
   return P.cropped() ? ember::zeros(shape, TensorOptions(kFloat)) : empty_tensor(shape, kFloat);
 }
-
-DimVector spatial(const Tensor& t) { return DimVector(IntArrayRef(t.sizes().data() + 2, t.sizes().size() - 2)); }
 
 }  // namespace
 
@@ -324,7 +320,6 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad_in, const Te
     for (int64_t i = 2; i < grad.dim(); i++) red.push_back(i);
     gb = ember::sum(grad, IntArrayRef(red), false);
   }
-  (void)spatial;
   return {gi, gw, gb};
 }
 

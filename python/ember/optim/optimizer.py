@@ -14,7 +14,7 @@ from copy import deepcopy
 
 from .. import _C
 from ..autograd.grad_mode import enable_grad, no_grad
-from ..utils.hooks import RemovableHandle
+from ..utils.hooks import add_hook
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
@@ -34,16 +34,12 @@ _global_optimizer_post_hooks = OrderedDict()
 
 def register_optimizer_step_pre_hook(hook):
     """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before every optimizer.step."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
     """hook(optimizer, args, kwargs) -> None, after every optimizer.step."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_optimizer_post_hooks, hook)
 
 
 def _hooked_step(step):
@@ -287,8 +283,7 @@ class Optimizer:
 
     # ------------------------------------------------------------ hooks
     def _register(self, table, hook, prepend=False):
-        handle = RemovableHandle(table)
-        table[handle.id] = hook
+        handle = add_hook(table, hook)
         if prepend:
             table.move_to_end(handle.id, last=False)
         return handle

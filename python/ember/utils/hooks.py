@@ -45,3 +45,10 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+def add_hook(hooks_dict, hook, *, extra_dict=None):
+    """Stores `hook` in `hooks_dict` under a new handle's id and returns the handle that removes it."""
+    handle = RemovableHandle(hooks_dict, extra_dict=extra_dict)
+    hooks_dict[handle.id] = hook
+    return handle

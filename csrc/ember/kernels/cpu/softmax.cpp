@@ -12,11 +12,6 @@ namespace ember::EMBER_CPU_NS {
 
 namespace {
 
-// NaNs are skipped by the max but still poison the sum of exponentials, so a row with a NaN comes
-// out all NaN, as in PyTorch
-template <class T>
-T row_max(const T* x, int64_t n) { return row_max_vec(x, n); }
-
 template <class T>
 T row_sum(const T* x, int64_t n) {
   return lane_sum<T, 32>(n, [&](int64_t i) { return x[i]; });
@@ -28,7 +23,9 @@ void softmax_rows(bool log, const T* in, T* out, int64_t rows, int64_t d) {
     for (int64_t r = b; r < e; r++) {
       const T* x = in + r * d;
       T* y = out + r * d;
-      T m = row_max(x, d);
+      // NaNs are skipped by the max but still poison the sum of exponentials, so a row with a NaN
+      // comes out all NaN, as in PyTorch
+      T m = row_max_vec(x, d);
       if (std::isinf(m) && m < 0) m = 0;  // an all -inf row gives nan like torch: exp(-inf - 0) = 0, 0/0
       if (log) {  // x - m - log(sum(exp(x - m))), the exponentials never stored
         T lse = m + std::log(exp_sub_sum(x, m, static_cast<T*>(nullptr), d));

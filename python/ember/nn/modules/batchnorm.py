@@ -1,9 +1,7 @@
 """BatchNorm1d/2d/3d (and the _NormBase shared with InstanceNorm)."""
 from ... import _C
-from .. import init
-from ..parameter import Parameter
 from .module import Module
-from .utils import F
+from .utils import F, _register_affine, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
@@ -23,15 +21,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(_C._ops.empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_C._ops.empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, bias, num_features, dtype, device)
         if self.track_running_stats:
             self.register_buffer("running_mean", _C._ops.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", _C._ops.ones(num_features, dtype=dtype, device=device))
@@ -50,10 +40,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

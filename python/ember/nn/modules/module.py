@@ -13,7 +13,7 @@ import weakref
 from collections import OrderedDict, namedtuple
 
 from ... import _C
-from ...utils.hooks import RemovableHandle
+from ...utils.hooks import add_hook
 from ..parameter import Buffer, Parameter
 
 __all__ = [
@@ -40,37 +40,28 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 def register_module_buffer_registration_hook(hook):
     """hook(module, name, buffer) -> None or new buffer, run by every register_buffer."""
-    handle = RemovableHandle(_global_buffer_registration_hooks)
-    _global_buffer_registration_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook):
     """hook(module, name, submodule) -> None or new submodule, run when any submodule is registered."""
-    handle = RemovableHandle(_global_module_registration_hooks)
-    _global_module_registration_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook):
     """hook(module, name, param) -> None or new Parameter, run by every register_parameter."""
-    handle = RemovableHandle(_global_parameter_registration_hooks)
-    _global_parameter_registration_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_parameter_registration_hooks, hook)
 
 
 def register_module_forward_pre_hook(hook):
     """A forward pre-hook common to all modules (runs before the modules' own)."""
-    handle = RemovableHandle(_global_forward_pre_hooks)
-    _global_forward_pre_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_forward_pre_hooks, hook)
 
 
 def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
     """A forward hook common to all modules (runs before the modules' own)."""
-    handle = RemovableHandle(_global_forward_hooks,
-                             extra_dict=[_global_forward_hooks_always_called, _global_forward_hooks_with_kwargs])
-    _global_forward_hooks[handle.id] = hook
+    handle = add_hook(_global_forward_hooks, hook,
+                      extra_dict=[_global_forward_hooks_always_called, _global_forward_hooks_with_kwargs])
     if with_kwargs:
         _global_forward_hooks_with_kwargs[handle.id] = True
     if always_call:
@@ -85,15 +76,11 @@ def register_module_backward_hook(hook):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
     _global_is_full_backward_hook = False
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_backward_hooks, hook)
 
 
 def register_module_full_backward_pre_hook(hook):
-    handle = RemovableHandle(_global_backward_pre_hooks)
-    _global_backward_pre_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook):
@@ -102,9 +89,7 @@ def register_module_full_backward_hook(hook):
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "
                            "global Module hook. Please use only one of them.")
     _global_is_full_backward_hook = True
-    handle = RemovableHandle(_global_backward_hooks)
-    _global_backward_hooks[handle.id] = hook
-    return handle
+    return add_hook(_global_backward_hooks, hook)
 
 
 # ---------------------------------------------------------------- helpers
@@ -533,8 +518,7 @@ class Module:
     # ------------------------------------------------------------ hooks
     def register_full_backward_pre_hook(self, hook, prepend=False):
         """hook(module, grad_output) -> None or new grad_output, before the module's input grads are computed."""
-        handle = RemovableHandle(self._backward_pre_hooks)
-        self._backward_pre_hooks[handle.id] = hook
+        handle = add_hook(self._backward_pre_hooks, hook)
         if prepend:
             self._backward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -545,9 +529,7 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
                                "Module. Please use only one of them.")
         self._is_full_backward_hook = False
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._backward_hooks, hook)
 
     def register_full_backward_hook(self, hook, prepend=False):
         """hook(module, grad_input, grad_output) -> None or new grad_input, when the gradients with
@@ -556,8 +538,7 @@ class Module:
             raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single "
                                "Module. Please use only one of them.")
         self._is_full_backward_hook = True
-        handle = RemovableHandle(self._backward_hooks)
-        self._backward_hooks[handle.id] = hook
+        handle = add_hook(self._backward_hooks, hook)
         if prepend:
             self._backward_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -580,8 +561,7 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """hook(module, args) -> None or new args (a single value is wrapped in a tuple); with
         with_kwargs=True, hook(module, args, kwargs) -> None or (new_args, new_kwargs)."""
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
-        self._forward_pre_hooks[handle.id] = hook
+        handle = add_hook(self._forward_pre_hooks, hook, extra_dict=self._forward_pre_hooks_with_kwargs)
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
@@ -591,9 +571,8 @@ class Module:
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """hook(module, args, output) -> None or new output; with with_kwargs=True,
         hook(module, args, kwargs, output). always_call: run even if forward raised."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
-        self._forward_hooks[handle.id] = hook
+        handle = add_hook(self._forward_hooks, hook,
+                          extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
         if always_call:
@@ -800,22 +779,16 @@ class Module:
 
     # ------------------------------------------------------------ state dict
     def _register_state_dict_hook(self, hook):
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_post_hook(self, hook):
         """hook(module, state_dict, prefix, local_metadata) -> None, after state_dict() filled this module's entries."""
         hook._from_public_api = True
-        handle = RemovableHandle(self._state_dict_hooks)
-        self._state_dict_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_hooks, hook)
 
     def register_state_dict_pre_hook(self, hook):
         """hook(module, prefix, keep_vars) -> None, before state_dict() visits this module."""
-        handle = RemovableHandle(self._state_dict_pre_hooks)
-        self._state_dict_pre_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._state_dict_pre_hooks, hook)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
@@ -862,9 +835,7 @@ class Module:
         return destination
 
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
-        handle = RemovableHandle(self._load_state_dict_pre_hooks)
-        self._load_state_dict_pre_hooks[handle.id] = _WrappedHook(hook, self if with_module else None)
-        return handle
+        return add_hook(self._load_state_dict_pre_hooks, _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_pre_hook(self, hook):
         """hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)."""
@@ -872,9 +843,7 @@ class Module:
 
     def register_load_state_dict_post_hook(self, hook):
         """hook(module, incompatible_keys) -> None, after load_state_dict (may edit the key lists in place)."""
-        handle = RemovableHandle(self._load_state_dict_post_hooks)
-        self._load_state_dict_post_hooks[handle.id] = hook
-        return handle
+        return add_hook(self._load_state_dict_post_hooks, hook)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):

@@ -2,7 +2,10 @@
 import collections.abc
 from itertools import repeat
 
+from ... import _C
 from .. import functional as F  # the functions the layers call (F.linear, F.conv2d, ...)
+from .. import init
+from ..parameter import Parameter
 
 __all__ = ["F"]
 
@@ -25,3 +28,25 @@ _quadruple = _ntuple(4, "_quadruple")
 def _reverse_repeat_tuple(t, n):
     """(a, b) -> (b, b, a, a) for n = 2: the per-side padding F.pad takes, last dim first."""
     return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def _register_affine(module, affine, bias, shape, dtype=None, device=None):
+    """The normalization layers' weight and bias Parameters of `shape` (the bias only with bias=True),
+    or None entries when not affine; reset_affine gives them their values."""
+    if affine:
+        module.weight = Parameter(_C._ops.empty(shape, dtype=dtype, device=device))
+        if bias:
+            module.bias = Parameter(_C._ops.empty(shape, dtype=dtype, device=device))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module):
+    """Weight ones, bias zeros (where they exist), as every PyTorch normalization layer starts."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
