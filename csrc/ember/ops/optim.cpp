@@ -119,11 +119,30 @@ void with_flags(F&& f, bool b, Rest... rest) {
 // __restrict, so the compiler keeps the scalars in registers and vectorizes.
 #define R __restrict
 
+// The gradient term every update starts from: negated when maximizing, plus L2 weight decay.
+template <bool MAX, bool WD, class T>
+inline T grad_term(T g, T p, T wd) {
+  T d = MAX ? -g : g;
+  if constexpr (WD) d = d + wd * p;
+  return d;
+}
+
+// Adam, NAdam and RAdam's shared first part of an element's update: the parameter after decoupled
+// decay, the gradient term (L2 on the decayed parameter), and both moments, stored back.
+template <bool MAX, bool L2, bool DEC, bool LO, class T>
+inline void adam_moments(T gj, T& pj, T& d, T* mj_io, T* vj_io, T& mj, T& vj, T w1, T b2, T w2, T wd, T decay) {
+  if constexpr (DEC) pj = pj * decay;
+  d = grad_term<MAX, L2>(gj, pj, wd);
+  mj = lerp<LO>(*mj_io, d, w1);
+  vj = *vj_io * b2 + w2 * d * d;
+  *mj_io = mj;
+  *vj_io = vj;
+}
+
 template <bool MAX, bool WD, bool BUF, bool FIRST, bool NEST, class T>
 void sgd_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R buf, T wd, T mom, T damp1, T nlr) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    if constexpr (WD) d = d + wd * p[j];
+    T d = grad_term<MAX, WD>(g[j], p[j], wd);
     if constexpr (BUF) {
       T m;
       if constexpr (FIRST) m = d;
@@ -141,14 +160,8 @@ template <bool MAX, bool L2, bool DEC, bool AMS, bool LO, class T>
 void adam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T* R vmax, T step_size, T bc2_sqrt,
                  T w1, T b2, T w2, T eps, T wd, T decay) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    T pj = p[j];
-    if constexpr (DEC) pj = pj * decay;
-    if constexpr (L2) d = d + wd * pj;
-    T mj = lerp<LO>(m[j], d, w1);
-    T vj = v[j] * b2 + w2 * d * d;
-    m[j] = mj;
-    v[j] = vj;
+    T pj = p[j], d, mj, vj;
+    adam_moments<MAX, L2, DEC, LO>(g[j], pj, d, m + j, v + j, mj, vj, w1, b2, w2, wd, decay);
     T den;
     if constexpr (AMS) {
       T mx = vmax[j] > vj ? vmax[j] : vj;
@@ -165,8 +178,7 @@ template <bool MAX, bool WD, bool CENTERED, bool MOM, bool LO, class T>
 void rmsprop_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R gavg, T* R buf, T a, T w, T eps, T wd,
                     T mom, T nlr) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    if constexpr (WD) d = d + wd * p[j];
+    T d = grad_term<MAX, WD>(g[j], p[j], wd);
     T sj = sq[j] * a + w * d * d;
     sq[j] = sj;
     T avg;
@@ -191,8 +203,7 @@ void rmsprop_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R ga
 template <bool MAX, bool WD, class T>
 void adagrad_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sum, T nclr, T eps, T wd) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    if constexpr (WD) d = d + wd * p[j];
+    T d = grad_term<MAX, WD>(g[j], p[j], wd);
     T sj = sum[j] + d * d;
     sum[j] = sj;
     p[j] = p[j] + nclr * (d / (std::sqrt(sj) + eps));
@@ -202,8 +213,7 @@ void adagrad_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sum, T nclr
 template <bool MAX, bool WD, class T>
 void adadelta_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R acc, T r, T w, T eps, T wd, T nlr) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    if constexpr (WD) d = d + wd * p[j];
+    T d = grad_term<MAX, WD>(g[j], p[j], wd);
     T sj = sq[j] * r + w * d * d;
     sq[j] = sj;
     T std_ = std::sqrt(sj + eps);
@@ -217,8 +227,7 @@ void adadelta_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R sq, T* R a
 template <bool MAX, bool WD, bool LO, class T>
 void adamax_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R u, T nclr, T w1, T b2, T eps, T wd) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    if constexpr (WD) d = d + wd * p[j];
+    T d = grad_term<MAX, WD>(g[j], p[j], wd);
     T mj = lerp<LO>(m[j], d, w1);
     m[j] = mj;
     T a = u[j] * b2, c = std::abs(d) + eps;
@@ -235,14 +244,8 @@ template <bool MAX, bool L2, bool DEC, bool LO, class T>
 void nadam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T c_grad, T c_avg, T bc2, T w1, T b2,
                   T w2, T eps, T wd, T decay) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    T pj = p[j];
-    if constexpr (DEC) pj = pj * decay;
-    if constexpr (L2) d = d + wd * pj;
-    T mj = lerp<LO>(m[j], d, w1);
-    T vj = v[j] * b2 + w2 * d * d;
-    m[j] = mj;
-    v[j] = vj;
+    T pj = p[j], d, mj, vj;
+    adam_moments<MAX, L2, DEC, LO>(g[j], pj, d, m + j, v + j, mj, vj, w1, b2, w2, wd, decay);
     T den = std::sqrt(vj / bc2) + eps;
     pj = pj + c_grad * (d / den);
     p[j] = pj + c_avg * (mj / den);
@@ -253,14 +256,8 @@ template <bool MAX, bool L2, bool DEC, bool RECT, bool LO, class T>
 void radam_kernel(int64_t b, int64_t e, T* R p, const T* R g, T* R m, T* R v, T bc1, T lr, T bc2_sqrt, T rect, T w1,
                   T b2, T w2, T eps, T wd, T decay) {
   for (int64_t j = b; j < e; j++) {
-    T d = MAX ? -g[j] : g[j];
-    T pj = p[j];
-    if constexpr (DEC) pj = pj * decay;
-    if constexpr (L2) d = d + wd * pj;
-    T mj = lerp<LO>(m[j], d, w1);
-    T vj = v[j] * b2 + w2 * d * d;
-    m[j] = mj;
-    v[j] = vj;
+    T pj = p[j], d, mj, vj;
+    adam_moments<MAX, L2, DEC, LO>(g[j], pj, d, m + j, v + j, mj, vj, w1, b2, w2, wd, decay);
     T upd = mj / bc1 * lr;
     if constexpr (RECT) upd = upd * (bc2_sqrt / (std::sqrt(vj) + eps)) * rect;
     p[j] = pj - upd;
