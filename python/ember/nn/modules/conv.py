@@ -1,11 +1,9 @@
 """Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
-import math
 
 from ... import _C
-from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .utils import F, _pair, _reverse_repeat_tuple, _single, _triple
+from .utils import _reset_fan_in_uniform, F, _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
@@ -65,12 +63,7 @@ class _ConvNd(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # weight ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) (kaiming_uniform_ with a = sqrt(5)), bias likewise
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_fan_in_uniform(self)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

@@ -5,7 +5,7 @@ from ... import _C
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .utils import F
+from .utils import _reset_fan_in_uniform, F
 
 __all__ = ["Identity", "Linear", "Bilinear", "NonDynamicallyQuantizableLinear"]
 
@@ -41,12 +41,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_ with a = sqrt(5) is U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _reset_fan_in_uniform(self)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)

@@ -1,5 +1,6 @@
 """Helpers of the layer modules: int-or-tuple arguments, and `F`, the functional namespace."""
 import collections.abc
+import math
 from itertools import repeat
 
 from ... import _C
@@ -50,3 +51,13 @@ def _reset_affine(module):
         init.ones_(module.weight)
     if module.bias is not None:
         init.zeros_(module.bias)
+
+
+def _reset_fan_in_uniform(module):
+    """Linear and convolution layers' default init: weight by kaiming_uniform_ with a = sqrt(5), i.e.
+    U(-1/sqrt(fan_in), 1/sqrt(fan_in)), and the bias (if any) from the same range."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(module.weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(module.bias, -bound, bound)
