@@ -10,6 +10,14 @@ from .module import Module, _addindent, _typename
 __all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
+
+def _abs_string_index(container, idx):
+    """The key of position idx (negative counts from the end) in a list container's registry."""
+    idx = operator.index(idx)
+    if not (-len(container) <= idx < len(container)):
+        raise IndexError(f"index {idx} is out of range")
+    return str(idx + len(container) if idx < 0 else idx)
+
 class Container(Module):
     def __init__(self, **kwargs):
         import warnings
@@ -156,11 +164,7 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -314,11 +318,7 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
+    _get_abs_string_index = _abs_string_index
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
