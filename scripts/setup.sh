@@ -26,12 +26,14 @@ $PY -c "import cmake" 2>/dev/null || command -v cmake >/dev/null || pip_need+=(c
 $PY -c "import ninja" 2>/dev/null || command -v ninja >/dev/null || pip_need+=(ninja)
 if [ "${1:-}" = "--main" ]; then
   $PY -c "import matplotlib" 2>/dev/null || pip_need+=(matplotlib)  # the main job's PNG plot
+  $PY -c "import PIL" 2>/dev/null || pip_need+=(pillow)  # ember.vision ImageFolder's image loader
 fi
 if [ "${1:-}" = "--test" ]; then
   $PY -c "import pytest" 2>/dev/null || pip_need+=(pytest)
   # torch is the oracle of the parity tests (a CPU build installed from a local file here)
   $PY -c "import torch" 2>/dev/null || pip_need+=("torch==2.13.0")
   $PY -c "import safetensors" 2>/dev/null || pip_need+=(safetensors)
+  $PY -c "import PIL" 2>/dev/null || pip_need+=(pillow)  # ember.vision ImageFolder / PIL transform tests
 fi
 if [ ${#pip_need[@]} -gt 0 ]; then
   echo "[setup] pip install ${pip_need[*]}"

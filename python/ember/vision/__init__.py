@@ -1,3 +1,5 @@
-"""ember.vision: a small torchvision (datasets.MNIST / FashionMNIST from local IDX files,
-transforms on NumPy arrays and tensors). Nothing is ever downloaded."""
-from . import datasets, transforms  # noqa: F401
+"""ember.vision: torchvision's role (import ember.vision as torchvision): datasets (MNIST /
+FashionMNIST from local IDX files, FakeData, ImageFolder), transforms, models (ResNet, VGG,
+AlexNet, MobileNetV2), utils (make_grid, save_image) and io (PNG encoding). Nothing is ever
+downloaded."""
+from . import datasets, io, models, transforms, utils  # noqa: F401

@@ -1,15 +1,16 @@
 """Image operations behind ember.vision.transforms.
 
-Images are ember tensors laid out [..., C, H, W] (or [..., H, W]) or NumPy arrays laid out HW or
-HWC (what torchvision gets from PIL). Geometric ops keep the kind and dtype of their input.
+Images are ember tensors laid out [..., C, H, W] (or [..., H, W]), NumPy arrays laid out HW or
+HWC, or PIL images (ImageFolder's default loader gives those; PIL does their geometric ops, as in
+torchvision). Geometric ops keep the kind and dtype of their input.
 """
 import math
 from enum import Enum
 
 from ... import _C
 
-__all__ = ["InterpolationMode", "to_tensor", "normalize", "hflip", "vflip", "crop", "center_crop", "pad", "resize",
-           "rotate", "get_dimensions"]
+__all__ = ["InterpolationMode", "to_tensor", "pil_to_tensor", "to_pil_image", "normalize", "hflip", "vflip", "crop",
+           "center_crop", "pad", "resize", "rotate", "get_dimensions"]
 
 
 class InterpolationMode(Enum):
@@ -22,8 +23,36 @@ class InterpolationMode(Enum):
     LANCZOS = "lanczos"
 
 
+# PIL resampling filter numbers (Image.Resampling) for each mode
+_PIL_FILTERS = {InterpolationMode.NEAREST: 0, InterpolationMode.NEAREST_EXACT: 0, InterpolationMode.BILINEAR: 2,
+                InterpolationMode.BICUBIC: 3, InterpolationMode.BOX: 4, InterpolationMode.HAMMING: 5,
+                InterpolationMode.LANCZOS: 1}
+
+
 def _is_numpy(img):
     return type(img).__module__ == "numpy" and type(img).__name__ == "ndarray"
+
+
+def _is_pil(img):
+    # checked by name so that PIL is imported only by programs that use it
+    return any(c.__module__ == "PIL.Image" and c.__name__ == "Image" for c in type(img).__mro__)
+
+
+def _pil_fill(img, fill):
+    # a number fills every band of a multi-band image
+    bands = len(img.getbands())
+    if fill is None:
+        fill = 0
+    if isinstance(fill, (int, float)) and bands > 1:
+        return tuple([int(fill)] * bands)
+    if isinstance(fill, (list, tuple)):
+        if len(fill) == 1:
+            fill = list(fill) * bands
+        if len(fill) != bands:
+            raise ValueError(f"The number of elements in 'fill' does not match the number of bands of the image "
+                             f"({len(fill)} != {bands})")
+        return tuple(int(v) for v in fill) if bands > 1 else int(fill[0])
+    return int(fill)
 
 
 def _check_image(img):
@@ -35,7 +64,9 @@ def _check_image(img):
         if img.ndim not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {img.ndim} dimensions.")
         return
-    raise TypeError(f"img should be an ember Tensor or a NumPy array. Got {type(img)}")
+    if _is_pil(img):
+        return
+    raise TypeError(f"img should be an ember Tensor, a NumPy array or a PIL Image. Got {type(img)}")
 
 
 def get_dimensions(img):
@@ -44,14 +75,32 @@ def get_dimensions(img):
     if isinstance(img, _C.TensorBase):
         c = 1 if img.dim() == 2 else img.size(-3)
         return [c, img.size(-2), img.size(-1)]
+    if _is_pil(img):
+        return [len(img.getbands()), img.height, img.width]
     h, w = img.shape[:2]
     return [1 if img.ndim == 2 else img.shape[2], h, w]
 
 
-def to_tensor(pic):
-    """HW or HWC image (NumPy array or tensor) -> CHW tensor; uint8 becomes float in [0, 1]."""
+def pil_to_tensor(pic):
+    """PIL image -> C x H x W tensor of its pixel values, dtype kept (uint8 stays uint8)."""
     import numpy as np
-    if isinstance(pic, _C.TensorBase):
+    if not _is_pil(pic):
+        raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
+    # 32-bit int ("I"), 16-bit ("I;16") and float ("F") modes keep their values, the rest are 8-bit
+    dtypes = {"I": np.int32, "I;16": np.int16, "I;16B": np.int16, "I;16L": np.int16, "F": np.float32}
+    arr = np.array(pic, dtypes.get(pic.mode, np.uint8), copy=True)
+    if pic.mode == "1":
+        arr = arr * np.uint8(255)
+    arr = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands()))
+    return _C.from_numpy(np.ascontiguousarray(arr.transpose((2, 0, 1))))
+
+
+def to_tensor(pic):
+    """HW or HWC image (PIL image, NumPy array or tensor) -> CHW tensor; uint8 becomes float in [0, 1]."""
+    import numpy as np
+    if _is_pil(pic):
+        img = pil_to_tensor(pic)
+    elif isinstance(pic, _C.TensorBase):
         if pic.dim() not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {pic.dim()} dimensions.")
         img = pic.unsqueeze(-1) if pic.dim() == 2 else pic
@@ -62,10 +111,47 @@ def to_tensor(pic):
         arr = pic[:, :, None] if pic.ndim == 2 else pic
         img = _C.from_numpy(np.ascontiguousarray(arr.transpose((2, 0, 1))))
     else:
-        raise TypeError(f"pic should be an ndarray or an ember Tensor. Got {type(pic)}")
+        raise TypeError(f"pic should be PIL Image, an ndarray or an ember Tensor. Got {type(pic)}")
     if img.dtype is _C.uint8:
         return img.to(_C.get_default_dtype()).div(255)
     return img
+
+
+def to_pil_image(pic, mode=None):
+    """C x H x W tensor or H x W (x C) NumPy array -> PIL image; floats are scaled by 255 to 8 bits.
+    The mode defaults by channel count: L, LA, RGB, RGBA (I / F for one int32 / float32 channel
+    of a NumPy array)."""
+    import numpy as np
+    from PIL import Image
+    if isinstance(pic, _C.TensorBase):
+        if pic.dim() not in (2, 3):
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.dim()} dimensions.")
+        if pic.dim() == 2:
+            pic = pic.unsqueeze(0)
+        if pic.is_floating_point() and mode != "F":
+            pic = pic.mul(255).to(_C.uint8)  # wraps out-of-range values like torch's .byte()
+        arr = pic.detach().cpu().numpy().transpose((1, 2, 0))
+    elif _is_numpy(pic):
+        if pic.ndim not in (2, 3):
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        arr = pic[:, :, None] if pic.ndim == 2 else pic
+    else:
+        raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
+    channels = arr.shape[2]
+    if channels == 1:
+        arr = arr[:, :, 0]
+        if mode is None:
+            mode = {np.uint8: "L", np.int16: "I;16", np.int32: "I", np.float32: "F"}.get(arr.dtype.type)
+            if mode is None:
+                raise TypeError(f"Input type {arr.dtype} is not supported")
+    elif mode is None:
+        if arr.dtype != np.uint8:
+            raise TypeError(f"Input type {arr.dtype} is not supported for {channels} channels")
+        mode = {2: "LA", 3: "RGB", 4: "RGBA"}.get(channels)
+        if mode is None:
+            raise ValueError(f"pic should not have > 4 channels. Got {channels} channels.")
+    img = Image.fromarray(np.ascontiguousarray(arr))
+    return img if img.mode == mode else img.convert(mode)
 
 
 def normalize(tensor, mean, std, inplace=False):
@@ -94,6 +180,8 @@ def hflip(img):
     _check_image(img)
     if isinstance(img, _C.TensorBase):
         return img.flip([-1])
+    if _is_pil(img):
+        return img.transpose(0)  # Image.Transpose.FLIP_LEFT_RIGHT
     return img[:, ::-1].copy()
 
 
@@ -102,12 +190,16 @@ def vflip(img):
     _check_image(img)
     if isinstance(img, _C.TensorBase):
         return img.flip([-2])
+    if _is_pil(img):
+        return img.transpose(1)  # Image.Transpose.FLIP_TOP_BOTTOM
     return img[::-1].copy()
 
 
 def crop(img, top, left, height, width):
     """The height x width window at (top, left); parts outside the image are zero."""
     _check_image(img)
+    if _is_pil(img):  # PIL fills what lies outside with zeros itself
+        return img.crop((left, top, left + width, top + height))
     _, h, w = get_dimensions(img)
     if top < 0 or left < 0 or top + height > h or left + width > w:
         pads = [max(-left, 0), max(-top, 0), max(left + width - w, 0), max(top + height - h, 0)]
@@ -169,6 +261,21 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
         raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
     left, top, right, bottom = _parse_padding(padding)
+    if _is_pil(img):  # pad the pixel array, keeping the mode (and palette)
+        from PIL import Image
+        arr = np.asarray(img)
+        widths = [(top, bottom), (left, right)] + [(0, 0)] * (arr.ndim - 2)
+        if padding_mode == "constant":
+            fill = _pil_fill(img, fill)
+            out = np.empty((arr.shape[0] + top + bottom, arr.shape[1] + left + right) + arr.shape[2:], arr.dtype)
+            out[...] = np.asarray(fill, dtype=arr.dtype)
+            out[top:top + arr.shape[0], left:left + arr.shape[1]] = arr
+        else:
+            out = np.pad(arr, widths, mode=padding_mode)
+        result = Image.fromarray(np.ascontiguousarray(out))
+        if img.mode == "P":
+            result.putpalette(img.getpalette())
+        return result if result.mode == img.mode else result.convert(img.mode)
     is_tensor = isinstance(img, _C.TensorBase)
     arr = img.numpy() if is_tensor else img
     if is_tensor:
@@ -237,6 +344,8 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
     oh, ow = _output_size(h, w, size, max_size)
     if (oh, ow) == (h, w):
         return img
+    if _is_pil(img):
+        return img.resize((ow, oh), _PIL_FILTERS[interpolation])
     is_tensor = isinstance(img, _C.TensorBase)
     arr = img.numpy() if is_tensor else img
     if not is_tensor:  # HW(C) -> (C)HW
@@ -288,6 +397,8 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
     _check_image(img)
     if isinstance(interpolation, str):
         interpolation = InterpolationMode(interpolation)
+    if _is_pil(img):
+        return img.rotate(angle, _PIL_FILTERS[interpolation], expand, center, fillcolor=_pil_fill(img, fill))
     if interpolation is not InterpolationMode.NEAREST:
         raise NotImplementedError("rotate: only nearest interpolation is supported")
     _, h, w = get_dimensions(img)

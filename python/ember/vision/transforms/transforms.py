@@ -7,7 +7,7 @@ from ... import _C
 from . import functional as F
 from .functional import InterpolationMode
 
-__all__ = ["Compose", "ToTensor", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
+__all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
            "RandomRotation", "Resize", "CenterCrop", "Pad", "Lambda", "InterpolationMode"]
 
 
@@ -40,13 +40,36 @@ class Compose:
 
 
 class ToTensor:
-    """HW / HWC image (NumPy array or tensor) -> CHW float tensor, uint8 scaled to [0, 1]."""
+    """HW / HWC image (PIL image, NumPy array or tensor) -> CHW float tensor, uint8 scaled to [0, 1]."""
 
     def __call__(self, pic):
         return F.to_tensor(pic)
 
     def __repr__(self):
         return f"{self.__class__.__name__}()"
+
+
+class PILToTensor:
+    """PIL image -> C x H x W tensor of its pixel values (no scaling)."""
+
+    def __call__(self, pic):
+        return F.pil_to_tensor(pic)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}()"
+
+
+class ToPILImage:
+    """C x H x W tensor or H x W x C NumPy array -> PIL image (needs Pillow)."""
+
+    def __init__(self, mode=None):
+        self.mode = mode
+
+    def __call__(self, pic):
+        return F.to_pil_image(pic, self.mode)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}(" + (f"mode={self.mode}" if self.mode is not None else "") + ")"
 
 
 class Normalize:

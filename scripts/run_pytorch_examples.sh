@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Runs programs of the pytorch/examples repository unmodified on Ember: a shim directory first on
+# PYTHONPATH makes `import torch` give ember and `import torchvision` give ember.vision
+# (scripts/torch_shim). Data is local: Fashion-MNIST's IDX files stand in for MNIST (symlinked
+# into torchvision's root/MNIST/raw layout), dcgan uses --dataset fake. Each program runs briefly
+# (1 epoch, --dry-run where it exists) in a scratch copy, so the checkout stays clean.
+#
+# Usage: scripts/run_pytorch_examples.sh [PYTORCH_EXAMPLES_DIR] [program,program,...]
+#   PYTORCH_EXAMPLES_DIR defaults to $PYTORCH_EXAMPLES; programs default to all of:
+#   mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae
+#   word_language_model dcgan
+# Environment: PYTHON (python3), FASHION_MNIST (/usr/share/datasets/fashion-mnist),
+#   WORK (scratch directory, a fresh mktemp -d by default; kept for inspecting outputs).
+set -uo pipefail
+REPO="$(cd "$(dirname "$0")/.." && pwd)"
+EXAMPLES="${1:-${PYTORCH_EXAMPLES:-}}"
+if [ -z "$EXAMPLES" ] || [ ! -d "$EXAMPLES" ]; then
+  echo "usage: $0 PYTORCH_EXAMPLES_DIR [programs]  (or set PYTORCH_EXAMPLES)" >&2
+  exit 2
+fi
+EXAMPLES="$(cd "$EXAMPLES" && pwd)"
+ALL="mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae word_language_model dcgan"
+PROGRAMS="${2:-$ALL}"
+PROGRAMS="${PROGRAMS//,/ }"
+PY="${PYTHON:-python3}"
+FMNIST="${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}"
+WORK="${WORK:-$(mktemp -d -t ember-examples.XXXXXX)}"
+mkdir -p "$WORK"
+export PYTHONPATH="$REPO/scripts/torch_shim:$REPO/python${PYTHONPATH:+:$PYTHONPATH}"
+
+# torchvision's MNIST layout: <root>/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte[.gz]
+mkdir -p "$WORK/data/MNIST/raw"
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+  if [ -e "$FMNIST/$f.gz" ]; then ln -sf "$FMNIST/$f.gz" "$WORK/data/MNIST/raw/$f.gz"
+  elif [ -e "$FMNIST/$f" ]; then ln -sf "$FMNIST/$f" "$WORK/data/MNIST/raw/$f"
+  else echo "[examples] $FMNIST/$f[.gz] missing (apt-get install dataset-fashion-mnist)" >&2; exit 2
+  fi
+done
+
+# A scratch copy of one example directory (outputs land there, not in the checkout).
+prepare() {
+  rm -rf "$WORK/$1" && cp -r "$EXAMPLES/$1" "$WORK/$1" && cd "$WORK/$1" || return 1
+  ln -sfn ../data data 2>/dev/null || true  # programs that read ./data/ (mnist_forward_forward)
+}
+
+# word_language_model: its data/wikitext-2 ships in the repository; if train.txt is absent (a
+# partial checkout) the validation text stands in for it.
+wlm_data() {
+  local src="$EXAMPLES/word_language_model/data/wikitext-2" dst="$WORK/wikitext-2"
+  mkdir -p "$dst"
+  for s in train valid test; do
+    if [ -e "$src/$s.txt" ]; then ln -sf "$src/$s.txt" "$dst/$s.txt"; else ln -sf "$src/valid.txt" "$dst/$s.txt"; fi
+  done
+  echo "$dst"
+}
+
+run_program() {
+  case "$1" in
+    mnist|mnist_hogwild|mnist_rnn|siamese_network)
+      prepare "$1" && "$PY" main.py --epochs 1 --dry-run ;;
+    mnist_forward_forward)
+      prepare "$1" && "$PY" main.py --epochs 5 --no_accel --train_size 1000 --test_size 1000 ;;
+    regression)
+      prepare "$1" && "$PY" main.py --epochs 1 ;;
+    vae)
+      prepare "$1" && mkdir -p results && "$PY" main.py --epochs 1 ;;
+    dcgan)
+      prepare "$1" && "$PY" main.py --dataset fake --dry-run --imageSize 64 --batchSize 16 --outf out ;;
+    word_language_model)
+      local data; data="$(wlm_data)"
+      prepare "$1" || return 1
+      for model in LSTM GRU Transformer; do
+        echo "[examples] word_language_model --model $model"
+        "$PY" main.py --data "$data" --model "$model" --epochs 1 --dry-run || return 1
+        "$PY" generate.py --data "$data" --words 50 --outf generated.txt || return 1
+      done ;;
+    *) echo "[examples] unknown program $1" >&2; return 2 ;;
+  esac
+}
+
+passed=(); failed=()
+for p in $PROGRAMS; do
+  echo "[examples] ===== $p"
+  start=$(date +%s)
+  if (run_program "$p") > "$WORK/$p.log" 2>&1; then passed+=("$p"); status=ok; else failed+=("$p"); status=FAILED; fi
+  tail -n 5 "$WORK/$p.log"
+  echo "[examples] $p: $status in $(( $(date +%s) - start ))s (log: $WORK/$p.log)"
+done
+echo "[examples] passed: ${passed[*]:-none}"
+echo "[examples] failed: ${failed[*]:-none}"
+[ ${#failed[@]} -eq 0 ]
