@@ -29,12 +29,13 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
         if head not in ALIASES or not rest:
             return None
         real = ALIASES[head] + "." + rest
-        try:
-            found = importlib.util.find_spec(real)
-        except ModuleNotFoundError:
-            found = None
-        if found is None:
-            return None  # ModuleNotFoundError names the torch module the program asked for
+        if real not in sys.modules:
+            try:
+                found = importlib.util.find_spec(real)
+            except (ImportError, ValueError):
+                found = None
+            if found is None:
+                return None  # ModuleNotFoundError names the torch module the program asked for
         return importlib.util.spec_from_loader(fullname, _AliasLoader(real))
 
 

@@ -66,7 +66,7 @@ def _check_image(img):
         return
     if _is_pil(img):
         return
-    raise TypeError(f"img should be an ember Tensor, a NumPy array or a PIL Image. Got {type(img)}")
+    raise TypeError(f"img should be an ember Tensor or a NumPy array (or a PIL Image). Got {type(img)}")
 
 
 def get_dimensions(img):
@@ -111,7 +111,7 @@ def to_tensor(pic):
         arr = pic[:, :, None] if pic.ndim == 2 else pic
         img = _C.from_numpy(np.ascontiguousarray(arr.transpose((2, 0, 1))))
     else:
-        raise TypeError(f"pic should be PIL Image, an ndarray or an ember Tensor. Got {type(pic)}")
+        raise TypeError(f"pic should be an ndarray or an ember Tensor (or a PIL Image). Got {type(pic)}")
     if img.dtype is _C.uint8:
         return img.to(_C.get_default_dtype()).div(255)
     return img
