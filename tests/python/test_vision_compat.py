@@ -682,3 +682,31 @@ def test_alias_shim():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([shim, os.path.join(REPO, "python")]))
     res = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr
+
+
+def test_random_resized_crop():
+    arr = np.random.default_rng(4).integers(0, 256, (20, 30, 3), dtype=np.uint8)
+    t = transforms.RandomResizedCrop(8)
+    ember.manual_seed(0)
+    for _ in range(20):
+        i, j, h, w = t.get_params(arr, t.scale, t.ratio)
+        assert 0 <= i and 0 <= j and i + h <= 20 and j + w <= 30
+        assert 0.08 * 600 * 0.9 <= h * w <= 600 and 3 / 4 * 0.8 <= w / h <= 4 / 3 * 1.25
+    ember.manual_seed(5)
+    out = t(ember.from_numpy(arr.transpose(2, 0, 1).copy()))
+    ember.manual_seed(5)
+    i, j, h, w = t.get_params(arr, t.scale, t.ratio)
+    want = transforms.functional.resize(ember.from_numpy(arr[i:i + h, j:j + w].transpose(2, 0, 1).copy()), [8, 8])
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
+    # no draw fits: the centre crop clipped to the ratio range
+    assert transforms.RandomResizedCrop.get_params(arr[:4], (5.0, 6.0), (1.0, 1.0)) == (0, 13, 4, 4)
+    assert tuple(transforms.RandomResizedCrop((5, 7), scale=(1.0, 1.0), ratio=(1.5, 1.5))(arr).shape) == (5, 7, 3)
+    with pytest.raises(TypeError, match="Scale should be a sequence"):
+        transforms.RandomResizedCrop(4, scale=0.5)
+    with pytest.warns(UserWarning, match="Scale and ratio"):
+        transforms.RandomResizedCrop(4, scale=(1.0, 0.5))
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    assert transforms.RandomResizedCrop(6)(Image.fromarray(arr)).size == (6, 6)

@@ -10,7 +10,7 @@ from enum import Enum
 from ... import _C
 
 __all__ = ["InterpolationMode", "to_tensor", "pil_to_tensor", "to_pil_image", "normalize", "hflip", "vflip", "crop",
-           "center_crop", "pad", "resize", "rotate", "get_dimensions"]
+           "center_crop", "pad", "resize", "resized_crop", "rotate", "get_dimensions"]
 
 
 class InterpolationMode(Enum):
@@ -376,6 +376,11 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
         out = out.transpose((1, 2, 0)) if out.ndim == 3 else out
         return np.ascontiguousarray(out)
     return _C.from_numpy(np.ascontiguousarray(out))
+
+
+def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """crop(img, top, left, height, width), then resize to size."""
+    return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
 
 
 def _inverse_rotation_matrix(angle, center):

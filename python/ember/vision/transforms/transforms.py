@@ -1,6 +1,8 @@
 """Transforms (torchvision.transforms): callables on images (tensors [..., C, H, W] or NumPy HW/HWC
 arrays); random ones draw from ember's global RNG, so ember.manual_seed makes them reproducible."""
+import math
 import numbers
+import warnings
 from collections.abc import Sequence
 
 from ... import _C
@@ -8,7 +10,7 @@ from . import functional as F
 from .functional import InterpolationMode
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip",
-           "RandomRotation", "Resize", "CenterCrop", "Pad", "Lambda", "InterpolationMode"]
+           "RandomRotation", "Resize", "RandomResizedCrop", "CenterCrop", "Pad", "Lambda", "InterpolationMode"]
 
 
 def _setup_size(size, error_msg):
@@ -230,6 +232,60 @@ class Resize:
     def __repr__(self):
         return (f"{self.__class__.__name__}(size={self.size}, interpolation={self.interpolation.value}, "
                 f"max_size={self.max_size}, antialias={self.antialias})")
+
+
+class RandomResizedCrop:
+    """A crop of random area (a `scale` fraction of the image) and aspect ratio (log-uniform in
+    `ratio`), resized to size; the whole image (centre-cropped to the ratio range) if ten draws
+    do not fit."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0), interpolation=InterpolationMode.BILINEAR,
+                 antialias=True):
+        self.size = _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size.")
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            warnings.warn("Scale and ratio should be of kind (min, max)")
+        if isinstance(interpolation, int):
+            raise TypeError("Argument interpolation should be of type InterpolationMode")
+        self.interpolation = interpolation
+        self.antialias = antialias
+        self.scale = scale
+        self.ratio = ratio
+
+    @staticmethod
+    def get_params(img, scale, ratio):
+        _, height, width = F.get_dimensions(img)
+        area = height * width
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            target_area = area * float(_C._ops.empty(1).uniform_(scale[0], scale[1]).item())
+            aspect = math.exp(float(_C._ops.empty(1).uniform_(log_ratio[0], log_ratio[1]).item()))
+            w = int(round(math.sqrt(target_area * aspect)))
+            h = int(round(math.sqrt(target_area / aspect)))
+            if 0 < w <= width and 0 < h <= height:
+                i = int(_C._ops.randint(0, height - h + 1, size=(1,)).item())
+                j = int(_C._ops.randint(0, width - w + 1, size=(1,)).item())
+                return i, j, h, w
+        in_ratio = float(width) / float(height)
+        if in_ratio < min(ratio):
+            w, h = width, int(round(width / min(ratio)))
+        elif in_ratio > max(ratio):
+            h, w = height, int(round(height * max(ratio)))
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def __call__(self, img):
+        i, j, h, w = self.get_params(img, self.scale, self.ratio)
+        return F.resized_crop(img, i, j, h, w, list(self.size), self.interpolation, antialias=self.antialias)
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__}(size={self.size}, scale={tuple(round(s, 4) for s in self.scale)}, "
+                f"ratio={tuple(round(r, 4) for r in self.ratio)}, interpolation={self.interpolation.value}, "
+                f"antialias={self.antialias})")
 
 
 class CenterCrop:
