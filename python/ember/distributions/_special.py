@@ -138,8 +138,7 @@ def standard_gamma_grad(x, alpha):
     dtype = x.dtype
     x64 = x.detach().to(ember.float64)
     a64 = alpha.detach().to(ember.float64)
-    x64, a64 = ember.broadcast_tensors(x64, a64) if hasattr(ember, "broadcast_tensors") else \
-        _bcast(x64, a64)
+    x64, a64 = _bcast(x64, a64)
     big = a64 > _SERIES_MAX_ALPHA
     a_s = ember.where(big, ember.ones_like(a64), a64)
     x_s = ember.where(big, ember.ones_like(x64), x64)

@@ -42,7 +42,7 @@ def broadcast_all(*values):
 
 
 def _standard_normal(shape, dtype, device=None):
-    return ember.randn(*shape, dtype=dtype) if len(shape) else ember.randn((), dtype=dtype)
+    return ember.randn(ember.Size(shape), dtype=dtype)
 
 
 def _sum_rightmost(value, dim):
@@ -120,3 +120,8 @@ def _tril_indices(n, diag):
                 rows.append(r)
                 cols.append(c)
     return rows, cols
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shape(*(t.shape for t in tensors))
+    return tuple(t.expand(shape) for t in tensors)
