@@ -20,19 +20,16 @@ def _as_tensor(x):
     return ember.tensor(float(x), dtype=ember.get_default_dtype())
 
 
-def _lgamma_pos(x):
-    # lgamma(x) = lgamma(x + 8) - log(x (x+1) ... (x+7)), then Stirling at z = x + 8
-    z = x + _SHIFT
-    shift = ember.log(x)
-    for k in range(1, _SHIFT):
-        shift = shift + ember.log(x + k)
-    r = 1 / z
-    r2 = r * r
-    series = r * _LGAMMA_COEF[-1]
-    for c in reversed(_LGAMMA_COEF[:-1]):
-        series = r2 * series + c * r  # Horner in 1/z^2, every term odd in 1/z
-    series = r * 0 + series
-    return (z - 0.5) * ember.log(z) - z + _HALF_LOG_2PI + series - shift
+def _in_float64(fn):
+    # evaluate in float64 (the recurrence shift cancels digits) and round once to the input dtype
+    def wrapper(x):
+        x = _as_tensor(x)
+        if x.dtype == ember.float64:
+            return fn(x)
+        return fn(x.to(ember.float64)).to(x.dtype)
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
 
 
 def _horner_odd(r, coef):
@@ -43,6 +40,7 @@ def _horner_odd(r, coef):
     return acc * r
 
 
+@_in_float64
 def lgamma(x):
     """log|Gamma(x)| elementwise; reflection formula below 0.5."""
     x = _as_tensor(x)
@@ -62,6 +60,7 @@ def lgamma(x):
     return ember.where(pole, ember.full_like(x, math.inf), out)
 
 
+@_in_float64
 def digamma(x):
     """d/dx lgamma(x) elementwise; reflection formula below 0.5."""
     x = _as_tensor(x)

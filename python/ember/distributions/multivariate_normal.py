@@ -17,6 +17,7 @@ def _batch_mv(bmat, bvec):
 def _solve_lower(L, b):
     """L^-1 b for lower-triangular L (last two dims), b of shape (..., n, k); broadcasts."""
     shape = broadcast_shape(L.shape[:-2], b.shape[:-2])
+    L = L.tril()  # only the lower triangle is read, as in a triangular solve
     L = L.expand(tuple(shape) + tuple(L.shape[-2:]))
     b = b.expand(tuple(shape) + tuple(b.shape[-2:]))
     return ember.linalg.solve(L, b)
