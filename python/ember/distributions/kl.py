@@ -290,5 +290,7 @@ def _kl_cauchy_cauchy(p, q):
 # Different families ------------------------------------------------------------------------
 
 from ._kl_cross import register_cross_pairs  # noqa: E402
+from ._kl_more import register_more_pairs  # noqa: E402
 
 register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x)
+register_more_pairs(register_kl, _infinite_like, _inf_where, _x_log_x)
