@@ -665,6 +665,10 @@ KL_PARAMS = {
     "HalfNormal": {"scale": [1.5, 0.4, 1.0]},
     "LogNormal": {"loc": [0.3, -1.0, 2.0], "scale": [1.5, 0.4, 1.0]},
     "MultivariateNormal": {"loc": [[0.3, -1.0]] * 3, "scale_tril": [[[1.5, 0.0], [0.2, 0.4]]] * 3},
+    "LowRankMultivariateNormal": {"loc": [[0.1, -0.5]] * 3, "cov_factor": [[[0.5], [0.3]]] * 3,
+                                  "cov_diag": [[0.7, 1.2]] * 3},
+    "Pareto": {"scale": [0.5, 1.0, 2.0], "alpha": [0.7, 3.0, 2.5]},
+    "ContinuousBernoulli": {"probs": [0.3, 0.9, 0.4995]},
 }
 
 
@@ -677,6 +681,8 @@ def _perturb(params, k):
                 a = np.roll(a, k, axis=-1)
             elif name in ("probs",):
                 a = np.clip(a * (1 + 0.2 * k) % 1, 0.05, 0.95)
+            elif name == "cov_factor":
+                a = a * (1 - 0.5 * k)
             elif name in ("loc", "low"):
                 a = a + 0.3 * k
             elif name == "high":
@@ -720,6 +726,8 @@ def test_kl_registry_and_errors():
         return ember.tensor(42.0)
 
     assert D.kl_divergence(p, q).item() == 42.0
+    # dispatch by subclass order
+    assert D.kl.kl_divergence.__globals__["_dispatch_kl"](MyNormal, D.Normal).__name__ == "_kl_normal_normal"
     with pytest.raises(NotImplementedError, match="No KL"):
         D.kl_divergence(D.Cauchy(0.0, 1.0), D.Normal(0.0, 1.0))
     with pytest.raises(TypeError):
@@ -730,3 +738,75 @@ def test_kl_registry_and_errors():
     # Bregman entropy of exponential families agrees with closed forms
     g = D.Gamma(ember.tensor([2.0], dtype=ember.float64), ember.tensor([3.0], dtype=ember.float64))
     _close(D.ExponentialFamily.entropy(g), g.entropy(), rtol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------
+# Mixtures and the remaining samplers
+
+def test_mixture_same_family():
+    rng = np.random.default_rng(8)
+    logits, loc, scale = rng.normal(size=(2, 3)), rng.normal(size=(2, 3, 4)), rng.uniform(0.5, 2, size=(2, 3, 4))
+    e = D.MixtureSameFamily(D.Categorical(logits=ember.tensor(logits)),
+                            D.Independent(D.Normal(ember.tensor(loc), ember.tensor(scale)), 1))
+    t = TD.MixtureSameFamily(TD.Categorical(logits=torch.tensor(logits)),
+                             TD.Independent(TD.Normal(torch.tensor(loc), torch.tensor(scale)), 1))
+    assert tuple(e.batch_shape) == (2,) and tuple(e.event_shape) == (4,)
+    x = rng.normal(size=(5, 2, 4))
+    _close(e.log_prob(ember.tensor(x)), t.log_prob(torch.tensor(x)), rtol=1e-9)
+    _close(e.mean, t.mean, rtol=1e-9)
+    _close(e.variance, t.variance, rtol=1e-9)
+    assert tuple(e.sample((6,)).shape) == (6, 2, 4)
+    assert tuple(e.expand((3, 2)).batch_shape) == (3, 2)
+    # scalar-event mixture: cdf and sampling statistics
+    e1 = D.MixtureSameFamily(D.Categorical(ember.tensor([0.3, 0.7], dtype=ember.float64)),
+                             D.Normal(ember.tensor([-2.0, 1.0], dtype=ember.float64), ember.tensor([0.5, 1.0], dtype=ember.float64)))
+    t1 = TD.MixtureSameFamily(TD.Categorical(torch.tensor([0.3, 0.7], dtype=torch.float64)),
+                              TD.Normal(torch.tensor([-2.0, 1.0], dtype=torch.float64), torch.tensor([0.5, 1.0], dtype=torch.float64)))
+    v = [-2.5, 0.0, 1.5]
+    _close(e1.cdf(ember.tensor(v, dtype=ember.float64)), t1.cdf(torch.tensor(v, dtype=torch.float64)), rtol=1e-9)
+    ember.manual_seed(3)
+    s = e1.sample((6000,))
+    assert abs(s.mean().item() - e1.mean.item()) < 5 * math.sqrt(e1.variance.item() / 6000)
+    with pytest.raises(ValueError, match="does not equal"):
+        D.MixtureSameFamily(D.Categorical(ember.ones(3)), D.Normal(ember.zeros(4), ember.ones(4)))
+    with pytest.raises(ValueError, match="Categorical"):
+        D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(ember.zeros(4), ember.ones(4)))
+
+
+MORE_STAT_CASES = [
+    ("Pareto", {"scale": [1.0, 2.0], "alpha": [9.0, 12.0]}),
+    ("Weibull", {"scale": [1.0, 2.0], "concentration": [1.5, 3.0]}),
+    ("InverseGamma", {"concentration": [5.0, 7.0], "rate": [2.0, 1.0]}),
+    ("Kumaraswamy", {"concentration1": [0.5, 3.0], "concentration0": [2.0, 1.5]}),
+    ("FisherSnedecor", {"df1": [4.0, 8.0], "df2": [12.0, 15.0]}),
+    ("NegativeBinomial", {"total_count": [3.0, 0.7], "probs": [0.4, 0.6]}),
+    ("ContinuousBernoulli", {"probs": [0.2, 0.4999, 0.9]}),
+    ("GeneralizedPareto", {"loc": [0.0, 1.0], "scale": [1.0, 2.0], "concentration": [0.1, -0.3]}),
+    ("Multinomial", {"total_count": 5, "probs": [[0.2, 0.3, 0.5]]}),
+    ("LowRankMultivariateNormal", {"loc": [1.0, -1.0], "cov_factor": [[0.5], [0.8]], "cov_diag": [0.4, 0.3]}),
+]
+
+
+@pytest.mark.parametrize("name,params", MORE_STAT_CASES, ids=[c[0] for c in MORE_STAT_CASES])
+def test_more_sampling_statistics(name, params):
+    test_sampling_statistics(name, params)
+
+
+def test_relaxed_samples():
+    ember.manual_seed(5)
+    temp = ember.tensor(0.5, dtype=ember.float64)
+    probs = ember.tensor([0.2, 0.8], dtype=ember.float64, requires_grad=True)
+    x = D.RelaxedBernoulli(temp, probs=probs).rsample((4000,))
+    assert bool(((x > 0) & (x < 1)).all())
+    # at low temperature samples concentrate near {0, 1} with P(x > 1/2) = probs
+    _close((x > 0.5).double().mean(0), probs.detach(), atol=0.03)
+    x.sum().backward()
+    assert bool((probs.grad > 0).all())
+    logits = ember.tensor([[0.0, 1.0, -1.0]], dtype=ember.float64, requires_grad=True)
+    y = D.RelaxedOneHotCategorical(temp, logits=logits).rsample((4000,))
+    _close(y.sum(-1), np.ones((4000, 1)), rtol=1e-9)
+    p = ember.softmax(logits.detach(), -1)
+    freq = ember.stack([(y.argmax(-1) == k).double().mean() for k in range(3)])
+    _close(freq, p[0], atol=0.03)  # the argmax of a Concrete sample is Categorical(probs)
+    y[..., 0].sum().backward()
+    assert logits.grad is not None
