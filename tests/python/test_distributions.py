@@ -51,6 +51,16 @@ def _tril(rng, shape, n=3):
     return a
 
 
+def _corr_chol(rng, shape, n=3):
+    a = _tril(rng, shape, n)
+    return a / np.linalg.norm(a, axis=-1, keepdims=True)
+
+
+def _spd(rng, shape, n=3):
+    a = rng.normal(size=shape + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + np.eye(n)
+
+
 def _onehot(rng, shape, k):
     idx = rng.integers(0, k, size=shape)
     return np.eye(k)[idx]
@@ -106,6 +116,10 @@ FAMILIES = {
     "LowRankMultivariateNormal": (lambda s, r: {"loc": r.normal(size=s + (3,)), "cov_factor": r.normal(size=s + (3, 2)),
                                                 "cov_diag": _pos(r, s + (3,))},
                                   lambda p, s, r: r.normal(size=s + (3,))),
+    "VonMises": (lambda s, r: {"loc": r.normal(size=s), "concentration": _pos(r, s, 0.1, 8)},
+                 lambda p, s, r: r.uniform(-4, 4, size=s)),
+    "LKJCholesky": (lambda s, r: {"dim": 3, "concentration": _pos(r, s, 0.3, 3)}, lambda p, s, r: _corr_chol(r, s)),
+    "Wishart": (lambda s, r: {"df": _pos(r, s, 3.5, 8), "scale_tril": _tril(r, s)}, lambda p, s, r: _spd(r, s)),
     "RelaxedBernoulli": (lambda s, r: {"temperature": _pos(r, s), "probs": r.uniform(0.1, 0.9, size=s)},
                          lambda p, s, r: r.uniform(0.05, 0.95, size=s)),
     "RelaxedOneHotCategorical": (lambda s, r: {"temperature": _pos(r, ()), "probs": _pos(r, s + (4,))},
@@ -813,3 +827,55 @@ def test_relaxed_samples():
     _close(freq, p[0], atol=0.03)  # the argmax of a Concrete sample is Categorical(probs)
     y[..., 0].sum().backward()
     assert logits.grad is not None
+
+
+def test_von_mises_lkj_wishart_sampling():
+    ember.manual_seed(11)
+    loc = ember.tensor([0.5, -2.5], dtype=ember.float64)
+    kappa = ember.tensor([4.0, 1e-6], dtype=ember.float64)
+    d = D.VonMises(loc, kappa)
+    x = d.sample((4000,))
+    assert bool(((x >= -math.pi) & (x < math.pi)).all())
+    # circular mean direction and mean resultant length 1 - circular variance
+    c, s = ember.cos(x).mean(0), ember.sin(x).mean(0)
+    assert abs(math.atan2(s[0].item(), c[0].item()) - 0.5) < 0.05
+    R = (c ** 2 + s ** 2).sqrt()
+    _close(R[0], 1 - d.variance[0], atol=0.02)
+    assert R[1].item() < 0.05  # kappa ~ 0: uniform on the circle
+    # LKJ: valid correlation Cholesky factors; E[corr_ij] = 0 and Var = 1 / (2 eta + d - 1)
+    eta = 2.0
+    L = D.LKJCholesky(3, eta).sample((4000,))
+    assert bool(C.corr_cholesky.check(L).all())
+    corr = L @ L.mT
+    _close(corr.mean(0), np.eye(3), atol=0.04)
+    _close(corr[:, 1, 0].var(), 1 / (2 * eta + 3 - 1), rtol=0.1)
+    # Wishart: E[W] = df * Sigma, Var[W_ij] = df (S_ij^2 + S_ii S_jj)
+    scale_tril = ember.tensor([[1.0, 0.0], [0.5, 0.8]], dtype=ember.float64)
+    w = D.Wishart(ember.tensor(5.0, dtype=ember.float64), scale_tril=scale_tril)
+    ws = w.sample((4000,))
+    assert bool(C.positive_definite.check(ws).all())
+    se = (w.variance / 4000).sqrt()
+    assert bool(((ws.mean(0) - w.mean).abs() <= 5 * se).all())
+    # rsample is differentiable in df (through the chi-squared diagonal) and in the scale
+    df = ember.tensor(5.0, dtype=ember.float64, requires_grad=True)
+    st = scale_tril.clone().requires_grad_()
+    D.Wishart(df, scale_tril=st).rsample((3,)).sum().backward()
+    assert df.grad is not None and st.grad is not None
+    with pytest.raises(ValueError, match="expected to be greater than ndim - 1"):
+        D.Wishart(ember.tensor(0.5), covariance_matrix=ember.eye(2))
+    with pytest.raises(ValueError, match="greater than or equal to 2"):
+        D.LKJCholesky(1)
+
+
+def test_wishart_parameterisations_and_bregman_entropy():
+    rng = np.random.default_rng(9)
+    L = _tril(rng, (2,))
+    cov = L @ np.swapaxes(L, -1, -2)
+    for kw in [{"covariance_matrix": cov}, {"precision_matrix": np.linalg.inv(cov)}, {"scale_tril": L}]:
+        e = D.Wishart(ember.tensor([4.0, 6.5], dtype=ember.float64), **{k: ember.tensor(v) for k, v in kw.items()})
+        t = TD.Wishart(torch.tensor([4.0, 6.5], dtype=torch.float64), **{k: torch.tensor(v) for k, v in kw.items()})
+        v = _spd(rng, (5, 2))
+        _close(e.log_prob(ember.tensor(v)), t.log_prob(torch.tensor(v)), rtol=1e-9)
+        for attr in ["scale_tril", "covariance_matrix", "precision_matrix", "mean", "variance"]:
+            _close(getattr(e, attr), getattr(t, attr), rtol=1e-9, atol=1e-12)
+    _close(D.ExponentialFamily.entropy(e), t.entropy(), rtol=1e-8)
