@@ -3,7 +3,7 @@ import numbers
 import ember
 
 from . import constraints
-from ._special import digamma, lgamma, standard_gamma, xlogy
+from ._special import digamma, gammainc, lgamma, standard_gamma, xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -64,6 +64,11 @@ class Gamma(ExponentialFamily):
             self._validate_sample(value)
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value)
                 - self.rate * value - lgamma(self.concentration))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return gammainc(self.concentration, self.rate * value)
 
     def entropy(self):
         return (self.concentration - ember.log(self.rate) + lgamma(self.concentration)
