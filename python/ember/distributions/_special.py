@@ -231,7 +231,7 @@ def _gammainc_value(a, x):
         d = 1 / d
         delta = d * c
         h = h * delta
-        if i % 8 == 0 and not bool(((delta - 1).abs() > _EPS).any()):
+        if i % 8 == 0 and not bool(((delta - 1).abs() > 4 * _EPS).any()):  # within an ulp or two
             break
     q_cf = ember.exp(log_pref) * h
     out = ember.where(use_series, p_series, 1 - q_cf)
