@@ -764,6 +764,20 @@ def test_kl_registry_and_errors():
         D.kl_divergence(D.Cauchy(0.0, 1.0), D.Normal(0.0, 1.0))
     with pytest.raises(TypeError):
         D.register_kl(int, D.Normal)
+    # structural pairs: Independent and TransformedDistribution delegate to their bases
+    rng = np.random.default_rng(12)
+    a, b, c, d_ = (rng.uniform(0.5, 2, size=(2, 3)) for _ in range(4))
+    e_kl = D.kl_divergence(D.Independent(D.Normal(ember.tensor(a), ember.tensor(b)), 1),
+                           D.Independent(D.Normal(ember.tensor(c), ember.tensor(d_)), 1))
+    t_kl = TD.kl_divergence(TD.Independent(TD.Normal(torch.tensor(a), torch.tensor(b)), 1),
+                            TD.Independent(TD.Normal(torch.tensor(c), torch.tensor(d_)), 1))
+    _close(e_kl, t_kl, rtol=1e-10)
+    _close(D.kl_divergence(D.LogNormal(ember.tensor(a), ember.tensor(b)), D.LogNormal(ember.tensor(c), ember.tensor(d_))),
+           TD.kl_divergence(TD.LogNormal(torch.tensor(a), torch.tensor(b)), TD.LogNormal(torch.tensor(c), torch.tensor(d_))),
+           rtol=1e-10)
+    with pytest.raises(NotImplementedError):
+        D.kl_divergence(D.Independent(D.Normal(ember.tensor(a), ember.tensor(b)), 1),
+                        D.Independent(D.Normal(ember.tensor(a), ember.tensor(b)), 2))
     # same-family exponential-family fallback through the Bregman divergence
     e = D.kl.kl_divergence.__globals__["_kl_expfamily_expfamily"](D.Poisson(ember.tensor([2.0])), D.Poisson(ember.tensor([3.0])))
     _close(e, TD.kl_divergence(TD.Poisson(torch.tensor([2.0])), TD.Poisson(torch.tensor([3.0]))), rtol=1e-5)
