@@ -1,5 +1,4 @@
 import ember
-import ember.nn.functional as F
 
 from . import constraints
 from ._special import lgamma

@@ -1,4 +1,3 @@
-import ember
 
 from . import constraints
 from .gamma import Gamma

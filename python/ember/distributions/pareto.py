@@ -1,4 +1,3 @@
-import ember
 
 from . import constraints
 from .exponential import Exponential

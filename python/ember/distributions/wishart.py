@@ -8,7 +8,7 @@ from . import constraints
 from ._special import digamma, mvlgamma
 from .chi2 import Chi2
 from .exp_family import ExponentialFamily
-from .multivariate_normal import _precision_to_scale_tril, _solve_lower
+from .multivariate_normal import _precision_to_scale_tril
 from .utils import broadcast_shape, lazy_property
 
 __all__ = ["Wishart"]
@@ -20,6 +20,15 @@ def _mvdigamma(x, p):
     if not bool(x.gt((p - 1) / 2).all()):
         raise ValueError("Wrong domain for multivariate digamma function.")
     return digamma(x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype).div(2)).sum(-1)
+
+
+def _cholesky_solve(b, L):
+    """(L L^T)^-1 b with broadcasting; the product uses all of L, as torch.cholesky_solve's
+    gradient does."""
+    A = L @ L.mT
+    shape = broadcast_shape(A.shape[:-2], b.shape[:-2])
+    return ember.linalg.solve(A.expand(tuple(shape) + tuple(A.shape[-2:])),
+                              b.expand(tuple(shape) + tuple(b.shape[-2:])))
 
 
 def _logabsdet(m):
@@ -111,9 +120,8 @@ class Wishart(ExponentialFamily):
 
     @lazy_property
     def precision_matrix(self):
-        L_inv = _solve_lower(self._unbroadcasted_scale_tril,
-                             ember.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype))
-        return (L_inv.mT @ L_inv).expand(self._full())
+        identity = ember.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
+        return _cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(self._full())
 
     @property
     def mean(self):
@@ -170,9 +178,7 @@ class Wishart(ExponentialFamily):
         nu = self.df
         p = self._event_shape[-1]
         L = self._unbroadcasted_scale_tril
-        # tr(Sigma^-1 V) = tr(L^-1 V L^-T)
-        A = _solve_lower(L, value)
-        trace = _solve_lower(L, A.mT).diagonal(dim1=-2, dim2=-1).sum(-1)
+        trace = _cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(-1)  # tr(Sigma^-1 V)
         return (-nu * (p * _LOG_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
                 - mvlgamma(nu / 2, p) + (nu - p - 1) / 2 * _logabsdet(value) - trace / 2)
 
