@@ -1,11 +1,40 @@
 import ember
 
 from . import constraints
-from ._special import lgamma
+from ._special import lgamma, standard_gamma
 from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
+
+
+_DIRECT_MAX = 64  # counts up to this are summed Bernoulli trials
+
+
+def _sample_binomial(n, p):
+    """Exact Binomial(n, p) draws for float tensors n, p of one shape.  Large counts are split by
+    an order statistic (Devroye, Non-Uniform Random Variate Generation, X.4): with i = ceil(n / 2)
+    and Y ~ Beta(i, n + 1 - i) the i-th smallest of n uniforms, Y <= p means i successes plus
+    Binomial(n - i, (p - Y) / (1 - Y)); otherwise Binomial(i - 1, p / Y).  Each level halves n."""
+    result = ember.zeros_like(p)
+    while bool((n > _DIRECT_MAX).any()):
+        big = n > _DIRECT_MAX
+        i = ember.where(big, ember.floor((n + 1) / 2), ember.ones_like(n))
+        g1 = standard_gamma(i)
+        g2 = standard_gamma(ember.where(big, n + 1 - i, ember.ones_like(n)))
+        y = g1 / (g1 + g2)
+        up = y <= p
+        result = result + ember.where(big & up, i, ember.zeros_like(i))
+        n = ember.where(big, ember.where(up, n - i, i - 1), n)
+        p_up = (p - y) / (1 - y).clamp(min=ember.finfo(p.dtype).tiny)
+        p_down = p / y.clamp(min=ember.finfo(p.dtype).tiny)
+        p = ember.where(big, ember.where(up, p_up, p_down), p).clamp(0, 1)
+    max_n = int(float(n.max())) if n.numel() else 0
+    if max_n > 0:
+        trials = ember.rand((max_n,) + tuple(n.shape), dtype=p.dtype) < p
+        index = ember.arange(max_n, dtype=p.dtype).view((max_n,) + (1,) * n.dim())
+        result = result + (trials & (index < n)).to(p.dtype).sum(0)
+    return result
 
 
 def _clamp_by_zero(x):
@@ -77,17 +106,11 @@ class Binomial(Distribution):
         return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
-        # sum of Bernoulli trials, masked beyond each element's total_count (memory ~ max count)
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            n = self.total_count.expand(shape)
-            p = self.probs.expand(shape)
-            max_n = int(float(n.max())) if n.numel() else 0
-            if max_n == 0:
-                return ember.zeros(shape, dtype=p.dtype)
-            trials = ember.rand((max_n,) + tuple(shape), dtype=p.dtype) < p
-            index = ember.arange(max_n, dtype=p.dtype).view((max_n,) + (1,) * len(shape))
-            return (trials & (index < n)).to(p.dtype).sum(0)
+            n = self.total_count.expand(shape).to(self.probs.dtype).contiguous()
+            p = self.probs.expand(shape).contiguous()
+            return _sample_binomial(n, p)
 
     def log_prob(self, value):
         if self._validate_args:
