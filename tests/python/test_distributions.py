@@ -854,6 +854,7 @@ MORE_STAT_CASES = [
     ("GeneralizedPareto", {"loc": [0.0, 1.0], "scale": [1.0, 2.0], "concentration": [0.1, -0.3]}),
     ("Multinomial", {"total_count": 5, "probs": [[0.2, 0.3, 0.5]]}),
     ("LowRankMultivariateNormal", {"loc": [1.0, -1.0], "cov_factor": [[0.5], [0.8]], "cov_diag": [0.4, 0.3]}),
+    ("Binomial", {"total_count": [1000.0, 90.0, 3.0], "probs": [0.3, 0.95, 0.5]}),  # order-statistic splitting
 ]
 
 
