@@ -73,8 +73,8 @@ class Wishart(ExponentialFamily):
         else:
             self.precision_matrix = param.expand(full)
         if bool(self.df.lt(event_shape[-1]).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.",
-                          stacklevel=2)
+            warnings.warn("Low df values detected. Singular samples are highly likely to occur for "
+                          "ndim - 1 < df < ndim.", stacklevel=2)
         super().__init__(batch_shape, event_shape, validate_args=validate_args)
         self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
         if scale_tril is not None:
@@ -137,7 +137,8 @@ class Wishart(ExponentialFamily):
     def variance(self):
         V = self.covariance_matrix
         diag_V = V.diagonal(dim1=-2, dim2=-1)
-        return self.df.view(tuple(self._batch_shape) + (1, 1)) * (V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
+        outer = diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2)
+        return self.df.view(tuple(self._batch_shape) + (1, 1)) * (V.pow(2) + outer)
 
     def _bartlett_sampling(self, sample_shape=ember.Size()):
         p = self._event_shape[-1]
