@@ -287,9 +287,11 @@ def test_special_functions_match_torch():
     for f, g in [(_special.lgamma, torch.lgamma), (_special.digamma, torch.digamma)]:
         out = _np(f(ember.tensor(x)))
         ref = g(torch.tensor(x)).numpy()
-        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10 * np.maximum(1, np.abs(ref)).max() ** 0 * 1e0)
+        np.testing.assert_allclose(out, ref, rtol=1e-10, atol=1e-10)
         out32 = _np(f(ember.tensor(x.astype(np.float32))))
         assert out32.dtype == np.float32
+        ref32 = g(torch.tensor(x.astype(np.float32))).numpy()
+        np.testing.assert_allclose(out32, ref32, rtol=2e-6, atol=2e-6)
     poles = ember.tensor([0.0, -1.0, -3.0])
     np.testing.assert_array_equal(_np(_special.lgamma(poles)), torch.lgamma(torch.tensor([0.0, -1.0, -3.0])).numpy())
     d = _np(_special.digamma(poles))
