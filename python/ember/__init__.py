@@ -48,5 +48,6 @@ from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.visio
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 
 __version__ = "0.1.0"
