@@ -1,5 +1,7 @@
 """The hook-based weight normalisation (torch.nn.utils.weight_norm): ``<name>_g`` and ``<name>_v``
 parameters, the weight recomputed before every forward."""
+import warnings
+
 from ..parameter import Parameter, is_lazy
 from .parametrizations import _norm_except_dim, _weight_norm
 
@@ -45,6 +47,8 @@ class WeightNorm:
 def weight_norm(module, name="weight", dim=0):
     """Split ``module.<name>`` into a magnitude ``<name>_g`` and a direction ``<name>_v`` (weight =
     g * v / ||v||, the norm over every dim but ``dim``; dim=None: the whole tensor). Returns ``module``."""
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
 
