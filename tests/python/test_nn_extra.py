@@ -437,3 +437,150 @@ def test_fuse_linear_bn(torch):
     close(fe(t2e(x)), eb(el(t2e(x))), atol=1e-5)
     with pytest.raises(AssertionError, match="To fuse"):
         nn.utils.fuse_linear_bn_eval(nn.Linear(3, 5).eval(), eb)
+
+
+# ---------------------------------------------------------------- utils.checkpoint
+
+from ember.utils.checkpoint import CheckpointError, checkpoint, checkpoint_sequential  # noqa: E402
+
+
+def _dropout_net():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(4, 16), nn.Dropout(0.5), nn.Tanh(), nn.Linear(16, 16), nn.Dropout(0.3),
+                         nn.Linear(16, 3))
+
+
+def _grads(m, x):
+    return [e2n(p.grad).copy() for p in m.parameters()] + ([e2n(x.grad).copy()] if x.grad is not None else [])
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_matches_plain_backward_with_dropout(use_reentrant):
+    m = _dropout_net()
+    x = ember.randn(6, 4, requires_grad=True)
+    state = ember.get_rng_state()
+    y = m(x)
+    (y * y).sum().backward()
+    ref = _grads(m, x)
+    after_plain = ember.get_rng_state()
+    m.zero_grad()
+    x.grad = None
+    ember.set_rng_state(state)
+    yc = checkpoint(m, x, use_reentrant=use_reentrant)
+    np.testing.assert_array_equal(e2n(yc), e2n(y))
+    (yc * yc).sum().backward()
+    for a, b in zip(_grads(m, x), ref):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    # the recompute replays the saved state and puts the outer one back: no extra draws are consumed
+    np.testing.assert_array_equal(e2n(ember.get_rng_state()), e2n(after_plain))
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_without_rng_preservation_draws_new_masks(use_reentrant):
+    m = _dropout_net()
+    x = ember.randn(64, 4, requires_grad=True)
+    state = ember.get_rng_state()
+    m(x).sum().backward()
+    ref = _grads(m, x)
+    m.zero_grad()
+    x.grad = None
+    ember.set_rng_state(state)
+    checkpoint(m, x, use_reentrant=use_reentrant, preserve_rng_state=False).sum().backward()
+    assert any(not np.allclose(a, b) for a, b in zip(_grads(m, x), ref))
+
+
+def test_checkpoint_non_reentrant_kwargs_nested_and_parameters_only():
+    def f(a, b=None, *, scale=1.0, pair=None):
+        return {"out": (a * b).sin() * scale + pair[0] * pair[1], "n": 3, "t": (a.cos(), a.argmax())}
+
+    a, b, c, d = (ember.randn(4, dtype=ember.float64, requires_grad=True) for _ in range(4))
+    out = checkpoint(f, a, b=b, scale=2.0, pair=[c, d], use_reentrant=False)
+    assert out["n"] == 3 and not out["t"][1].requires_grad
+    (out["out"].sum() + out["t"][0].sum()).backward()
+    na, nb, nc, nd = (e2n(t) for t in (a, b, c, d))
+    np.testing.assert_allclose(e2n(a.grad), 2 * np.cos(na * nb) * nb - np.sin(na), rtol=1e-12)
+    np.testing.assert_allclose(e2n(b.grad), 2 * np.cos(na * nb) * na, rtol=1e-12)
+    np.testing.assert_allclose(e2n(c.grad), nd, rtol=1e-12)
+    # no input requires grad: the segment's parameters still get theirs (reentrant: warning, none)
+    lin = nn.Linear(3, 2)
+    x = ember.randn(5, 3)
+    checkpoint(lin, x, use_reentrant=False).sum().backward()
+    np.testing.assert_allclose(e2n(lin.weight.grad), np.tile(e2n(x).sum(0), (2, 1)), rtol=1e-5)
+    lin.zero_grad()
+    with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+        y = checkpoint(lin, x, use_reentrant=True)
+    assert not y.requires_grad
+    # no grad anywhere: plain output
+    with ember.no_grad():
+        assert not checkpoint(lin, x, use_reentrant=False).requires_grad
+
+
+def test_checkpoint_argument_errors_and_warnings():
+    x = ember.randn(3, requires_grad=True)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments: k"):
+        checkpoint(lambda a, k=1: a * k, x, k=2, use_reentrant=True)
+    with pytest.raises(ValueError, match="context_fn"):
+        checkpoint(lambda a: a * 2, x, use_reentrant=True, debug=True)
+    with pytest.warns(UserWarning, match="use_reentrant parameter should be passed explicitly"):
+        checkpoint(lambda a: a * 2, x)
+    with pytest.raises(ValueError, match="determinism_check"):
+        checkpoint(lambda a: a * 2, x, use_reentrant=False, determinism_check="bogus")
+    calls = []
+
+    def changing(a):
+        calls.append(1)
+        return a[: len(calls)] * 2
+
+    y = checkpoint(changing, ember.randn(4, requires_grad=True), use_reentrant=False)
+    with pytest.raises(CheckpointError, match="different metadata"):
+        y.sum().backward()
+
+
+def test_checkpoint_context_fn_and_autograd_grad():
+    entered = []
+
+    class Ctx:
+        def __init__(self, tag):
+            self.tag = tag
+
+        def __enter__(self):
+            entered.append(self.tag)
+
+        def __exit__(self, *exc):
+            return False
+
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    y = checkpoint(lambda a: a.exp(), x, use_reentrant=False, context_fn=lambda: (Ctx("fwd"), Ctx("re")))
+    (g,) = ember.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(e2n(g), np.exp(e2n(x)), rtol=1e-12)
+    assert entered == ["fwd", "re"]
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_gradcheck(use_reentrant):
+    w = ember.randn(3, 3, dtype=ember.float64)
+
+    def seg(a, b):
+        return (a @ w).tanh() * b.sigmoid(), a.sum()
+
+    a = ember.randn(2, 3, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(2, 3, dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: checkpoint(seg, a, b, use_reentrant=use_reentrant), (a, b))
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_sequential(use_reentrant):
+    m = _dropout_net()
+    x = ember.randn(5, 4, requires_grad=True)
+    state = ember.get_rng_state()
+    m(x).pow(2).sum().backward()
+    ref = _grads(m, x)
+    for segments in (1, 2, 3, 6):
+        m.zero_grad()
+        x.grad = None
+        ember.set_rng_state(state)
+        checkpoint_sequential(m, segments, x, use_reentrant=use_reentrant).pow(2).sum().backward()
+        for a, b in zip(_grads(m, x), ref):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="Unexpected keyword arguments"):
+        checkpoint_sequential(m, 2, x, use_reentrant=use_reentrant, foo=1)
