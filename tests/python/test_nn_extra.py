@@ -584,3 +584,292 @@ def test_checkpoint_sequential(use_reentrant):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="Unexpected keyword arguments"):
         checkpoint_sequential(m, 2, x, use_reentrant=use_reentrant, foo=1)
+
+
+# ---------------------------------------------------------------- layers and functionals
+
+def test_fold_unfold_modules(torch):
+    x = torch.randn(2, 3, 7, 8)
+    tu, eu = torch.nn.Unfold((2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), \
+        nn.Unfold((2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    cols = tu(x)
+    close(eu(t2e(x)), cols)
+    tf, ef = torch.nn.Fold((7, 8), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)), \
+        nn.Fold((7, 8), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1))
+    close(ef(t2e(cols)), tf(cols))
+    assert repr(ef) == repr(tf) and repr(eu) == repr(tu)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_lp_pool(torch, n):
+    shape = (2, 3) + (7, 6, 5)[:n]
+    x = torch.rand(shape, dtype=torch.float64) + 0.1
+    for p, k, s, ceil in ((2, 2, None, False), (3.0, 3, 2, True), (1.5, 2, 1, False)):
+        tm = getattr(torch.nn, f"LPPool{n}d")(p, k, s, ceil)
+        em = getattr(nn, f"LPPool{n}d")(p, k, s, ceil)
+        assert repr(em) == repr(tm)
+        xe = t2e(x).requires_grad_(True)
+        xt = x.clone().requires_grad_(True)
+        ye, yt = em(xe), tm(xt)
+        close(ye, yt, rtol=1e-10)
+        ye.sum().backward()
+        yt.sum().backward()
+        close(xe.grad, xt.grad, rtol=1e-8)
+    xe = t2e(x[:1, :1]).requires_grad_(True)
+    fn = getattr(F, f"lp_pool{n}d")
+    assert ember.autograd.gradcheck(lambda a: fn(a, 2.0, 2), (xe,))
+    assert ember.autograd.gradgradcheck(lambda a: fn(a, 3.0, 2, 1), (xe,))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_max_unpool(torch, n):
+    shape = (2, 3) + (8, 6, 4)[:n]
+    x = torch.randn(shape, dtype=torch.float64)
+    pool = getattr(torch.nn.functional, f"max_pool{n}d")
+    y, idx = pool(x, 2, 2, return_indices=True)
+    tm, em = getattr(torch.nn, f"MaxUnpool{n}d")(2, 2), getattr(nn, f"MaxUnpool{n}d")(2, 2)
+    assert repr(em) == repr(tm)
+    close(em(t2e(y), t2e(idx)), tm(y, idx))
+    close(em(t2e(y), t2e(idx), output_size=shape), tm(y, idx, output_size=shape))
+    ye = t2e(y).requires_grad_(True)
+    fn = getattr(F, f"max_unpool{n}d")
+    assert ember.autograd.gradcheck(lambda a: fn(a, t2e(idx), 2), (ye,))
+    assert ember.autograd.gradgradcheck(lambda a: fn(a, t2e(idx), 2), (ye,))
+
+
+def test_adaptive_max_pool3d(torch):
+    x = torch.randn(2, 3, 5, 7, 6, dtype=torch.float64)
+    for size in ((2, 3, 4), 3, (None, 2, 5)):
+        v, i = torch.nn.functional.adaptive_max_pool3d(x, size, return_indices=True)
+        ve, ie = F.adaptive_max_pool3d_with_indices(t2e(x), size)
+        close(ve, v)
+        np.testing.assert_array_equal(e2n(ie), i.numpy())
+    close(nn.AdaptiveMaxPool3d((2, 2, 2))(t2e(x[0])), torch.nn.AdaptiveMaxPool3d((2, 2, 2))(x[0]))
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fractional_max_pool_matches_torch(torch, n):
+    torch.manual_seed(0)
+    shape = (2, 3) + (11, 9, 8)[:n]
+    x = torch.randn(shape, dtype=torch.float64)
+    samples = torch.rand(2, 3, n, dtype=torch.float64)
+    tf = getattr(torch.nn.functional, f"fractional_max_pool{n}d")
+    ef = getattr(F, f"fractional_max_pool{n}d")
+    for kw in (dict(kernel_size=2, output_size=(5, 4, 3)[:n]), dict(kernel_size=3, output_ratio=(0.5,) * n),
+               dict(kernel_size=(2, 3, 2)[:n], output_size=1), dict(kernel_size=1, output_size=(11, 9) if n == 2 else (10, 8, 7))):
+        vt, it = tf(x, return_indices=True, _random_samples=samples, **kw)
+        ve, ie = ef(t2e(x), return_indices=True, _random_samples=t2e(samples), **kw)
+        close(ve, vt, rtol=0, atol=0)
+        np.testing.assert_array_equal(e2n(ie), it.numpy())
+    # unbatched input, module form (the samples are a buffer, as torch registers them)
+    cls_t, cls_e = getattr(torch.nn, f"FractionalMaxPool{n}d"), getattr(nn, f"FractionalMaxPool{n}d")
+    mt = cls_t(2, output_ratio=0.6, return_indices=True, _random_samples=samples[:1])
+    me = cls_e(2, output_ratio=0.6, return_indices=True, _random_samples=t2e(samples[:1]))
+    same_keys(me, mt)
+    (vt, it), (ve, ie) = mt(x[0]), me(t2e(x[0]))
+    close(ve, vt, atol=0, rtol=0)
+    np.testing.assert_array_equal(e2n(ie), it.numpy())
+    xe = t2e(x[:1, :2]).requires_grad_(True)
+    s = t2e(samples[:1, :2])
+    assert ember.autograd.gradcheck(lambda a: ef(a, 2, output_size=(4, 3, 3)[:n], _random_samples=s), (xe,))
+    assert ember.autograd.gradgradcheck(lambda a: ef(a, 2, output_size=(4, 3, 3)[:n], _random_samples=s), (xe,))
+
+
+def test_fractional_max_pool_random_and_errors():
+    x = ember.randn(2, 3, 10, 10)
+    v, idx = F.fractional_max_pool2d(x, 3, output_size=5, return_indices=True)
+    assert v.shape == (2, 3, 5, 5) and idx.dtype == ember.int64
+    flat = e2n(x).reshape(2, 3, -1)
+    np.testing.assert_array_equal(np.take_along_axis(flat, e2n(idx).reshape(2, 3, -1), 2), e2n(v).reshape(2, 3, -1))
+    with pytest.raises(ValueError, match="requires specifying either"):
+        F.fractional_max_pool2d(x, 2)
+    with pytest.raises(ValueError, match="requires specifying either an output size, or a pooling ratio"):
+        nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError, match="only one of output_size and output_ratio"):
+        nn.FractionalMaxPool3d(2, output_size=3, output_ratio=0.5)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    with pytest.raises(RuntimeError, match="too large"):
+        F.fractional_max_pool2d(x, 4, output_size=8)
+    with pytest.raises(RuntimeError, match="too large"):
+        F.fractional_max_pool3d(ember.randn(1, 1, 5, 5, 5), 1, output_size=5)
+
+
+def test_adaptive_log_softmax_with_loss(torch):
+    torch.manual_seed(0)
+    kw = dict(div_value=2.0, head_bias=True)
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], **kw).double()
+    em = nn.AdaptiveLogSoftmaxWithLoss(16, 20, [4, 10, 15], **kw).double()
+    same_keys(em, tm)
+    load_from_torch(em, tm)
+    x = torch.randn(9, 16, dtype=torch.float64)
+    t = torch.tensor([0, 5, 19, 12, 3, 11, 9, 15, 4])
+    a, b = tm(x, t), em(t2e(x), t2e(t))
+    assert type(b).__name__ == "_ASMoutput" and b._fields == ("output", "loss")
+    close(b.output, a.output, rtol=1e-10)
+    close(b.loss, a.loss, rtol=1e-10)
+    a.loss.backward()
+    b.loss.backward()
+    for p, q in zip(em.parameters(), tm.parameters()):
+        close(p.grad, q.grad, rtol=1e-8, atol=1e-12)
+    close(em.log_prob(t2e(x)), tm.log_prob(x), rtol=1e-10)
+    np.testing.assert_array_equal(e2n(em.predict(t2e(x))), tm.predict(x).numpy())
+    close(em(t2e(x[0]), t2e(t[0])).output, tm(x[0], t[0]).output, rtol=1e-10)
+    close(em.log_prob(t2e(x[0])), tm.log_prob(x[:1])[0], rtol=1e-10)
+    # predict: rows whose head argmax is a cluster go through the tails
+    with torch.no_grad():
+        tm.head.bias[4:] += 10
+    load_from_torch(em, tm)
+    np.testing.assert_array_equal(e2n(em.predict(t2e(x))), tm.predict(x).numpy())
+    xe = t2e(x[:4]).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda a: em(a, t2e(t[:4])).output, (xe,))
+    with pytest.raises(ValueError, match="cutoffs should be a sequence"):
+        nn.AdaptiveLogSoftmaxWithLoss(8, 10, [5, 3])
+    with pytest.raises(RuntimeError, match="Target values should be in"):
+        em(t2e(x[:2]), ember.tensor([0, 20]))
+    with pytest.raises(RuntimeError, match="same size in the batch dimension"):
+        em(t2e(x[:2]), ember.tensor([0]))
+
+
+@pytest.mark.parametrize("name,ctor,shape", [
+    ("LazyLinear", (5,), (3, 7)), ("LazyConv1d", (4, 3), (2, 3, 9)), ("LazyConv2d", (4, 3), (2, 3, 6, 6)),
+    ("LazyConv3d", (2, 2), (1, 3, 4, 4, 4)), ("LazyConvTranspose1d", (4, 3), (2, 3, 5)),
+    ("LazyConvTranspose2d", (4, 3), (2, 3, 4, 4)), ("LazyConvTranspose3d", (2, 2), (1, 3, 3, 3, 3)),
+    ("LazyBatchNorm1d", (), (4, 3)), ("LazyBatchNorm2d", (), (2, 3, 4, 4)), ("LazyBatchNorm3d", (), (2, 3, 2, 2, 2)),
+    ("LazyInstanceNorm1d", (), (2, 3, 5)), ("LazyInstanceNorm2d", (), (2, 3, 4, 4)),
+    ("LazyInstanceNorm3d", (), (2, 3, 2, 2, 2)), ("LazyConv2d", (4, 3), (3, 6, 6)),
+])
+def test_lazy_modules(torch, name, ctor, shape):
+    tm, em = getattr(torch.nn, name)(*ctor), getattr(nn, name)(*ctor)
+    assert isinstance(em, nn.LazyModuleMixin)
+    assert em.has_uninitialized_params()
+    assert isinstance(em.weight, nn.UninitializedParameter)
+    assert list(em.state_dict().keys()) == list(tm.state_dict().keys())
+    x = torch.randn(shape)
+    yt = tm(x)
+    ye = em(t2e(x))
+    assert type(em) is getattr(nn, name[4:]) and type(tm) is getattr(torch.nn, name[4:])
+    assert not isinstance(em, nn.LazyModuleMixin) and not hasattr(em, "_initialize_hook")
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict().keys()) == list(tm.state_dict().keys())
+    for k, v in tm.state_dict().items():
+        assert tuple(em.state_dict()[k].shape) == tuple(v.shape), k
+    assert type(em.weight) is nn.Parameter
+    # with torch's parameters the outputs agree
+    em2 = getattr(nn, name)(*ctor)
+    em2(t2e(x))
+    em2.load_state_dict(OrderedDict((k, t2e(v)) for k, v in tm.state_dict().items()))
+    tm.eval()
+    em2.eval()
+    close(em2(t2e(x)), tm(x), atol=1e-5)
+    assert tuple(ye.shape) == tuple(yt.shape)
+
+
+def test_lazy_load_then_forward(torch):
+    tm = torch.nn.Linear(4, 3)
+    em = nn.LazyLinear(3)
+    em.load_state_dict(OrderedDict((k, t2e(v)) for k, v in tm.state_dict().items()))
+    assert type(em) is nn.LazyLinear and not em.has_uninitialized_params()
+    x = torch.randn(2, 4)
+    close(em(t2e(x)), tm(x))
+    assert type(em) is nn.Linear and em.in_features == 4
+
+
+def test_lazy_errors_and_dtype():
+    m = nn.LazyLinear(3)
+    with pytest.raises(ValueError, match="uninitialized parameter"):
+        m.weight + 1
+    with pytest.raises(RuntimeError, match="shape of an uninitialized parameter"):
+        m.weight.shape
+    m = nn.LazyLinear(3, bias=False).double()
+    m(ember.randn(2, 4, dtype=ember.float64))
+    assert m.weight.dtype == ember.float64 and m.bias is None and m.weight.shape == (3, 4)
+    with pytest.raises(ValueError, match="in_channels must be divisible by groups"):
+        nn.LazyConv2d(4, 3, groups=2)(ember.randn(1, 3, 5, 5))
+    with pytest.raises(RuntimeError, match="Expected 3D \\(unbatched\\) or 4D \\(batched\\) input"):
+        nn.LazyConv2d(4, 3)(ember.randn(5, 5))
+    b = nn.LazyBatchNorm1d(affine=False)
+    assert list(b.state_dict().keys()) == ["running_mean", "running_var", "num_batches_tracked"]
+    b(ember.randn(4, 6))
+    assert b.running_mean.shape == (6,) and type(b) is nn.BatchNorm1d
+
+
+def test_gumbel_softmax():
+    logits = ember.tensor([[1.0, 2.0, 0.5, -1.0]] * 4000)
+    y = F.gumbel_softmax(logits, tau=0.5)
+    np.testing.assert_allclose(e2n(y.sum(-1)), 1, rtol=1e-5)
+    h = F.gumbel_softmax(logits, hard=True)
+    assert set(np.unique(e2n(h))) <= {0.0, 1.0} and (e2n(h).sum(-1) == 1).all()
+    # the argmax of logits + Gumbel noise is a sample of softmax(logits)
+    freq = e2n(h).mean(0)
+    p = np.exp([1.0, 2.0, 0.5, -1.0])
+    np.testing.assert_allclose(freq, p / p.sum(), atol=0.03)
+    # straight-through: the hard sample's gradient is the soft sample's (same noise)
+    w = ember.randn(3, 5)
+    lg = ember.randn(3, 5, requires_grad=True)
+    ember.manual_seed(7)
+    (F.gumbel_softmax(lg, tau=0.7, dim=1) * w).sum().backward()
+    g_soft = e2n(lg.grad).copy()
+    lg.grad = None
+    ember.manual_seed(7)
+    soft = F.gumbel_softmax(lg.detach(), tau=0.7, dim=1)
+    ember.manual_seed(7)
+    hard = F.gumbel_softmax(lg, tau=0.7, hard=True, dim=1)
+    (hard * w).sum().backward()
+    np.testing.assert_allclose(e2n(lg.grad), g_soft, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(e2n(hard).argmax(1), e2n(soft).argmax(1))
+    with pytest.warns(UserWarning, match="`eps` parameter is deprecated"):
+        F.gumbel_softmax(lg, eps=1e-5)
+    x = ember.randn(2, 4, dtype=ember.float64, requires_grad=True)
+
+    def fixed_noise(a, hard=False):
+        ember.manual_seed(3)
+        return F.gumbel_softmax(a, tau=0.8, hard=hard)
+
+    assert ember.autograd.gradcheck(fixed_noise, (x,))
+    assert ember.autograd.gradgradcheck(fixed_noise, (x,))
+
+
+def test_pdist(torch):
+    x = torch.randn(6, 4, dtype=torch.float64)
+    for p in (2, 1, 0, 0.5, 3, float("inf")):
+        close(F.pdist(t2e(x), p), torch.nn.functional.pdist(x, p), rtol=1e-10)
+    assert F.pdist(ember.randn(1, 3)).shape == (0,)
+    xe = t2e(x).requires_grad_(True)
+    for p in (2, 1.5):
+        assert ember.autograd.gradcheck(lambda a: F.pdist(a, p), (xe,))
+        assert ember.autograd.gradgradcheck(lambda a: F.pdist(a, p), (xe,))
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors"):
+        F.pdist(ember.randn(2, 2, 2))
+    with pytest.raises(RuntimeError, match="non-negative p"):
+        F.pdist(ember.randn(3, 2), -1)
+
+
+def test_multilabel_margin_loss(torch):
+    x = torch.randn(4, 5, dtype=torch.float64)
+    y = torch.tensor([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 1, 1, 1], [4, 4, 2, -1, 0]])
+    for r in ("none", "mean", "sum"):
+        xe, xt = t2e(x).requires_grad_(True), x.clone().requires_grad_(True)
+        le, lt = F.multilabel_margin_loss(xe, t2e(y), reduction=r), \
+            torch.nn.functional.multilabel_margin_loss(xt, y, reduction=r)
+        close(le, lt, rtol=1e-10)
+        le.sum().backward()
+        lt.sum().backward()
+        close(xe.grad, xt.grad, rtol=1e-10)
+    close(F.multilabel_margin_loss(t2e(x[0]), t2e(y[0])), torch.nn.functional.multilabel_margin_loss(x[0], y[0]))
+    close(nn.MultiLabelMarginLoss()(t2e(x), t2e(y)), torch.nn.MultiLabelMarginLoss()(x, y))
+    xe = t2e(x).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda a: F.multilabel_margin_loss(a, t2e(y)), (xe,))
+    assert ember.autograd.gradgradcheck(lambda a: F.multilabel_margin_loss(a, t2e(y)), (xe,))
+
+
+def test_conv_tbc_and_channel_shuffle(torch):
+    x, w, b = torch.randn(7, 2, 3, dtype=torch.float64), torch.randn(3, 3, 4, dtype=torch.float64), \
+        torch.randn(4, dtype=torch.float64)
+    for pad in (0, 1, 2):
+        close(F.conv_tbc(t2e(x), t2e(w), t2e(b), pad), torch.conv_tbc(x, w, b, pad), rtol=1e-10)
+    args = tuple(t2e(t).requires_grad_(True) for t in (x, w, b))
+    assert ember.autograd.gradcheck(lambda a, c, d: F.conv_tbc(a, c, d, 1), args)
+    assert ember.autograd.gradgradcheck(lambda a, c, d: F.conv_tbc(a, c, d, 1), args)
+    z = torch.randn(2, 6, 3)
+    close(F.native_channel_shuffle(t2e(z), 3), torch.nn.functional.native_channel_shuffle(z, 3))

@@ -69,10 +69,12 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
     x = input.unsqueeze(0) if unbatched else input
     N, C = x.shape[0], x.shape[1]
     spatial = list(x.shape[2:])
+    dims = ("height", "width") if n == 2 else ("time", "height", "width")
     for i in range(n):
-        if out[i] + k[i] - 1 > spatial[i]:
-            raise RuntimeError(f"{name}(): pool size {k[i]} too large relative to input size {spatial[i]} and "
-                               f"output size {out[i]} (dim {i})")
+        # torch's bound: windows must fit (3-d also needs one spare position)
+        if out[i] + k[i] - 1 > spatial[i] - (n == 3):
+            raise RuntimeError(f"{name}(): pool {dims[i]} {k[i]} too large relative to input {dims[i]} "
+                               f"{spatial[i]}")
     if _random_samples is None:
         _random_samples = _ops.rand((N, C, n), dtype=input.dtype)
     if tuple(_random_samples.shape) != (N, C, n):
@@ -145,7 +147,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = _ops.zeros_like(logits).scatter_(dim, index, 1.0)
+    y_hard = _ops.zeros_like(logits).scatter_(dim, index, _ops.ones(tuple(index.shape), dtype=logits.dtype))
     return y_hard - y_soft.detach() + y_soft
 
 
@@ -162,7 +164,8 @@ def pdist(input, p=2):
     if n < 2:
         return _ops.empty((0,), dtype=input.dtype)
     ij = _ops.triu_indices(n, n, 1)
-    return _ops.cdist(input.unsqueeze(0), input.unsqueeze(0), p).squeeze(0)[ij[0], ij[1]]
+    # only the i < j differences: the diagonal's zero distances would make the norm's gradient NaN
+    return (input.index_select(0, ij[0]) - input.index_select(0, ij[1])).norm(p, 1)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
