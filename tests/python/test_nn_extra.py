@@ -320,6 +320,61 @@ def test_parametrizations_spectral_norm_gradcheck_and_errors():
     np.testing.assert_allclose(e2n(m.w), e2n(v) / np.linalg.norm(e2n(v)), rtol=1e-12)
 
 
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 4, 3)])
+@pytest.mark.parametrize("omap", ["matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("triv", [True, False])
+def test_parametrizations_orthogonal(torch, shape, omap, triv):
+    torch.manual_seed(0)
+    w0 = torch.randn(shape, dtype=torch.float64)
+    tm, em = torch.nn.Module(), nn.Module()
+    tm.weight = torch.nn.Parameter(w0.clone())
+    em.weight = nn.Parameter(t2e(w0))
+    torch.nn.utils.parametrizations.orthogonal(tm, orthogonal_map=omap, use_trivialization=triv)
+    nn.utils.parametrizations.orthogonal(em, orthogonal_map=omap, use_trivialization=triv)
+    same_keys(em, tm)
+    # the initial weight is the orthogonal factor of w0 (or the map of w0 without trivialization)
+    close(em.weight, tm.weight, atol=1e-10)
+    load_from_torch(em, tm)
+    r = torch.randn(shape, dtype=torch.float64)
+    (tm.weight * r).sum().backward()
+    (em.weight * t2e(r)).sum().backward()
+    close(em.parametrizations.weight.original.grad, tm.parametrizations.weight.original.grad, atol=1e-10)
+    w = e2n(em.weight)
+    g = np.swapaxes(w, -1, -2) @ w if shape[-2] >= shape[-1] else w @ np.swapaxes(w, -1, -2)
+    np.testing.assert_allclose(g, np.broadcast_to(np.eye(g.shape[-1]), g.shape), atol=1e-10)
+    if triv or omap == "householder":
+        # assigning an orthogonal matrix makes it the weight
+        q = torch.linalg.qr(torch.randn(shape[:-2] + (max(shape[-2:]),) * 2, dtype=torch.float64))[0]
+        q = q[..., :shape[-2], :shape[-1]]
+        em.weight = t2e(q)
+        close(em.weight, q, atol=1e-10)
+    else:
+        with pytest.raises(NotImplementedError, match="not possible to assign"):
+            em.weight = em.weight.detach()
+
+
+def test_orthogonal_helpers_gradcheck_and_errors(torch):
+    from ember.nn.utils.parametrizations import _householder_product, _matrix_exp
+    a = torch.randn(2, 4, 4, dtype=torch.float64) * 2
+    close(_matrix_exp(t2e(a)), torch.matrix_exp(a), rtol=1e-10, atol=1e-12)
+    close(_matrix_exp(t2e(a * 40)), torch.matrix_exp(a * 40), rtol=1e-8)
+    x, tau = torch.randn(5, 3, dtype=torch.float64), torch.rand(3, dtype=torch.float64)
+    close(_householder_product(t2e(x), t2e(tau)), torch.linalg.householder_product(x, tau), rtol=1e-10)
+    ae = t2e(a[0] * 0.5).requires_grad_(True)
+    assert ember.autograd.gradcheck(_matrix_exp, (ae,))
+    assert ember.autograd.gradgradcheck(_matrix_exp, (ae,))
+    xe, te = t2e(x).requires_grad_(True), t2e(tau).requires_grad_(True)
+    assert ember.autograd.gradcheck(_householder_product, (xe, te))
+    assert ember.autograd.gradgradcheck(_householder_product, (xe, te))
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
+        nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), "bias")
+    with pytest.raises(ValueError, match="orthogonal_map has to be one of"):
+        nn.utils.parametrizations.orthogonal(nn.Linear(3, 3), orthogonal_map="qr")
+    m = nn.utils.parametrizations.orthogonal(nn.Linear(3, 3))
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices of shape"):
+        m.weight = ember.randn(2, 2)
+
+
 @pytest.mark.parametrize("dim", [0, 1, None])
 def test_old_weight_norm(torch, dim):
     tm = torch.nn.Conv1d(2, 3, 2)

@@ -1,5 +1,8 @@
-"""Parametrizations built on nn.utils.parametrize: weight_norm and spectral_norm (torch's
-torch.nn.utils.parametrizations; same state_dict keys)."""
+"""Parametrizations built on nn.utils.parametrize: orthogonal, weight_norm and spectral_norm
+(torch's torch.nn.utils.parametrizations; same state_dict keys)."""
+import math
+from enum import Enum, auto
+
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from .. import functional as F
@@ -7,7 +10,181 @@ from ..modules.conv import _ConvTransposeNd
 from ..modules.module import Module
 from . import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "weight_norm", "spectral_norm"]
+
+
+# ---------------------------------------------------------------- orthogonal
+
+def _eye_like(X, n):
+    return _C._ops.eye(n, dtype=X.dtype)
+
+
+def _matrix_exp(A):
+    """exp(A) of a (batch of) square matrices by scaling and squaring: Taylor to degree 18 of
+    A / 2^s with ||A / 2^s||_1 <= 1/2 (truncation error below 1e-22), then s squarings."""
+    n = A.shape[-1]
+    with no_grad():
+        norm = float(A.abs().sum(-2).max()) if A.numel() else 0.0
+    s = max(0, math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0
+    B = A / (2 ** s) if s else A
+    eye = _eye_like(A, n)
+    # Horner: I + B (I + B/2 (I + B/3 (...)))
+    term = eye
+    for k in range(18, 0, -1):
+        term = eye + (B @ term) / k
+    for _ in range(s):
+        term = term @ term
+    return term
+
+
+def _householder_product(A, tau):
+    """The first k columns of H_0 H_1 ... H_{k-1}, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
+    A below the diagonal with a unit i-th entry (LAPACK's orgqr), for A of shape (..., n, k)."""
+    n, k = A.shape[-2], A.shape[-1]
+    Q = _eye_like(A, n).expand(*A.shape[:-2], n, n)
+    rows = _C._ops.arange(n)
+    for i in range(k):
+        below = (rows > i).to(A.dtype)
+        unit = (rows == i).to(A.dtype)
+        v = A[..., :, i] * below + unit  # (..., n)
+        Qv = (Q @ v.unsqueeze(-1))  # (..., n, 1)
+        Q = Q - (Qv * tau[..., i].unsqueeze(-1).unsqueeze(-1)) @ v.unsqueeze(-2)
+    return Q[..., :k]
+
+
+def _make_orthogonal(A):
+    """The Q of A = QR (A tall) with diag(R) >= 0."""
+    from ... import linalg
+    Q, R = linalg.qr(A)
+    return Q * _C._ops.sign(R.diagonal(dim1=-2, dim2=-1)).unsqueeze(-2)
+
+
+def _is_orthogonal(Q):
+    n, k = Q.shape[-2], Q.shape[-1]
+    from ..._dtype_info import finfo
+    eps = 10.0 * n * finfo(Q.dtype).eps
+    return bool(((Q.mT @ Q) - _eye_like(Q, k)).abs().le(eps).all())
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    def __init__(self, weight, orthogonal_map, *, use_trivialization=True):
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.shape[-2], X.shape[-1]
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+            # a skew-symmetric A from the lower triangle (n x k, padded to n x n): exp / Cayley of it is orthogonal
+            X = X.tril()
+            if n != k:
+                X = _C._ops.cat([X, _C._ops.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype)], -1)
+            A = X - X.mT
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = _matrix_exp(A)
+            else:
+                from ... import linalg
+                eye = _eye_like(A, n)
+                Q = linalg.solve(eye - A * 0.5, eye + A * 0.5)
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            A = X.tril(-1)
+            tau = 2.0 / (1.0 + (A * A).sum(-2))
+            Q = _householder_product(A, tau)
+            # the diagonal of X holds the signs (+-1), not differentiated
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).detach().to(_C.int32).unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        if transposed:
+            Q = Q.mT
+        return Q
+
+    def right_inverse(self, Q):
+        with no_grad():
+            if Q.shape != self.shape:
+                raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                                 f"Got a tensor of shape {Q.shape}.")
+            Q_init = Q
+            n, k = Q.shape[-2], Q.shape[-1]
+            transpose = n < k
+            if transpose:
+                Q = Q.mT
+                n, k = k, n
+            if not hasattr(self, "base"):
+                if self.orthogonal_map in (_OrthMaps.matrix_exp, _OrthMaps.cayley):
+                    raise NotImplementedError("It is not possible to assign to the matrix exponential or the Cayley "
+                                              "parametrizations when use_trivialization=False.")
+                # Householder vectors of Q's QR with the signs of diag(R) on the diagonal
+                A = _householder_vectors(Q)
+                return A.mT if transpose else A
+            if n == k:
+                Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+            else:
+                # complete Q to a square orthogonal matrix
+                N = _C._ops.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype)
+                Q = _make_orthogonal(_C._ops.cat([Q, N], -1))
+            self.base = Q
+            # -Id: the parametrization of the identity for every map (so weight == base)
+            neg_id = _C._ops.zeros_like(Q_init)
+            return neg_id - _C._ops.eye(neg_id.shape[-2], neg_id.shape[-1], dtype=neg_id.dtype)
+
+
+def _householder_vectors(Q):
+    """A (n x k, Q tall) whose strict lower triangle holds the unit-leading Householder vectors of
+    Q's QR and whose diagonal holds the signs of R's diagonal, so the householder map gives back
+    Q's orthogonal factor (Q itself when Q is orthogonal)."""
+    n, k = Q.shape[-2], Q.shape[-1]
+    M = Q.clone()
+    rows = _C._ops.arange(n)
+    vecs, signs = [], []
+    for i in range(k):
+        x = M[..., :, i] * (rows >= i).to(Q.dtype)
+        alpha = x[..., i]
+        sgn = _C._ops.where(alpha >= 0, _C._ops.ones_like(alpha), -_C._ops.ones_like(alpha))
+        u1 = alpha + sgn * x.norm(2, -1)
+        u1 = _C._ops.where(u1 == 0, _C._ops.ones_like(u1), u1)
+        v = (x / u1.unsqueeze(-1)) * (rows > i).to(Q.dtype) + (rows == i).to(Q.dtype)
+        tau = 2.0 / (v * v).sum(-1)
+        # the reflection maps column i to -sgn(alpha) ||x|| e_i: that sign is R's diagonal entry
+        M = M - (tau.unsqueeze(-1) * v).unsqueeze(-1) @ (v.unsqueeze(-2) @ M)
+        vecs.append(v)
+        signs.append(-sgn)
+    A = _C._ops.stack(vecs, -1).tril(-1)
+    return A + _C._ops.stack(signs, -1).unsqueeze(-2) * _C._ops.eye(n, k, dtype=Q.dtype)
+
+
+def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
+    """Constrain ``module.<name>`` (a matrix or batch of matrices) to be orthogonal: Q^T Q = I for a
+    tall weight, Q Q^T = I for a wide one. orthogonal_map: "matrix_exp" (default for square),
+    "cayley" or "householder" (default otherwise). use_trivialization=True keeps a ``base``
+    orthogonal matrix as a buffer and parametrizes around it. Returns ``module``."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, _C.TensorBase):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError(f"Expected a matrix or batch of matrices. Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.shape[-2] == weight.shape[-1] else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None) if isinstance(orthogonal_map, str) else None
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", "householder". '
+                         f"Got: {orthogonal_map}")
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
 
 
 def _norm_except_dim(v, pow, dim):
