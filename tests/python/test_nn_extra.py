@@ -928,3 +928,55 @@ def test_conv_tbc_and_channel_shuffle(torch):
     assert ember.autograd.gradgradcheck(lambda a, c, d: F.conv_tbc(a, c, d, 1), args)
     z = torch.randn(2, 6, 3)
     close(F.native_channel_shuffle(t2e(z), 3), torch.nn.functional.native_channel_shuffle(z, 3))
+
+
+@pytest.mark.parametrize("out_features", [(), (4,), (2, 3)])
+@pytest.mark.parametrize("kind", ["index", "prob"])
+def test_linear_cross_entropy(torch, out_features, kind):
+    torch.manual_seed(0)
+    C, N, IN = 5, 6, 7
+    x = torch.randn(N, IN, dtype=torch.float64)
+    w = torch.randn(C, *out_features, IN, dtype=torch.float64)
+    b = torch.randn(C, *out_features, dtype=torch.float64)
+    cw = torch.rand(C, dtype=torch.float64)
+    if kind == "index":
+        t = torch.randint(0, C, (N, *out_features))
+        t.view(-1)[0] = -100
+    else:
+        t = torch.randn(N, C, *out_features, dtype=torch.float64).softmax(1)
+    for kw in (dict(), dict(weight=cw, reduction="sum"), dict(reduction="none", label_smoothing=0.2),
+               dict(linear_bias=b)):
+        kt = dict(kw)
+        ke = {k: (t2e(v) if hasattr(v, "numpy") else v) for k, v in kw.items()}
+        xe, we = t2e(x).requires_grad_(True), t2e(w).requires_grad_(True)
+        xt, wt = x.clone().requires_grad_(True), w.clone().requires_grad_(True)
+        le = F.linear_cross_entropy(xe, we, t2e(t), **ke)
+        lt = torch.nn.functional.linear_cross_entropy(xt, wt, t, **kt)
+        close(le, lt, rtol=1e-10)
+        le.sum().backward()
+        lt.sum().backward()
+        close(xe.grad, xt.grad, rtol=1e-9, atol=1e-12)
+        close(we.grad, wt.grad, rtol=1e-9, atol=1e-12)
+    if not out_features and kind == "index":
+        close(F.linear_cross_entropy(t2e(x[0]), t2e(w), t2e(t[1])),
+              torch.nn.functional.linear_cross_entropy(x[0], w, t[1]), rtol=1e-10)
+        xe = t2e(x[:2]).requires_grad_(True)
+        assert ember.autograd.gradcheck(lambda a: F.linear_cross_entropy(a, t2e(w), t2e(t[:2])), (xe,))
+        assert ember.autograd.gradgradcheck(lambda a: F.linear_cross_entropy(a, t2e(w), t2e(t[:2])), (xe,))
+    tm = torch.nn.LinearCrossEntropyLoss(IN, C, out_features=out_features, bias=True).double()
+    em = nn.LinearCrossEntropyLoss(IN, C, out_features=out_features, bias=True).double()
+    same_keys(em, tm)
+    load_from_torch(em, tm)
+    assert repr(em) == repr(tm)
+    close(em(t2e(x), t2e(t)), tm(x, t), rtol=1e-10)
+
+
+def test_linear_cross_entropy_errors():
+    with pytest.raises(RuntimeError, match="expected input with dimensionality 1 or 2"):
+        F.linear_cross_entropy(ember.randn(2, 2, 3), ember.randn(4, 3), ember.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="expected equal input and linear_weight last dimensions"):
+        F.linear_cross_entropy(ember.randn(2, 3), ember.randn(4, 5), ember.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="requires batched input"):
+        F.linear_cross_entropy(ember.randn(3), ember.randn(4, 2, 3), ember.tensor([0, 1]))
+    with pytest.raises(RuntimeError, match="ignore_index cannot be specified"):
+        F.linear_cross_entropy(ember.randn(2, 3), ember.randn(4, 3), ember.rand(2, 4), ignore_index=1)

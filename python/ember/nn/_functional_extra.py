@@ -1,5 +1,5 @@
 """ember.nn.functional composites: 3-d adaptive max / Lp / unpooling, fractional max pooling,
-gumbel_softmax, pdist, multilabel_margin_loss, conv_tbc, native_channel_shuffle. Re-exported by
+gumbel_softmax, pdist, multilabel_margin_loss, conv_tbc, native_channel_shuffle, linear_cross_entropy. Re-exported by
 ember.nn.functional."""
 import warnings
 
@@ -11,7 +11,7 @@ __all__ = [
     "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool3d", "max_unpool3d",
     "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
     "fractional_max_pool3d_with_indices", "gumbel_softmax", "pdist", "multilabel_margin_loss", "conv_tbc",
-    "native_channel_shuffle",
+    "native_channel_shuffle", "linear_cross_entropy",
 ]
 
 
@@ -220,3 +220,40 @@ def conv_tbc(input, weight, bias, pad=0):
 
 def native_channel_shuffle(input, groups):
     return channel_shuffle(input, groups)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """cross_entropy(linear(input, linear_weight, linear_bias), target): input (N, in) or (in,),
+    linear_weight (C, *out_features, in) (out_features: the K dims of a K-dimensional loss).
+    Only the reference path exists here (options=None); torch's chunked path computes the same."""
+    if options is not None:
+        raise NotImplementedError("linear_cross_entropy: the chunked implementation (options) is not available "
+                                  "in Ember; pass options=None")
+    if input.dim() < 1 or input.dim() > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
+    if linear_weight.dim() < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.dim()}")
+    batch = tuple(input.shape[:-1])
+    in_features = input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError("expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{input.shape[-1]} and {linear_weight.shape[-1]}, respectively")
+    num_classes = linear_weight.shape[0]
+    out_features = tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    if out_features and not batch:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape "
+                           f"{tuple(input.shape)}")
+    logits_shape = (*batch, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    logits = (input @ linear_weight.reshape(-1, in_features).t()).reshape(logits_shape)
+    if linear_bias is not None:
+        logits = logits + linear_bias
+    from .functional import cross_entropy
+    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
+                         reduction=reduction, label_smoothing=label_smoothing)
