@@ -12,7 +12,8 @@ import ember.nn.functional as F
 from ember.nn.utils import parametrize
 
 
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning"),
+              pytest.mark.filterwarnings("ignore:`torch.nn.utils.stateless.functional_call` is deprecated:FutureWarning")]
 
 
 @pytest.fixture
@@ -980,3 +981,53 @@ def test_linear_cross_entropy_errors():
         F.linear_cross_entropy(ember.randn(3), ember.randn(4, 2, 3), ember.tensor([0, 1]))
     with pytest.raises(RuntimeError, match="ignore_index cannot be specified"):
         F.linear_cross_entropy(ember.randn(2, 3), ember.randn(4, 3), ember.rand(2, 4), ignore_index=1)
+
+
+def test_checkpoint_early_stop_context():
+    from ember.utils.checkpoint import set_checkpoint_early_stop
+    x = ember.randn(3, dtype=ember.float64, requires_grad=True)
+    with set_checkpoint_early_stop(False):
+        y = checkpoint(lambda a: (a.sin(), a.cos()), x, use_reentrant=False)
+    (y[0] + y[1]).sum().backward()
+    np.testing.assert_allclose(e2n(x.grad), np.cos(e2n(x)) - np.sin(e2n(x)), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- stateless
+
+def test_functional_call(torch):
+    from ember.nn.utils.stateless import functional_call
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    x = ember.randn(5, 3)
+    w = ember.randn(4, 3, requires_grad=True)
+    rm = ember.full((4,), 2.0)
+    with pytest.warns(FutureWarning, match="deprecated"):
+        y = functional_call(m, {"0.weight": w, "1.running_mean": rm}, x)
+    ref = F.batch_norm(F.linear(x, w, m[0].bias), rm, m[1].running_var, m[1].weight, m[1].bias, True)
+    np.testing.assert_allclose(e2n(y), e2n(ref), rtol=1e-5, atol=1e-6)
+    assert m[0].weight is not w and isinstance(m[0].weight, nn.Parameter)
+    assert m[1].running_mean is not rm
+    y.sum().backward()
+    assert w.grad is not None and m[0].weight.grad is None
+    # tied weights follow the given value; two different values for them are an error
+    tied = nn.Module()
+    tied.a = nn.Linear(2, 2, bias=False)
+    tied.b = nn.Linear(2, 2, bias=False)
+    tied.b.weight = tied.a.weight
+    tied.forward = lambda z: tied.b(tied.a(z))
+    z = ember.randn(1, 2)
+    w2 = ember.randn(2, 2)
+    with pytest.warns(FutureWarning):
+        out = functional_call(tied, {"a.weight": w2}, (z,))
+    np.testing.assert_allclose(e2n(out), e2n(z) @ e2n(w2).T @ e2n(w2).T, rtol=1e-5)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="which are tied"):
+        functional_call(tied, {"a.weight": w2, "b.weight": ember.randn(2, 2)}, (z,))
+    lin = nn.Linear(2, 2)
+    with pytest.warns(FutureWarning), pytest.raises(RuntimeError,
+                                                     match="Unexpected key\\(s\\): 'foo'.\n\tMissing key\\(s\\): 'bias'"):
+        functional_call(lin, {"weight": ember.zeros(2, 2), "foo": ember.zeros(1)}, ember.ones(1, 2), strict=True)
+    tl = torch.nn.Linear(2, 2)
+    load_from_torch(lin, tl)
+    with pytest.warns(FutureWarning):
+        ye = functional_call(lin, {"weight": ember.zeros(2, 2)}, ember.ones(1, 2), kwargs=None)
+    yt = torch.nn.utils.stateless.functional_call(tl, {"weight": torch.zeros(2, 2)}, torch.ones(1, 2))
+    close(ye, yt)

@@ -16,7 +16,22 @@ from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "detach_variable", "check_backward_validity"]
+           "noop_context_fn", "detach_variable", "check_backward_validity", "set_checkpoint_early_stop"]
+
+_early_stop = True
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable):
+    """Whether non-reentrant recomputation may stop once it has what backward needs. Ember always
+    recomputes the whole segment (one node per segment), so this only records the setting."""
+    global _early_stop
+    prev, _early_stop = _early_stop, enable
+    try:
+        yield
+    finally:
+        _early_stop = prev
+
 
 
 class CheckpointError(RuntimeError):

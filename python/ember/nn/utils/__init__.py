@@ -1,9 +1,10 @@
 """ember.nn.utils: gradient clipping, parameter/vector conversion, packed sequences (utils.rnn),
-parametrizations, weight/spectral normalisation, conv/linear + batch-norm fusion."""
+parametrizations, weight/spectral normalisation, conv/linear + batch-norm fusion, stateless calls."""
 from . import rnn  # noqa: F401
 from . import parametrize  # noqa: F401
 from . import parametrizations  # noqa: F401
 from . import fusion  # noqa: F401
+from . import stateless  # noqa: F401
 from .clip_grad import (  # noqa: F401
     clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
 )
