@@ -1,10 +1,12 @@
 """Activation checkpointing: run a segment without keeping its intermediate tensors and recompute it
 (with the same random state) when the backward pass reaches it.
 
-Both variants are one autograd node whose backward recomputes the segment under grad mode and
-backpropagates through the recomputed graph. The non-reentrant variant (use_reentrant=False) also
-takes keyword arguments and tensors nested in lists/tuples/dicts, and gives gradients to the
-parameters the segment uses even when no input requires grad.
+Reentrant (use_reentrant=True): one node whose backward recomputes the segment and runs a nested
+backward through it (gradients of the segment's parameters accumulate there). Non-reentrant: one
+node whose inputs are the tensors of (args, kwargs) plus the grad-requiring tensors found through
+the callable (module parameters, closures); its backward recomputes the segment and returns all
+their gradients, so autograd.grad and double backward work; keyword arguments and nested
+structures are accepted.
 """
 import contextlib
 import types
@@ -149,8 +151,10 @@ class CheckpointFunction(Function):
 
 
 class _NonReentrantCheckpoint(Function):
-    """apply(state, *tensors): ``tensors`` are the tensors of (args, kwargs), plus a grad-requiring
-    placeholder when the segment has parameters of its own; outputs are the segment's output tensors."""
+    """apply(state, *inputs, *params): ``inputs`` are the tensors of (args, kwargs), ``params`` the
+    grad-requiring tensors the segment reaches through its callable (module parameters, closure
+    tensors); outputs are the segment's output tensors. Backward recomputes the segment and returns
+    the gradients of both, so autograd.grad, hooks and double backward see ordinary inputs."""
 
     @staticmethod
     def forward(ctx, state, *tensors):
@@ -161,17 +165,19 @@ class _NonReentrantCheckpoint(Function):
         leaves = []
         state.out_spec = _flatten(out, leaves)
         state.out_meta = [(t.shape, t.dtype) for t in leaves]
-        state.n_out = len(leaves)
         ctx.mark_non_differentiable(*[t for t in leaves if not t.is_floating_point()])
-        # an output that is an input or a view of one would alias the input's autograd history
+        # an output that is an input would alias the input's autograd history
         return tuple(t.clone() if any(t is a for a in tensors) else t for t in leaves)
 
     @staticmethod
     def backward(ctx, *grads):
         state = ctx.state
-        detached = detach_variable(tuple(ctx.saved_tensors))
+        create_graph = _C.is_grad_enabled()
+        saved = tuple(ctx.saved_tensors)
+        # double backward needs the recomputation attached to the real inputs
+        inputs = saved if create_graph else detach_variable(saved)
         with state.rng.fork(), enable_grad(), state.recompute_ctx:
-            out = state.call(detached)
+            out = state.call(inputs)
         leaves = []
         _flatten(out, leaves)
         if state.determinism_check == "default":
@@ -185,51 +191,88 @@ class _NonReentrantCheckpoint(Function):
             if o.requires_grad and g is not None:
                 outs.append(o)
                 gs.append(g)
-        if outs:
-            from ..autograd import backward
-            backward(outs, gs)
-        grads_in = tuple(d.grad if d.requires_grad else None for d in detached)
-        return (None,) + grads_in + (None,) * (state.n_placeholder)
+        wanted = [t for t in inputs if t.requires_grad] + list(state.params)
+        others = [] if create_graph or not outs else _other_leaves(outs, wanted)
+        result = {}
+        if outs and (wanted or others):
+            from ..autograd import grad as _grad
+            got = _grad(outs, wanted + others, gs, allow_unused=True, create_graph=create_graph)
+            for t, g in zip(wanted, got):
+                result[id(t)] = g
+            # leaves the callable reached that the scan did not find: accumulate as backward would
+            with no_grad():
+                for t, g in zip(others, got[len(wanted):]):
+                    if g is not None:
+                        t.grad = g if t.grad is None else t.grad + g
+        grads_in = tuple(result.get(id(t)) if t.requires_grad else None for t in inputs)
+        return (None,) + grads_in + tuple(result.get(id(p)) for p in state.params)
 
 
-def _segment_params_need_grad(fn, depth=0):
-    """Whether the callable uses a parameter/tensor that requires grad: a Module's parameters, a bound
-    method's Module, functools.partial arguments, closure cells and the globals its code names."""
+def _other_leaves(outs, known):
+    """The grad-requiring leaf tensors the graph of ``outs`` reaches, other than ``known``."""
+    found, seen = [], set()
+    stack = [o.grad_fn for o in outs if o.grad_fn is not None]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        var = getattr(node, "variable", None)
+        if var is not None:
+            if var.requires_grad and not any(var._is_same(k) for k in known) and \
+                    not any(var._is_same(f) for f in found):
+                found.append(var)
+            continue
+        stack.extend(n for n, _ in node.next_functions)
+    return found
+
+
+def _segment_tensors(fn, out, seen, depth=0):
+    """Collect into ``out`` the grad-requiring tensors a callable uses: a Module's parameters, a bound
+    method's object, functools.partial arguments, closure cells and the globals its code names."""
     from ..nn.modules.module import Module
-    if depth > 3:
-        return False
+    if depth > 4 or id(fn) in seen:
+        return
+    seen.add(id(fn))
     if isinstance(fn, _C.TensorBase):
-        return fn.requires_grad
+        if fn.requires_grad and fn.is_leaf:
+            out.append(fn)
+        return
     if isinstance(fn, Module):
-        return any(p.requires_grad for p in fn.parameters())
-    if isinstance(fn, (list, tuple)):
-        return any(_segment_params_need_grad(f, depth + 1) for f in fn)
+        out.extend(p for p in fn.parameters() if p.requires_grad)
+        return
+    if isinstance(fn, (list, tuple, set)):
+        for f in fn:
+            _segment_tensors(f, out, seen, depth + 1)
+        return
     if isinstance(fn, dict):
-        return any(_segment_params_need_grad(f, depth + 1) for f in fn.values())
+        for f in fn.values():
+            _segment_tensors(f, out, seen, depth + 1)
+        return
     if isinstance(fn, types.MethodType):
-        return _segment_params_need_grad(fn.__self__, depth + 1) or _segment_params_need_grad(fn.__func__, depth + 1)
+        _segment_tensors(fn.__self__, out, seen, depth + 1)
+        _segment_tensors(fn.__func__, out, seen, depth + 1)
+        return
     func = getattr(fn, "func", None)  # functools.partial
     if func is not None and hasattr(fn, "args"):
-        return any(_segment_params_need_grad(f, depth + 1)
-                   for f in (func, *fn.args, *getattr(fn, "keywords", {}).values()))
+        for f in (func, *fn.args, *getattr(fn, "keywords", {}).values()):
+            _segment_tensors(f, out, seen, depth + 1)
+        return
     if isinstance(fn, types.FunctionType):
         for cell in fn.__closure__ or ():
             try:
-                if _segment_params_need_grad(cell.cell_contents, depth + 1):
-                    return True
+                _segment_tensors(cell.cell_contents, out, seen, depth + 1)
             except ValueError:  # empty cell
                 pass
         g = fn.__globals__
         for name in fn.__code__.co_names:
             v = g.get(name)
-            if v is not None and not isinstance(v, types.ModuleType) and _segment_params_need_grad(v, depth + 1):
-                return True
-        return False
-    call = getattr(type(fn), "__call__", None)
-    if isinstance(call, types.FunctionType) and not isinstance(fn, type):
-        return any(_segment_params_need_grad(v, depth + 1) for v in vars(fn).values()) if hasattr(fn, "__dict__") \
-            else False
-    return False
+            if v is not None and not isinstance(v, (types.ModuleType, type)):
+                _segment_tensors(v, out, seen, depth + 1)
+        return
+    if not isinstance(fn, type) and callable(fn) and hasattr(fn, "__dict__"):
+        for v in vars(fn).values():
+            _segment_tensors(v, out, seen, depth + 1)
 
 
 class _SegmentState:
@@ -253,11 +296,17 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
         return function(*a, **kw)
 
     state.call = call
-    extra = []
-    if _C.is_grad_enabled() and not any(t.requires_grad for t in tensors) and _segment_params_need_grad(function):
-        extra.append(_C._ops.zeros((), requires_grad=True))  # records the node so the segment's parameters get grads
-    state.n_placeholder = len(extra)
-    outs = _NonReentrantCheckpoint.apply(state, *tensors, *extra)
+    params = []
+    if _C.is_grad_enabled():
+        _segment_tensors(function, params, set())
+        ids = {id(t) for t in tensors}
+        uniq = {}
+        for p in params:
+            if id(p) not in ids:
+                uniq.setdefault(id(p), p)
+        params = list(uniq.values())
+    state.params = params
+    outs = _NonReentrantCheckpoint.apply(state, *tensors, *params)
     if isinstance(outs, _C.TensorBase):
         outs = (outs,)
     return _unflatten(state.out_spec, list(outs))
