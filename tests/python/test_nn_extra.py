@@ -735,6 +735,9 @@ def test_adaptive_max_pool3d(torch):
         close(ve, v)
         np.testing.assert_array_equal(e2n(ie), i.numpy())
     close(nn.AdaptiveMaxPool3d((2, 2, 2))(t2e(x[0])), torch.nn.AdaptiveMaxPool3d((2, 2, 2))(x[0]))
+    xe = t2e(x[:1, :2]).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda a: F.adaptive_max_pool3d(a, (2, 3, 2)), (xe,))
+    assert ember.autograd.gradgradcheck(lambda a: F.adaptive_max_pool3d(a, (2, 3, 2)), (xe,))
 
 
 @pytest.mark.parametrize("n", [2, 3])
@@ -813,6 +816,8 @@ def test_adaptive_log_softmax_with_loss(torch):
     np.testing.assert_array_equal(e2n(em.predict(t2e(x))), tm.predict(x).numpy())
     xe = t2e(x[:4]).requires_grad_(True)
     assert ember.autograd.gradcheck(lambda a: em(a, t2e(t[:4])).output, (xe,))
+    assert ember.autograd.gradgradcheck(lambda a: em(a, t2e(t[:4])).output, (xe,))
+    assert ember.autograd.gradcheck(em.log_prob, (xe,))
     with pytest.raises(ValueError, match="cutoffs should be a sequence"):
         nn.AdaptiveLogSoftmaxWithLoss(8, 10, [5, 3])
     with pytest.raises(RuntimeError, match="Target values should be in"):
@@ -963,6 +968,8 @@ def test_conv_tbc_and_channel_shuffle(torch):
     assert ember.autograd.gradgradcheck(lambda a, c, d: F.conv_tbc(a, c, d, 1), args)
     z = torch.randn(2, 6, 3)
     close(F.native_channel_shuffle(t2e(z), 3), torch.nn.functional.native_channel_shuffle(z, 3))
+    ze = t2e(z.double()).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda a: F.native_channel_shuffle(a, 2), (ze,))
 
 
 @pytest.mark.parametrize("out_features", [(), (4,), (2, 3)])
