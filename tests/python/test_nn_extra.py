@@ -14,7 +14,8 @@ from ember.nn.utils import parametrize
 
 
 pytestmark = [pytest.mark.filterwarnings("ignore:`torch.nn.utils.weight_norm` is deprecated:FutureWarning"),
-              pytest.mark.filterwarnings("ignore:`torch.nn.utils.stateless.functional_call` is deprecated:FutureWarning")]
+              pytest.mark.filterwarnings(
+                  "ignore:`torch.nn.utils.stateless.functional_call` is deprecated:FutureWarning")]
 
 
 @pytest.fixture
@@ -750,7 +751,8 @@ def test_fractional_max_pool_matches_torch(torch, n):
     tf = getattr(torch.nn.functional, f"fractional_max_pool{n}d")
     ef = getattr(F, f"fractional_max_pool{n}d")
     for kw in (dict(kernel_size=2, output_size=(5, 4, 3)[:n]), dict(kernel_size=3, output_ratio=(0.5,) * n),
-               dict(kernel_size=(2, 3, 2)[:n], output_size=1), dict(kernel_size=1, output_size=(11, 9) if n == 2 else (10, 8, 7))):
+               dict(kernel_size=(2, 3, 2)[:n], output_size=1),
+               dict(kernel_size=1, output_size=(11, 9) if n == 2 else (10, 8, 7))):
         vt, it = tf(x, return_indices=True, _random_samples=samples, **kw)
         ve, ie = ef(t2e(x), return_indices=True, _random_samples=t2e(samples), **kw)
         close(ve, vt, rtol=0, atol=0)
@@ -1064,8 +1066,8 @@ def test_functional_call(torch):
     with pytest.warns(FutureWarning), pytest.raises(ValueError, match="which are tied"):
         functional_call(tied, {"a.weight": w2, "b.weight": ember.randn(2, 2)}, (z,))
     lin = nn.Linear(2, 2)
-    with pytest.warns(FutureWarning), pytest.raises(RuntimeError,
-                                                     match="Unexpected key\\(s\\): 'foo'.\n\tMissing key\\(s\\): 'bias'"):
+    msg = "Unexpected key\\(s\\): 'foo'.\n\tMissing key\\(s\\): 'bias'"
+    with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match=msg):
         functional_call(lin, {"weight": ember.zeros(2, 2), "foo": ember.zeros(1)}, ember.ones(1, 2), strict=True)
     tl = torch.nn.Linear(2, 2)
     load_from_torch(lin, tl)

@@ -13,7 +13,6 @@ from contextlib import contextmanager
 from ... import _C
 from ...autograd.grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
-from ..modules.module import Module
 from ..parameter import Parameter
 
 __all__ = ["cached", "ParametrizationList", "register_parametrization", "is_parametrized",
@@ -83,7 +82,8 @@ class ParametrizationList(ModuleList):
             for i, originali in enumerate(new):
                 if not isinstance(originali, _C.TensorBase):
                     raise ValueError("'right_inverse' must return a Tensor or a Sequence of tensors (list, "
-                                     f"tuple...). Got element {i} of the sequence with type {type(originali).__name__}.")
+                                     f"tuple...). Got element {i} of the sequence with type "
+                                     f"{type(originali).__name__}.")
                 if isinstance(original, Parameter):
                     originali = Parameter(originali.detach(), original.requires_grad)
                 else:
