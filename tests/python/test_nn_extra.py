@@ -873,6 +873,19 @@ def test_lazy_load_then_forward(torch):
     assert type(em) is nn.Linear and em.in_features == 4
 
 
+def test_lazy_state_dicts_between_lazy_modules():
+    import copy
+    a, b = nn.LazyLinear(3), nn.LazyLinear(3)
+    assert str(b.load_state_dict(a.state_dict())) == "<All keys matched successfully>"
+    assert isinstance(b.weight, nn.UninitializedParameter)
+    c = copy.deepcopy(a)
+    assert type(c) is nn.LazyLinear and isinstance(c.weight, nn.UninitializedParameter)
+    c(ember.randn(2, 4))
+    assert type(c) is nn.Linear and type(a) is nn.LazyLinear
+    with pytest.raises(RuntimeError, match="shape of an uninitialized parameter"):
+        c.load_state_dict(a.state_dict())
+
+
 def test_lazy_errors_and_dtype():
     m = nn.LazyLinear(3)
     with pytest.raises(ValueError, match="uninitialized parameter"):

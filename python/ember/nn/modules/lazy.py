@@ -56,6 +56,21 @@ class LazyModuleMixin:
                 with no_grad():
                     param.materialize(state_dict[key].shape)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs):
+        # a placeholder loaded onto a placeholder: nothing to copy, and the key still matches
+        both = [prefix + n for n, t in list(self._parameters.items()) + list(self._buffers.items())
+                if t is not None and is_lazy(t) and prefix + n in state_dict and is_lazy(state_dict[prefix + n])]
+        popped = {k: state_dict.pop(k) for k in both}
+        try:
+            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                          error_msgs)
+        finally:
+            state_dict.update(popped)
+        for k in both:
+            if k in missing_keys:
+                missing_keys.remove(k)
+
     def _apply(self, fn, recurse=True):
         # keep uninitialized buffers uninitialized (with the converted dtype)
         lazy = {k: b for k, b in self._buffers.items() if b is not None and is_lazy(b)}
