@@ -1,5 +1,5 @@
 """ember.nn: Modules, Parameters, layers, losses, initialisation and utilities (PyTorch's torch.nn)."""
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
 from .modules.module import (  # noqa: F401

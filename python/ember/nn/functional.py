@@ -16,6 +16,8 @@ from . import _functional_shape
 from ._functional_shape import *  # noqa: F401,F403  interpolate, grid_sample, affine_grid
 from . import _functional_attention
 from ._functional_attention import *  # noqa: F401,F403  scaled_dot_product_attention, multi_head_attention_forward
+from . import _functional_extra
+from ._functional_extra import *  # noqa: F401,F403  fractional/3-d pooling, gumbel_softmax, pdist, ...
 
 Tensor = _C.TensorBase
 
@@ -642,7 +644,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
 cosine_similarity = _ops.cosine_similarity
 pairwise_distance = _ops.pairwise_distance
 
-__all__ = list(_functional_core.__all__) + list(_functional_shape.__all__) + list(_functional_attention.__all__) + [
+__all__ = list(_functional_core.__all__) + list(_functional_shape.__all__) + list(_functional_attention.__all__) + list(_functional_extra.__all__) + [
     "threshold", "threshold_", "relu", "relu_", "hardtanh", "hardtanh_", "relu6", "elu", "elu_", "selu", "selu_",
     "celu", "celu_", "leaky_relu", "leaky_relu_", "prelu", "rrelu", "rrelu_", "glu", "gelu", "logsigmoid",
     "hardshrink", "tanhshrink", "softsign", "softplus", "softshrink", "tanh", "sigmoid", "hardsigmoid", "silu",

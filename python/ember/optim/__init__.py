@@ -1,15 +1,18 @@
 """ember.optim: optimizers (one fused C++ update per param group and step) and lr schedulers."""
 from . import lr_scheduler  # noqa: F401
 from .adadelta import Adadelta  # noqa: F401
+from .adafactor import Adafactor  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam, AdamW  # noqa: F401
 from .adamax import Adamax  # noqa: F401
+from .asgd import ASGD  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer, register_optimizer_step_post_hook, register_optimizer_step_pre_hook  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
+from .rprop import Rprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
 
-__all__ = ["Adadelta", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop", "SGD",
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD",
            "lr_scheduler", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook"]
