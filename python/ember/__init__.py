@@ -48,6 +48,17 @@ from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.visio
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401
-from . import distributions  # noqa: E402,F401
+
+
+# Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
+# so `import ember` stays fast; `import ember.distributions` works as usual.
+_LAZY_SUBMODULES = ("distributions", "vision")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 __version__ = "0.1.0"
