@@ -8,6 +8,8 @@
 #include <ostream>
 #include <vector>
 
+#include "ember/core/macros.h"
+
 namespace ember {
 
 class IntArrayRef {
@@ -128,9 +130,13 @@ class SmallVec {
 
 using DimVector = SmallVec<5>;
 
+[[noreturn]] EMBER_API void throw_numel_overflow();  // RuntimeError "numel: integer multiplication overflow"
+
+// The product of sizes; a product that does not fit in int64 raises (see core/checked_math.h).
 inline int64_t prod(IntArrayRef r) {
   int64_t p = 1;
-  for (int64_t v : r) p *= v;
+  for (int64_t v : r)
+    if (__builtin_mul_overflow(p, v, &p)) throw_numel_overflow();
   return p;
 }
 

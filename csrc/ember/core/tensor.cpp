@@ -1,5 +1,6 @@
 #include "ember/core/tensor.h"
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
 
 namespace ember {
@@ -15,16 +16,13 @@ int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
 
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
-  int64_t n = 1;
-  for (int64_t s : sizes) {
-    EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
-    EMBER_CHECK(s == 0 || n <= (int64_t(1) << 62) / s, "numel overflow: size ", sizes, " is too large");
-    n *= s;
-  }
-  int64_t isz = itemsize(dtype);
-  EMBER_CHECK(n <= (int64_t(1) << 62) / isz, "size ", sizes, " is too large");
-  auto storage = StorageImpl::allocate(size_t(n * isz), device);
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, contiguous_strides(sizes), 0));
+  for (int64_t s : sizes) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
+  int64_t n, nbytes;
+  EMBER_CHECK(!numel_overflows(sizes, &n) && !mul_overflows(n, itemsize(dtype), &nbytes),
+              "Storage size calculation overflowed with sizes=", sizes);
+  DimVector strides = checked_contiguous_strides(sizes);
+  auto storage = StorageImpl::allocate(size_t(nbytes), device);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
 #include "ember/parallel/parallel.h"
 
@@ -65,8 +66,9 @@ DimVector broadcast_shapes(IntArrayRef a, IntArrayRef b) {
 
 void resize_output(const Tensor& out, IntArrayRef shape) {
   if (out.sizes() == shape) return;
+  for (int64_t s : shape) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", shape);
   auto strides = contiguous_strides(shape);
-  int64_t need = prod(shape) * out.element_size() + out.storage_offset() * out.element_size();
+  int64_t need = storage_nbytes(shape, strides, out.storage_offset(), out.element_size());
   TensorImpl* impl = out.impl();
   if (size_t(need) > impl->storage()->nbytes()) impl->storage()->reset_memory(size_t(need));
   impl->set_sizes_and_strides(shape, strides, out.storage_offset());

@@ -118,8 +118,21 @@ inline T blend(bool c, T a, T b) {
   return out;
 }
 
+// Geometry arithmetic runs in 128 bits: padding, dilation and output_size come from the user and may
+// be near 2**63, where the int64 expressions wrap. A value that does not fit in int64 is an error.
+int64_t geometry_int64(__int128 v, const char* what) {
+  EMBER_CHECK(v >= INT64_MIN && v <= INT64_MAX, what, ": the computed size does not fit in int64 (padding, "
+              "dilation, stride or kernel size too large)");
+  return int64_t(v);
+}
+
+// floor((in + 2p - d(k - 1) - 1) / s) + 1 for s > 0; floored (not truncated) so that a kernel larger
+// than the padded input gives a size <= 0, which the callers reject as "Output size is too small".
 int64_t conv_out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {
-  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+  __int128 num = __int128(in) + 2 * __int128(p) - __int128(d) * (k - 1) - 1;
+  __int128 q = num / s;
+  if (num % s != 0 && num < 0) q -= 1;
+  return geometry_int64(q + 1, "convolution");
 }
 
 }  // namespace
@@ -169,7 +182,15 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   DimVector k = expand_param(kernel_size, ns, "kernel_size", 1), d = expand_param(dilation, ns, "dilation", 1),
             p = expand_param(padding, ns, "padding", 0), s = expand_param(stride, ns, "stride", 1);
   DimVector in(output_size), out(static_cast<size_t>(ns));
-  for (int64_t i = 0; i < ns; i++) out[i] = conv_out_size(in[i], k[i], d[i], p[i], s[i]);
+  for (int64_t i = 0; i < ns; i++) {
+    EMBER_CHECK(k[i] > 0 && d[i] > 0 && s[i] > 0 && p[i] >= 0 && in[i] >= 0, "col2im: kernel_size, dilation and "
+                "stride must be positive, padding and output_size non-negative, got output_size=", output_size,
+                " kernel_size=", k.ref(), " dilation=", d.ref(), " padding=", p.ref(), " stride=", s.ref());
+    out[i] = conv_out_size(in[i], k[i], d[i], p[i], s[i]);
+    EMBER_CHECK(out[i] > 0, "Given output_size=", output_size, ", kernel_size=", k.ref(), ", dilation=", d.ref(),
+                ", padding=", p.ref(), ", stride=", s.ref(), ", calculated shape of the array of sliding blocks as ",
+                out.ref(), ", but its components must be at least one.");
+  }
   int64_t kk = prod(k), L = prod(out), plane = prod(in);
   EMBER_CHECK(self.sizes()[1] % kk == 0, "Expected size of input's dimension 1 to be divisible by the product of "
               "kernel_size, but got input.size(1)=", self.sizes()[1], " and kernel_size=", k.ref());
@@ -234,7 +255,8 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
                 " channels, but got ", cin, " channels instead");
     DimVector outS;
     for (int64_t i = 0; i < ns; i++) {
-      int64_t padded = input.sizes()[2 + i] + 2 * p[i], eff = d[i] * (ksz[i] - 1) + 1;
+      int64_t padded = geometry_int64(__int128(input.sizes()[2 + i]) + 2 * __int128(p[i]), name),
+              eff = geometry_int64(__int128(d[i]) * (ksz[i] - 1) + 1, name);
       EMBER_CHECK(padded >= eff, "Calculated padded input size per channel: (", padded, "). Kernel size: (", eff,
                   "). Kernel size can't be greater than actual input size");
       outS.push_back(conv_out_size(input.sizes()[2 + i], ksz[i], d[i], p[i], s[i]));
@@ -266,7 +288,8 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
     for (int64_t i = 0; i < ns; i++) {
       EMBER_CHECK(op[i] < s[i] || op[i] < d[i], "output padding must be smaller than either stride or dilation, but got "
                   "output_padding=", op.ref(), ", stride=", s.ref(), ", dilation=", d.ref());
-      int64_t o = (input.sizes()[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (ksz[i] - 1) + op[i] + 1;
+      int64_t o = geometry_int64(__int128(input.sizes()[2 + i] - 1) * s[i] - 2 * __int128(p[i]) +
+                                     __int128(d[i]) * (ksz[i] - 1) + op[i] + 1, name);
       EMBER_CHECK(o > 0, "Given input size per channel: ", IntArrayRef(input.sizes().data() + 2, size_t(ns)),
                   ". Calculated output size per channel: ", o, ". Output size is too small");
       outS.push_back(o);
@@ -440,9 +463,26 @@ EMBER_CONV(3)
 
 // ---------------------------------------------------------------- pooling
 namespace {
+// Pooling parameters are limited to int32, as PyTorch's kernels are: with them, the output size
+// arithmetic below cannot overflow int64.
+void check_pool_params(const char* op, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d) {
+  for (IntArrayRef v : {k, s, p, d})
+    for (int64_t x : v)
+      EMBER_CHECK(x >= INT32_MIN && x <= INT32_MAX, op, ": value cannot be converted to type int without overflow "
+                  "(kernel_size=", k, ", stride=", s, ", padding=", p, ", dilation=", d, ")");
+}
+
+// The kernel offsets kk in [window_begin, window_end) are those with base + kk * dil in [0, in).
+inline int64_t window_begin(int64_t base, int64_t dil) { return base >= 0 ? 0 : (-base + dil - 1) / dil; }
+inline int64_t window_end(int64_t base, int64_t dil, int64_t in, int64_t k) {
+  return base >= in ? 0 : std::min(k, (in - 1 - base) / dil + 1);
+}
+
+// floor((in + 2 pad - dil (k - 1) - 1 [+ stride - 1 in ceil mode]) / stride) + 1; floored, so a window
+// larger than the padded input gives 0 (rejected as "Output size is too small"), as in PyTorch.
 int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
   int64_t num = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = num / stride + 1;
+  int64_t out = num / stride - (num % stride != 0 && num < 0) + 1;
   if (ceil_mode && (out - 1) * stride >= in + pad) out--;  // last window must start inside the input
   return out;
 }
@@ -501,6 +541,7 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef
   DimVector k = expand_param(kernel_size, ns, "kernel_size", 1);
   DimVector s = stride_in.empty() ? k : expand_param(stride_in, ns, "stride", 1);
   DimVector p = expand_param(padding, ns, "padding", 0), d = expand_param(dilation, ns, "dilation", 1);
+  check_pool_params("max_pool", k, s, p, d);
   DimVector in(IntArrayRef(self.sizes().data() + 2, size_t(ns))), out(static_cast<size_t>(ns));
   for (int64_t i = 0; i < ns; i++) {
     EMBER_CHECK(k[i] > 0, "kernel_size must be greater than zero, but got ", k.ref());
@@ -544,15 +585,20 @@ std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef
               for (int64_t c0 = 0; c0 < g.out[2]; c0 += kChunk) {
                 const int64_t c1 = std::min(g.out[2], c0 + kChunk);
                 for (int64_t j = 0; j < c1 - c0; j++) best[j] = T(0), bi[j] = -1;
-                for (int64_t kd = 0; kd < g.k[0]; kd++) {
-                  const int64_t id = od * g.s[0] - g.p[0] + kd * g.d[0];
-                  if (id < 0 || id >= g.in[0]) continue;
-                  for (int64_t kh = 0; kh < g.k[1]; kh++) {
-                    const int64_t ih = oh * g.s[1] - g.p[1] + kh * g.d[1];
-                    if (ih < 0 || ih >= g.in[1]) continue;
+                // only the kernel offsets that land in the input are visited: a window far larger
+                // than the input (kernel 2**31 with padding) costs what the input holds, not what it spans
+                const int64_t bd = od * g.s[0] - g.p[0], bh = oh * g.s[1] - g.p[1];
+                const int64_t kd1 = window_end(bd, g.d[0], g.in[0], g.k[0]);
+                const int64_t kh1 = window_end(bh, g.d[1], g.in[1], g.k[1]);
+                const int64_t kw0 = window_begin((c1 - 1) * g.s[2] - g.p[2], g.d[2]);
+                const int64_t kw1 = window_end(c0 * g.s[2] - g.p[2], g.d[2], g.in[2], g.k[2]);
+                for (int64_t kd = window_begin(bd, g.d[0]); kd < kd1; kd++) {
+                  const int64_t id = bd + kd * g.d[0];
+                  for (int64_t kh = window_begin(bh, g.d[1]); kh < kh1; kh++) {
+                    const int64_t ih = bh + kh * g.d[1];
                     const int64_t row = (id * g.in[1] + ih) * g.in[2];
                     const T* srow = src + row;
-                    for (int64_t kw = 0; kw < g.k[2]; kw++) {
+                    for (int64_t kw = kw0; kw < kw1; kw++) {
                       const int64_t off = kw * g.d[2] - g.p[2];  // iw = ow * s + off must lie in [0, in)
                       const int64_t lo = std::max(c0, off >= 0 ? int64_t(0) : (-off + g.s[2] - 1) / g.s[2]);
                       const int64_t hi = std::min(c1, off >= g.in[2] ? int64_t(0) : (g.in[2] - 1 - off) / g.s[2] + 1);
@@ -607,6 +653,7 @@ Tensor avg_pool_nd(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stri
   DimVector k = expand_param(kernel_size, ns, "kernel_size", 1);
   DimVector s = stride_in.empty() ? k : expand_param(stride_in, ns, "stride", 1);
   DimVector p = expand_param(padding, ns, "padding", 0);
+  check_pool_params("avg_pool", k, s, p, {});
   DimVector in(IntArrayRef(self.sizes().data() + 2, size_t(ns))), out(static_cast<size_t>(ns));
   std::vector<int64_t> pad_spec;  // extra right padding so ceil_mode's last window fits in im2col
   DimVector extra(static_cast<size_t>(ns), 0);

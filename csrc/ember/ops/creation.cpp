@@ -96,10 +96,18 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
   int64_t n;
   if (is_integral(dt, true) && !any_float) {
-    int64_t is = start.to_long(), ie = end.to_long(), ist = step_s.to_long();
-    n = (ie - is + ist - (ist > 0 ? 1 : -1)) / ist;
+    // exact in 128 bits: end - start can exceed int64 (arange(-2**63, 2**63 - 1, 2**63 - 1) has 3 values)
+    __int128 is = start.to_long(), ie = end.to_long(), ist = step_s.to_long();
+    __int128 len = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie - ist - 1) / -ist;
+    n = int64_t(len);  // at most 2**64 / 1: fits, the storage check below bounds it
+    EMBER_CHECK(len <= INT64_MAX, "arange: invalid size, possible overflow?");
   } else {
-    n = int64_t(std::ceil((e - s) / st));
+    double len = std::ceil((e - s) / st);
+    EMBER_CHECK(len < 9.2e18, "arange: invalid size, possible overflow? (", len, " elements)");
+    n = int64_t(len);
+    if (is_integral(dt, true))  // every value start + i * step must be representable in int64
+      EMBER_CHECK(std::fabs(s) < 9.2e18 && std::fabs(s + double(n > 0 ? n - 1 : 0) * st) < 9.2e18,
+                  "arange: value cannot be converted to type int64_t without overflow");
   }
   EMBER_CHECK(n >= 0, "invalid size, possible overflow?");
   Tensor r = out ? *out : empty_tensor({n}, dt);
@@ -109,7 +117,7 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
     int64_t* p = static_cast<int64_t*>(d.data_ptr());
     int64_t is = start.to_long(), ist = step_s.to_long();
     if (any_float) for (int64_t i = 0; i < n; i++) p[i] = int64_t(s + double(i) * st);
-    else for (int64_t i = 0; i < n; i++) p[i] = is + i * ist;
+    else for (int64_t i = 0; i < n; i++) p[i] = int64_t(__int128(is) + __int128(i) * ist);  // in range, no overflow
   } else {
     double* p = static_cast<double*>(d.data_ptr());
     for (int64_t i = 0; i < n; i++) p[i] = s + double(i) * st;

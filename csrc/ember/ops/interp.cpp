@@ -11,6 +11,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ember/core/checked_math.h"
 #include "ember/parallel/parallel.h"
 
 #include "ember/generated/native.h"
@@ -296,6 +297,10 @@ void check_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_v
   }
   EMBER_CHECK_KIND(is_floating(dt) || (nearest && dt == kByte), NotImplemented, "\"upsample_", mode,
                    "\" not implemented for '", dt, "'");
+  // the plan below does work per output index: an output that cannot exist fails here, first
+  DimVector out_sizes{in_sizes[0], in_sizes[1]};
+  for (int64_t o : output_size) out_sizes.push_back(o);
+  check_output_size(out_sizes, itemsize(dt), "upsample");
 }
 
 Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output_size, std::string_view mode,

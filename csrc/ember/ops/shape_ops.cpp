@@ -10,6 +10,7 @@
 #include <limits>
 #include <numeric>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
@@ -117,6 +118,7 @@ std::vector<Tensor> tensor_split(const Tensor& self, int64_t sections, int64_t d
   EMBER_CHECK(sections > 0, "number of sections must be larger than 0, got ", sections);
   int64_t d = wrap_dim(dim, self.dim());
   int64_t n = self.sizes()[d];
+  check_view_count(sections, "tensor_split");
   int64_t base = n / sections, extra = n % sections, start = 0;
   std::vector<Tensor> out;
   for (int64_t i = 0; i < sections; i++) {
@@ -172,7 +174,10 @@ Tensor repeat(const Tensor& self, IntArrayRef repeats) {
   for (int64_t i = 0; i < n; i++) {
     int64_t s = i < lead ? 1 : self.sizes()[i - lead];
     padded.push_back(s);
-    target.push_back(s * repeats[i]);
+    int64_t t;
+    EMBER_CHECK(!mul_overflows(s, repeats[i], &t), "repeat: the output size at dimension ", i, " (", s, " * ",
+                repeats[i], ") overflowed");
+    target.push_back(t);
   }
   for (int64_t i = 0; i < n; i++)
     EMBER_CHECK(target[i] >= 0, "Trying to create tensor with negative dimension ", target[i], ": ", target);
@@ -202,7 +207,7 @@ Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> output_si
   int64_t total = 0;
   for (int64_t v : r) {
     EMBER_CHECK(v >= 0, "repeats can not be negative");
-    total += v;
+    EMBER_CHECK(!add_overflows(total, v, &total), "repeat_interleave: the output size (the sum of repeats) overflowed");
   }
   EMBER_CHECK(!output_size || *output_size == total, "allocated size does not match required size");
   Tensor out = empty_tensor({total}, kLong);
@@ -699,18 +704,30 @@ Tensor tri_indices(int64_t row, int64_t col, int64_t offset, const TensorOptions
   EMBER_CHECK_KIND(dt == kLong || dt == kInt, NotImplemented, "\"", name, "\" not implemented for '", dt, "'");
   EMBER_CHECK(row >= 0, "row must be non-negative, got", row);
   EMBER_CHECK(col >= 0, "col must be non-negative, got", col);
-  std::vector<int64_t> rs, cs;
-  for (int64_t i = 0; i < row; i++)
-    for (int64_t j = 0; j < col; j++)
-      if (lower ? (j - i <= offset) : (j - i >= offset)) {
-        rs.push_back(i);
-        cs.push_back(j);
-      }
-  int64_t n = int64_t(rs.size());
+  // Row i holds the columns [begin(i), end(i)); the count is summed in closed form (128-bit) and the
+  // output checked before any loop, so tril_indices(2**40, 2**40) raises instead of looping 2**80 times.
+  auto clamp_col = [col](__int128 v) { return v < 0 ? __int128(0) : v > col ? __int128(col) : v; };
+  auto begin = [&](int64_t i) { return lower ? __int128(0) : clamp_col(__int128(i) + offset); };
+  auto end = [&](int64_t i) { return lower ? clamp_col(__int128(i) + offset + 1) : __int128(col); };
+  auto clamp_sum = [&](__int128 a) {  // sum over i in [0, row) of clamp(i + a, 0, col)
+    __int128 lo = std::min<__int128>(row, std::max<__int128>(0, 1 - a));
+    __int128 hi = std::min<__int128>(row, std::max<__int128>(lo, __int128(col) - a));
+    return (hi - lo) * (lo + hi - 1) / 2 + a * (hi - lo) + (row - hi) * col;
+  };
+  __int128 total = lower ? clamp_sum(__int128(offset) + 1) : __int128(row) * col - clamp_sum(offset);
+  EMBER_CHECK(total <= INT64_MAX, name, ": Storage size calculation overflowed (", row, " x ", col, ")");
+  int64_t n = int64_t(total);
+  check_output_size({2, n}, 8, name);
   Tensor out = empty_tensor({2, n}, kLong);
   int64_t* p = static_cast<int64_t*>(out.data_ptr());
-  std::copy(rs.begin(), rs.end(), p);
-  std::copy(cs.begin(), cs.end(), p + n);
+  int64_t k = 0;
+  // rows with no entries are skipped: they lie before (lower) or after (upper) the band
+  int64_t i0 = lower ? int64_t(std::min<__int128>(row, std::max<__int128>(0, -__int128(offset)))) : 0;
+  for (int64_t i = i0; i < row && k < n; i++)
+    for (int64_t j = int64_t(begin(i)), j1 = int64_t(end(i)); j < j1; j++, k++) {
+      p[k] = i;
+      p[n + k] = j;
+    }
   return out.to(dt);
 }
 }  // namespace
@@ -915,6 +932,7 @@ Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& 
   Tensor edges = ember::full({2}, 0.0, TensorOptions(self.dtype()));
   edges.select(0, 0).fill_(left);
   edges.select(0, 1).fill_(right);
+  check_output_size({bins}, 8, "histc");
   std::vector<int64_t> counts(size_t(bins), 0);
   Tensor x = self.to(kDouble).contiguous(), e = edges.to(kDouble);
   const double* xp = static_cast<const double*>(x.data_ptr());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -10,20 +11,31 @@
 namespace ember::native {
 
 namespace {
+// base + index * stride for a view's storage offset. The product can only overflow when the view is
+// empty (or the dim has size 1 and an arbitrary stride from as_strided): then the offset is never
+// dereferenced, and the base's offset stands in for the unrepresentable one.
+int64_t view_offset(int64_t base, int64_t index, int64_t stride) {
+  int64_t step, r;
+  if (mul_overflows(index, stride, &step) || add_overflows(base, step, &r)) return base;
+  return r;
+}
+
 // Resolve one -1 in `shape` against `numel`.
 DimVector infer_size(IntArrayRef shape, int64_t numel) {
   DimVector res(shape);
   int64_t newsize = 1;
   int64_t infer = -1;
+  bool overflow = false;  // a product past int64 cannot match numel, unless a later 0 zeroes it
   for (size_t i = 0; i < shape.size(); i++) {
     if (shape[i] == -1) {
       EMBER_CHECK(infer < 0, "only one dimension can be inferred");
       infer = int64_t(i);
     } else {
       EMBER_CHECK(shape[i] >= 0, "invalid shape dimension ", shape[i]);
-      newsize *= shape[i];
+      if (mul_overflows(newsize, shape[i], &newsize)) overflow = true;
     }
   }
+  if (overflow && newsize != 0) EMBER_FAIL(Runtime, "shape '", shape, "' is invalid for input of size ", numel);
   if (numel == newsize || (infer >= 0 && newsize > 0 && numel % newsize == 0)) {
     if (infer >= 0) {
       EMBER_CHECK(newsize != 0, "cannot reshape tensor of 0 elements into shape ", shape,
@@ -291,7 +303,7 @@ Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   EMBER_CHECK(start <= n - length, "start (", start, ") + length (", length, ") exceeds dimension size (", n, ").");
   DimVector sizes(self.sizes());
   sizes[dim] = length;
-  return make_view(self, sizes, self.strides(), self.storage_offset() + start * self.strides()[dim]);
+  return make_view(self, sizes, self.strides(), view_offset(self.storage_offset(), start, self.strides()[dim]));
 }
 
 // x[start:end:step] along dim, with Python's clamping of out-of-range bounds.
@@ -307,11 +319,14 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start_opt, 
   };
   int64_t start = start_opt ? clamp_index(*start_opt) : 0;
   int64_t end = end_opt ? clamp_index(*end_opt) : n;
-  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  int64_t len = end > start ? (end - start - 1) / step + 1 : 0;  // ceil((end - start) / step), no overflow
   DimVector sizes(self.sizes()), strides(self.strides());
-  int64_t offset = self.storage_offset() + (len > 0 ? start * strides[dim] : 0);
+  int64_t offset = len > 0 ? view_offset(self.storage_offset(), start, strides[dim]) : self.storage_offset();
   sizes[dim] = len;
-  strides[dim] *= step;
+  // with two or more elements, stride * step stays inside the storage's extent; with fewer it is
+  // never used, and a product past int64 keeps the old stride
+  int64_t new_stride;
+  if (!mul_overflows(strides[dim], step, &new_stride)) strides[dim] = new_stride;
   return make_view(self, sizes, strides, offset);
 }
 
@@ -332,6 +347,7 @@ Tensor select(const Tensor& self, int64_t dim, int64_t index) {
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
   EMBER_CHECK_KIND(self.dim() > 0, Index, "Dimension specified as 0 but tensor has no dimensions");
   dim = wrap_dim(dim, self.dim());
+  check_view_count(self.sizes()[dim], "unbind");
   std::vector<Tensor> r;
   for (int64_t i = 0; i < self.sizes()[dim]; i++) r.push_back(native::select(self, dim, i));
   return r;
@@ -345,6 +361,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   EMBER_CHECK(split_size > 0 || n == 0, "split_size can only be 0 if dimension size is 0, but got dimension size of ", n);
   std::vector<Tensor> r;
   if (n == 0) { r.push_back(self); return r; }
+  check_view_count(n / split_size + (n % split_size != 0), "split");
   for (int64_t s = 0; s < n; s += split_size) r.push_back(native::narrow(self, dim, s, std::min(split_size, n - s)));
   return r;
 }
@@ -355,7 +372,8 @@ std::vector<Tensor> split(const Tensor& self, IntArrayRef sizes, int64_t dim) {
   int64_t n = self.sizes()[dim], total = 0;
   for (int64_t s : sizes) {
     EMBER_CHECK(s >= 0, "split_with_sizes expects split_sizes have only non-negative entries, but got split_sizes=", sizes);
-    total += s;
+    EMBER_CHECK(!add_overflows(total, s, &total), "split_with_sizes expects split_sizes to sum exactly to ", n,
+                " (input tensor's size at dimension ", dim, "), but got split_sizes=", sizes);
   }
   EMBER_CHECK(total == n, "split_with_sizes expects split_sizes to sum exactly to ", n,
               " (input tensor's size at dimension ", dim, "), but got split_sizes=", sizes);
@@ -373,8 +391,9 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   EMBER_CHECK(chunks > 0, "chunk expects `chunks` to be greater than 0, got: ", chunks);
   dim = wrap_dim(dim, self.dim());
   int64_t n = self.sizes()[dim];
-  int64_t split_size = (n + chunks - 1) / chunks;
+  int64_t split_size = n / chunks + (n % chunks != 0);  // ceil, without n + chunks - 1 overflowing
   if (split_size == 0 && n == 0) {
+    check_view_count(chunks, "chunk");
     std::vector<Tensor> r;
     for (int64_t i = 0; i < chunks; i++) r.push_back(native::narrow(self, dim, 0, 0));
     return r;
@@ -386,16 +405,13 @@ Tensor as_strided(const Tensor& self, IntArrayRef size, IntArrayRef stride, std:
   EMBER_CHECK(size.size() == stride.size(), "mismatch in length of strides and shape");
   int64_t offset = storage_offset.value_or(self.storage_offset());
   EMBER_CHECK(offset >= 0, "Tensor: invalid storage offset ", offset);
-  int64_t max_index = 0;
-  bool empty = false;
   for (size_t i = 0; i < size.size(); i++) {
     EMBER_CHECK(size[i] >= 0, "Trying to create tensor with negative dimension ", size[i], ": ", size);
     EMBER_CHECK(stride[i] >= 0, "as_strided: Negative strides are not supported at the moment, got strides: ", stride);
-    if (size[i] == 0) empty = true;
-    else max_index += (size[i] - 1) * stride[i];
   }
-  int64_t need = empty ? 0 : (offset + max_index + 1) * self.element_size();
-  EMBER_CHECK(size_t(need) <= self.impl()->storage()->nbytes(), "setStorage: sizes ", size, ", strides ", stride,
+  // overflow-checked: a wrapped extent would let the view address memory past the storage
+  int64_t need = storage_nbytes(size, stride, offset, self.element_size());
+  EMBER_CHECK(uint64_t(need) <= self.impl()->storage()->nbytes(), "setStorage: sizes ", size, ", strides ", stride,
               ", storage offset ", offset, ", and itemsize ", self.element_size(), " requiring a storage size of ", need,
               " are out of bounds for storage of size ", self.impl()->storage()->nbytes());
   return make_view(self, size, stride, offset);
@@ -409,14 +425,15 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   EMBER_CHECK(dim1 != dim2, "diagonal dimensions cannot be identical ", dim1, ", ", dim2);
   int64_t n1 = self.sizes()[dim1], n2 = self.sizes()[dim2];
   int64_t len, start = self.storage_offset();
+  // n2 - offset (offset >= 0) and n1 + offset (offset < 0) cannot overflow; the offset products are
+  // taken only for a non-empty diagonal, where |offset| < the dim's size
   if (offset >= 0) {
     len = std::max<int64_t>(std::min(n1, n2 - offset), 0);
-    start += offset * self.strides()[dim2];
+    if (len > 0) start = view_offset(start, offset, self.strides()[dim2]);
   } else {
     len = std::max<int64_t>(std::min(n1 + offset, n2), 0);
-    start -= offset * self.strides()[dim1];
+    if (len > 0) start = view_offset(start, -offset, self.strides()[dim1]);
   }
-  if (len == 0) start = self.storage_offset();
   DimVector sizes, strides;
   for (int64_t i = 0; i < nd; i++) {
     if (i == dim1 || i == dim2) continue;
@@ -424,7 +441,9 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
     strides.push_back(self.strides()[i]);
   }
   sizes.push_back(len);
-  strides.push_back(self.strides()[dim1] + self.strides()[dim2]);
+  int64_t diag_stride;
+  if (add_overflows(self.strides()[dim1], self.strides()[dim2], &diag_stride)) diag_stride = 1;  // len <= 1 then
+  strides.push_back(diag_stride);
   return make_view(self, sizes, strides, start);
 }
 
@@ -439,7 +458,8 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
   int64_t st = nd == 0 ? 1 : strides[d];
   if (nd > 0) {
     sizes[d] = (n - size) / step + 1;
-    strides[d] = step * st;
+    int64_t window_stride;  // past int64 only when a single window fits, where it is never used
+    strides[d] = mul_overflows(step, st, &window_stride) ? st : window_stride;
   }
   sizes.push_back(size);
   strides.push_back(st);

@@ -1,8 +1,10 @@
 // Binary and ternary elementwise kernels. Integer division by zero raises ZeroDivisionError
-// (a RuntimeError), as PyTorch's CPU kernels do.
+// (a RuntimeError), as PyTorch's CPU kernels do. Integer add/sub/mul/pow wrap like PyTorch's, through
+// the wrapping_* helpers (unsigned arithmetic: signed overflow is undefined behaviour in C++).
 #include <cmath>
 #include <limits>
 
+#include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/loops.h"
 
 namespace ember::EMBER_CPU_NS {
@@ -18,6 +20,7 @@ template <class T> struct Add {
   explicit Add(const KernelArgs& a) : alpha(a.s0.to<T>()) {}
   T operator()(T x, T y) const {
     if constexpr (is_b<T>) return x || (alpha && y);
+    else if constexpr (std::is_integral_v<T>) return wrapping_add(x, wrapping_mul(alpha, y));
     else return T(x + alpha * y);
   }
 };
@@ -25,11 +28,18 @@ template <class T> struct Sub {
   static constexpr int mask = kNumeric;
   T alpha;
   explicit Sub(const KernelArgs& a) : alpha(a.s0.to<T>()) {}
-  T operator()(T x, T y) const { return T(x - alpha * y); }
+  T operator()(T x, T y) const {
+    if constexpr (std::is_integral_v<T>) return wrapping_sub(x, wrapping_mul(alpha, y));
+    else return T(x - alpha * y);
+  }
 };
 template <class T> struct Mul {
   static constexpr int mask = kAll;
-  T operator()(T x, T y) const { if constexpr (is_b<T>) return x && y; else return T(x * y); }
+  T operator()(T x, T y) const {
+    if constexpr (is_b<T>) return x && y;
+    else if constexpr (std::is_integral_v<T>) return wrapping_mul(x, y);
+    else return T(x * y);
+  }
 };
 // relu's backward in one pass: the gradient where the output is positive
 template <class T> struct ReluGrad {
@@ -46,7 +56,7 @@ template <class T> struct TruncDiv {
     if constexpr (is_fp<T>) return std::trunc(x / y);
     else {
       if (y == 0) zero_division();
-      if constexpr (std::is_signed_v<T>) if (y == -1) return T(-x);  // avoids INT_MIN / -1 trap
+      if constexpr (std::is_signed_v<T>) if (y == -1) return wrapping_neg(x);  // avoids INT_MIN / -1 trap
       return T(x / y);
     }
   }
@@ -70,7 +80,7 @@ template <class T> struct FloorDiv {
     } else {
       if (b == 0) zero_division();
       if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return T(-a);
+        if (b == -1) return wrapping_neg(a);
         T q = T(a / b);
         if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
         return q;
@@ -126,9 +136,9 @@ template <class T> struct Pow {
       }
       T result = 1;
       while (exp) {
-        if (exp & 1) result = T(result * base);
+        if (exp & 1) result = wrapping_mul(result, base);
         exp = T(exp >> 1);
-        base = T(base * base);
+        base = wrapping_mul(base, base);
       }
       return result;
     }

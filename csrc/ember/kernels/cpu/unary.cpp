@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/loops.h"
 #include "ember/kernels/cpu/vec_math.h"
 
@@ -70,16 +71,16 @@ template <class T> struct Abs {
   T operator()(T x) const {
     if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return x;
     else if constexpr (is_fp<T>) return std::abs(x);
-    else return x < 0 ? T(-x) : x;
+    else return x < 0 ? wrapping_neg(x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
   }
 };
 template <class T> struct Neg {
   static constexpr int mask = kNumeric;
-  T operator()(T x) const { return T(-x); }
+  T operator()(T x) const { if constexpr (std::is_integral_v<T>) return wrapping_neg(x); else return T(-x); }
 };
 template <class T> struct Square {
   static constexpr int mask = kNumeric;
-  T operator()(T x) const { return T(x * x); }
+  T operator()(T x) const { if constexpr (std::is_integral_v<T>) return wrapping_mul(x, x); else return T(x * x); }
 };
 template <class T> struct Sign {
   static constexpr int mask = kAll;
