@@ -30,6 +30,9 @@ struct BlockCache {
   std::deque<std::pair<size_t, void*>> order;         // oldest first, for eviction
   size_t held = 0;
   size_t budget = [] {
+#ifdef EMBER_NO_ALLOC_CACHE  // sanitizer builds: every free reaches free(), so ASan sees use-after-free
+    return size_t(0);
+#endif
     const char* e = std::getenv("EMBER_CPU_CACHE_MB");
     return (e && *e ? size_t(std::strtoull(e, nullptr, 10)) : size_t(256)) << 20;
   }();
@@ -107,6 +110,9 @@ struct TinyDrain {
 };
 thread_local TinyDrain t_drain;
 inline bool tiny_on() {
+#ifdef EMBER_NO_ALLOC_CACHE
+  return false;
+#endif
   if (t_tiny.off) return false;
   t_drain.armed = true;  // constructs this thread's drain on first use
   return true;

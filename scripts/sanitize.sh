@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds Ember with AddressSanitizer + UndefinedBehaviorSanitizer in build-asan/ (allocator caches
+# off, so ASan sees every block) and runs suites under it; any sanitizer report fails the run.
+#   scripts/sanitize.sh                 C++ tests, the op fuzzer (EMBER_FUZZ_CALLS calls) and the Python suite
+#   scripts/sanitize.sh cpp fuzz        only those (CI runs these two)
+#   EMBER_FUZZ_CALLS=250000 scripts/sanitize.sh fuzz     a long campaign
+set -euo pipefail
+cd "$(dirname "$0")/.."
+parts=("$@")
+[ ${#parts[@]} -eq 0 ] && parts=(cpp fuzz python)
+
+B=build-asan
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+echo "[sanitize] building $B (ASan + UBSan)"
+start=$(date +%s)
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=address,undefined \
+      -DEMBER_PYTHON_OUTPUT_DIR="$PWD/$B/ext" -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+cmake --build $B -j "$(nproc)"
+echo "[sanitize] build done in $(( $(date +%s) - start ))s"
+
+# The Python package with the sanitized extension in it: a fresh copy of python/ember each run.
+rm -rf $B/python && mkdir -p $B/python && cp -r python/ember $B/python/
+rm -f $B/python/ember/_C*.so && cp $B/ext/_C*.so $B/python/ember/
+
+# Python itself is not instrumented: the ASan runtime must be loaded first. Python's own allocations
+# are never freed at exit, so leak checking is for the C++ tests only.
+ASAN_RT=$(g++ -print-file-name=libasan.so)
+UBSAN_RT=$(g++ -print-file-name=libubsan.so)
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+asan_common="abort_on_error=0:halt_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048:detect_stack_use_after_return=0"
+py_env=(env LD_PRELOAD="$ASAN_RT $UBSAN_RT" ASAN_OPTIONS="$asan_common:detect_leaks=0"
+        PYTHONPATH="$PWD/$B/python" EMBER_SANITIZED=1 OMP_NUM_THREADS=2)
+
+for part in "${parts[@]}"; do
+  case $part in
+    cpp)
+      echo "[sanitize] C++ tests"
+      ASAN_OPTIONS="$asan_common:detect_leaks=1" ctest --test-dir $B --output-on-failure -j 2 ;;
+    fuzz)
+      calls=${EMBER_FUZZ_CALLS:-4000}
+      echo "[sanitize] op fuzzer: $calls calls"
+      "${py_env[@]}" python3 tests/fuzz/fuzz_ops.py --calls "$calls" --seed "${EMBER_FUZZ_SEED:-0}" \
+        --report "$B/fuzz_report.json" ;;
+    python)
+      echo "[sanitize] Python suite"
+      "${py_env[@]}" python3 -m pytest -q -x -p no:cacheprovider tests/python ;;
+    *) echo "unknown part: $part (cpp, fuzz, python)"; exit 2 ;;
+  esac
+done
+echo "[sanitize] clean: no sanitizer report"
