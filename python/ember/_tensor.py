@@ -289,6 +289,9 @@ class Tensor(_C.TensorBase):
     def is_pinned(self, device=None):
         return False
 
+    def get_device(self):
+        return -1  # a CPU tensor's device index, as PyTorch's
+
     def type(self, dtype=None):
         if dtype is None:
             return "ember." + _TYPE_NAMES[self.dtype]
