@@ -46,7 +46,9 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
       else if (!std::strcmp(key, "device")) {
         if (v != Py_None) py::unpack_device(v).check_available();
       } else if (!std::strcmp(key, "requires_grad")) requires_grad = PyObject_IsTrue(v) == 1;
-      else if (!std::strcmp(key, "pin_memory")) EMBER_CHECK(PyObject_IsTrue(v) == 0, py::kNoPinnedMemory);
+      else if (!std::strcmp(key, "pin_memory")) {
+        EMBER_CHECK(PyObject_IsTrue(v) == 0, py::kNoPinnedMemory);
+      }
       else EMBER_FAIL(Type, "tensor() got an unexpected keyword argument '", key, "'");
     }
   }
