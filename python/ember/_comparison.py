@@ -16,16 +16,20 @@ def _check_tensor(fn, name, pos, x):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    _check_tensor("isclose", "input", 1, input)
-    _check_tensor("isclose", "other", 2, other)
+    return _isclose("isclose", input, other, rtol, atol, equal_nan)
+
+
+def _isclose(fn, input, other, rtol, atol, equal_nan):
+    _check_tensor(fn, "input", 1, input)
+    _check_tensor(fn, "other", 2, other)
     if not isinstance(equal_nan, builtins.bool):
-        raise TypeError(f"isclose(): argument 'equal_nan' must be bool, not {type(equal_nan).__name__}")
+        raise TypeError(f"{fn}(): argument 'equal_nan' must be bool, not {type(equal_nan).__name__}")
     if input.dtype != other.dtype:
         raise RuntimeError(f"{input.dtype._cname()} did not match {other.dtype._cname()}")
     if rtol < 0:
-        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol:g}")
     if atol < 0:
-        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
     close = _ops.eq(input, other)
     floating = input.dtype.is_floating_point
     if equal_nan and floating:
@@ -42,9 +46,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    _check_tensor("allclose", "input", 1, input)
-    _check_tensor("allclose", "other", 2, other)
-    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+    return builtins.bool(_isclose("allclose", input, other, rtol, atol, equal_nan).all().item())
 
 
 def equal(input, other):

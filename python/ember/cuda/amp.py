@@ -11,8 +11,8 @@ class autocast:
     """Context manager and decorator; disabled (a no-op) without CUDA."""
 
     def __init__(self, enabled=True, dtype=None, cache_enabled=True):
-        warnings.warn("`ember.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`ember.amp.autocast('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+        warnings.warn("`ember.cuda.amp.autocast(args...)` is deprecated (PyTorch moved it to "
+                      "`torch.amp.autocast('cuda', args...)`).", FutureWarning, stacklevel=2)
         if enabled:
             warnings.warn("CUDA is not available. Disabling autocast.", UserWarning, stacklevel=2)
         self._enabled = False
@@ -38,8 +38,8 @@ class GradScaler:
 
     def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
-        warnings.warn("`ember.cuda.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`ember.amp.GradScaler('cuda', args...)` instead.", FutureWarning, stacklevel=2)
+        warnings.warn("`ember.cuda.amp.GradScaler(args...)` is deprecated (PyTorch moved it to "
+                      "`torch.amp.GradScaler('cuda', args...)`).", FutureWarning, stacklevel=2)
         if enabled:
             warnings.warn("ember.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                           UserWarning, stacklevel=2)

@@ -16,6 +16,8 @@ def _shape(shape):
 
 def _dtype_bounds(dtype):
     from .._dtype_info import finfo, iinfo
+    if dtype is _C.bool:
+        return 0, 2
     info = iinfo(dtype) if dtype in _INTEGRAL else finfo(dtype)
     return info.min, info.max
 
