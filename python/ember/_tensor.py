@@ -280,6 +280,8 @@ class Tensor(_C.TensorBase):
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if isinstance(device, (str, _C.device)) and _C.device(device).type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
     def pin_memory(self, device=None):

@@ -228,7 +228,8 @@ DEVICE_CASES = [
     "lib.as_tensor([1], device='cuda')", "lib.empty(2, device='cuda')",
     "lib.ones(2).pin_memory()", "lib.empty(2, pin_memory=True)", "lib.tensor([1.0], pin_memory=True)",
     "lib.nn.Linear(2, 2).cuda()", "lib.nn.Linear(2, 2).to('cuda')", "lib.nn.Linear(2, 2).to(0)",
-    "lib.nn.Linear(2, 2).cuda(0)",
+    "lib.nn.Linear(2, 2).cuda(0)", "lib.ones(2).cuda('cpu')", "lib.ones(2).cuda('cuda:1')",
+    "lib.nn.Linear(2, 2).cuda('cpu')",
 ]
 
 
