@@ -61,7 +61,8 @@ def test_cuda_module_matches_cpu_build(name, args):
 def test_cuda_device_queries_raise_assertion_error():
     # torch's CPU build raises AttributeError from a missing binding for some of these; Ember raises
     # the same AssertionError as every other device query
-    for fn in [ember.cuda.reset_peak_memory_stats, ember.cuda.reset_max_memory_allocated, lambda: ember.cuda.set_device(0),
+    for fn in [ember.cuda.reset_peak_memory_stats, ember.cuda.reset_max_memory_allocated,
+               lambda: ember.cuda.set_device(0),
                ember.cuda.reset_accumulated_memory_stats, ember.cuda.synchronize, ember.cuda.current_device]:
         with pytest.raises(AssertionError, match="not compiled with CUDA enabled"):
             fn()
@@ -81,7 +82,8 @@ def test_cuda_streams_events_and_context_managers():
             pass
     _same_outcome(lambda: ember.cuda.device(0).__enter__(), lambda: torch.cuda.device(0).__enter__(), message=False)
     _same_outcome(lambda: ember.cuda.device("cpu"), lambda: torch.cuda.device("cpu"))
-    assert issubclass(ember.cuda.OutOfMemoryError, RuntimeError) and ember.OutOfMemoryError is ember.cuda.OutOfMemoryError
+    assert issubclass(ember.cuda.OutOfMemoryError, RuntimeError)
+    assert ember.OutOfMemoryError is ember.cuda.OutOfMemoryError
     assert ember.ones(2).get_device() == torch.ones(2).get_device() == -1
 
 
@@ -208,10 +210,11 @@ def test_deterministic_algorithms():
             assert ember.get_deterministic_debug_mode() == torch.get_deterministic_debug_mode()
             assert ember.are_deterministic_algorithms_enabled() == torch.are_deterministic_algorithms_enabled()
         for bad in ["x", 5, 1.0]:
-            _same_outcome(lambda: ember.set_deterministic_debug_mode(bad), lambda: torch.set_deterministic_debug_mode(bad))
+            _same_outcome(lambda: ember.set_deterministic_debug_mode(bad),
+                          lambda: torch.set_deterministic_debug_mode(bad))
         for bad in [1, "a"]:
-            _same_outcome(lambda: ember.use_deterministic_algorithms(bad), lambda: torch.use_deterministic_algorithms(bad),
-                          message=False)
+            _same_outcome(lambda: ember.use_deterministic_algorithms(bad),
+                          lambda: torch.use_deterministic_algorithms(bad), message=False)
     finally:
         for lib in libs:
             lib.use_deterministic_algorithms(False)
@@ -243,7 +246,8 @@ def test_cuda_requests_fail_like_cpu_torch(expr):
     "lib.ones(2).is_cuda", "lib.ones(2).is_pinned()", "lib.device('cuda:0').index", "lib.device('cuda', 1).index",
     "str(lib.device('cuda', 1))", "lib.device('cuda:0').type", "lib.device('cuda', index=None).index",
     "lib.device(type='cuda', index=3).index", "repr(lib.device(lib.device('cuda', 2)))",
-    "lib.device('cpu', 0).index", "lib.device('cuda:0') == lib.device('cuda', 0)", "lib.device('cpu:0') == lib.device('cpu')",
+    "lib.device('cpu', 0).index", "lib.device('cuda:0') == lib.device('cuda', 0)",
+    "lib.device('cpu:0') == lib.device('cpu')",
     "lib.zeros(2, device='cpu').device.type", "str(lib.zeros(2, device='cpu:0').device)",
     "lib.ones(2).to(device='cpu', non_blocking=True).tolist()", "lib.ones(2).to('cpu:0').tolist()",
     "lib.ones(2).cpu().tolist()", "lib.ones(2, pin_memory=False).tolist()", "repr(lib.nn.ReLU().cuda())",
@@ -319,7 +323,10 @@ def test_isclose_allclose(a, b, kw):
             return r
         e, t = _same_outcome(lambda: run(ember), lambda: run(torch), message=name == "allclose")
         if e[0] == "ok":
-            assert e[1] == t[1] if name == "allclose" else (e[1][0], tuple(e[1][1]), e[1][2]) == (t[1][0], tuple(t[1][1]), t[1][2])
+            if name == "allclose":
+                assert e[1] == t[1]
+            else:
+                assert (e[1][0], tuple(e[1][1]), e[1][2]) == (t[1][0], tuple(t[1][1]), t[1][2])
 
 
 def test_isclose_random_and_noncontiguous():
@@ -360,14 +367,17 @@ def _ac_cases(lib):
     return [
         (t([1.0, 2.0, 3.0]), t([1.0, 2.0, 4.0]), {}), (t([1, 2, 3]), t([1, 2, 4]), {}),
         (t([[1.0, 2.0], [3.0, 4.0]]), t([[1.0, 2.5], [3.0, 4.0]]), {}), (t(1.0), t(2.0), {}),
-        (lib.ones(2), lib.ones(2, dtype=lib.float64), {}), (lib.ones(2), lib.ones(2, dtype=lib.float64), {"check_dtype": False}),
-        (lib.ones(2), lib.ones(3), {}), (lib.ones(2), lib.ones(2), {"rtol": 1e-3}), (lib.ones(2), lib.ones(2), {"atol": 1e-3}),
+        (lib.ones(2), lib.ones(2, dtype=lib.float64), {}),
+        (lib.ones(2), lib.ones(2, dtype=lib.float64), {"check_dtype": False}),
+        (lib.ones(2), lib.ones(3), {}), (lib.ones(2), lib.ones(2), {"rtol": 1e-3}),
+        (lib.ones(2), lib.ones(2), {"atol": 1e-3}),
         (1.0, 1.5, {}), (1, 2, {}), (True, False, {}), (1.0, t(1.0), {}), (t(1.0), 1.0, {}),
         ([lib.ones(2), lib.zeros(2)], [lib.ones(2), lib.ones(2)], {}), ({"a": lib.ones(2)}, {"a": lib.zeros(2)}, {}),
         ({"a": lib.ones(2)}, {"b": lib.ones(2)}, {}), ([1, 2], [1, 2, 3], {}), ([1, 2], [1, 3], {}),
         ({"x": [lib.ones(1), {"y": t([1.0, 5.0])}]}, {"x": [lib.ones(1), {"y": t([1.0, 6.0])}]}, {}),
-        (t([NAN]), t([NAN]), {}), (t([NAN]), t([NAN]), {"equal_nan": True}), (lib.ones(2), lib.zeros(2), {"msg": "custom"}),
-        (lib.ones(2), lib.zeros(2), {"msg": lambda m: "X" + m[:10]}), (lib.ones(2, 2).t(), lib.ones(2, 2), {"check_stride": True}),
+        (t([NAN]), t([NAN]), {}), (t([NAN]), t([NAN]), {"equal_nan": True}),
+        (lib.ones(2), lib.zeros(2), {"msg": "custom"}), (lib.ones(2), lib.zeros(2), {"msg": lambda m: "X" + m[:10]}),
+        (lib.ones(2, 2).t(), lib.ones(2, 2), {"check_stride": True}),
         (t([True, False]), t([True, True]), {}), (np.ones(2), np.zeros(2), {}), (lib.ones(2), np.ones(2), {}),
         (None, None, {}), (None, 1, {}), ("a", "a", {}), (lib.ones(2).requires_grad_(), lib.ones(2), {}),
         (t([1.0, 2.0]), t([1.0, 2.0 + 1e-6]), {}), (t([0.0, 1.0]), t([1e-3, 1.0]), {}),
@@ -432,12 +442,14 @@ def test_make_tensor(dtype):
         assert y.requires_grad and y.is_leaf
     else:
         _same_outcome(lambda: mt(3, dtype=d, device="cpu", requires_grad=True),
-                      lambda: torch.testing.make_tensor(3, dtype=getattr(torch, dtype), device="cpu", requires_grad=True))
+                      lambda: torch.testing.make_tensor(3, dtype=getattr(torch, dtype), device="cpu",
+                                                        requires_grad=True))
 
 
 def test_make_tensor_errors_and_bounds():
     mt, tmt = ember.testing.make_tensor, torch.testing.make_tensor
-    for kw in [dict(low=3, high=1), dict(low=float("nan")), dict(low=1e40), dict(noncontiguous=True, memory_format="cf")]:
+    for kw in [dict(low=3, high=1), dict(low=float("nan")), dict(low=1e40),
+               dict(noncontiguous=True, memory_format="cf")]:
         def run(lib, f):
             k = dict(kw)
             if k.get("memory_format") == "cf":
