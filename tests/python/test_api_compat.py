@@ -464,6 +464,9 @@ def test_make_tensor_errors_and_bounds():
     assert set(mt(50, dtype=ember.bool, device="cpu", low=0, high=1).tolist()) == {False}
     with pytest.warns(FutureWarning):
         assert mt(3, dtype=ember.float32, device="cpu", low=2, high=2).tolist() == [2.0, 2.0, 2.0]
+    for d, lo, hi in [(ember.float64, -1e308, 1e308), (ember.float32, -1e300, 1e300), (ember.float16, -1e6, None)]:
+        wide = mt(200, dtype=d, device="cpu", low=lo, high=hi).to(ember.float64)
+        assert bool(ember.isfinite(wide).all().item()) and wide.min().item() < 0
     tiny = mt(400, dtype=ember.float32, device="cpu", low=0, high=1e-30, exclude_zero=True)
     assert bool((tiny != 0).all().item())
 

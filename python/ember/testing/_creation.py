@@ -64,9 +64,10 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = _ops.randint(math.ceil(low), math.ceil(high), draw, dtype=dtype, device=device)
     else:
         low, high = _range(dtype, low, high, -9, 9)
-        # uniform in [low, high), drawn in float64 so that extreme bounds do not overflow the span
+        # uniform in [low, high), in float64 and as (1 - u) * low + u * high so that bounds near the
+        # dtype's limits do not overflow the span
         u = _ops.rand(draw, dtype=_C.float64, device=device)
-        result = _ops.add(_ops.mul(u, high - low), low).clamp(low, high).to(dtype)
+        result = (u * high + (1 - u) * low).clamp(low, high).to(dtype)
     if draw != shape:
         result = result[..., ::2]
     if exclude_zero:
