@@ -105,7 +105,8 @@ void register_dtype_objects(PyObject* type, PyObject* const* objects) {
 bool is_device(PyObject* o) { return g_device_type && PyObject_TypeCheck(o, (PyTypeObject*)g_device_type); }
 Device unpack_device(PyObject* o) {
   if (PyUnicode_Check(o)) return Device(std::string(PyUnicode_AsUTF8(o)));
-  if (PyLong_Check(o)) return Device(DeviceType::CUDA, int8_t(PyLong_AsLong(o)));
+  // a bare int names an accelerator device, and a CPU-only build has none (PyTorch's error)
+  EMBER_CHECK(!PyLong_Check(o), "Cannot access accelerator device when none is available.");
   if (is_device(o)) return *nb::inst_ptr<Device>(nb::handle(o));
   EMBER_FAIL(Type, "expected a device, got ", type_name(o));
 }
@@ -643,8 +644,11 @@ TensorOptions ParsedArgs::options(int i) {
   TensorOptions o;
   if (!is_none(i)) o.dtype_ = unpack_dtype(args[i]);
   if (!is_none(i + 2)) o.device_ = unpack_device(args[i + 2]);
-  if (o.device_) EMBER_CHECK(o.device_->is_cpu(), "Ember was built without CUDA support; device ", *o.device_,
-                             " is not available");
+  if (o.device_) {
+    o.device_->check_available();
+    o.device_ = Device();  // a CPU tensor's device has no index ('cpu:0' makes device('cpu')), as in PyTorch
+  }
+  EMBER_CHECK(is_none(i + 3) || PyObject_IsTrue(args[i + 3]) == 0, kNoPinnedMemory);
   o.requires_grad_ = !is_none(i + 4) && PyObject_IsTrue(args[i + 4]) == 1;
   return o;
 }
@@ -673,6 +677,7 @@ void set_python_error() {
       case ErrorKind::Type: type = PyExc_TypeError; break;
       case ErrorKind::Value: type = PyExc_ValueError; break;
       case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+      case ErrorKind::Assertion: type = PyExc_AssertionError; break;
     }
     PyErr_SetString(type, e.what());
   } catch (const nb::builtin_exception& e) {

@@ -52,6 +52,10 @@ PyObject* wrap_dtype(ScalarType t);  // borrowed singleton
 void register_dtype_objects(PyObject* type, PyObject* const* objects);
 bool is_device(PyObject* o);
 Device unpack_device(PyObject* o);
+// PyTorch's error for pin_memory=True without an accelerator
+inline constexpr const char* kNoPinnedMemory =
+    "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on this "
+    "system.";
 void register_device_type(PyObject* type);
 PyObject* make_device(Device d);
 bool is_generator(PyObject* o);

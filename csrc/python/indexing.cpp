@@ -24,8 +24,9 @@ bool is_advanced(PyObject* o) {
     if (!nd.is_valid()) throw nb::python_error();
     return PyLong_AsLong(nd.ptr()) != 0 || !PyIndex_Check(o);
   }
-  return PyList_Check(o) || (PySequence_Check(o) && !PyUnicode_Check(o) && !PyTuple_Check(o) && !PySlice_Check(o) &&
-                             std::strncmp(Py_TYPE(o)->tp_name, "numpy.", 6) == 0 && !PyIndex_Check(o));
+  // any other sequence (list, tuple, range, ...) inside an index is index data, as in PyTorch:
+  // x[range(n), target], x[(0, 1),]; a str is not (it fails below as PyTorch's does)
+  return PySequence_Check(o) && !PyUnicode_Check(o) && !PyBytes_Check(o) && !PySlice_Check(o) && !PyIndex_Check(o);
 }
 
 Tensor to_index_tensor(PyObject* o) {
@@ -38,12 +39,18 @@ Tensor to_index_tensor(PyObject* o) {
 
 // PyTorch (like NumPy's legacy rule) reads a short list holding sequences, tensors, slices,
 // Ellipsis or None as a tuple of indices: x[[0, [1, 2]]] is x[0, [1, 2]].
-bool treat_list_as_tuple(PyObject* index) {
-  if (!PyList_Check(index)) return false;
-  Py_ssize_t n = PyList_GET_SIZE(index);
+// Other non-tuple sequences follow the same rule (x[range(2)] is an index tensor).
+bool treat_sequence_as_tuple(PyObject* index) {
+  if (PyTuple_Check(index) || is_tensor(index) || is_numpy_array(index) || !PySequence_Check(index) ||
+      PyUnicode_Check(index) || PyBytes_Check(index))
+    return false;
+  Py_ssize_t n = PySequence_Size(index);
+  if (n < 0) throw nb::python_error();
   if (n >= 32) return false;
   for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject* it = PyList_GET_ITEM(index, i);
+    nb::object item = nb::steal(PySequence_GetItem(index, i));
+    if (!item.is_valid()) throw nb::python_error();
+    PyObject* it = item.ptr();
     if (is_tensor(it) || PySlice_Check(it) || it == Py_Ellipsis || it == Py_None) return true;
     if (PySequence_Check(it) && !PyUnicode_Check(it) && !PyBytes_Check(it)) return true;
   }
@@ -66,7 +73,7 @@ struct Indexed {
 Indexed apply_indices(const Tensor& self, PyObject* index) {
   nb::object tup;
   if (PyTuple_Check(index)) tup = nb::borrow(index);
-  else if (treat_list_as_tuple(index)) tup = nb::steal(PyList_AsTuple(index));
+  else if (treat_sequence_as_tuple(index)) tup = nb::steal(PySequence_Tuple(index));
   else tup = nb::steal(PyTuple_Pack(1, index));
   if (!tup.is_valid()) throw nb::python_error();
   Py_ssize_t n = PyTuple_GET_SIZE(tup.ptr());

@@ -28,6 +28,39 @@ struct DtypeObj {
 
 nb::object dtype_obj(ScalarType t) { return nb::borrow(py::wrap_dtype(t)); }
 
+// device("cuda:1"), device("cuda", 1), device(type="cuda", index=None), device(other). A bare int
+// names an accelerator, which a CPU-only build lacks (PyTorch's error).
+void construct_device(Device* d, nb::handle type, nb::handle index) {
+  if (py::is_device(type.ptr())) {
+    EMBER_CHECK_KIND(index.is_none(), Type, "device(): a device takes no index");
+    new (d) Device(py::unpack_device(type.ptr()));
+    return;
+  }
+  EMBER_CHECK(!PyLong_Check(type.ptr()), "Cannot access accelerator device when none is available.");
+  EMBER_CHECK_KIND(PyUnicode_Check(type.ptr()), Type, "device() received an invalid combination of arguments - got (",
+                   py::type_name(type.ptr()), ")");
+  std::string spec = nb::cast<std::string>(type);
+  if (index.is_none()) {
+    new (d) Device(spec);
+    return;
+  }
+  EMBER_CHECK_KIND(PyLong_Check(index.ptr()) && !PyBool_Check(index.ptr()), Type,
+                   "device(): argument 'index' must be int, not ", py::type_name(index.ptr()));
+  EMBER_CHECK(spec.find(':') == std::string::npos,
+              "type (string) must not include an index because index was passed explicitly: ", spec);
+  long i = PyLong_AsLong(index.ptr());
+  EMBER_CHECK(i >= 0, "Device index must not be negative");
+  new (d) Device(spec + ":" + std::to_string(i));
+}
+
+// Pickles as device('cpu') / device('cuda', 1), as PyTorch's does.
+nb::tuple reduce_device(nb::handle self) {
+  const Device& d = *nb::inst_ptr<Device>(self);
+  const char* type = d.is_cpu() ? "cpu" : "cuda";
+  nb::object args = d.index < 0 ? nb::make_tuple(type) : nb::make_tuple(type, int(d.index));
+  return nb::make_tuple(nb::borrow(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr()))), args);
+}
+
 // ember.tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False)
 PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   EMBER_PY_TRY
@@ -44,9 +77,11 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
       if (!std::strcmp(key, "data")) data = v;
       else if (!std::strcmp(key, "dtype")) { if (v != Py_None) dtype = py::unpack_dtype(v); }
       else if (!std::strcmp(key, "device")) {
-        if (v != Py_None) EMBER_CHECK(py::unpack_device(v).is_cpu(), "Ember was built without CUDA support");
+        if (v != Py_None) py::unpack_device(v).check_available();
       } else if (!std::strcmp(key, "requires_grad")) requires_grad = PyObject_IsTrue(v) == 1;
-      else if (!std::strcmp(key, "pin_memory")) {}
+      else if (!std::strcmp(key, "pin_memory")) {
+        EMBER_CHECK(PyObject_IsTrue(v) == 0, py::kNoPinnedMemory);
+      }
       else EMBER_FAIL(Type, "tensor() got an unexpected keyword argument '", key, "'");
     }
   }
@@ -90,6 +125,7 @@ NB_MODULE(_C, m) {
         case ErrorKind::Type: type = PyExc_TypeError; break;
         case ErrorKind::Value: type = PyExc_ValueError; break;
         case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
+        case ErrorKind::Assertion: type = PyExc_AssertionError; break;
       }
       PyErr_SetString(type, e.what());
     }
@@ -114,10 +150,8 @@ NB_MODULE(_C, m) {
 
   // ---- devices
   auto device_cls = nb::class_<Device>(m, "device")
-                        .def(nb::init<const std::string&>())
-                        .def("__init__", [](Device* d, const std::string& type, int index) {
-                          new (d) Device(type + ":" + std::to_string(index));
-                        })
+                        .def("__init__", &construct_device, nb::arg("type"), nb::arg("index").none() = nb::none())
+                        .def("__reduce__", &reduce_device)
                         .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
                         .def_prop_ro("index", [](const Device& d) -> nb::object {
                           if (d.index < 0) return nb::none();

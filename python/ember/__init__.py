@@ -48,6 +48,14 @@ from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.visio
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401
+from . import accelerator, backends, cuda, onnx, testing  # noqa: E402,F401
+from .cuda import OutOfMemoryError  # noqa: E402,F401
+from ._flags import (  # noqa: E402,F401
+    use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, set_float32_matmul_precision,
+    get_float32_matmul_precision,
+)
+from ._comparison import allclose, isclose, equal  # noqa: E402,F401
 
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),

@@ -268,7 +268,7 @@ class Tensor(_C.TensorBase):
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
             if d.type != "cpu":
-                raise RuntimeError("Ember was built without CUDA support; cannot move a tensor to " + str(d))
+                raise AssertionError("Ember not compiled with CUDA enabled")
         r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
         return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
 
@@ -276,8 +276,23 @@ class Tensor(_C.TensorBase):
         r = _C.TensorBase.contiguous(self)
         return self if r._is_same(self) else r
 
-    def cpu(self):
+    def cpu(self, memory_format=None):
         return self
+
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        if isinstance(device, (str, _C.device)) and _C.device(device).type != "cuda":
+            raise RuntimeError("Invalid device, must be cuda device")
+        return self.to("cuda" if device is None else device, non_blocking=non_blocking)
+
+    def pin_memory(self, device=None):
+        # pinned memory needs an accelerator; PyTorch's CPU build raises the same
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+
+    def is_pinned(self, device=None):
+        return False
+
+    def get_device(self):
+        return -1  # a CPU tensor's device index, as PyTorch's
 
     def type(self, dtype=None):
         if dtype is None:
@@ -328,7 +343,7 @@ class Tensor(_C.TensorBase):
         return _ops.where(condition, self, y)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
-        return _ops.tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return _ops.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
     def nonzero(self, *, as_tuple=False):
         from ._functional import nonzero

@@ -55,8 +55,8 @@ def set_default_dtype(d):
 
 def as_tensor(data, dtype=None, device=None):
     """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype)."""
-    if device is not None and str(device) != "cpu":
-        raise RuntimeError("Ember was built without CUDA support")
+    if device is not None and (device if isinstance(device, _C.device) else _C.device(device)).type != "cpu":
+        raise AssertionError("Ember not compiled with CUDA enabled")  # PyTorch's CPU-only build error
     if isinstance(data, _C.TensorBase):
         return data if dtype is None else data.to(dtype)
     if type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":

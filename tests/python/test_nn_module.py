@@ -236,7 +236,7 @@ def test_to_and_dtype_conversions():
     assert m.w.dtype is ember.float32
     with pytest.raises(TypeError, match="only accepts floating point"):
         m.to(ember.int32)
-    with pytest.raises(RuntimeError, match="CUDA"):
+    with pytest.raises(AssertionError, match="CUDA"):  # torch's CPU-only build error
         m.to("cuda")
     assert m.apply(lambda mod: setattr(mod, "visited", True)) is m
     assert m.visited and m.sub.visited

@@ -24,6 +24,10 @@ Device::Device(const std::string& spec) {
   }
 }
 
+void Device::check_available() const {
+  EMBER_CHECK_KIND(is_cpu(), Assertion, "Ember not compiled with CUDA enabled");
+}
+
 std::string Device::str() const {
   std::string s = type == DeviceType::CPU ? "cpu" : "cuda";
   if (index >= 0) s += ":" + std::to_string(index);

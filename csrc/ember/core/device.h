@@ -19,6 +19,9 @@ struct Device {
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   std::string str() const;
+  // Raises what PyTorch's CPU-only build raises for a CUDA device: AssertionError, "... not compiled
+  // with CUDA enabled".
+  void check_available() const;
 };
 inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 

@@ -9,7 +9,7 @@
 
 namespace ember {
 
-enum class ErrorKind { Runtime, Index, Type, Value, NotImplemented };
+enum class ErrorKind { Runtime, Index, Type, Value, NotImplemented, Assertion };
 
 class EMBER_API Error : public std::runtime_error {
  public:

@@ -8,7 +8,7 @@
 namespace ember {
 
 intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
-  EMBER_CHECK(device.is_cpu(), "Ember was built without CUDA support; cannot allocate on ", device);
+  device.check_available();
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
   s->data_ = cpu_alloc(nbytes);
   s->nbytes_ = nbytes;

@@ -64,7 +64,7 @@ Scalar Tensor::item() const {
 Tensor Tensor::to(ScalarType t, bool copy) const { return ember::to_dtype(*this, t, copy); }
 
 Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
-  EMBER_CHECK(d.is_cpu(), "Ember was built without CUDA support; cannot move a tensor to ", d);
+  d.check_available();
   return ember::to_dtype(*this, t ? *t : dtype(), copy);
 }
 

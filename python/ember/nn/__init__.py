@@ -12,3 +12,5 @@ from . import modules  # noqa: F401
 from . import parameter  # noqa: F401
 from . import utils  # noqa: F401
 from . import functional  # noqa: F401
+from . import parallel  # noqa: F401
+from .parallel import DataParallel  # noqa: F401

@@ -470,7 +470,8 @@ class Module:
         return self
 
     def cuda(self, device=None):
-        raise RuntimeError("Ember was built without CUDA support")
+        # each tensor's .cuda() raises on a CPU-only build; a module without tensors is returned as is
+        return self._apply(lambda t: t.cuda(device))
 
     def cpu(self):
         return self._apply(lambda t: t.cpu())
@@ -501,11 +502,11 @@ class Module:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
         if device is not None:
-            d = device if isinstance(device, _C.device) else _C.device(device)
-            if d.type != "cpu":
-                raise RuntimeError("Ember was built without CUDA support; cannot move a module to " + str(d))
+            device = device if isinstance(device, _C.device) else _C.device(device)
 
         def convert(t):
+            if device is not None and device.type != "cpu":
+                t = t.to(device)  # raises: a CPU-only build, as PyTorch's (a module without tensors passes)
             if dtype is not None and t.is_floating_point():
                 return t.to(dtype)
             return t
@@ -1085,7 +1086,7 @@ def _parse_to(*args, **kwargs):
     for a in args:
         if isinstance(a, _C.dtype):
             dtype = a
-        elif isinstance(a, (str, _C.device)):
+        elif isinstance(a, (str, _C.device)) or (isinstance(a, int) and not isinstance(a, bool)):
             device = a
         elif isinstance(a, _C.TensorBase):
             dtype, device = a.dtype, a.device

@@ -1,0 +1,5 @@
+"""ember.backends.mkl: Ember's BLAS is OpenBLAS, not MKL."""
+
+
+def is_available():
+    return False
