@@ -2,15 +2,16 @@ import ember
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_tensors, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsLogitsMixin, broadcast_tensors
 
 __all__ = ["Categorical"]
 
 
-class Categorical(Distribution):
+class Categorical(_ProbsLogitsMixin, Distribution):
     """Distribution over {0, ..., K-1} given `probs` (normalised along the last dim) or `logits`."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     has_enumerate_support = True
+    _binary = False
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         if (probs is None) == (logits is None):
@@ -32,35 +33,15 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = ember.Size(batch_shape)
         param_shape = tuple(batch_shape) + (self._num_events,)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        self._expand_probs_logits(new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
-
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     @property
     def mean(self):

@@ -1,17 +1,16 @@
 import math
-import numbers
 
 import ember
 import ember.nn.functional as F
 
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import _ProbsLogitsMixin, broadcast_all, clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
+class ContinuousBernoulli(_ProbsLogitsMixin, ExponentialFamily):
     """Continuous Bernoulli on [0, 1] (Loaiza-Ganem & Cunningham 2019).  Near probs = 0.5 (inside
     `lims`) the closed forms are 0/0, so Taylor expansions are used there."""
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -20,20 +19,13 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        batch_shape = self._init_probs_or_logits(probs, logits)
         if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
             if validate_args is not None:
                 if not bool(self.arg_constraints["probs"].check(self.probs).all()):
                     raise ValueError("The parameter probs has invalid values")
             self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
+            self._param = self.probs
         self._lims = lims
         super().__init__(batch_shape, validate_args=validate_args)
 
@@ -41,18 +33,10 @@ class ContinuousBernoulli(ExponentialFamily):
         new = self._get_checked_instance(ContinuousBernoulli, _instance)
         new._lims = self._lims
         batch_shape = ember.Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
+        self._expand_probs_logits(new, batch_shape)
         super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._param.new(*args, **kwargs)
 
     def _outside_unstable_region(self):
         return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
@@ -94,16 +78,8 @@ class ContinuousBernoulli(ExponentialFamily):
         return ember.where(self._outside_unstable_region(), vars_, taylor)
 
     @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
-
-    @property
-    def param_shape(self):
-        return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

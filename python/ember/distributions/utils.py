@@ -125,3 +125,57 @@ def _tril_indices(n, diag):
 def broadcast_tensors(*tensors):
     shape = broadcast_shape(*(t.shape for t in tensors))
     return tuple(t.expand(shape) for t in tensors)
+
+
+_NO_COUNT = object()
+
+
+class _LazyProbsLogits:
+    """`probs` and `logits` for distributions given one of them: the other is derived on first use.
+    `_binary` picks sigmoid (Bernoulli-like) or softmax over the last dim (categorical)."""
+    _binary = True
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=self._binary)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=self._binary)
+
+
+class _ProbsLogitsMixin(_LazyProbsLogits):
+    """_LazyProbsLogits that also keeps the given parameter as `_param` (for param_shape and _new)."""
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    def _new(self, *args, **kwargs):
+        return self._param.new(*args, **kwargs)
+
+    def _init_probs_or_logits(self, probs, logits, total_count=_NO_COUNT):
+        """Store the given parameter (broadcast with `total_count` when there is one, which takes its
+        dtype) and return the batch shape: () for a plain number, else the parameter's shape."""
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, given = ("probs", probs) if probs is not None else ("logits", logits)
+        if total_count is _NO_COUNT:
+            (param,) = broadcast_all(given)
+            batch_shape = ember.Size() if isinstance(given, numbers.Number) else param.size()
+        else:
+            total_count, param = broadcast_all(total_count, given)
+            self.total_count = total_count.type_as(param)
+            batch_shape = param.size()
+        setattr(self, name, param)
+        self._param = param
+        return batch_shape
+
+    def _expand_probs_logits(self, new, shape):
+        """Give `new` whichever of probs/logits this instance holds, expanded to `shape`."""
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(shape)
+            new._param = new.logits
