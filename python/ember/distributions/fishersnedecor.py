@@ -1,5 +1,4 @@
 import math
-import numbers
 
 import ember
 
@@ -7,7 +6,7 @@ from . import constraints
 from ._special import lgamma
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import broadcast_all
+from .utils import _batch_shape_of, broadcast_all
 
 __all__ = ["FisherSnedecor"]
 
@@ -22,10 +21,7 @@ class FisherSnedecor(Distribution):
         self.df1, self.df2 = broadcast_all(df1, df2)
         self._gamma1 = Gamma(self.df1 * 0.5, self.df1)
         self._gamma2 = Gamma(self.df2 * 0.5, self.df2)
-        if isinstance(df1, numbers.Number) and isinstance(df2, numbers.Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.df1.size()
+        batch_shape = _batch_shape_of((df1, df2), self.df1)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

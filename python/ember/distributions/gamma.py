@@ -1,11 +1,10 @@
-import numbers
 
 import ember
 
 from . import constraints
 from ._special import digamma, gammainc, lgamma, standard_gamma, xlogy
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
+from .utils import _batch_shape_of, broadcast_all
 
 __all__ = ["Gamma"]
 
@@ -38,20 +37,11 @@ class Gamma(ExponentialFamily):
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, numbers.Number) and isinstance(rate, numbers.Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.concentration.size()
+        batch_shape = _batch_shape_of((concentration, rate), self.concentration)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.rate = self.rate.expand(batch_shape)
-        super(Gamma, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, "concentration", "rate")
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

@@ -1,11 +1,10 @@
 import math
-import numbers
 
 import ember
 
 from . import constraints
 from .distribution import Distribution
-from .utils import broadcast_all
+from .utils import _batch_shape_of, broadcast_all
 
 __all__ = ["GeneralizedPareto"]
 
@@ -18,21 +17,11 @@ class GeneralizedPareto(Distribution):
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if all(isinstance(v, numbers.Number) for v in (loc, scale, concentration)):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
+        batch_shape = _batch_shape_of((loc, scale, concentration), self.loc)
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(GeneralizedPareto, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(GeneralizedPareto, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(GeneralizedPareto, batch_shape, _instance, "loc", "scale", "concentration")
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)

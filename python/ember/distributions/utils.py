@@ -41,6 +41,14 @@ def broadcast_all(*values):
     return tuple(v.expand(shape) for v in values)
 
 
+def _batch_shape_of(given, broadcast):
+    """Batch shape of a distribution made from the arguments `given`: () when all are plain numbers,
+    else the shape they were broadcast to (`broadcast`, one of broadcast_all's results)."""
+    if all(isinstance(v, numbers.Number) for v in given):
+        return ember.Size()
+    return broadcast.size()
+
+
 def _standard_normal(shape, dtype, device=None):
     return ember.randn(ember.Size(shape), dtype=dtype)
 

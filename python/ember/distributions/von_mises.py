@@ -88,13 +88,7 @@ class VonMises(Distribution):
             return ((x + math.pi + loc) % (2 * math.pi) - math.pi).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(VonMises, new).__init__(batch_shape, ember.Size(), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, batch_shape, _instance, "loc", "concentration")
 
     @property
     def mean(self):
