@@ -18,7 +18,7 @@ from .uniform import Uniform
 from .utils import euler_constant as _euler_gamma
 
 
-def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
+def register_cross_pairs(register_kl, _register_infinite, _inf_where, _x_log_x):
     @register_kl(Bernoulli, Poisson)
     def _kl_bernoulli_poisson(p, q):
         return -p.entropy() - (p.probs * q.rate.log() - q.rate)
@@ -51,10 +51,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         result = -p.entropy() + (q.high - q.low).log()
         return _inf_where((q.low > 0.0) | (q.high < 1.0), result)
 
-    @register_kl(Exponential, Beta)
-    @register_kl(Exponential, Uniform)
-    def _kl_exponential_infinity(p, q):
-        return _infinite_like(p.rate)
+    _register_infinite(Exponential, "rate", Uniform, Beta)
 
     @register_kl(Exponential, Gamma)
     def _kl_exponential_gamma(p, q):
@@ -81,10 +78,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         t4 = q.loc.pow(2) * 0.5
         return t1 - 1 + (t2 - t3 + t4) / var_normal
 
-    @register_kl(Gamma, Beta)
-    @register_kl(Gamma, Uniform)
-    def _kl_gamma_infinity(p, q):
-        return _infinite_like(p.concentration)
+    _register_infinite(Gamma, "concentration", Uniform, Beta)
 
     @register_kl(Gamma, Exponential)
     def _kl_gamma_exponential(p, q):
@@ -109,12 +103,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         t4 = 0.5 * q.loc.pow(2)
         return t1 + (p.concentration - 1) * digamma(p.concentration) + (t2 - t3 + t4) / var_normal
 
-    @register_kl(Gumbel, Beta)
-    @register_kl(Gumbel, Exponential)
-    @register_kl(Gumbel, Gamma)
-    @register_kl(Gumbel, Uniform)
-    def _kl_gumbel_infinity(p, q):
-        return _infinite_like(p.loc)
+    _register_infinite(Gumbel, "loc", Uniform, Gamma, Exponential, Beta)
 
     @register_kl(Gumbel, Normal)
     def _kl_gumbel_normal(p, q):
@@ -124,12 +113,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         t3 = ((p.loc + p.scale * _euler_gamma - q.loc) / q.scale).pow(2) * 0.5
         return -t1 + t2 + t3 - (_euler_gamma + 1)
 
-    @register_kl(Laplace, Beta)
-    @register_kl(Laplace, Exponential)
-    @register_kl(Laplace, Gamma)
-    @register_kl(Laplace, Uniform)
-    def _kl_laplace_infinity(p, q):
-        return _infinite_like(p.loc)
+    _register_infinite(Laplace, "loc", Uniform, Gamma, Exponential, Beta)
 
     @register_kl(Laplace, Normal)
     def _kl_laplace_normal(p, q):
@@ -141,12 +125,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         t4 = 0.5 * q.loc.pow(2)
         return -t1 + scale_sqr_var_ratio + (t2 - t3 + t4) / var_normal - 1
 
-    @register_kl(Normal, Beta)
-    @register_kl(Normal, Exponential)
-    @register_kl(Normal, Gamma)
-    @register_kl(Normal, Uniform)
-    def _kl_normal_infinity(p, q):
-        return _infinite_like(p.loc)
+    _register_infinite(Normal, "loc", Uniform, Gamma, Exponential, Beta)
 
     @register_kl(Normal, Gumbel)
     def _kl_normal_gumbel(p, q):
@@ -168,10 +147,7 @@ def register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
         t3 = loc_diff * ember.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
         return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
 
-    @register_kl(Poisson, Bernoulli)
-    @register_kl(Poisson, Binomial)
-    def _kl_poisson_infinity(p, q):
-        return _infinite_like(p.rate)
+    _register_infinite(Poisson, "rate", Binomial, Bernoulli)
 
     @register_kl(Uniform, Beta)
     def _kl_uniform_beta(p, q):

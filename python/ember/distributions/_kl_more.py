@@ -23,7 +23,7 @@ def _batch_trace_XXT(bmat):
     return bmat.pow(2).sum((-2, -1))
 
 
-def register_more_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
+def register_more_pairs(register_kl, _register_infinite, _inf_where, _x_log_x):
     @register_kl(Pareto, Pareto)
     def _kl_pareto_pareto(p, q):
         scale_ratio = p.scale / q.scale
@@ -42,13 +42,9 @@ def register_more_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
     def _kl_beta_cb(p, q):
         return -p.entropy() - p.mean * q.logits - ember.log1p(-q.probs) - q._cont_bern_log_norm()
 
-    @register_kl(Beta, Pareto)
-    def _kl_beta_infinity(p, q):
-        return _infinite_like(p.concentration1)
+    _register_infinite(Beta, "concentration1", Pareto)
 
-    @register_kl(ContinuousBernoulli, Pareto)
-    def _kl_cb_infinity(p, q):
-        return _infinite_like(p.probs)
+    _register_infinite(ContinuousBernoulli, "probs", Pareto)
 
     @register_kl(ContinuousBernoulli, Exponential)
     def _kl_cb_exponential(p, q):
@@ -69,16 +65,9 @@ def register_more_pairs(register_kl, _infinite_like, _inf_where, _x_log_x):
 
     for cls, attr in ((Exponential, "rate"), (Gamma, "concentration"), (Gumbel, "loc"),
                       (Laplace, "loc"), (Normal, "loc")):
-        def _inf(p, q, attr=attr):
-            return _infinite_like(getattr(p, attr))
-        register_kl(cls, ContinuousBernoulli)(_inf)
-        register_kl(cls, Pareto)(_inf)
+        _register_infinite(cls, attr, ContinuousBernoulli, Pareto)
 
-    @register_kl(Pareto, Beta)
-    @register_kl(Pareto, ContinuousBernoulli)
-    @register_kl(Pareto, Uniform)
-    def _kl_pareto_infinity(p, q):
-        return _infinite_like(p.scale)
+    _register_infinite(Pareto, "scale", Uniform, ContinuousBernoulli, Beta)
 
     @register_kl(Pareto, Exponential)
     def _kl_pareto_exponential(p, q):

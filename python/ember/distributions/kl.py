@@ -104,6 +104,16 @@ def _infinite_like(tensor):
     return ember.full_like(tensor, math.inf)
 
 
+def _register_infinite(type_p, attr, *types_q):
+    """KL(p || q) = +inf, shaped like p's parameter `attr`, for q types whose support does not
+    cover p's; one function for all of them, registered in the order given."""
+    def _kl_infinity(p, q):
+        return _infinite_like(getattr(p, attr))
+
+    for type_q in types_q:
+        register_kl(type_p, type_q)(_kl_infinity)
+
+
 def _inf_where(mask, result):
     return ember.where(mask, ember.full_like(result, math.inf), result)
 
@@ -292,5 +302,5 @@ def _kl_cauchy_cauchy(p, q):
 from ._kl_cross import register_cross_pairs  # noqa: E402
 from ._kl_more import register_more_pairs  # noqa: E402
 
-register_cross_pairs(register_kl, _infinite_like, _inf_where, _x_log_x)
-register_more_pairs(register_kl, _infinite_like, _inf_where, _x_log_x)
+register_cross_pairs(register_kl, _register_infinite, _inf_where, _x_log_x)
+register_more_pairs(register_kl, _register_infinite, _inf_where, _x_log_x)
