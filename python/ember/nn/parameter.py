@@ -90,6 +90,13 @@ class UninitializedTensorMixin:
     def __reduce_ex__(self, proto):
         return (self.__class__, (self.requires_grad,))
 
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.requires_grad, None, self.data.dtype)
+        memo[id(self)] = result
+        return result
+
 
 def _uninitialized_op(name):
     def raiser(self, *args, **kwargs):
@@ -121,13 +128,6 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     def __init__(self, requires_grad=True, device=None, dtype=None):
         pass
 
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        result = type(self)(self.requires_grad, None, self.data.dtype)
-        memo[id(self)] = result
-        return result
-
 
 class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     """A buffer of a lazy module whose shape is set on the first forward."""
@@ -143,13 +143,6 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         pass
-
-    def __deepcopy__(self, memo):
-        if id(self) in memo:
-            return memo[id(self)]
-        result = type(self)(self.requires_grad, None, self.data.dtype)
-        memo[id(self)] = result
-        return result
 
 
 def is_lazy(param):
