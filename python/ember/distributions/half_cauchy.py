@@ -2,19 +2,15 @@ import math
 
 import ember
 
-from . import constraints
+from ._folded import _FoldedAtZero
 from .cauchy import Cauchy
-from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
 __all__ = ["HalfCauchy"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(_FoldedAtZero):
     """|X| for X ~ Cauchy(0, scale)."""
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
 
     def __init__(self, scale, validate_args=None):
         base_dist = Cauchy(0, scale, validate_args=False)
@@ -25,16 +21,8 @@ class HalfCauchy(TransformedDistribution):
         return super().expand(batch_shape, _instance=new)
 
     @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
     def mean(self):
         return ember.full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
-
-    @property
-    def mode(self):
-        return ember.zeros_like(self.scale)
 
     @property
     def variance(self):
@@ -43,17 +31,4 @@ class HalfCauchy(TransformedDistribution):
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = ember.as_tensor(value, dtype=self.base_dist.scale.dtype)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return ember.where(value >= 0, log_prob, ember.full_like(log_prob, -math.inf))
-
-    def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        return self.base_dist.entropy() - math.log(2)
+        return self._fold_log_prob(ember.as_tensor(value, dtype=self.base_dist.scale.dtype))
