@@ -7,6 +7,25 @@ from .utils import _ProbsLogitsMixin, broadcast_tensors
 __all__ = ["Categorical"]
 
 
+class _CategoricalBacked:
+    """For distributions built on a Categorical kept in `_categorical`: its parameters, seen through."""
+
+    @property
+    def probs(self):
+        return self._categorical.probs
+
+    @property
+    def logits(self):
+        return self._categorical.logits
+
+    @property
+    def param_shape(self):
+        return self._categorical.param_shape
+
+    def _new(self, *args, **kwargs):
+        return self._categorical._new(*args, **kwargs)
+
+
 class Categorical(_ProbsLogitsMixin, Distribution):
     """Distribution over {0, ..., K-1} given `probs` (normalised along the last dim) or `logits`."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}

@@ -5,14 +5,14 @@ import ember
 from . import constraints
 from ._special import lgamma
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import Categorical, _CategoricalBacked
 from .distribution import Distribution
 from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
+class Multinomial(_CategoricalBacked, Distribution):
     """Counts of `total_count` independent Categorical(`probs`) draws (event_shape (K,))."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 
@@ -36,9 +36,6 @@ class Multinomial(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def mean(self):
         return self.probs * self.total_count
@@ -50,18 +47,6 @@ class Multinomial(Distribution):
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=ember.Size()):
         sample_shape = ember.Size(sample_shape)

@@ -2,13 +2,13 @@ import ember
 import ember.nn.functional as F
 
 from . import constraints
-from .categorical import Categorical
+from .categorical import Categorical, _CategoricalBacked
 from .distribution import Distribution
 
 __all__ = ["OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class OneHotCategorical(Distribution):
+class OneHotCategorical(_CategoricalBacked, Distribution):
     """Categorical draws returned as one-hot vectors of length K (event_shape (K,))."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
     support = constraints.one_hot
@@ -28,20 +28,9 @@ class OneHotCategorical(Distribution):
         new._validate_args = self._validate_args
         return new
 
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
     @property
     def _param(self):
         return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
 
     @property
     def mean(self):
@@ -55,10 +44,6 @@ class OneHotCategorical(Distribution):
     @property
     def variance(self):
         return self._categorical.probs * (1 - self._categorical.probs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
 
     def sample(self, sample_shape=ember.Size()):
         probs = self._categorical.probs

@@ -2,7 +2,7 @@ import ember
 
 from . import constraints
 from ._special import lgamma
-from .categorical import Categorical
+from .categorical import Categorical, _CategoricalBacked
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -11,7 +11,7 @@ from .utils import broadcast_all, clamp_probs
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
+class ExpRelaxedCategorical(_CategoricalBacked, Distribution):
     """Log of a RelaxedOneHotCategorical sample (Concrete distribution in log space)."""
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector  # really a submanifold of it
@@ -32,21 +32,6 @@ class ExpRelaxedCategorical(Distribution):
         super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
-
-    def _new(self, *args, **kwargs):
-        return self._categorical._new(*args, **kwargs)
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
