@@ -1,6 +1,6 @@
 """Adadelta."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _init_state
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _float, _init_state, _params_with_grad
 
 __all__ = ["Adadelta"]
 
@@ -14,10 +14,8 @@ class Adadelta(Optimizer):
         _check_lr(lr)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(eps, "epsilon")
+        _check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
                         foreach=foreach, differentiable=differentiable)
         super().__init__(params, defaults)

@@ -1,6 +1,6 @@
 """Adagrad."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
 
 __all__ = ["Adagrad"]
 
@@ -12,14 +12,10 @@ class Adagrad(Optimizer):
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
         _check_lr(lr)
-        if not 0.0 <= lr_decay:
-            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= initial_accumulator_value:
-            raise ValueError(f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(lr_decay, "lr_decay")
+        _check_nonnegative(weight_decay, "weight_decay")
+        _check_nonnegative(initial_accumulator_value, "initial_accumulator_value")
+        _check_nonnegative(eps, "epsilon")
         defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, fused=fused)

@@ -1,6 +1,6 @@
 """Adam and AdamW."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
 
 __all__ = ["Adam", "AdamW"]
 
@@ -15,11 +15,9 @@ class Adam(Optimizer):
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(eps, "epsilon")
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)

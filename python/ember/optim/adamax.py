@@ -1,6 +1,6 @@
 """Adamax (Adam with the infinity norm)."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _init_state
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _init_state, _params_with_grad
 
 __all__ = ["Adamax"]
 
@@ -11,11 +11,9 @@ class Adamax(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(eps, "epsilon")
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
                         differentiable=differentiable, capturable=capturable)
         super().__init__(params, defaults)

@@ -1,6 +1,6 @@
 """NAdam (Adam with Nesterov momentum)."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
 
 __all__ = ["NAdam"]
 
@@ -13,13 +13,10 @@ class NAdam(Optimizer):
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(eps, "epsilon")
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= momentum_decay:
-            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        _check_nonnegative(weight_decay, "weight_decay")
+        _check_nonnegative(momentum_decay, "momentum_decay")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
                         decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable)

@@ -333,6 +333,12 @@ def _check_lr(lr):
         raise ValueError(f"Invalid learning rate: {lr}")
 
 
+def _check_nonnegative(value, name):
+    """The constructors' check that a hyper-parameter is >= 0, with torch's message."""
+    if not 0.0 <= value:
+        raise ValueError(f"Invalid {name} value: {value}")
+
+
 def _check_betas(betas):
     if not 0.0 <= betas[0] < 1.0:
         raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")

@@ -1,6 +1,6 @@
 """RAdam (rectified Adam)."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _float, _params_with_grad, _init_state
+from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _init_state, _params_with_grad
 
 __all__ = ["RAdam"]
 
@@ -12,11 +12,9 @@ class RAdam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
+        _check_nonnegative(eps, "epsilon")
         _check_betas(betas)
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        _check_nonnegative(weight_decay, "weight_decay")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize, foreach=foreach,
                         capturable=capturable, decoupled_weight_decay=decoupled_weight_decay,
                         differentiable=differentiable)

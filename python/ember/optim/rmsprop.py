@@ -1,6 +1,6 @@
 """RMSprop (centered, momentum)."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
 
 __all__ = ["RMSprop"]
 
@@ -12,14 +12,10 @@ class RMSprop(Optimizer):
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= momentum:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if not 0.0 <= alpha:
-            raise ValueError(f"Invalid alpha value: {alpha}")
+        _check_nonnegative(eps, "epsilon")
+        _check_nonnegative(momentum, "momentum")
+        _check_nonnegative(weight_decay, "weight_decay")
+        _check_nonnegative(alpha, "alpha")
         defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay,
                         capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
