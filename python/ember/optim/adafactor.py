@@ -4,7 +4,7 @@ import math
 
 from .. import _C
 from .._dtype_info import finfo
-from .optimizer import Optimizer, _float, _params_with_grad
+from .optimizer import Optimizer, _float, _params_with_grad, _setdefault_groups
 
 __all__ = ["Adafactor"]
 
@@ -36,8 +36,7 @@ class Adafactor(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
+        _setdefault_groups(self, foreach=None)
 
     def step(self, closure=None):
         loss = self._eval_closure(closure)

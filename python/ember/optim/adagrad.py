@@ -1,6 +1,7 @@
 """Adagrad."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
+from .optimizer import (Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step,
+                        _setdefault_groups)
 
 __all__ = ["Adagrad"]
 
@@ -28,11 +29,7 @@ class Adagrad(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", None)
+        _setdefault_groups(self, foreach=None, maximize=False, differentiable=False, fused=None)
 
     def step(self, closure=None):
         loss = self._eval_closure(closure)

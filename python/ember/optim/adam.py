@@ -1,6 +1,7 @@
 """Adam and AdamW."""
 from .. import _C
-from .optimizer import Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
+from .optimizer import (Optimizer, _check_betas, _check_lr, _check_nonnegative, _float, _params_with_grad,
+                        _scalar_step, _setdefault_groups)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -25,14 +26,8 @@ class Adam(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("amsgrad", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("capturable", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("decoupled_weight_decay", False)
-            group.setdefault("fused", None)
+        _setdefault_groups(self, amsgrad=False, maximize=False, foreach=None, capturable=False, differentiable=False,
+                           decoupled_weight_decay=False, fused=None)
 
     def step(self, closure=None):
         loss = self._eval_closure(closure)

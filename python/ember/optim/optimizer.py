@@ -326,6 +326,13 @@ def _init_state(state, params, *zero_buffers):
     return [state[p] for p in params]
 
 
+def _setdefault_groups(optimizer, **defaults):
+    """Give every param group the options it lacks (one pickled before they existed), in order."""
+    for group in optimizer.param_groups:
+        for name, value in defaults.items():
+            group.setdefault(name, value)
+
+
 def _check_lr(lr):
     if isinstance(lr, _C.TensorBase) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")

@@ -1,6 +1,7 @@
 """RMSprop (centered, momentum)."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step
+from .optimizer import (Optimizer, _check_lr, _check_nonnegative, _float, _params_with_grad, _scalar_step,
+                        _setdefault_groups)
 
 __all__ = ["RMSprop"]
 
@@ -22,13 +23,8 @@ class RMSprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("momentum", 0)
-            group.setdefault("centered", False)
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _setdefault_groups(self, momentum=0, centered=False, foreach=None, maximize=False, differentiable=False,
+                           capturable=False)
 
     def step(self, closure=None):
         loss = self._eval_closure(closure)

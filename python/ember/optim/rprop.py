@@ -1,6 +1,6 @@
 """Rprop: resilient backpropagation (per-element step sizes adapted from the gradient's sign)."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _scalar_step, _setdefault_groups
 
 __all__ = ["Rprop"]
 
@@ -20,11 +20,7 @@ class Rprop(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
+        _setdefault_groups(self, foreach=None, maximize=False, differentiable=False, capturable=False)
 
     def step(self, closure=None):
         loss = self._eval_closure(closure)

@@ -1,6 +1,6 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _setdefault_groups
 
 __all__ = ["SGD"]
 
@@ -26,12 +26,7 @@ class SGD(Optimizer):
 
     def __setstate__(self, state):
         super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("nesterov", False)
-            group.setdefault("maximize", False)
-            group.setdefault("foreach", None)
-            group.setdefault("differentiable", False)
-            group.setdefault("fused", False)
+        _setdefault_groups(self, nesterov=False, maximize=False, foreach=None, differentiable=False, fused=False)
 
     def step(self, closure=None):
         """One update of every parameter with a gradient; closure re-evaluates the loss (optional)."""
