@@ -7,5 +7,7 @@ echo "[test] C++ tests"
 ctest --test-dir build --output-on-failure -j 2
 echo "[test] C++ examples built out of tree against the installed package"
 bash scripts/build_cpp_examples.sh build
+echo "[test] sanitizers: the C++ tests and a short op-fuzzing campaign under ASan + UBSan"
+bash scripts/sanitize.sh cpp fuzz
 echo "[test] Python tests"
 PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -q -x -p no:cacheprovider tests/python "$@"

@@ -573,7 +573,7 @@ static int64_t to_int64(PyObject* o) {
     if (!idx) throw nb::python_error();
     v = PyLong_AsLongLong(idx);
     Py_DECREF(idx);
-    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); EMBER_FAIL(Runtime, "Overflow when unpacking long"); }
+    if (v == -1 && PyErr_Occurred()) { PyErr_Clear(); EMBER_FAIL(Value, "Overflow when unpacking long long"); }
   }
   return v;
 }
@@ -594,7 +594,14 @@ IntArrayRef ParsedArgs::intlist(int i) {
   } else {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
     PyObject** items = PySequence_Fast_ITEMS(o);
-    for (Py_ssize_t k = 0; k < n; k++) v.push_back(to_int64(items[k]));
+    for (Py_ssize_t k = 0; k < n; k++) {
+      try {
+        v.push_back(to_int64(items[k]));
+      } catch (const Error& e) {  // an element beyond int64: PyTorch names the argument and position
+        EMBER_FAIL(Type, sig->name, "(): argument '", sig->params[i].name, "' failed to unpack the object at pos ",
+                   k + 1, " with error \"", e.what(), "\"");
+      }
+    }
   }
   return IntArrayRef(v);
 }

@@ -143,6 +143,10 @@ Indexed apply_indices(const Tensor& self, PyObject* index) {
         nb::object as_int = nb::steal(PyNumber_Index(it));
         if (!as_int.is_valid()) throw nb::python_error();
         i64 = PyLong_AsLongLong(as_int.ptr());
+        if (i64 == -1 && PyErr_Occurred()) {  // beyond int64: PyTorch's ValueError, not a pending error
+          PyErr_Clear();
+          EMBER_FAIL(Value, "Overflow when unpacking long long");
+        }
       } else {
         // PyTorch tries to read other objects as index data: a str fails as tensor data would
         EMBER_CHECK_KIND(!PyUnicode_Check(it), Type, "new(): invalid data type 'str'");
@@ -169,6 +173,10 @@ Tensor tensor_getitem(const Tensor& self, PyObject* index) {
     EMBER_CHECK_KIND(self.dim() > 0, Index, "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                      "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
     long long i = PyLong_AsLongLong(index);
+    if (i == -1 && PyErr_Occurred()) {  // x[2**64] must not read as x[-1]
+      PyErr_Clear();
+      EMBER_FAIL(Value, "Overflow when unpacking long long");
+    }
     int64_t size = self.sizes()[0];
     EMBER_CHECK_KIND(i >= -size && i < size, Index, "index ", i, " is out of bounds for dimension 0 with size ", size);
     return self.select(0, i);

@@ -326,12 +326,23 @@ class Runner:
 FAILURES = ("crash", "hang", "systemerror")
 
 
+def failure_signature(status, detail):
+    """What makes two failures the same bug: the sanitizer's message and the first Ember frame."""
+    lines = detail.splitlines()
+    msg = next((ln for ln in lines if "runtime error" in ln or "ERROR: AddressSanitizer" in ln or
+                ln.startswith("ember:")), "")
+    msg = re.sub(r"0x[0-9a-f]+|\d+", "N", msg.split(": ", 1)[-1] if "runtime error" in msg else msg)[:160]
+    frame = next((ln.split(" in ", 1)[1].split(" ")[0] for ln in lines if " in ember::" in ln), "")
+    return f"{status}|{msg}|{frame}"
+
+
 def campaign(calls, seed=0, timeout=10.0, ops=None, progress=True):
     """Runs `calls` generated calls; returns the report (counts, failures with reproducers)."""
     from hypothesis import HealthCheck, Phase, given, settings
     ops = ops or load_ops()
     runner = Runner(timeout=timeout)
     report = {"calls": 0, "ok": 0, "raised": 0, "failures": [], "ops": len(ops), "seconds": 0.0}
+    seen = set()
     start = time.time()
 
     @settings(max_examples=calls, deadline=None, database=None, phases=[Phase.generate], derandomize=False,
@@ -341,8 +352,13 @@ def campaign(calls, seed=0, timeout=10.0, ops=None, progress=True):
         status, detail = runner.run(call)
         report["calls"] += 1
         if status in FAILURES:
-            report["failures"].append({"status": status, "call": call, "detail": detail})
-            print(f"[fuzz] {status}: {json.dumps(call)}\n{detail}", file=sys.stderr, flush=True)
+            sig = failure_signature(status, detail)
+            first = sig not in seen
+            seen.add(sig)
+            report["failures"].append({"status": status, "call": call, "signature": sig,
+                                       "detail": detail if first else ""})
+            if first:  # Hypothesis explores around a failure: print each distinct one once
+                print(f"[fuzz] {status}: {json.dumps(call)}\n{detail}", file=sys.stderr, flush=True)
         else:
             report[status] += 1
         if progress and report["calls"] % 5000 == 0:
@@ -381,8 +397,9 @@ def main():
         with open(a.report, "w") as f:
             json.dump(report, f, indent=1)
     n = len(report["failures"])
+    distinct = len({f["signature"] for f in report["failures"]})
     print(f"[fuzz] {report['calls']} calls over {report['ops']} ops in {report['seconds']}s: {report['ok']} returned, "
-          f"{report['raised']} raised an ordinary exception, {n} crashed/hung")
+          f"{report['raised']} raised an ordinary exception, {n} crashed/hung ({distinct} distinct)")
     sys.exit(1 if n else 0)
 
 

@@ -10,6 +10,21 @@
 
 #include "ember/core/macros.h"
 
+// Sanitizer builds check every index into sizes/strides: a dim wrapped for a 0-d tensor (0 or -1)
+// read past the end of its (empty) sizes. The read lands in a DimVector's inline buffer, which ASan
+// cannot see, so the check is explicit. Release builds index directly.
+#ifdef EMBER_BOUNDS_CHECKS
+#include <cstdio>
+#include <cstdlib>
+#define EMBER_INDEX_CHECK(i, n)                                                                        \
+  if ((i) >= (n)) {                                                                                    \
+    std::fprintf(stderr, "ember: index %zu out of bounds for a size list of %zu\n", size_t(i), size_t(n)); \
+    std::abort();                                                                                      \
+  }
+#else
+#define EMBER_INDEX_CHECK(i, n)
+#endif
+
 namespace ember {
 
 class IntArrayRef {
@@ -24,7 +39,10 @@ class IntArrayRef {
   bool empty() const { return size_ == 0; }
   const int64_t* begin() const { return data_; }
   const int64_t* end() const { return data_ + size_; }
-  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t operator[](size_t i) const {
+    EMBER_INDEX_CHECK(i, size_);
+    return data_[i];
+  }
   int64_t back() const { return data_[size_ - 1]; }
   std::vector<int64_t> vec() const { return std::vector<int64_t>(begin(), end()); }
   bool equals(IntArrayRef o) const { return size_ == o.size_ && std::equal(begin(), end(), o.begin()); }
@@ -82,8 +100,14 @@ class SmallVec {
   const int64_t* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
-  int64_t& operator[](size_t i) { return data_[i]; }
-  int64_t operator[](size_t i) const { return data_[i]; }
+  int64_t& operator[](size_t i) {
+    EMBER_INDEX_CHECK(i, size_);
+    return data_[i];
+  }
+  int64_t operator[](size_t i) const {
+    EMBER_INDEX_CHECK(i, size_);
+    return data_[i];
+  }
   int64_t* begin() { return data_; }
   int64_t* end() { return data_ + size_; }
   const int64_t* begin() const { return data_; }

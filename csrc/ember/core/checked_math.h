@@ -61,6 +61,15 @@ EMBER_API void check_output_size(IntArrayRef sizes, int64_t itemsize, const char
 // Raises when the headers alone would not fit in this machine's memory.
 EMBER_API void check_view_count(int64_t count, const char* op);
 
+// wrap_dim for ops that index a real dimension (sizes()[d]): a 0-d tensor has none, and PyTorch's
+// wrap_dim(0 or -1, 0) would otherwise hand back 0, an index past its empty sizes.
+inline int64_t wrap_existing_dim(int64_t dim, int64_t ndim) {
+  EMBER_CHECK_KIND(ndim > 0, Index, "Dimension specified as ", dim, " but tensor has no dimensions");
+  EMBER_CHECK_KIND(dim >= -ndim && dim < ndim, Index, "Dimension out of range (expected to be in range of [", -ndim,
+                   ", ", ndim - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + ndim : dim;
+}
+
 // Two's-complement wrapping for integer kernels: PyTorch's integer add/sub/mul wrap on overflow, and
 // doing it in the unsigned type keeps that defined behaviour (signed overflow is UB in C++).
 template <class T>

@@ -12,8 +12,9 @@ int64_t wrap_dim(int64_t dim, int64_t ndim) {
   return dim < 0 ? dim + n : dim;
 }
 
-int64_t Tensor::size(int64_t d) const { return sizes()[wrap_dim(d, dim())]; }
-int64_t Tensor::stride(int64_t d) const { return strides()[wrap_dim(d, dim())]; }
+// a 0-d tensor has no size or stride to read (PyTorch's IndexError), though wrap_dim accepts 0 and -1
+int64_t Tensor::size(int64_t d) const { return sizes()[wrap_existing_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[wrap_existing_dim(d, dim())]; }
 
 Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
   for (int64_t s : sizes) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);

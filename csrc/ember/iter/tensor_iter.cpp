@@ -305,8 +305,11 @@ void TensorIter::reorder_and_coalesce() {
     st[k].resize(nd, 0);
     int off = nd - int(t.dim());
     int64_t isz = t.element_size();
+    // an empty operand is never read: its strides (which may be huge, e.g. a [0, 2**62] expand) don't
+    // matter, and stride * itemsize could overflow
+    const bool empty = t.numel() == 0;
     for (int d = 0; d < int(t.dim()); d++)
-      st[k][off + d] = t.sizes()[d] == 1 ? 0 : t.strides()[d] * isz;
+      st[k][off + d] = t.sizes()[d] == 1 || empty ? 0 : t.strides()[d] * isz;
     data_[k] = static_cast<char*>(t.data_ptr());
   }
   // Order dims fastest-first by the output's strides (then inputs'), a stable insertion sort
@@ -334,15 +337,20 @@ void TensorIter::reorder_and_coalesce() {
   if (nd > 1) {
     int out = 0;
     for (int i = 1; i < nd; i++) {
-      bool can = shape_[out] == 1 || shape_[i] == 1;
+      int64_t merged;  // an empty shape's other dims can multiply past int64: those stay apart
+      bool can = (shape_[out] == 1 || shape_[i] == 1) && !mul_overflows(shape_[out], shape_[i], &merged);
       if (!can) {
         can = true;
         for (int k = 0; k < nt; k++)
-          if (strides_[k][out] * shape_[out] != strides_[k][i]) { can = false; break; }
+          if (int64_t span; mul_overflows(strides_[k][out], shape_[out], &span) || span != strides_[k][i]) {
+            can = false;
+            break;
+          }
+        can = can && !mul_overflows(shape_[out], shape_[i], &merged);
       }
       if (can) {
         if (shape_[out] == 1) for (int k = 0; k < nt; k++) strides_[k][out] = strides_[k][i];
-        shape_[out] *= shape_[i];
+        shape_[out] = merged;
       } else {
         out++;
         shape_[out] = shape_[i];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ember/core/checked_math.h"
 #include "ember/core/operators.h"
 #include <string_view>
 
@@ -160,7 +161,7 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_a, In
   std::vector<int64_t> da, db;
   int64_t csize = 1;
   for (size_t i = 0; i < dims_a.size(); i++) {
-    int64_t a = wrap_dim(dims_a[i], self.dim()), b = wrap_dim(dims_b[i], other.dim());
+    int64_t a = wrap_existing_dim(dims_a[i], self.dim()), b = wrap_existing_dim(dims_b[i], other.dim());
     EMBER_CHECK(self.sizes()[a] == other.sizes()[b], "contracted dimensions need to match, but first has size ",
                 self.sizes()[a], " in dim ", a, " and second has size ", other.sizes()[b], " in dim ", b);
     ca[a] = cb[b] = true;
@@ -351,7 +352,7 @@ Tensor kron(const Tensor& self, const Tensor& other) {
     ash.push_back(1);
     bsh.push_back(1);
     bsh.push_back(b.sizes()[i]);
-    out.push_back(a.sizes()[i] * b.sizes()[i]);
+    out.push_back(checked_mul(a.sizes()[i], b.sizes()[i], "kron: output size"));
   }
   return ember::mul(a.reshape(ash), b.reshape(bsh)).reshape(out);
 }

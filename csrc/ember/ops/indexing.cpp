@@ -191,7 +191,8 @@ const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor
   const int64_t* lin = static_cast<const int64_t*>(p.lin.data_ptr());
   self.impl()->bump_version();
   if (!accumulate) {
-    for (int64_t i = 0; i < nb; i++) std::memcpy(wp + lin[i] * row_bytes, vp + i * row_bytes, size_t(row_bytes));
+    if (row_bytes > 0)  // empty rows: the pointers may be null, which memcpy must not see
+      for (int64_t i = 0; i < nb; i++) std::memcpy(wp + lin[i] * row_bytes, vp + i * row_bytes, size_t(row_bytes));
   } else {
     EMBER_DISPATCH_ALL(self.dtype(), "index_put_", [&](auto tag) {
       using T = decltype(tag);

@@ -9,6 +9,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -46,7 +47,8 @@ void naive_mm(const Tensor& a, const Tensor& b, const Tensor& c) {
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++) {
       T acc = 0;
-      for (int64_t k = 0; k < K; k++) acc += ap[i * as0 + k * as1] * bp[k * bs0 + j * bs1];
+      for (int64_t k = 0; k < K; k++)  // integer products wrap as PyTorch's (no signed-overflow UB)
+        acc = wrapping_add(acc, wrapping_mul(ap[i * as0 + k * as1], bp[k * bs0 + j * bs1]));
       cp[i * N + j] = acc;
     }
 }

@@ -45,7 +45,9 @@ std::vector<int64_t> dims_from(int64_t first, int64_t ndim) {
 Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight, const Tensor& bias, double eps,
                   bool cudnn_enabled) {
   (void)cudnn_enabled;
-  const int64_t N = input.size(0), C = input.size(1);  // IndexError for fewer than 2 dims, as PyTorch
+  // a 0-d input has no size(0) to read; a 1-d one fails at size(1) with PyTorch's IndexError
+  EMBER_CHECK(input.dim() > 0, "Expected at least 2 dimensions for input tensor but received ", input.dim());
+  const int64_t N = input.size(0), C = input.size(1);
   EMBER_CHECK(num_groups > 0 && C % num_groups == 0, "Expected number of channels in input to be divisible by "
               "num_groups, but got input of shape ", input.sizes(), " and num_groups=", num_groups);
   check_channel_param(weight, "weight", input);

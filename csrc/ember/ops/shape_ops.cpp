@@ -1077,7 +1077,7 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p, std::optional<std::st
 
 Tensor linalg_cross(const Tensor& self, const Tensor& other, int64_t dim) {
   EMBER_CHECK(self.dim() == other.dim(), "linalg.cross: inputs must have the same number of dimensions.");
-  int64_t d = wrap_dim(dim, self.dim());
+  int64_t d = wrap_existing_dim(dim, self.dim());
   EMBER_CHECK(self.sizes()[d] == 3 && other.sizes()[d] == 3, "linalg.cross: inputs dimension ", dim,
               " must have length 3. Got ", self.sizes()[d], " and ", other.sizes()[d]);
   EMBER_CHECK(self.dtype() == other.dtype(), "expected scalar type ", self.dtype(), " but found ", other.dtype());

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -215,8 +216,11 @@ std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool, bool return
 
 std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool, bool return_inverse,
                                               bool return_counts) {
-  int64_t d = wrap_dim(dim, self.dim());
+  int64_t d = wrap_existing_dim(dim, self.dim());
   int64_t n = self.sizes()[d];
+  for (int64_t i = 0; i < self.dim(); i++)  // a 0-size other dim would leave n rows of nothing to compare
+    EMBER_CHECK(i == d || self.sizes()[i] != 0 || n == 0,
+                "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
   Tensor slices = self.movedim({d}, {0}).reshape({n, -1}).to(kDouble).contiguous();
   int64_t m = slices.sizes()[1];
   const double* sp = static_cast<const double*>(slices.data_ptr());
@@ -248,7 +252,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive2(const Tensor& self, bool 
   Tensor x;
   int64_t d = 0;
   if (dim) {
-    d = wrap_dim(*dim, self.dim());
+    d = wrap_existing_dim(*dim, self.dim());
     x = self.movedim({d}, {0});
   } else {
     x = self.reshape({-1});

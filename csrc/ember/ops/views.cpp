@@ -61,8 +61,7 @@ bool compute_view_strides(IntArrayRef oldshape, IntArrayRef oldstride, IntArrayR
     return true;
   }
   if (numel == 0) {
-    for (int64_t d = int64_t(newshape.size()) - 1; d >= 0; d--)
-      newstride[d] = d == int64_t(newshape.size()) - 1 ? 1 : std::max<int64_t>(newshape[d + 1], 1) * newstride[d + 1];
+    newstride.assign(checked_contiguous_strides(newshape));
     return true;
   }
   int64_t view_d = int64_t(newshape.size()) - 1;
@@ -166,7 +165,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
-  dim = wrap_dim(dim, self.dim());
+  dim = wrap_existing_dim(dim, self.dim());
   EMBER_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
   DimVector inferred = infer_size(sizes, self.sizes()[dim]);
   EMBER_CHECK(prod(inferred) == self.sizes()[dim], "unflatten: Provided sizes ", sizes,
@@ -210,6 +209,10 @@ Tensor movedim(const Tensor& self, IntArrayRef source, IntArrayRef destination) 
   int64_t nd = self.dim();
   EMBER_CHECK(source.size() == destination.size(), "movedim: Invalid source or destination dims: source (", source,
               " dims) should contain the same number of dims as destination (", destination, " dims)");
+  if (nd == 0) {  // a 0-d tensor accepts dims 0 and -1 and stays as it is
+    for (size_t i = 0; i < source.size(); i++) wrap_dim(source[i], nd), wrap_dim(destination[i], nd);
+    return make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  }
   std::vector<int64_t> order(static_cast<size_t>(nd), -1);
   std::vector<bool> used(static_cast<size_t>(nd), false);
   for (size_t i = 0; i < source.size(); i++) {
@@ -569,10 +572,11 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
               dims.size());
   Tensor r = self;
   for (size_t i = 0; i < dims.size(); i++) {
-    int64_t d = wrap_dim(dims[i], self.dim());
+    int64_t d = wrap_existing_dim(dims[i], self.dim());
     int64_t n = r.sizes()[d];
     if (n == 0) continue;
-    int64_t s = ((shifts[i] % n) + n) % n;
+    int64_t s = shifts[i] % n;  // in (-n, n): adding n once cannot overflow, unlike (s + n) % n for n > 2**62
+    if (s < 0) s += n;
     if (s == 0) { r = r.is_same(self) ? native::clone(self, std::nullopt) : r; continue; }
     r = native::cat({native::narrow(r, d, n - s, s), native::narrow(r, d, 0, n - s)}, d);
   }

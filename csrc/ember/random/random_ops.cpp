@@ -5,6 +5,7 @@
 #include <limits>
 #include <vector>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/parallel/parallel.h"
@@ -197,13 +198,13 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
     EMBER_CHECK(hi - 1 >= lo && hi - 1 <= top, "to - 1 is out of bounds for ", tn);
   }
   Generator& g = gen_or_default(gen);
-  uint64_t range = uint64_t(hi - from);
+  uint64_t range = uint64_t(hi) - uint64_t(from);  // up to 2**64 - 1: hi - from in int64 would overflow
   return fill_via_contiguous(self, [&](const Tensor& t) {
     Tensor v = empty_tensor(t.sizes(), kLong);
     int64_t* p = static_cast<int64_t*>(v.data_ptr());
     philox_fill(g, v.numel(), 2, [&](int64_t i, const uint32_t* w, int j) {
       uint64_t r = (uint64_t(w[2 * j]) << 32) | w[2 * j + 1];
-      p[i] = from + int64_t(r % range);
+      p[i] = int64_t(uint64_t(from) + r % range);  // in [from, hi): the unsigned sum wraps back into range
     });
     ember::copy_(t, v);
   });
@@ -235,7 +236,9 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "randperm expects n to be non-negative, got n=", n);
   EMBER_CHECK_KIND(o.dtype_or(kLong) != kBool, NotImplemented, "\"randperm\" not implemented for 'Bool'");
   Generator& g = gen_or_default(gen);
-  std::vector<int64_t> perm(static_cast<size_t>(n));
+  // shuffled in place in the output's own storage: a request beyond memory fails in the allocator
+  Tensor idx = empty_tensor({n}, kLong);
+  int64_t* perm = static_cast<int64_t*>(idx.data_ptr());
   for (int64_t i = 0; i < n; i++) perm[i] = i;
   if (n > 1) {
     uint64_t first = g.reserve(uint64_t(n));
@@ -246,8 +249,6 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
       std::swap(perm[i], perm[r % uint64_t(i + 1)]);
     }
   }
-  Tensor idx = empty_tensor({n}, kLong);
-  std::copy(perm.begin(), perm.end(), static_cast<int64_t*>(idx.data_ptr()));
   return idx.to(o.dtype_or(kLong));
 }
 Tensor rand_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat>) {

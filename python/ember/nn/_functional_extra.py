@@ -19,7 +19,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, return_indices)
 
 
-def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, True)
 
 

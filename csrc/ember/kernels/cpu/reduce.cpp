@@ -1,10 +1,12 @@
 // Reductions over a contiguous [outer, reduced, inner] block, and scans. inner == 1 reduces
 // contiguous rows (pairwise sums, vectorized across 16 accumulators); inner > 1 accumulates whole
 // rows at once, vectorized across the inner dim. NaN propagates through max/min as in PyTorch.
+// Integer sums and products wrap like PyTorch's, through core/checked_math.h's wrapping_* (no UB).
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/loops.h"
 #include "ember/kernels/cpu/vec_math.h"
 #include "ember/parallel/parallel.h"
@@ -22,15 +24,15 @@ T pairwise_sum(const T* x, int64_t n, int64_t stride) {
     int64_t i = 0;
     if (stride == 1) {
       for (; i + kLanes <= n; i += kLanes)
-        for (int j = 0; j < kLanes; j++) acc[j] += x[i + j];
+        for (int j = 0; j < kLanes; j++) acc[j] = wrapping_add(acc[j], x[i + j]);
     }
-    for (; i < n; i++) acc[i & (kLanes - 1)] += x[i * stride];
+    for (; i < n; i++) acc[i & (kLanes - 1)] = wrapping_add(acc[i & (kLanes - 1)], x[i * stride]);
     for (int w = kLanes / 2; w >= 1; w /= 2)
-      for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+      for (int j = 0; j < w; j++) acc[j] = wrapping_add(acc[j], acc[j + w]);
     return acc[0];
   }
   int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
-  return pairwise_sum(x, half, stride) + pairwise_sum(x + half * stride, n - half, stride);
+  return wrapping_add(pairwise_sum(x, half, stride), pairwise_sum(x + half * stride, n - half, stride));
 }
 
 template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
@@ -124,7 +126,7 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
           }
         });
         T s = 0;
-        for (T v : partial) s += v;
+        for (T v : partial) s = wrapping_add(s, v);
         out[o] = s;
       }
       return;
@@ -134,10 +136,10 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
         const T* x = in + o * R;
         if (prod) {
           T p = 1;
-          for (int64_t r = 0; r < R; r++) p *= x[r];
+          for (int64_t r = 0; r < R; r++) p = wrapping_mul(p, x[r]);
           out[o] = p;
         } else {
-          out[o] = is_fp<T> ? pairwise_sum(x, R, 1) : [&] { T s = 0; for (int64_t r = 0; r < R; r++) s += x[r]; return s; }();
+          out[o] = is_fp<T> ? pairwise_sum(x, R, 1) : [&] { T s = 0; for (int64_t r = 0; r < R; r++) s = wrapping_add(s, x[r]); return s; }();
         }
       }
     });
@@ -154,15 +156,15 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
         int64_t r1 = std::min(R, r0 + 256);
         if (prod) {
           for (int64_t r = r0; r < r1; r++)
-            for (int64_t j = 0; j < I; j++) acc[j] *= x[r * I + j];
+            for (int64_t j = 0; j < I; j++) acc[j] = wrapping_mul(acc[j], x[r * I + j]);
         } else {
           T* blk = block.data();
           for (int64_t j = 0; j < I; j++) blk[j] = 0;
           for (int64_t r = r0; r < r1; r++) {
             const T* row = x + r * I;
-            for (int64_t j = 0; j < I; j++) blk[j] += row[j];
+            for (int64_t j = 0; j < I; j++) blk[j] = wrapping_add(blk[j], row[j]);
           }
-          for (int64_t j = 0; j < I; j++) acc[j] += blk[j];
+          for (int64_t j = 0; j < I; j++) acc[j] = wrapping_add(acc[j], blk[j]);
         }
       }
     }
@@ -226,7 +228,7 @@ void scan_kernel(bool prod, ScalarType dt, const void* in, void* out, int64_t ro
       for (int64_t r = b; r < e; r++) {
         Acc acc = prod ? Acc(1) : Acc(0);
         for (int64_t i = 0; i < n; i++) {
-          acc = prod ? acc * x[r * n + i] : acc + x[r * n + i];
+          acc = prod ? wrapping_mul(acc, Acc(x[r * n + i])) : wrapping_add(acc, Acc(x[r * n + i]));
           y[r * n + i] = T(acc);
         }
       }

@@ -59,7 +59,7 @@ template <class T> struct RoundDecimals {
   int64_t decimals;
   T ten_pow;
   explicit RoundDecimals(const KernelArgs& a) : decimals(a.s0.to_long()) {
-    ten_pow = T(std::pow(T(10), T(decimals < 0 ? -decimals : decimals)));
+    ten_pow = T(std::pow(10.0, std::fabs(double(decimals))));  // -decimals would overflow for -2**63
   }
   T operator()(T x) const {
     return decimals < 0 ? std::nearbyint(x / ten_pow) * ten_pow : std::nearbyint(x * ten_pow) / ten_pow;
