@@ -18,9 +18,11 @@ cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=add
 cmake --build $B -j "$(nproc)"
 echo "[sanitize] build done in $(( $(date +%s) - start ))s"
 
-# The Python package with the sanitized extension in it: a fresh copy of python/ember each run.
-rm -rf $B/python && mkdir -p $B/python && cp -r python/ember $B/python/
-rm -f $B/python/ember/_C*.so && cp $B/ext/_C*.so $B/python/ember/
+# The Python package with the sanitized extension in it: a fresh copy of python/ember each run
+# (EMBER_SANITIZE_PKG names another folder, so a long campaign and other runs can go side by side).
+PKG=${EMBER_SANITIZE_PKG:-$B/python}
+rm -rf "$PKG" && mkdir -p "$PKG" && cp -r python/ember "$PKG/"
+rm -f "$PKG"/ember/_C*.so && cp $B/ext/_C*.so "$PKG/ember/"
 
 # Python itself is not instrumented: the ASan runtime must be loaded first. Python's own allocations
 # are never freed at exit, so leak checking is for the C++ tests only.
@@ -29,7 +31,7 @@ UBSAN_RT=$(g++ -print-file-name=libubsan.so)
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 asan_common="abort_on_error=0:halt_on_error=1:allocator_may_return_null=1:max_allocation_size_mb=2048:detect_stack_use_after_return=0"
 py_env=(env LD_PRELOAD="$ASAN_RT $UBSAN_RT" ASAN_OPTIONS="$asan_common:detect_leaks=0"
-        PYTHONPATH="$PWD/$B/python" EMBER_SANITIZED=1 OMP_NUM_THREADS=2)
+        PYTHONPATH="$(cd "$PKG" && pwd)" EMBER_SANITIZED=1 OMP_NUM_THREADS=2)
 
 for part in "${parts[@]}"; do
   case $part in
@@ -40,7 +42,7 @@ for part in "${parts[@]}"; do
       calls=${EMBER_FUZZ_CALLS:-4000}
       echo "[sanitize] op fuzzer: $calls calls"
       "${py_env[@]}" python3 tests/fuzz/fuzz_ops.py --calls "$calls" --seed "${EMBER_FUZZ_SEED:-0}" \
-        --report "$B/fuzz_report.json" ;;
+        --report "${EMBER_FUZZ_REPORT:-$B/fuzz_report.json}" ;;
     python)
       echo "[sanitize] Python suite"
       "${py_env[@]}" python3 -m pytest -q -x -p no:cacheprovider tests/python ;;

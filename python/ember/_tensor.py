@@ -106,6 +106,11 @@ class Tensor(_C.TensorBase):
     def grad(self):
         self._grad = None
 
+    # Ember tensors are dense, strided and on the CPU (or CUDA, is_cuda): the other backends' flags
+    # that PyTorch programs test are False (dcgan checks is_xpu)
+    is_xpu = is_mps = is_meta = is_quantized = is_sparse = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
+        is_ipu = is_maia = is_mtia = property(lambda self: False)
+
     @property
     def data(self):
         return _C._tensor_data(self)

@@ -539,3 +539,11 @@ def test_data_parallel_without_gpus():
                   lambda: torch.nn.parallel.data_parallel(torch.nn.Linear(3, 2), torch.ones(1, 3)))
     assert not hasattr(ember.nn.parallel, "DistributedDataParallel")
     assert math.isfinite(dp(ember.ones(1, 3)).sum().item())
+
+
+def test_backend_flags_of_a_cpu_tensor_match_torch():
+    torch = pytest.importorskip("torch")
+    names = ["is_cuda", "is_xpu", "is_mps", "is_meta", "is_quantized", "is_sparse", "is_sparse_csr", "is_mkldnn",
+             "is_nested", "is_vulkan", "is_ipu", "is_maia", "is_mtia"]
+    ours, theirs = ember.zeros(2), torch.zeros(2)
+    assert {n: getattr(ours, n) for n in names} == {n: getattr(theirs, n) for n in names}

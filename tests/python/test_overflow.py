@@ -55,6 +55,32 @@ CASES = {
     "histc_huge_bins": ("T.histc(T.randn(3), bins=2**62)", "RuntimeError"),
     "triu_indices_huge": ("T.triu_indices(2**40, 2**40)", "RuntimeError"),
     "tril_indices_huge": ("T.tril_indices(2**40, 2**40, -2**40 + 2).shape", ("value", "(2, 3)")),
+    # found by the fuzzer (tests/fuzz): each once read or wrote outside a size list, or overflowed
+    "unique_dim_0d": ("T.unique(T.tensor(3), dim=0)", "IndexError"),
+    "unflatten_0d": ("T.tensor(1.).unflatten(0, [1])", "RuntimeError"),
+    "roll_0d_dim": ("T.tensor(1).roll(4, 0)", "IndexError"),
+    "roll_0d_flat": ("T.tensor(1).roll(4).tolist()", ("value", "1")),
+    "movedim_0d": ("T.movedim(T.tensor(1.), -1, -1).tolist()", ("value", "1.0")),
+    "tensordot_0d": ("T.tensordot(T.tensor(1.), T.tensor(2.), dims=([0], [0]))", "IndexError"),
+    "linalg_cross_0d": ("T.linalg.cross(T.tensor(1.), T.tensor(2.))", "IndexError"),
+    "group_norm_0d": ("F.group_norm(T.tensor(1.), 2)", "RuntimeError"),
+    "size_of_0d": ("T.tensor(1.).size(0)", "IndexError"),
+    "diag_embed_0d": ("T.diag_embed(T.tensor(1.))", "IndexError"),
+    "diag_embed_huge_offset": ("T.diag_embed(T.zeros(1).expand(0, 2**62), 2**62)", "RuntimeError"),
+    "scatter_add_empty_index_rank": ("T.zeros(3, 16, 1).scatter_add(-1, T.zeros(1, 1, 7, 0, dtype=T.int64), "
+                                     "T.zeros(3)).shape", ("value", "(3, 16, 1)")),
+    "scatter_add_src_rank": ("T.zeros(3, 4).scatter_add(0, T.zeros(2, 2, dtype=T.int64), T.zeros(5))",
+                             "IndexError"),
+    "view_empty_huge": ("T.zeros(1, 1, 1).expand(0, 2**31, 2**32).view(0, 2**31, 2**32).shape",
+                        ("value", "(0, 2147483648, 4294967296)")),
+    "abs_empty_huge_strides": ("T.zeros(1, 1).expand(0, 2**62).abs().shape", ("value", "(0, 4611686018427387904)")),
+    "round_min_decimals": ("T.round(T.tensor([1.5]), decimals=-2**63).tolist()", ("value", "[nan]")),
+    "randint_full_range": ("T.randint(-2**63, 2**63 - 1, (1000,)).shape", ("value", "(1000,)")),
+    "int_matmul_wraps": ("(T.tensor([[2**62]]) @ T.tensor([[4]])).tolist()", ("value", "[[0]]")),
+    "int_sum_wraps": ("T.tensor([2**63 - 1, 1]).sum().item()", ("value", repr(-2**63))),
+    "int_cumprod_wraps": ("T.tensor([2**62, 4]).cumprod(0).tolist()", ("value", repr([2**62, 0]))),
+    "index_beyond_int64": ("T.zeros(3)[2**64]", "ValueError"),
+    "size_beyond_int64": ("T.zeros(3).view(2**64)", "TypeError"),
     # ordinary cases of the rewritten code paths still agree with PyTorch
     "chunk_empty_small": ("len(T.empty(0).chunk(3))", ("value", "3")),
     "slice_huge_step": ("T.arange(5.)[1:5:2**62].tolist()", ("value", "[1.0]")),
@@ -121,7 +147,7 @@ def test_overflow_case(name, ember_results):
 # Where PyTorch answers without crashing, Ember answers alike (same result or same exception type).
 # PyTorch itself crashes on repeat_interleave_total, returns a wrong length for arange_full_range and
 # a wrong shape for conv_huge_dilation: those are excluded.
-TORCH_WRONG = {"repeat_interleave_total", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
+TORCH_WRONG = {"repeat_interleave_total", "diag_embed_huge_offset", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
                "max_pool_big_kernel_padded", "conv_transpose_huge", "tril_indices_huge", "unbind_expanded_huge",
                "split_expanded_huge"}
 

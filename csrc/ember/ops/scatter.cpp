@@ -12,7 +12,8 @@ namespace {
 
 void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
   EMBER_CHECK(index.dtype() == kLong, name, "(): Expected dtype int64 for index");
-  EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1) || index.numel() == 0,
+  if (index.numel() == 0) return;  // nothing is read or written: PyTorch checks no shapes either
+  EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
               "Index tensor must have the same number of dimensions as ", src ? "self tensor" : "input tensor");
   for (int64_t d = 0; d < index.dim(); d++) {
     if (d == dim) continue;
@@ -20,6 +21,9 @@ void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const
                 " expected index ", index.sizes(), " to be no larger than self ", self.sizes(), " apart from dimension ", dim);
   }
   if (src && src->dim() > 0) {
+    // PyTorch reads src.size(d) for each of index's dims: a src with fewer dims is its IndexError
+    EMBER_CHECK_KIND(src->dim() >= index.dim(), Index, "Dimension out of range (expected to be in range of [",
+                     -src->dim(), ", ", src->dim() - 1, "], but got ", src->dim(), ")");
     for (int64_t d = 0; d < index.dim(); d++)
       EMBER_CHECK(index.sizes()[d] <= src->sizes()[d], "Size does not match at dimension ", d, " expected index ",
                   index.sizes(), " to be no larger than src ", src->sizes());

@@ -669,7 +669,9 @@ Tensor diag_embed(const Tensor& self, int64_t offset, int64_t dim1_in, int64_t d
   int64_t nd = self.dim() + 1;
   int64_t dim1 = wrap_dim(dim1_in, nd), dim2 = wrap_dim(dim2_in, nd);
   EMBER_CHECK(dim1 != dim2, "diagonal dimensions cannot be identical ", dim1_in, ", ", dim2_in);
-  int64_t len = std::abs(offset) + self.sizes().back();
+  EMBER_CHECK_KIND(self.dim() > 0, Index, "Dimension out of range (expected to be in range of [-1, 0], but got -2)");
+  EMBER_CHECK(offset != INT64_MIN, "diag_embed: offset ", offset, " is out of range");
+  int64_t len = checked_add(offset < 0 ? -offset : offset, self.sizes().back(), "diag_embed: output size");
   DimVector sizes(self.sizes());
   sizes.pop_back();
   sizes.insert(size_t(std::min(dim1, dim2)), len);

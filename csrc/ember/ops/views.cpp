@@ -165,6 +165,8 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
 }
 
 Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  EMBER_CHECK(self.dim() > 0, "unflatten got an unexpected error:\nDimension specified as ", dim,
+              " but tensor has no dimensions");  // PyTorch wraps its IndexError in a RuntimeError here
   dim = wrap_existing_dim(dim, self.dim());
   EMBER_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
   DimVector inferred = infer_size(sizes, self.sizes()[dim]);
