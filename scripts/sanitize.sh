@@ -45,7 +45,7 @@ for part in "${parts[@]}"; do
         --report "${EMBER_FUZZ_REPORT:-$B/fuzz_report.json}" ;;
     python)
       echo "[sanitize] Python suite"
-      "${py_env[@]}" python3 -m pytest -q -x -p no:cacheprovider tests/python ;;
+      "${py_env[@]}" python3 -m pytest -q -p no:cacheprovider tests/python ;;
     *) echo "unknown part: $part (cpp, fuzz, python)"; exit 2 ;;
   esac
 done

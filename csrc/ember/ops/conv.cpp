@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "ember/autograd/formulas.h"
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -796,13 +797,35 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::opti
   int64_t np = int64_t(pad.size()) / 2;
   EMBER_CHECK(np <= self.dim(), "Padding length should be less than or equal to two times the input dimension but got "
               "padding length ", pad.size(), " and input of dimension ", self.dim());
+  // the output's size, checked before any part is built: each dim is n + lo + hi
+  DimVector out_shape(self.sizes());
+  for (int64_t i = 0; i < np; i++) {
+    int64_t dim = self.dim() - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1], n = self.sizes()[dim];
+    __int128 o = __int128(n) + lo + hi;
+    if (o < 0) {  // constant mode: narrow() below raises PyTorch's error
+      EMBER_CHECK(mode == "constant", "The input size ", n, ", plus negative padding ", lo, " and ", hi,
+                  " resulted in a negative output size, which is invalid. Check dimension ", dim, " of your input.");
+      break;
+    }
+    EMBER_CHECK(o <= INT64_MAX, "pad: the output size at dimension ", dim, " (", n, " + ", lo, " + ", hi,
+                ") does not fit in int64");
+    out_shape[dim] = int64_t(o);
+    if (i == np - 1) check_output_size(out_shape, self.element_size(), "pad");
+  }
   Tensor x = self;
   if (mode == "constant") {
     double v = value.value_or(0.0);
     for (int64_t i = 0; i < np; i++) {
       int64_t dim = self.dim() - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1];
-      if (lo < 0) x = x.narrow(dim, -lo, x.sizes()[dim] + lo), lo = 0;
-      if (hi < 0) x = x.narrow(dim, 0, x.sizes()[dim] + hi), hi = 0;
+      // -lo and size + lo in 128 bits: lo may be -2**63
+      if (lo < 0) {
+        EMBER_CHECK(__int128(x.sizes()[dim]) + lo >= 0, "narrow(): length must be non-negative.");
+        x = x.narrow(dim, -lo, x.sizes()[dim] + lo), lo = 0;  // lo >= -size > -2**63: -lo fits
+      }
+      if (hi < 0) {
+        EMBER_CHECK(__int128(x.sizes()[dim]) + hi >= 0, "narrow(): length must be non-negative.");
+        x = x.narrow(dim, 0, x.sizes()[dim] + hi), hi = 0;
+      }
       std::vector<Tensor> parts;
       DimVector shape(x.sizes());
       if (lo > 0) { shape[dim] = lo; parts.push_back(ember::full(shape, v, TensorOptions(x.dtype()))); }

@@ -524,7 +524,8 @@ Tensor affine_grid_generator(const Tensor& theta, IntArrayRef size, bool align_c
     ember::copy_(base.select(-1, d), r);
   }
   base.select(-1, k).fill_(1);
-  int64_t npts = base.numel() / (n * (k + 1));
+  int64_t npts = 1;  // the points per batch entry (not numel / n: n may be 0)
+  for (int64_t i = 2; i < int64_t(size.size()); i++) npts *= size[i];
   Tensor grid = ember::matmul(base.view({n, npts, k + 1}), theta.transpose(1, 2));
   DimVector out_shape(base_shape);
   out_shape.back() = k;

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
@@ -54,13 +55,14 @@ Reduction prepare(const Tensor& self, const std::vector<bool>& mask, bool keepdi
     else if (keepdim) r.out_shape.push_back(1);
   }
   if (self.dim() == 0) r.out_shape.clear();
+  // an empty input's other dims can multiply past int64 ([0, 2**31, 2**32]): checked products
   int64_t reduced = 1;
   for (int64_t d = 0; d < nd; d++)
-    if (mask[d]) reduced *= x.sizes()[d];
+    if (mask[d]) reduced = checked_mul(reduced, x.sizes()[d], "reduction: numel");
   if (block && x.is_contiguous()) {
     int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < first; d++) outer *= x.sizes()[d];
-    for (int64_t d = last + 1; d < nd; d++) inner *= x.sizes()[d];
+    for (int64_t d = 0; d < first; d++) outer = checked_mul(outer, x.sizes()[d], "reduction: numel");
+    for (int64_t d = last + 1; d < nd; d++) inner = checked_mul(inner, x.sizes()[d], "reduction: numel");
     r.in = x;
     r.sh = {outer, reduced, inner};
     return r;
@@ -68,7 +70,7 @@ Reduction prepare(const Tensor& self, const std::vector<bool>& mask, bool keepdi
   DimVector perm;
   int64_t outer = 1;
   for (int64_t d = 0; d < nd; d++)
-    if (!mask[d]) { perm.push_back(d); outer *= x.sizes()[d]; }
+    if (!mask[d]) { perm.push_back(d); outer = checked_mul(outer, x.sizes()[d], "reduction: numel"); }
   for (int64_t d = 0; d < nd; d++)
     if (mask[d]) perm.push_back(d);
   r.in = x.permute(perm).contiguous();
