@@ -1,0 +1,100 @@
+"""API surface against PyTorch (tools/api_surface.py): each namespace keeps at least the share of
+torch's public names it has today, and the names Ember has are the same kind of thing as torch's."""
+import math
+import os
+import sys
+import types
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+import api_surface  # noqa: E402
+
+# Coverage % measured against torch 2.13.0, rounded down. The floors only go up: raise one when a
+# namespace gains names, never lower one to let a removal through.
+FLOORS = {
+    "torch": 39,
+    "Tensor": 68,
+    "nn": 93,
+    "nn.functional": 87,
+    "nn.init": 100,
+    "nn.utils": 86,
+    "optim": 78,
+    "optim.lr_scheduler": 100,
+    "linalg": 37,
+    "fft": 0,
+    "special": 0,
+    "distributions": 100,
+    "func": 0,
+    "autograd": 82,
+    "cuda": 35,
+    "amp": 0,
+    "testing": 50,
+    "utils.data": 62,
+    "utils.checkpoint": 47,
+    "nn.utils.parametrize": 100,
+    "backends": 46,
+    "onnx": 25,
+}
+
+_ROWS = {label: (names, have, lack) for label, names, have, lack in api_surface.measure()}
+
+
+def test_every_namespace_has_a_floor():
+    assert sorted(FLOORS) == sorted(_ROWS)
+
+
+@pytest.mark.parametrize("label", [label for label, _ in api_surface.NAMESPACES])
+def test_coverage_floor(label):
+    names, have, lack = _ROWS[label]
+    assert names, f"torch lists no public names in {label}"
+    pct = api_surface.coverage(have, names)
+    assert math.floor(pct) >= FLOORS[label], (
+        f"{label}: {pct:.1f}% < floor {FLOORS[label]}%; missing now: {lack}")
+
+
+@pytest.mark.parametrize("label,path", api_surface.NAMESPACES)
+def test_present_names_are_the_same_kind(label, path):
+    """Each torch name Ember defines reads without error and is not a dead placeholder: callable in
+    torch => callable in Ember, and classes stay classes, modules stay modules, None only if torch's is."""
+    t_obj, e_obj = api_surface.resolve("torch", path), api_surface.resolve("ember", path)
+    if e_obj is None:
+        pytest.skip(f"ember has no {label}")
+    e_dir = set(dir(e_obj))
+    bad = []
+    for name in api_surface.torch_names(path):
+        if name not in e_dir:
+            continue
+        tv = getattr(t_obj, name)
+        try:
+            ev = getattr(e_obj, name)
+        except Exception as exc:  # noqa: BLE001 - any failure to read a listed name is the bug
+            bad.append(f"{name}: reading it raises {type(exc).__name__}: {exc}")
+            continue
+        if ev is None and tv is not None:
+            bad.append(f"{name}: None in ember")
+        elif callable(tv) and not callable(ev):
+            bad.append(f"{name}: callable in torch, {type(ev).__name__} in ember")
+        elif isinstance(tv, type) and not isinstance(ev, type):
+            bad.append(f"{name}: a class in torch, {type(ev).__name__} in ember")
+        elif isinstance(tv, types.ModuleType) and not isinstance(ev, types.ModuleType):
+            bad.append(f"{name}: a module in torch, {type(ev).__name__} in ember")
+    assert not bad, f"{label}: " + "; ".join(bad)
+
+
+def test_tool_output(capsys):
+    """The table lists every namespace in order with its counts; --missing lists exactly the gaps."""
+    assert api_surface.main([]) == 0
+    out = capsys.readouterr().out
+    lines = [ln for ln in out.splitlines() if ln.startswith("| ") and not ln.startswith("| namespace")]
+    assert [ln.split(" | ")[0][2:] for ln in lines[:-1]] == [label for label, _ in api_surface.NAMESPACES]
+    for ln in lines[:-1]:
+        label, n, h, _ = [c.strip() for c in ln.strip("|").split("|")]
+        assert (int(n), int(h)) == (len(_ROWS[label][0]), len(_ROWS[label][1]))
+    assert api_surface.main(["--missing", "linalg"]) == 0
+    listed = capsys.readouterr().out.splitlines()[1:]
+    assert listed == _ROWS["linalg"][2] == sorted(listed)
+    with pytest.raises(SystemExit):
+        api_surface.main(["--missing", "no.such.namespace"])
