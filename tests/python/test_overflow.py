@@ -87,6 +87,10 @@ CASES = {
     "pad_min_int": ("F.pad(T.zeros(4, 3), [-2**63, 3, -2, 2**62])", "RuntimeError"),
     "pad_replicate_huge": ("F.pad(T.zeros(1, 2), (0, 2**62), mode='replicate')", "RuntimeError"),
     "diag_embed_min_offset": ("T.diag_embed(T.zeros(1, 16, 1, 0, dtype=T.int16), -2**63)", "RuntimeError"),
+    "combinations_huge": ("T.combinations(T.zeros(1).expand(2**20))", "RuntimeError"),
+    "combinations_huge_r": ("T.combinations(T.zeros(3), 2**62, with_replacement=True)", "RuntimeError"),
+    "combinations_small": ("T.combinations(T.arange(4), 2).tolist()",
+                           ("value", "[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]")),
     "index_beyond_int64": ("T.zeros(3)[2**64]", "ValueError"),
     "size_beyond_int64": ("T.zeros(3).view(2**64)", "TypeError"),
     # ordinary cases of the rewritten code paths still agree with PyTorch
@@ -160,7 +164,7 @@ def test_overflow_case(name, ember_results):
 # Where PyTorch answers without crashing, Ember answers alike (same result or same exception type).
 # PyTorch itself crashes on repeat_interleave_total, returns a wrong length for arange_full_range and
 # a wrong shape for conv_huge_dilation: those are excluded.
-TORCH_WRONG = {"repeat_interleave_total", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
+TORCH_WRONG = {"repeat_interleave_total", "combinations_huge", "combinations_huge_r", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
                "max_pool_big_kernel_padded", "conv_transpose_huge", "tril_indices_huge", "unbind_expanded_huge",
                "split_expanded_huge"}
 

@@ -785,8 +785,21 @@ Tensor combinations(const Tensor& self, int64_t r, bool with_replacement) {
   EMBER_CHECK(r >= 0, "Expect a non-negative number, but got ", r);
   if (r == 0) return empty_tensor({0}, self.dtype());
   int64_t n = self.numel();
+  // how many tuples there are, C(n, r) or C(n + r - 1, r) in 128 bits, stopping once past int64:
+  // the [count, r] output is checked before any tuple (or the r-element cursor) is built
+  __int128 count = 0;
+  if (n > 0 && (with_replacement || r <= n)) {
+    __int128 top = with_replacement ? __int128(n) + r - 1 : __int128(n);
+    __int128 k = std::min<__int128>(r, top - r);
+    count = 1;
+    for (__int128 i = 1; i <= k && count <= INT64_MAX; i++) count = count * (top - k + i) / i;
+  }
+  EMBER_CHECK(count <= INT64_MAX, "combinations: the number of combinations of ", n, " elements taken ", r,
+              " at a time does not fit in int64");
+  check_output_size({int64_t(count), r}, 8, "combinations");
   // every non-decreasing (with replacement) or increasing index tuple, in lexicographic order
   std::vector<int64_t> flat, cur(size_t(r), 0);
+  flat.reserve(size_t(count * r));
   if (n > 0 && (with_replacement || r <= n)) {
     if (!with_replacement)
       for (int64_t i = 0; i < r; i++) cur[size_t(i)] = i;
