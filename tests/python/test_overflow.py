@@ -91,6 +91,7 @@ CASES = {
     "combinations_huge_r": ("T.combinations(T.zeros(3), 2**62, with_replacement=True)", "RuntimeError"),
     "combinations_small": ("T.combinations(T.arange(4), 2).tolist()",
                            ("value", "[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]")),
+    "flatten_empty_huge": ("T.zeros(1, 1, 1).expand(0, 2**31, 2**32).flatten(1)", "RuntimeError"),
     "index_beyond_int64": ("T.zeros(3)[2**64]", "ValueError"),
     "size_beyond_int64": ("T.zeros(3).view(2**64)", "TypeError"),
     # ordinary cases of the rewritten code paths still agree with PyTorch

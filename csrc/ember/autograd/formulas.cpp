@@ -1,3 +1,4 @@
+#include "ember/core/checked_math.h"
 #include "ember/autograd/formulas.h"
 
 #include "ember/iter/tensor_iter.h"
@@ -42,7 +43,7 @@ double correction_value(std::optional<bool> unbiased, const std::optional<Scalar
 int64_t reduced_numel(IntArrayRef sizes, OptionalIntArrayRef dim) {
   int64_t n = 1;
   if (sizes.empty()) return 1;  // a 0-d input: dim 0 / -1 name the scalar itself
-  for (int64_t d : reduced_dims(dim, int64_t(sizes.size()))) n *= sizes[d];
+  for (int64_t d : reduced_dims(dim, int64_t(sizes.size()))) n = checked_mul(n, sizes[d], "numel");
   return n;
 }
 }  // namespace

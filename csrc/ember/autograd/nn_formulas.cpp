@@ -1,6 +1,7 @@
 // Backward formulas of the fused NN ops. When the engine records (create_graph=True) they are
 // written with differentiable ops, recomputing statistics from the input, so gradients of
 // gradients are exact; otherwise they call the fused backward kernels.
+#include "ember/core/checked_math.h"
 #include "ember/autograd/formulas.h"
 #include "ember/kernels/kernels.h"
 
@@ -26,8 +27,8 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, b
   ScalarType cd = is_reduced_float(result.dtype()) ? kFloat : result.dtype();
   Tensor g = grad.to(cd).contiguous(), y = result.to(cd).contiguous();
   int64_t outer = 1, n = y.sizes()[d], inner = 1;
-  for (int64_t i = 0; i < d; i++) outer *= y.sizes()[i];
-  for (int64_t i = d + 1; i < nd; i++) inner *= y.sizes()[i];
+  for (int64_t i = 0; i < d; i++) outer = checked_mul(outer, y.sizes()[i], "numel");
+  for (int64_t i = d + 1; i < nd; i++) inner = checked_mul(inner, y.sizes()[i], "numel");
   Tensor gi = empty_tensor(y.sizes(), cd);
   if (gi.numel()) EMBER_KERNEL(softmax_backward_kernel)(log, cd, g.data_ptr(), y.data_ptr(), gi.data_ptr(), outer, n, inner);
   return gi.to(result.dtype());

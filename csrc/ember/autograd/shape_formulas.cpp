@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/core/checked_math.h"
 #include "ember/autograd/formulas.h"
 #include "ember/iter/tensor_iter.h"
 
@@ -37,7 +38,7 @@ Tensor index_fill_value_grad(const Tensor& grad, int64_t dim, const Tensor& inde
 Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntArrayRef source_sizes) {
   Tensor sel = ember::masked_select(grad, mask);
   int64_t n = 1;
-  for (int64_t s : source_sizes) n *= s;
+  for (int64_t s : source_sizes) n = checked_mul(n, s, "numel");
   int64_t k = sel.numel();
   if (k < n) sel = ember::cat({sel, ember::zeros({n - k}, TensorOptions(grad.dtype()))}, 0);
   return sel.reshape(source_sizes);

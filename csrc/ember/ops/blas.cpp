@@ -167,16 +167,16 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_a, In
     ca[a] = cb[b] = true;
     da.push_back(a);
     db.push_back(b);
-    csize *= self.sizes()[a];
+    csize = checked_mul(csize, self.sizes()[a], "numel");
   }
   std::vector<int64_t> pa, pb, out_shape;
   int64_t ma = 1, nb = 1;
   for (int64_t i = 0; i < self.dim(); i++)
-    if (!ca[i]) { pa.push_back(i); out_shape.push_back(self.sizes()[i]); ma *= self.sizes()[i]; }
+    if (!ca[i]) { pa.push_back(i); out_shape.push_back(self.sizes()[i]); ma = checked_mul(ma, self.sizes()[i], "numel"); }
   for (int64_t d : da) pa.push_back(d);
   for (int64_t d : db) pb.push_back(d);
   for (int64_t i = 0; i < other.dim(); i++)
-    if (!cb[i]) { pb.push_back(i); out_shape.push_back(other.sizes()[i]); nb *= other.sizes()[i]; }
+    if (!cb[i]) { pb.push_back(i); out_shape.push_back(other.sizes()[i]); nb = checked_mul(nb, other.sizes()[i], "numel"); }
   Tensor A = self.permute(pa).reshape({ma, csize});
   Tensor B = other.permute(pb).reshape({csize, nb});
   return ember::matmul(A, B).reshape(out_shape);
@@ -304,7 +304,7 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     };
     auto size_prod = [&](const std::string& letters, const Tensor& t, const std::string& s) {
       int64_t p = 1;
-      for (char c : letters) p *= t.sizes()[s.find(c)];
+      for (char c : letters) p = checked_mul(p, t.sizes()[s.find(c)], "numel");
       return p;
     };
     // broadcast size-1 dims between the operands

@@ -1,5 +1,6 @@
 // Copies, casts and fills: copy_ broadcasts and casts; clone keeps a dense layout; to() returns
 // self when nothing changes (no hidden copies).
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
@@ -18,7 +19,7 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
   int64_t expect = R * C;
   for (int64_t i = nd - 3; i >= 0; i--) {
     if (self.sizes()[i] != 1 && src.strides()[i] != expect) return false;
-    expect *= self.sizes()[i];
+    expect = checked_mul(expect, self.sizes()[i], "numel");
   }
   EMBER_KERNEL(transpose_copy_kernel)(itemsize(self.dtype()), src.data_ptr(), self.data_ptr(), self.numel() / (R * C), R, C);
   self.impl()->bump_version();

@@ -209,8 +209,8 @@ Tensor apply_dim(const Tensor& x, int64_t dim, const Csr& a, bool transpose, int
   int64_t rows = int64_t(a.start.size()) - 1;
   int64_t in = x.sizes()[dim], out = transpose ? cols : rows;
   int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; d++) outer *= x.sizes()[d];
-  for (int64_t d = dim + 1; d < x.dim(); d++) inner *= x.sizes()[d];
+  for (int64_t d = 0; d < dim; d++) outer = checked_mul(outer, x.sizes()[d], "numel");
+  for (int64_t d = dim + 1; d < x.dim(); d++) inner = checked_mul(inner, x.sizes()[d], "numel");
   DimVector shape(x.sizes());
   shape[dim] = out;
   Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype())) : empty_tensor(shape, x.dtype());
@@ -408,8 +408,8 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   for (int64_t i = 2; i < input.dim(); i++) spatial.push_back(input.sizes()[i]);
   for (int64_t i = 1; i + 1 < grid.dim(); i++) out_spatial.push_back(grid.sizes()[i]);
   int64_t npts = 1, nin = 1;
-  for (int64_t s : out_spatial) npts *= s;
-  for (int64_t s : spatial) nin *= s;
+  for (int64_t s : out_spatial) npts = checked_mul(npts, s, "numel");
+  for (int64_t s : spatial) nin = checked_mul(nin, s, "numel");
   // source coordinates per spatial dim (grid's last dim holds x, y(, z): W first)
   std::vector<Tensor> coord(static_cast<size_t>(k));
   for (int64_t d = 0; d < k; d++) {

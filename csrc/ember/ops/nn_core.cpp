@@ -1,6 +1,7 @@
 // softmax, log_softmax, layer_norm, batch_norm (fused kernels) and linear.
 #include <cmath>
 
+#include "ember/core/checked_math.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -19,8 +20,8 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
   dim = wrap_dim(dim, nd);
   Tensor xc = x.to(cd).contiguous();
   int64_t outer = 1, d = nd ? xc.sizes()[dim] : 1, inner = 1;
-  for (int64_t i = 0; i < dim; i++) outer *= xc.sizes()[i];
-  for (int64_t i = dim + 1; i < nd; i++) inner *= xc.sizes()[i];
+  for (int64_t i = 0; i < dim; i++) outer = checked_mul(outer, xc.sizes()[i], "numel");
+  for (int64_t i = dim + 1; i < nd; i++) inner = checked_mul(inner, xc.sizes()[i], "numel");
   Tensor y = empty_tensor(xc.sizes(), cd);
   if (y.numel()) EMBER_KERNEL(softmax_kernel)(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
   return y.to(out_t);

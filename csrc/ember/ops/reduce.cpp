@@ -268,7 +268,7 @@ static std::tuple<Tensor, Tensor> var_mean_impl(const Tensor& self, OptionalIntA
   auto mask = reduce_mask(self, dim, name);
   int64_t n = 1;
   for (int64_t d = 0; d < std::max<int64_t>(self.dim(), 1); d++)
-    if (mask[d]) n *= self.dim() ? self.sizes()[d] : 1;
+    if (mask[d]) n = checked_mul(n, self.dim() ? self.sizes()[d] : 1, "numel");
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < self.dim(); d++)
     if (mask[d]) dims.push_back(d);

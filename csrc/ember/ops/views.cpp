@@ -158,7 +158,7 @@ Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
   DimVector shape;
   for (int64_t i = 0; i < start_dim; i++) shape.push_back(self.sizes()[i]);
   int64_t p = 1;
-  for (int64_t i = start_dim; i <= end_dim; i++) p *= self.sizes()[i];
+  for (int64_t i = start_dim; i <= end_dim; i++) p = checked_mul(p, self.sizes()[i], "numel");
   shape.push_back(p);
   for (int64_t i = end_dim + 1; i < nd; i++) shape.push_back(self.sizes()[i]);
   return native::reshape(self, shape);
