@@ -384,14 +384,18 @@ def main():
     p.add_argument("--timeout", type=float, default=float(os.environ.get("EMBER_FUZZ_TIMEOUT", "20")))
     p.add_argument("--report")
     p.add_argument("--replay", help="one call as JSON (a reproducer from a report)")
+    p.add_argument("--replay-report", help="rerun every failing call of a --report file (after a fix)")
     a = p.parse_args()
     if a.worker:
         return worker_main()
-    if a.replay:
+    if a.replay or a.replay_report:
+        calls = [json.loads(a.replay)] if a.replay else [f["call"] for f in json.load(open(a.replay_report))["failures"]]
         runner = Runner(timeout=a.timeout)
-        print(runner.run(json.loads(a.replay)))
+        statuses = [runner.run(c) for c in calls]
         runner.stop()
-        return
+        for c, (status, detail) in zip(calls, statuses):
+            print(status, json.dumps(c)[:200], detail[-300:] if status in FAILURES else detail)
+        sys.exit(1 if any(st in FAILURES for st, _ in statuses) else 0)
     report = campaign(a.calls, a.seed, a.timeout)
     if a.report:
         with open(a.report, "w") as f:

@@ -92,6 +92,12 @@ CASES = {
     "combinations_small": ("T.combinations(T.arange(4), 2).tolist()",
                            ("value", "[[0, 1], [0, 2], [0, 3], [1, 2], [1, 3], [2, 3]]")),
     "flatten_empty_huge": ("T.zeros(1, 1, 1).expand(0, 2**31, 2**32).flatten(1)", "RuntimeError"),
+    "index_add_int_wraps": ("T.zeros(2, dtype=T.int32).index_add_(0, T.tensor([0, 0]), T.tensor([-2**31, -2**31], "
+                            "dtype=T.int32)).tolist()", ("value", "[0, 0]")),
+    "svd_empty_huge_matrices": ("T.linalg.svd(T.zeros(1, 1, 1).expand(0, 2**31, 2**32))", "RuntimeError"),
+    "combinations_none_huge_r": ("T.combinations(T.zeros(16), 2**32).shape", ("value", "(0, 4294967296)")),
+    "combinations_none": ("T.combinations(T.zeros(3), 5).shape", ("value", "(0, 5)")),
+    "solve_0d_b": ("T.linalg.solve(T.zeros(2, 2), T.tensor(1.))", "RuntimeError"),
     "index_beyond_int64": ("T.zeros(3)[2**64]", "ValueError"),
     "size_beyond_int64": ("T.zeros(3).view(2**64)", "TypeError"),
     # ordinary cases of the rewritten code paths still agree with PyTorch
@@ -165,7 +171,7 @@ def test_overflow_case(name, ember_results):
 # Where PyTorch answers without crashing, Ember answers alike (same result or same exception type).
 # PyTorch itself crashes on repeat_interleave_total, returns a wrong length for arange_full_range and
 # a wrong shape for conv_huge_dilation: those are excluded.
-TORCH_WRONG = {"repeat_interleave_total", "combinations_huge", "combinations_huge_r", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
+TORCH_WRONG = {"repeat_interleave_total", "combinations_none_huge_r", "svd_empty_huge_matrices", "combinations_huge", "combinations_huge_r", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
                "max_pool_big_kernel_padded", "conv_transpose_huge", "tril_indices_huge", "unbind_expanded_huge",
                "split_expanded_huge"}
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -203,7 +204,7 @@ const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor
           T& dst = w[lin[i] * row_elems + j];
           if constexpr (std::is_same_v<T, bool>) dst = dst || vv[i * row_elems + j];
           else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) dst = T(float(dst) + float(vv[i * row_elems + j]));
-          else dst = T(dst + vv[i * row_elems + j]);
+          else dst = wrapping_add(dst, vv[i * row_elems + j]);  // integers wrap, as PyTorch's
         }
     });
   }

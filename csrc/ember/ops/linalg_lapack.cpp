@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -35,7 +36,10 @@ void check_matrix(const Tensor& A, const char* name, bool square) {
   EMBER_CHECK(is_floating(A.dtype()), name, ": Expected a floating point or complex tensor as input. Got ", A.dtype());
 }
 
-int64_t batch_count(const Tensor& A) { return A.numel() / std::max<int64_t>(A.sizes()[A.dim() - 1] * A.sizes()[A.dim() - 2], 1); }
+// the matrix size is checked: an empty batch's matrices can be [2**31, 2**32]
+int64_t batch_count(const Tensor& A) {
+  return A.numel() / std::max<int64_t>(checked_mul(A.sizes()[A.dim() - 1], A.sizes()[A.dim() - 2], "numel"), 1);
+}
 
 // Column-major double copy of every matrix: [batch, n_cols, n_rows] row-major == column-major matrices.
 // Always a fresh buffer: LAPACK overwrites it.
@@ -82,6 +86,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B) {
               A.dtype(), " and B of type ", B.dtype(), " instead");
   bool vector = B.dim() == 1 || (B.dim() == A.dim() - 1 && B.sizes() == IntArrayRef(A.sizes().data(), size_t(A.dim() - 1)));
   Tensor Bm = vector ? B.unsqueeze(-1) : B;
+  EMBER_CHECK(Bm.dim() >= 2, "linalg.solve: The input tensor B must have at least 2 dimensions.");
   EMBER_CHECK(Bm.sizes()[Bm.dim() - 2] == A.sizes().back(), "linalg.solve: Incompatible shapes of A and B for the "
               "equation AX = B (", A.sizes()[A.dim() - 2], "x", A.sizes().back(), " and ", Bm.sizes()[Bm.dim() - 2],
               "x", Bm.sizes().back(), ")");

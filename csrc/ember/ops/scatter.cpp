@@ -2,6 +2,7 @@
 // bounds-checked before any memory is touched.
 #include <cstring>
 
+#include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -74,7 +75,7 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
       } else {
         if constexpr (std::is_same_v<T, bool>) out[soff] = out[soff] || in[roff];
         else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) out[soff] = T(float(out[soff]) + float(in[roff]));
-        else out[soff] = T(out[soff] + in[roff]);
+        else out[soff] = wrapping_add(out[soff], in[roff]);  // integers wrap, as PyTorch's
       }
     });
   });

@@ -797,6 +797,7 @@ Tensor combinations(const Tensor& self, int64_t r, bool with_replacement) {
   EMBER_CHECK(count <= INT64_MAX, "combinations: the number of combinations of ", n, " elements taken ", r,
               " at a time does not fit in int64");
   check_output_size({int64_t(count), r}, 8, "combinations");
+  if (count == 0) return empty_tensor({0, r}, self.dtype());  // (no r-element cursor for r = 2**32)
   // every non-decreasing (with replacement) or increasing index tuple, in lexicographic order
   std::vector<int64_t> flat, cur(size_t(r), 0);
   flat.reserve(size_t(count * r));
