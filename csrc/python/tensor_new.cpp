@@ -213,7 +213,8 @@ nb::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
     }
     return nb::none();
   }
-  int64_t n = t.sizes()[dim], st = t.strides()[dim] * t.element_size();
+  // a dim of size <= 1 may carry any stride (as_strided((1,), (2**62,))): its byte stride is never used
+  int64_t n = t.sizes()[dim], st = n > 1 ? t.strides()[dim] * t.element_size() : 0;
   PyObject* list = PyList_New(Py_ssize_t(n));
   if (!list) throw nb::python_error();
   nb::object result = nb::steal(list);
