@@ -13,9 +13,13 @@ B=build-asan
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 echo "[sanitize] building $B (ASan + UBSan)"
 start=$(date +%s)
-cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=address,undefined \
-      -DEMBER_PYTHON_OUTPUT_DIR="$PWD/$B/ext" -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
-cmake --build $B -j "$(nproc)"
+mkdir -p $B
+(  # one build at a time: two sanitize.sh runs side by side would share (and corrupt) ninja's state
+  flock 9
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=address,undefined \
+        -DEMBER_PYTHON_OUTPUT_DIR="$PWD/$B/ext" -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
+  cmake --build $B -j "$(nproc)"
+) 9>"$B/.build.lock"
 echo "[sanitize] build done in $(( $(date +%s) - start ))s"
 
 # The Python package with the sanitized extension in it: a fresh copy of python/ember each run

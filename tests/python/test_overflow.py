@@ -99,6 +99,7 @@ CASES = {
     "combinations_none": ("T.combinations(T.zeros(3), 5).shape", ("value", "(0, 5)")),
     "solve_0d_b": ("T.linalg.solve(T.zeros(2, 2), T.tensor(1.))", "RuntimeError"),
     "tolist_size_one_huge_stride": ("T.zeros(3).as_strided((1, 2), (2**62, 1)).tolist()", ("value", "[[0.0, 0.0]]")),
+    "cat_size_overflow": ("T.cat([T.zeros(1, 1).expand(0, 2**62)] * 2, 1)", "RuntimeError"),
     "index_beyond_int64": ("T.zeros(3)[2**64]", "ValueError"),
     "size_beyond_int64": ("T.zeros(3).view(2**64)", "TypeError"),
     # ordinary cases of the rewritten code paths still agree with PyTorch
@@ -172,7 +173,7 @@ def test_overflow_case(name, ember_results):
 # Where PyTorch answers without crashing, Ember answers alike (same result or same exception type).
 # PyTorch itself crashes on repeat_interleave_total, returns a wrong length for arange_full_range and
 # a wrong shape for conv_huge_dilation: those are excluded.
-TORCH_WRONG = {"repeat_interleave_total", "combinations_none_huge_r", "svd_empty_huge_matrices", "combinations_huge", "combinations_huge_r", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
+TORCH_WRONG = {"repeat_interleave_total", "cat_size_overflow", "combinations_none_huge_r", "svd_empty_huge_matrices", "combinations_huge", "combinations_huge_r", "diag_embed_huge_offset", "diag_embed_min_offset", "pad_min_int", "view_empty_huge", "arange_full_range", "conv_huge_dilation", "arange_float_to_long",
                "max_pool_big_kernel_padded", "conv_transpose_huge", "tril_indices_huge", "unbind_expanded_huge",
                "split_expanded_huge"}
 

@@ -501,7 +501,7 @@ static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
       EMBER_CHECK(t.sizes()[d] == shape[d], "Sizes of tensors must match except in dimension ", dim, ". Expected size ",
                   shape[d], " but got size ", t.sizes()[d], " for tensor number ", i, " in the list.");
     }
-    total += t.sizes()[dim];
+    total = checked_add(total, t.sizes()[dim], "cat: the output size");
   }
   shape[dim] = total;
   Tensor r;
