@@ -11,6 +11,9 @@ parts=("$@")
 
 B=build-asan
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# this build has debug info (-g), which makes ccache hash the build folder: without this, a fresh clone
+# elsewhere (CI) would miss the cache for every object
+export CCACHE_NOHASHDIR=1
 echo "[sanitize] building $B (ASan + UBSan)"
 start=$(date +%s)
 mkdir -p $B

@@ -16,23 +16,29 @@ namespace ember::EMBER_CPU_NS {
 // Pairwise summation: error grows with log(n), not n (float32 sums of 10^7 stay accurate).
 template <class T>
 T pairwise_sum(const T* x, int64_t n, int64_t stride) {
-  // 64 independent accumulators: four AVX-512 registers of float (eight of double), so the adds
-  // are not serialized on one register's latency and the loop runs at memory bandwidth.
-  constexpr int64_t kBase = 4096, kLanes = 64;
-  if (n <= kBase) {
-    T acc[kLanes] = {};
-    int64_t i = 0;
-    if (stride == 1) {
-      for (; i + kLanes <= n; i += kLanes)
-        for (int j = 0; j < kLanes; j++) acc[j] = wrapping_add(acc[j], x[i + j]);
+  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    // signed integers sum as their unsigned twins: the same bits, wrapping without UB in any order
+    using U = std::make_unsigned_t<T>;
+    return T(pairwise_sum(reinterpret_cast<const U*>(x), n, stride));
+  } else {
+    // 64 independent accumulators: four AVX-512 registers of float (eight of double), so the adds
+    // are not serialized on one register's latency and the loop runs at memory bandwidth.
+    constexpr int64_t kBase = 4096, kLanes = 64;
+    if (n <= kBase) {
+      T acc[kLanes] = {};
+      int64_t i = 0;
+      if (stride == 1) {
+        for (; i + kLanes <= n; i += kLanes)
+          for (int j = 0; j < kLanes; j++) acc[j] += x[i + j];
+      }
+      for (; i < n; i++) acc[i & (kLanes - 1)] += x[i * stride];
+      for (int w = kLanes / 2; w >= 1; w /= 2)
+        for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+      return acc[0];
     }
-    for (; i < n; i++) acc[i & (kLanes - 1)] = wrapping_add(acc[i & (kLanes - 1)], x[i * stride]);
-    for (int w = kLanes / 2; w >= 1; w /= 2)
-      for (int j = 0; j < w; j++) acc[j] = wrapping_add(acc[j], acc[j + w]);
-    return acc[0];
+    int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
+    return pairwise_sum(x, half, stride) + pairwise_sum(x + half * stride, n - half, stride);
   }
-  int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
-  return wrapping_add(pairwise_sum(x, half, stride), pairwise_sum(x + half * stride, n - half, stride));
 }
 
 template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
