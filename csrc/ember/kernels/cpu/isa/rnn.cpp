@@ -6,7 +6,7 @@
 
 #include <omp.h>
 
-#include "ember/kernels/cpu/vec_math.h"
+#include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/ops/gemm.h"
 #include "ember/parallel/parallel.h"
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/isa/loops.h"
 
 #if defined(EMBER_USE_SLEEF) && (defined(__AVX2__) || defined(__AVX512F__))
 #include <immintrin.h>

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "ember/core/checked_math.h"
-#include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/isa/loops.h"
 
 namespace ember::EMBER_CPU_NS {
 

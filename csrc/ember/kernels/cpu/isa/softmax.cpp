@@ -4,8 +4,8 @@
 #include <limits>
 #include <vector>
 
-#include "ember/kernels/cpu/loops.h"
-#include "ember/kernels/cpu/vec_math.h"
+#include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {

@@ -1,7 +1,7 @@
 // Copy with casting between any two dtypes (the engine of copy_, to(), contiguous()), and fill.
 #include <cstring>
 
-#include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/isa/loops.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {

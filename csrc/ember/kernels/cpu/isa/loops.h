@@ -1,5 +1,5 @@
 #pragma once
-// Inner loops for elementwise kernels. Included only by kernels/cpu/*.cpp, which are compiled
+// Inner loops for elementwise kernels. Included only by kernels/cpu/isa/*.cpp, which are compiled
 // once per ISA: the contiguous branches are plain indexed loops the compiler vectorizes.
 #include <type_traits>
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <vector>
 
-#include "ember/kernels/cpu/loops.h"
+#include "ember/kernels/cpu/isa/loops.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {
