@@ -1,13 +1,47 @@
 #pragma once
-// The CPU allocator: 64-byte aligned blocks (one cache line, the widest AVX-512 load) and
-// counters for ember.memory_stats(). Huge or failed requests raise instead of aborting.
+// Where storages get their memory. Each device type registers one Allocator: StorageImpl asks it for
+// memory (a DataPtr that carries its own deleter, so freeing needs no lookup) and for copies that
+// involve its device. The CPU's is built in: 64-byte aligned blocks (one cache line, the widest
+// AVX-512 load) with counters for ember.memory_stats(); huge or failed requests raise instead of
+// aborting. A GPU backend registers its caching allocator (alloc/caching_allocator.h) the same way.
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/core/device.h"
 #include "ember/core/macros.h"
 
 namespace ember {
 
+// Memory and how to give it back: deleter(ctx, data, nbytes) runs when the last storage goes.
+struct DataPtr {
+  using Deleter = void (*)(void* ctx, void* data, size_t nbytes);
+  void* data = nullptr;
+  void* ctx = nullptr;
+  Deleter deleter = nullptr;
+  Device device;
+};
+
+class EMBER_API Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // nbytes on this allocator's device (nbytes == 0 may give a null data pointer); raises when it
+  // cannot (ErrorKind::Runtime with the size asked for).
+  virtual DataPtr allocate(size_t nbytes) = 0;
+  // Copy nbytes from src to dst where one side is this allocator's device and the other is this
+  // device or the CPU. Ordered with the current stream of the device (core/stream.h).
+  virtual void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) = 0;
+};
+
+// The allocator for a device type: registered ones, or the built-in CPU allocator. Raises (as
+// Device::check_available) when none is registered.
+EMBER_API Allocator* get_allocator(DeviceType type);
+EMBER_API bool allocator_registered(DeviceType type);
+// Installs (or with nullptr removes) a device type's allocator; it must outlive its storages.
+EMBER_API void register_allocator(DeviceType type, Allocator* allocator);
+// Copy between any two devices: the non-CPU side's allocator does it.
+EMBER_API void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+
+// ---- the CPU allocator's own entry points (also used by the profiler and memory_stats)
 struct MemoryStats {
   int64_t allocated_bytes = 0;       // currently held by live storages
   int64_t peak_allocated_bytes = 0;  // high-water mark since the last reset

@@ -1,4 +1,5 @@
 #include <atomic>
+#include <cstring>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -171,5 +172,46 @@ MemoryStats cpu_memory_stats() {
 
 void reset_peak_memory_stats() { g_peak.store(g_allocated.load()); }
 void set_alloc_observer(AllocObserver fn) { g_observer.store(fn); }
+
+}  // namespace ember
+
+// ---- the registry of allocators by device type, with the CPU's built in
+namespace ember {
+
+namespace {
+class CpuAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t nbytes) override {
+    return {cpu_alloc(nbytes), nullptr, [](void*, void* p, size_t n) { cpu_free(p, n); }, Device()};
+  }
+  void copy_data(void* dst, Device, const void* src, Device, size_t nbytes) override {
+    if (nbytes) std::memcpy(dst, src, nbytes);
+  }
+};
+CpuAllocator g_cpu_allocator;
+std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {{&g_cpu_allocator}, {nullptr}, {nullptr}};
+}  // namespace
+
+bool allocator_registered(DeviceType type) {
+  return g_allocators[int(type)].load(std::memory_order_acquire) != nullptr;
+}
+
+Allocator* get_allocator(DeviceType type) {
+  Allocator* a = g_allocators[int(type)].load(std::memory_order_acquire);
+  if (EMBER_UNLIKELY(!a)) Device(type).check_available();  // raises PyTorch's error for the type
+  return a;
+}
+
+void register_allocator(DeviceType type, Allocator* allocator) {
+  EMBER_CHECK(type != DeviceType::CPU || allocator, "register_allocator: the CPU allocator cannot be removed");
+  g_allocators[int(type)].store(allocator, std::memory_order_release);
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+  EMBER_CHECK(dst_device.is_cpu() || src_device.is_cpu() || dst_device.type == src_device.type,
+              "copy between ", src_device, " and ", dst_device, " must go through the CPU");
+  Device side = dst_device.is_cpu() ? src_device : dst_device;
+  get_allocator(side.type)->copy_data(dst, dst_device, src, src_device, nbytes);
+}
 
 }  // namespace ember

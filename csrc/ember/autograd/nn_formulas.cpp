@@ -30,7 +30,7 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& result, int64_t dim, b
   for (int64_t i = 0; i < d; i++) outer = checked_mul(outer, y.sizes()[i], "numel");
   for (int64_t i = d + 1; i < nd; i++) inner = checked_mul(inner, y.sizes()[i], "numel");
   Tensor gi = empty_tensor(y.sizes(), cd);
-  if (gi.numel()) EMBER_KERNEL(softmax_backward_kernel)(log, cd, g.data_ptr(), y.data_ptr(), gi.data_ptr(), outer, n, inner);
+  if (gi.numel()) softmax_backward_kernel_stub(g.device(), "softmax_backward")(log, cd, g.data_ptr(), y.data_ptr(), gi.data_ptr(), outer, n, inner);
   return gi.to(result.dtype());
 }
 
@@ -69,7 +69,7 @@ std::tuple<Tensor, Tensor, Tensor> layer_norm_backward(const Tensor& grad, const
   Tensor dw = mask[1] && weight.defined() ? empty_tensor(normalized_shape, cd) : Tensor();
   Tensor db = mask[2] && bias.defined() ? empty_tensor(normalized_shape, cd) : Tensor();
   if (rows && cols) {
-    EMBER_KERNEL(layer_norm_backward_kernel)(cd, dy.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(),
+    layer_norm_backward_kernel_stub(dy.device(), "layer_norm_backward")(cd, dy.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(),
                                              w.defined() ? w.data_ptr() : nullptr, dx.defined() ? dx.data_ptr() : nullptr,
                                              dw.defined() ? dw.data_ptr() : nullptr, db.defined() ? db.data_ptr() : nullptr,
                                              rows, cols);
@@ -125,7 +125,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const
   const double* invstd = static_cast<const double*>(invstd_d.data_ptr());
   double* s1 = static_cast<double*>(s1_d.data_ptr());
   double* s2 = static_cast<double*>(s2_d.data_ptr());
-  if (x.numel()) EMBER_KERNEL(batch_norm_backward_reduce_kernel)(cd, dy.data_ptr(), x.data_ptr(), mean, s1, s2, n, c, s);
+  if (x.numel()) batch_norm_backward_reduce_kernel_stub(dy.device(), "batch_norm_backward")(cd, dy.data_ptr(), x.data_ptr(), mean, s1, s2, n, c, s);
   else { s1_d.zero_(); s2_d.zero_(); }
   Tensor w = weight.defined() ? weight.to(kDouble).contiguous() : Tensor();
   Tensor k1_d = empty_tensor({c}, kDouble), k2_d = empty_tensor({c}, kDouble), k3_d = empty_tensor({c}, kDouble);
@@ -143,7 +143,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad, const
   if (mask[0]) {
     dx = empty_tensor(x.sizes(), cd);
     if (x.numel())
-      EMBER_KERNEL(batch_norm_backward_apply_kernel)(cd, dy.data_ptr(), x.data_ptr(), mean, k1, k2, k3, dx.data_ptr(), n, c, s);
+      batch_norm_backward_apply_kernel_stub(dy.device(), "batch_norm_backward")(cd, dy.data_ptr(), x.data_ptr(), mean, k1, k2, k3, dx.data_ptr(), n, c, s);
     dx = dx.to(input.dtype());
   }
   if (mask[1] && weight.defined()) dw = ember::mul(s2_d, invstd_d).to(weight.dtype());

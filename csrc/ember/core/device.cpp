@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "ember/alloc/allocator.h"
 #include "ember/core/error.h"
 
 namespace ember {
@@ -13,9 +14,10 @@ Device::Device(const std::string& spec) {
     kind = spec.substr(0, colon);
     idx = spec.substr(colon + 1);
   }
-  if (kind == "cpu") type = DeviceType::CPU;
-  else if (kind == "cuda") type = DeviceType::CUDA;
-  else EMBER_FAIL(Runtime, "Expected one of cpu, cuda device type at start of device string: ", spec);
+  bool found = false;
+  for (int t = 0; t < kNumDeviceTypes && !found; t++)
+    if (kind == device_type_name(DeviceType(t))) type = DeviceType(t), found = true;
+  EMBER_CHECK(found, "Expected one of cpu, cuda, privateuseone device type at start of device string: ", spec);
   if (!idx.empty()) {
     char* end = nullptr;
     long v = std::strtol(idx.c_str(), &end, 10);
@@ -24,12 +26,23 @@ Device::Device(const std::string& spec) {
   }
 }
 
+const char* device_type_name(DeviceType t) {
+  switch (t) {
+    case DeviceType::CPU: return "cpu";
+    case DeviceType::CUDA: return "cuda";
+    case DeviceType::PrivateUse1: return "privateuseone";
+  }
+  return "unknown";
+}
+
 void Device::check_available() const {
-  EMBER_CHECK_KIND(is_cpu(), Assertion, "Ember not compiled with CUDA enabled");
+  if (is_cpu() || allocator_registered(type)) return;
+  EMBER_CHECK_KIND(type != DeviceType::CUDA, Assertion, "Ember not compiled with CUDA enabled");
+  EMBER_FAIL(Runtime, "no backend is registered for device type '", device_type_name(type), "'");
 }
 
 std::string Device::str() const {
-  std::string s = type == DeviceType::CPU ? "cpu" : "cuda";
+  std::string s = device_type_name(type);
   if (index >= 0) s += ":" + std::to_string(index);
   return s;
 }

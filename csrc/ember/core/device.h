@@ -1,26 +1,31 @@
 #pragma once
-// Where a tensor lives. Only the CPU has kernels today; the field exists so that
-// kernels, allocators and checks are written per device from the start.
+// Where a tensor lives. A device type is a backend: it registers an allocator (alloc/allocator.h),
+// a stream backend (core/stream.h) and kernels (kernels/registry.h); the CPU is the built-in one.
+// PrivateUse1 ("privateuseone", as PyTorch names it) is the slot for an out-of-tree backend.
 #include <cstdint>
 #include <ostream>
 #include <string>
 
+#include "ember/core/macros.h"
+
 namespace ember {
 
-enum class DeviceType : int8_t { CPU = 0, CUDA = 1 };
+enum class DeviceType : int8_t { CPU = 0, CUDA = 1, PrivateUse1 = 2 };
+constexpr int kNumDeviceTypes = 3;
+EMBER_API const char* device_type_name(DeviceType t);  // "cpu", "cuda", "privateuseone"
 
-struct Device {
+struct EMBER_API Device {
   DeviceType type = DeviceType::CPU;
   int8_t index = -1;
   Device() = default;
   Device(DeviceType t, int8_t i = -1) : type(t), index(i) {}
-  explicit Device(const std::string& spec);  // "cpu", "cuda", "cuda:1"
+  explicit Device(const std::string& spec);  // "cpu", "cuda", "cuda:1", "privateuseone:0"
   bool is_cpu() const { return type == DeviceType::CPU; }
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   std::string str() const;
-  // Raises what PyTorch's CPU-only build raises for a CUDA device: AssertionError, "... not compiled
-  // with CUDA enabled".
+  // Raises unless a backend for this device type is registered; for CUDA, what PyTorch's CPU-only
+  // build raises: AssertionError, "... not compiled with CUDA enabled".
   void check_available() const;
 };
 inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }

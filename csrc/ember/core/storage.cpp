@@ -1,51 +1,50 @@
 #include "ember/core/storage.h"
 
-#include <cstring>
+#include <algorithm>
 
-#include "ember/alloc/allocator.h"
 #include "ember/core/error.h"
 
 namespace ember {
 
 intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
-  device.check_available();
+  Allocator* a = get_allocator(device.type);  // raises for a device type with no backend
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
-  s->data_ = cpu_alloc(nbytes);
+  s->mem_ = a->allocate(nbytes);
+  s->mem_.device = device;  // keeps the index the caller asked for ("cuda:1")
   s->nbytes_ = nbytes;
-  s->device_ = device;
+  s->allocator_ = a;
   return s;
 }
 
 intrusive_ptr<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, Deleter deleter, void* ctx, Device device) {
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
-  s->data_ = data;
+  s->mem_ = {data, ctx, deleter, device};
   s->nbytes_ = nbytes;
-  s->deleter_ = deleter;
-  s->ctx_ = ctx;
-  s->device_ = device;
   return s;
 }
 
 StorageImpl::~StorageImpl() { free_memory(); }
 
 void StorageImpl::free_memory() {
-  if (deleter_) deleter_(ctx_, data_, nbytes_);
-  else cpu_free(data_, nbytes_);
+  if (mem_.deleter) mem_.deleter(mem_.ctx, mem_.data, nbytes_);
 }
 
 void StorageImpl::replace_memory(void* data, Deleter deleter, void* ctx) {
   free_memory();
-  data_ = data;
-  deleter_ = deleter;
-  ctx_ = ctx;
+  mem_.data = data;
+  mem_.deleter = deleter;
+  mem_.ctx = ctx;
+  allocator_ = nullptr;
 }
 
 void StorageImpl::reset_memory(size_t nbytes) {
   EMBER_CHECK(owns_memory(), "Trying to resize storage that is not resizable");
-  void* p = cpu_alloc(nbytes);
-  if (data_ && p) std::memcpy(p, data_, std::min(nbytes, nbytes_));
-  cpu_free(data_, nbytes_);
-  data_ = p;
+  DataPtr fresh = allocator_->allocate(nbytes);
+  fresh.device = mem_.device;
+  if (mem_.data && fresh.data)
+    allocator_->copy_data(fresh.data, fresh.device, mem_.data, mem_.device, std::min(nbytes, nbytes_));
+  free_memory();
+  mem_ = fresh;
   nbytes_ = nbytes;
 }
 

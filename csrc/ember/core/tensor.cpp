@@ -45,6 +45,7 @@ Tensor scalar_to_tensor(const Scalar& s) {
 
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  if (!device().is_cpu()) return to(Device()).item();  // waits for the device, as PyTorch
   const void* p = data_ptr();
   switch (dtype()) {
     case kBool: return Scalar(*static_cast<const bool*>(p));
@@ -66,7 +67,14 @@ Tensor Tensor::to(ScalarType t, bool copy) const { return ember::to_dtype(*this,
 
 Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
   d.check_available();
-  return ember::to_dtype(*this, t ? *t : dtype(), copy);
+  const Device here = device();
+  // "cuda" names the tensor's own (current) device; a CPU device has no index
+  if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
+    return ember::to_dtype(*this, t ? *t : dtype(), copy);
+  if (d.index < 0 && !d.is_cpu()) d.index = 0;
+  Tensor r = empty_tensor(sizes(), t ? *t : dtype(), d);
+  if (numel()) ember::copy_(r, *this);
+  return r;
 }
 
 }  // namespace ember

@@ -185,9 +185,20 @@ void check_no_overlap(const Tensor& out, const Tensor& in) {
               "single memory location. Please clone() the tensor before performing the operation.");
 }
 
+void fail_device_mismatch(const char* op, Device a, Device b) {
+  EMBER_FAIL(Runtime, "Expected all tensors to be on the same device, but found at least two devices, ", a, " and ", b,
+             "! (when checking arguments for ", op, ")");
+}
+
+void check_same_device(const char* op, Device device, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    if (t->defined() && t->device() != device) fail_device_mismatch(op, device, t->device());
+}
+
 Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
   const int64_t nd = t.dim();
-  if (t.is_contiguous() || nd <= 1) return empty_tensor(t.sizes(), dtype);
+  const Device dev = t.device();
+  if (t.is_contiguous() || nd <= 1) return empty_tensor(t.sizes(), dtype, dev);
   DimVector perm(nd);
   std::iota(perm.begin(), perm.end(), 0);
   std::stable_sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) { return t.strides()[a] > t.strides()[b]; });
@@ -195,7 +206,7 @@ Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
   for (int64_t k = nd - 1; k >= 0; k--) {
     int64_t d = perm[k];
     if (t.sizes()[d] == 1) continue;
-    if (t.strides()[d] != expected) return empty_tensor(t.sizes(), dtype);  // not dense: contiguous
+    if (t.strides()[d] != expected) return empty_tensor(t.sizes(), dtype, dev);  // not dense: contiguous
     expected *= t.sizes()[d];
   }
   DimVector st(nd);
@@ -204,7 +215,7 @@ Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
     st[perm[k]] = s;
     s *= std::max<int64_t>(t.sizes()[perm[k]], 1);
   }
-  Tensor r = empty_tensor(t.sizes(), dtype);
+  Tensor r = empty_tensor(t.sizes(), dtype, dev);
   r.impl()->set_sizes_and_strides(t.sizes(), st, 0);
   return r;
 }
@@ -213,6 +224,7 @@ Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
 TensorIter::TensorIter(TensorIterConfig& cfg) {
   ntensors_ = cfg.ninputs + 1;
   compute_shape(cfg);
+  compute_device(cfg);
   compute_types(cfg);
   allocate_or_check_output(cfg);
   reorder_and_coalesce();
@@ -228,6 +240,26 @@ void TensorIter::compute_shape(TensorIterConfig& cfg) {
   // row of x), and allocate_or_check_output then demands the result shape be exactly its own.
   if (cfg.mode == OutMode::Inplace && cfg.ninputs > 0) full_shape_ = broadcast_shapes(full_shape_, cfg.out.sizes());
   numel_ = prod(full_shape_);
+}
+
+// One device for all operands: that of the output (when given) or of the first input that is not a
+// CPU scalar. A CPU 0-d tensor may join an op on another device, as in PyTorch (compute_types
+// moves it there once its dtype is settled).
+void TensorIter::compute_device(TensorIterConfig& cfg) {
+  bool fixed = cfg.mode != OutMode::Functional;
+  device_ = fixed ? cfg.out.device() : Device();
+  for (int i = 0; i < cfg.ninputs; i++) {
+    const Tensor& in = cfg.inputs[i];
+    const Device d = in.device();
+    if (EMBER_LIKELY(d == device_)) continue;
+    if (d.is_cpu() && in.dim() == 0) continue;
+    if (!fixed) {  // every input so far was a CPU scalar
+      device_ = d;
+      fixed = true;
+      continue;
+    }
+    fail_device_mismatch(cfg.name, device_, d);
+  }
 }
 
 void TensorIter::compute_types(TensorIterConfig& cfg) {
@@ -259,6 +291,7 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
         compute_dtype_ != common)
       in = ember::to_dtype(in, common, false);
     if (cfg.promote_inputs && in.dtype() != compute_dtype_) in = ember::to_dtype(in, compute_dtype_, false);
+    if (EMBER_UNLIKELY(in.device() != device_)) in = in.to(device_);  // a CPU scalar (compute_device)
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();
   }
@@ -275,7 +308,7 @@ void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {
         user_out_ = empty_like_preserve(ops_[i], out_dtype);
         break;
       }
-    if (!user_out_.defined()) user_out_ = empty_tensor(full_shape_, out_dtype);
+    if (!user_out_.defined()) user_out_ = empty_tensor(full_shape_, out_dtype, device_);
   } else {
     user_out_ = cfg.out;
     if (cfg.mode == OutMode::Inplace) {
@@ -292,7 +325,7 @@ void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {
   }
   // The kernel writes ops_[0]; a temporary when the user's output has another dtype.
   if (user_out_.dtype() == dtypes_[0]) ops_[0] = user_out_;
-  else ops_[0] = empty_tensor(full_shape_, dtypes_[0]);
+  else ops_[0] = empty_tensor(full_shape_, dtypes_[0], device_);
 }
 
 void TensorIter::reorder_and_coalesce() {

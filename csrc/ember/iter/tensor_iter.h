@@ -8,7 +8,9 @@
 //     permuted-contiguous op becomes one flat inner loop the compiler vectorizes,
 //  5. runs `loop(data, strides_bytes, n)` over inner runs, split across threads by kGrainSize.
 #include <cstdint>
+#include <initializer_list>
 
+#include "ember/core/stream.h"
 #include "ember/core/tensor.h"
 #include "ember/parallel/parallel.h"
 
@@ -65,6 +67,9 @@ class EMBER_API TensorIter {
   const DimVector& shape() const { return shape_; }           // fastest dim first
   const int64_t* strides(int i) const { return strides_[i].data(); }  // bytes, fastest first
   bool is_contiguous() const;  // one flat run with every operand dense
+  // The launch context: the device every operand is on, and the stream to queue the kernel on.
+  Device device() const { return device_; }
+  Stream stream() const { return current_stream(device_); }
 
   // Runs the inner loop over everything; splits across threads above `grain` elements.
   void for_each(LoopRef loop, int64_t grain = kGrainSize) const;
@@ -74,6 +79,7 @@ class EMBER_API TensorIter {
   Tensor finish();
 
  private:
+  void compute_device(TensorIterConfig& cfg);
   void compute_types(TensorIterConfig& cfg);
   void compute_shape(TensorIterConfig& cfg);
   void allocate_or_check_output(TensorIterConfig& cfg);
@@ -89,6 +95,7 @@ class EMBER_API TensorIter {
   DimVector shape_;
   DimVector full_shape_;  // broadcast shape in logical order
   int64_t numel_ = 0;
+  Device device_;
 };
 
 // The dtype PyTorch gives `op(a, b, ...)`: torch.result_type over tensors and wrapped numbers.
@@ -112,6 +119,10 @@ EMBER_API void check_out_dtype(const Tensor& out, ScalarType expected);
 // Write an op's result into its out= tensor (resized). exact_dtype: out must have the result's
 // dtype (BLAS-like ops); otherwise the result must be castable to it (elementwise-like ops).
 EMBER_API const Tensor& copy_to_out(const Tensor& out, const Tensor& result, bool exact_dtype);
+// Raise PyTorch's "Expected all tensors to be on the same device, but found at least two devices,
+// cuda:0 and cpu!" unless every defined tensor is on `device`.
+EMBER_API void check_same_device(const char* op, Device device, std::initializer_list<const Tensor*> tensors);
+[[noreturn]] EMBER_API void fail_device_mismatch(const char* op, Device a, Device b);
 // Raise if `out` has elements that alias each other, or partially overlaps `in`.
 EMBER_API void check_no_overlap(const Tensor& out, const Tensor& in);
 

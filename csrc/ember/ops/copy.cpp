@@ -14,6 +14,7 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
   const int64_t nd = self.dim();
   if (nd < 2 || self.dtype() != src.dtype() || self.sizes() != src.sizes() || !self.is_contiguous()) return false;
   if (self.impl()->storage() == src.impl()->storage()) return false;  // overlap rules: leave to TensorIter
+  if (self.device() != src.device()) return false;
   const int64_t R = self.sizes()[nd - 2], C = self.sizes()[nd - 1];
   if (R < 16 || C < 16 || src.strides()[nd - 2] != 1 || src.strides()[nd - 1] != R) return false;
   int64_t expect = R * C;
@@ -21,15 +22,35 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
     if (self.sizes()[i] != 1 && src.strides()[i] != expect) return false;
     expect = checked_mul(expect, self.sizes()[i], "numel");
   }
-  EMBER_KERNEL(transpose_copy_kernel)(itemsize(self.dtype()), src.data_ptr(), self.data_ptr(), self.numel() / (R * C), R, C);
+  transpose_copy_kernel_stub(self.device(), "copy_")(itemsize(self.dtype()), src.data_ptr(), self.data_ptr(),
+                                                    self.numel() / (R * C), R, C);
   self.impl()->bump_version();
   return true;
 }
 }  // namespace
 
-const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: CPU copies are synchronous*/) {
+// A copy between two devices moves bytes once, between dense blocks of the destination's dtype:
+// the source is cast and broadcast on its own device, and a strided destination is filled from a
+// dense buffer on its own. Between two non-CPU device types the bytes go through the CPU.
+static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src) {
+  EMBER_CHECK(src.dim() <= self.dim(), "copy_(): source of shape ", src.sizes(), " does not broadcast to ", self.sizes());
+  Tensor dense = ember::contiguous(ember::to_dtype(src, self.dtype(), false).expand(self.sizes()));
+  if (!self.device().is_cpu() && !dense.device().is_cpu() && self.device().type != dense.device().type)
+    dense = dense.to(Device());
+  Tensor dst = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype(), self.device());
+  copy_bytes(dst.data_ptr(), dst.device(), dense.data_ptr(), dense.device(), size_t(dst.numel()) * dst.element_size());
+  if (!dst.is_same(self)) ember::copy_(self, dst);
+  self.impl()->bump_version();
+  return self;
+}
+
+const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: ordered on the current stream*/) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
+  if (EMBER_UNLIKELY(self.device() != src.device())) {
+    if (self.numel() == 0) return self;
+    return copy_across_devices(self, src);
+  }
   TensorIterConfig cfg;
   cfg.name = "copy_";
   cfg.out = self;
@@ -41,12 +62,13 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: 
   if (src.numel() == 0 && self.numel() == 0) return self;
   if (transposed_copy(self, src)) return self;
   TensorIter it(cfg);
-  EMBER_KERNEL(copy_kernel)(it);
+  copy_kernel_stub(it.device(), "copy_")(it);
   return self;
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> mf) {
-  Tensor r = mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), self.dtype()) : empty_like_preserve(self, self.dtype());
+  Tensor r = mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), self.dtype(), self.device())
+                                            : empty_like_preserve(self, self.dtype());
   if (self.numel()) ember::copy_(r, self);
   return r;
 }
@@ -60,7 +82,7 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
 
 Tensor contiguous(const Tensor& self) {
   if (self.is_contiguous()) return self;
-  Tensor r = empty_tensor(self.sizes(), self.dtype());
+  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());
   ember::copy_(r, self);
   return r;
 }
@@ -74,7 +96,7 @@ const Tensor& fill_(const Tensor& self, const Scalar& value) {
   cfg.allow_reduced_float = true;
   cfg.check_internal_overlap = false;  // PyTorch fills expanded tensors (every alias gets the same value)
   TensorIter it(cfg);
-  EMBER_KERNEL(fill_kernel)(it, value);
+  fill_kernel_stub(it.device(), "fill_")(it, value);
   return self;
 }
 

@@ -63,7 +63,9 @@ const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, con
 // *_like keep a dense input's layout (preserve_format, the default) unless asked for contiguous_format
 Tensor empty_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   ScalarType dt = o.dtype_or(self.dtype());
-  return mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), dt) : empty_like_preserve(self, dt);
+  const Device dev = o.device_ ? *o.device_ : self.device();
+  if (mf == MemoryFormat::Contiguous || dev != self.device()) return empty_tensor(self.sizes(), dt, dev);
+  return empty_like_preserve(self, dt);
 }
 Tensor zeros_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   return fresh(native::empty_like(self, o, mf).zero_());

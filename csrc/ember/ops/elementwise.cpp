@@ -39,7 +39,7 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   KernelArgs args;
   args.s0 = arg0;
   args.name = name;
-  EMBER_KERNEL(unary_kernel)(k, it, args);
+  unary_kernel_stub(it.device(), name)(k, it, args);
   return it.finish();
 }
 
@@ -79,7 +79,7 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   KernelArgs args;
   args.s0 = alpha;
   args.name = name;
-  EMBER_KERNEL(binary_kernel)(k, it, args);
+  binary_kernel_stub(it.device(), name)(k, it, args);
   return it.finish();
 }
 
@@ -231,7 +231,7 @@ static Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std
   a.s1 = posinf.value_or(hi);
   a.s2 = neginf.value_or(lo);
   a.name = "nan_to_num";
-  EMBER_KERNEL(unary_kernel)(UnaryKernel::NanToNum, it, a);
+  unary_kernel_stub(it.device(), "nan_to_num")(UnaryKernel::NanToNum, it, a);
   return it.finish();
 }
 Tensor nan_to_num(const Tensor& s, std::optional<double> n, std::optional<double> p, std::optional<double> m) {
@@ -280,7 +280,7 @@ static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& ma
   a.s0 = min.defined();
   a.s1 = max.defined();
   a.name = "clamp";
-  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Clamp, it, a);
+  ternary_kernel_stub(it.device(), "clamp")(TernaryKernel::Clamp, it, a);
   return it.finish();
 }
 Tensor clamp(const Tensor& s, const Tensor& lo, const Tensor& hi) { return clamp_impl(s, lo, hi, Tensor(), OutMode::Functional); }
@@ -310,7 +310,7 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
   a.name = "lerp";
-  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Lerp, it, a);
+  ternary_kernel_stub(it.device(), "lerp")(TernaryKernel::Lerp, it, a);
   return it.finish();
 }
 Tensor lerp(const Tensor& s, const Tensor& e, const Tensor& w) { return lerp_impl(s, e, w, Tensor(), OutMode::Functional); }
@@ -353,13 +353,13 @@ static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& o
     TensorIter cit(copy);
     EMBER_CHECK(out.sizes() == r.sizes(), "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                 r.sizes());
-    EMBER_KERNEL(copy_kernel)(cit);
+    copy_kernel_stub(cit.device(), "where")(cit);
     return out;
   }
   TensorIter it(cfg);
   KernelArgs a;
   a.name = "where";
-  EMBER_KERNEL(ternary_kernel)(TernaryKernel::Where, it, a);
+  ternary_kernel_stub(it.device(), "where")(TernaryKernel::Where, it, a);
   return it.finish();
 }
 Tensor where(const Tensor& c, const Tensor& s, const Tensor& o) { return where_impl(c, s, o, Tensor(), OutMode::Functional); }

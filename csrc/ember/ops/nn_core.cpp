@@ -23,7 +23,7 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
   for (int64_t i = 0; i < dim; i++) outer = checked_mul(outer, xc.sizes()[i], "numel");
   for (int64_t i = dim + 1; i < nd; i++) inner = checked_mul(inner, xc.sizes()[i], "numel");
   Tensor y = empty_tensor(xc.sizes(), cd);
-  if (y.numel()) EMBER_KERNEL(softmax_kernel)(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
+  if (y.numel()) softmax_kernel_stub(xc.device(), log ? "log_softmax" : "softmax")(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
   return y.to(out_t);
 }
 }  // namespace
@@ -57,7 +57,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   for (int64_t i = 0; i < k; i++) stat_shape.push_back(1);
   Tensor y = empty_tensor(x.sizes(), cd), mean = empty_tensor(stat_shape, cd), rstd = empty_tensor(stat_shape, cd);
   if (rows && cols)
-    EMBER_KERNEL(layer_norm_kernel)(cd, x.data_ptr(), w.defined() ? w.data_ptr() : nullptr,
+    layer_norm_kernel_stub(x.device(), "layer_norm")(cd, x.data_ptr(), w.defined() ? w.data_ptr() : nullptr,
                                     b.defined() ? b.data_ptr() : nullptr, y.data_ptr(), mean.data_ptr(),
                                     rstd.data_ptr(), rows, cols, eps);
   return {y.to(out_t), mean, rstd};
@@ -95,7 +95,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   if (training) {
     EMBER_CHECK_KIND(n * s > 1, Value, "Expected more than 1 value per channel when training, got input size ",
                      input.sizes());
-    if (x.numel()) EMBER_KERNEL(batch_norm_stats_kernel)(cd, x.data_ptr(), mean, var, n, c, s);
+    if (x.numel()) batch_norm_stats_kernel_stub(x.device(), "batch_norm")(cd, x.data_ptr(), mean, var, n, c, s);
     autograd::AutoGradMode no_grad(false);
     if (running_mean.defined()) {
       Tensor m = mean_d.to(running_mean.dtype());
@@ -126,7 +126,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     b[ch] = bv - mean[ch] * a[ch];
   }
   Tensor y = empty_tensor(x.sizes(), cd);
-  if (x.numel()) EMBER_KERNEL(batch_norm_apply_kernel)(cd, x.data_ptr(), a, b, y.data_ptr(), n, c, s);
+  if (x.numel()) batch_norm_apply_kernel_stub(x.device(), "batch_norm")(cd, x.data_ptr(), a, b, y.data_ptr(), n, c, s);
   return {y.to(out_t), mean_d.to(cd), invstd_d.to(cd)};
 }
 

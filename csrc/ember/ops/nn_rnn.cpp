@@ -62,7 +62,7 @@ std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   Tensor g = prep(gates, cd), c = prep(cx, cd);
   int64_t rows = g.sizes()[0], h = g.sizes()[1] / 4;
   Tensor hy = empty_tensor({rows, h}, cd), cy = empty_tensor({rows, h}, cd);
-  if (rows && h) EMBER_KERNEL(lstm_cell_kernel)(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
+  if (rows && h) lstm_cell_kernel_stub(g.device(), "lstm_cell")(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
   return {hy.to(dt), cy.to(dt)};
 }
 
@@ -84,7 +84,7 @@ std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0,
   gates.copy_(xw);
   // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
   Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
-  EMBER_KERNEL(lstm_seq_kernel)(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(),
+  lstm_seq_kernel_stub(gates.device(), "lstm")(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(),
                                 hs.data_ptr(), cs.data_ptr(), T, B, H, reverse);
   return {hs, cs, acts};
 }
@@ -96,7 +96,7 @@ Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
   Tensor a = prep(gi, cd), b = prep(gh, cd), h0 = prep(hx, cd);
   int64_t rows = a.sizes()[0], h = a.sizes()[1] / 3;
   Tensor hy = empty_tensor({rows, h}, cd);
-  if (rows && h) EMBER_KERNEL(gru_cell_kernel)(cd, a.data_ptr(), b.data_ptr(), h0.data_ptr(), hy.data_ptr(), rows, h);
+  if (rows && h) gru_cell_kernel_stub(a.device(), "gru_cell")(cd, a.data_ptr(), b.data_ptr(), h0.data_ptr(), hy.data_ptr(), rows, h);
   return hy.to(dt);
 }
 
@@ -125,7 +125,7 @@ std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& d
   Tensor dgates = empty_tensor(g.sizes(), cd);
   Tensor dcx = mask[1] ? empty_tensor({rows, h}, cd) : Tensor();
   if (rows && h)
-    EMBER_KERNEL(lstm_cell_backward_kernel)(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(),
+    lstm_cell_backward_kernel_stub(g.device(), "lstm_cell_backward")(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(),
                                             dgates.data_ptr(), dcx.defined() ? dcx.data_ptr() : nullptr, rows, h);
   return {mask[0] ? dgates.to(dt) : Tensor(), back_to(dcx, dt)};
 }
@@ -178,7 +178,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, 
   dh.zero_();
   dc.zero_();
   if (B && H)
-    EMBER_KERNEL(lstm_seq_backward_kernel)(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.data_ptr(),
+    lstm_seq_backward_kernel_stub(acts.device(), "lstm_backward")(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.data_ptr(),
                                            w_hh.contiguous().data_ptr(), c0c.data_ptr(), cs.data_ptr(),
                                            dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
   else
@@ -215,7 +215,7 @@ std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Te
   Tensor dgi = empty_tensor(a.sizes(), cd), dgh = empty_tensor(a.sizes(), cd);
   Tensor dhx = mask[2] ? empty_tensor({rows, h}, cd) : Tensor();
   if (rows && h)
-    EMBER_KERNEL(gru_cell_backward_kernel)(cd, d.data_ptr(), a.data_ptr(), b.data_ptr(), h0.data_ptr(),
+    gru_cell_backward_kernel_stub(a.device(), "gru_cell_backward")(cd, d.data_ptr(), a.data_ptr(), b.data_ptr(), h0.data_ptr(),
                                            dgi.data_ptr(), dgh.data_ptr(), dhx.defined() ? dhx.data_ptr() : nullptr,
                                            rows, h);
   return {mask[0] ? dgi.to(dt) : Tensor(), mask[1] ? dgh.to(dt) : Tensor(), back_to(dhx, dt)};

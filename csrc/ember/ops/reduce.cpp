@@ -79,13 +79,29 @@ Reduction prepare(const Tensor& self, const std::vector<bool>& mask, bool keepdi
 }
 
 // Runs the kernel; returns values shaped as the result (indices too when asked).
+const char* reduce_name(ReduceKernel k) {
+  switch (k) {
+    case ReduceKernel::Sum: return "sum";
+    case ReduceKernel::Prod: return "prod";
+    case ReduceKernel::Max: return "max";
+    case ReduceKernel::Min: return "min";
+    case ReduceKernel::ArgMax: return "argmax";
+    case ReduceKernel::ArgMin: return "argmin";
+    case ReduceKernel::All: return "all";
+    case ReduceKernel::Any: return "any";
+  }
+  return "reduce";
+}
+
 Tensor run(ReduceKernel k, const Reduction& red, Tensor* indices = nullptr) {
-  Tensor vals = empty_tensor(red.out_shape, red.in.dtype());
+  const Device dev = red.in.device();
+  auto kernel = reduce_kernel_stub(dev, reduce_name(k));  // before allocating: no kernel, no work
+  Tensor vals = empty_tensor(red.out_shape, red.in.dtype(), dev);
   Tensor idx;
-  if (indices) idx = empty_tensor(red.out_shape, kLong);
+  if (indices) idx = empty_tensor(red.out_shape, kLong, dev);
   if (vals.numel() > 0)
-    EMBER_KERNEL(reduce_kernel)(k, red.in.dtype(), red.in.data_ptr(), vals.data_ptr(),
-                                indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr, red.sh);
+    kernel(k, red.in.dtype(), red.in.data_ptr(), vals.data_ptr(), indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr,
+           red.sh);
   if (indices) *indices = idx;
   return vals;
 }
@@ -402,10 +418,10 @@ static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
   Tensor x = (out_t == kBool ? self.to(kBool) : self).to(cd);
   if (nd == 0) return x.clone().to(out_t);
   Tensor moved = x.movedim({dim}, {-1}).contiguous();
-  Tensor y = empty_tensor(moved.sizes(), cd);
+  Tensor y = empty_tensor(moved.sizes(), cd, moved.device());
   int64_t n = moved.sizes().back();
   if (moved.numel())
-    EMBER_KERNEL(scan_kernel)(prod, cd, moved.data_ptr(), y.data_ptr(), moved.numel() / std::max<int64_t>(n, 1), n);
+    scan_kernel_stub(moved.device(), prod ? "cumprod" : "cumsum")(prod, cd, moved.data_ptr(), y.data_ptr(), moved.numel() / std::max<int64_t>(n, 1), n);
   return y.movedim({-1}, {dim}).to(out_t).contiguous();
 }
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, false); }

@@ -1,0 +1,35 @@
+// The stubs of the per-ISA kernels (kernels.h) and the error for a device without a kernel.
+#include "ember/core/error.h"
+#include "ember/kernels/kernels.h"
+
+namespace ember {
+
+void no_kernel_for(const char* op, Device device) {
+  EMBER_FAIL(NotImplemented, "Could not run '", op, "' with arguments from the '", device_type_name(device.type),
+             "' backend: no ", device_type_name(device.type), " kernel is registered for it (tensors on ", device, ")");
+}
+
+}  // namespace ember
+
+EMBER_DEFINE_STUB(unary_kernel_stub)
+EMBER_DEFINE_STUB(binary_kernel_stub)
+EMBER_DEFINE_STUB(ternary_kernel_stub)
+EMBER_DEFINE_STUB(copy_kernel_stub)
+EMBER_DEFINE_STUB(fill_kernel_stub)
+EMBER_DEFINE_STUB(transpose_copy_kernel_stub)
+EMBER_DEFINE_STUB(reduce_kernel_stub)
+EMBER_DEFINE_STUB(softmax_kernel_stub)
+EMBER_DEFINE_STUB(softmax_backward_kernel_stub)
+EMBER_DEFINE_STUB(layer_norm_kernel_stub)
+EMBER_DEFINE_STUB(layer_norm_backward_kernel_stub)
+EMBER_DEFINE_STUB(batch_norm_stats_kernel_stub)
+EMBER_DEFINE_STUB(batch_norm_apply_kernel_stub)
+EMBER_DEFINE_STUB(batch_norm_backward_reduce_kernel_stub)
+EMBER_DEFINE_STUB(batch_norm_backward_apply_kernel_stub)
+EMBER_DEFINE_STUB(scan_kernel_stub)
+EMBER_DEFINE_STUB(lstm_cell_kernel_stub)
+EMBER_DEFINE_STUB(lstm_cell_backward_kernel_stub)
+EMBER_DEFINE_STUB(lstm_seq_kernel_stub)
+EMBER_DEFINE_STUB(lstm_seq_backward_kernel_stub)
+EMBER_DEFINE_STUB(gru_cell_kernel_stub)
+EMBER_DEFINE_STUB(gru_cell_backward_kernel_stub)
