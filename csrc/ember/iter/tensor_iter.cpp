@@ -251,14 +251,13 @@ void TensorIter::compute_device(TensorIterConfig& cfg) {
   for (int i = 0; i < cfg.ninputs; i++) {
     const Tensor& in = cfg.inputs[i];
     const Device d = in.device();
-    if (EMBER_LIKELY(d == device_)) continue;
-    if (d.is_cpu() && in.dim() == 0) continue;
-    if (!fixed) {  // every input so far was a CPU scalar
+    if (d.is_cpu() && in.dim() == 0) continue;  // a CPU scalar rides along
+    if (!fixed) {  // the first input that is not a CPU scalar decides
       device_ = d;
       fixed = true;
-      continue;
+    } else if (EMBER_UNLIKELY(d != device_)) {
+      fail_device_mismatch(cfg.name, device_, d);
     }
-    fail_device_mismatch(cfg.name, device_, d);
   }
 }
 
