@@ -264,23 +264,25 @@ TEST(CachingAllocator, SteadyStateMakesNoDeviceAllocations) {
 }
 
 TEST(CachingAllocator, BlocksStayWithTheirStream) {
-  FakeRaw raw(1024 * MiB);
-  CachingAllocator alloc(raw);
-  void* p = alloc.allocate(4096, /*stream=*/1);
-  alloc.free(p);
-  void* q = alloc.allocate(4096, /*stream=*/2);  // stream 1's cached block is not handed over
-  EXPECT_NE(q, p);
-  EXPECT_EQ(alloc.stats().num_device_alloc, 2);
-  void* r = alloc.allocate(4096, /*stream=*/1);
-  EXPECT_EQ(r, p);
-  EXPECT_EQ(alloc.stats().num_device_alloc, 2);
-  auto snap = alloc.snapshot();
-  ASSERT_EQ(snap.size(), 2u);
-  std::vector<StreamId> streams = {snap[0].stream, snap[1].stream};
-  std::sort(streams.begin(), streams.end());
-  EXPECT_EQ(streams, std::vector<StreamId>({1, 2}));
-  alloc.free(q);
-  alloc.free(r);
+  for (auto [owner, other] : {std::pair<StreamId, StreamId>{1, 2}, {2, 1}}) {
+    FakeRaw raw(1024 * MiB);
+    CachingAllocator alloc(raw);
+    void* p = alloc.allocate(4096, owner);
+    alloc.free(p);
+    void* q = alloc.allocate(4096, other);  // the owner's cached block is not handed over
+    EXPECT_NE(q, p);
+    EXPECT_EQ(alloc.stats().num_device_alloc, 2);
+    void* r = alloc.allocate(4096, owner);
+    EXPECT_EQ(r, p);
+    EXPECT_EQ(alloc.stats().num_device_alloc, 2);
+    auto snap = alloc.snapshot();
+    ASSERT_EQ(snap.size(), 2u);
+    std::vector<StreamId> streams = {snap[0].stream, snap[1].stream};
+    std::sort(streams.begin(), streams.end());
+    EXPECT_EQ(streams, std::vector<StreamId>({1, 2}));
+    alloc.free(q);
+    alloc.free(r);
+  }
 }
 
 TEST(CachingAllocator, RecordStreamDefersReuseUntilEventsComplete) {
@@ -334,6 +336,41 @@ TEST(CachingAllocator, OutOfMemoryReleasesCachedSegmentsOfThePoolAndRetries) {
   EXPECT_EQ(s.reserved_bytes[kAllPools].current, i64(30 * MiB));
   EXPECT_EQ(raw.segment_sizes(), std::vector<size_t>({30 * MiB}));
   alloc.free(p);
+}
+
+TEST(CachingAllocator, OutOfMemoryReleasesJustEnoughOfThePool) {
+  auto setup = [](FakeRaw& raw, CachingAllocator& alloc) {
+    void* hold = alloc.allocate(30 * MiB, 0);
+    std::vector<void*> cached = {alloc.allocate(14 * MiB, 1), alloc.allocate(12 * MiB, 1),
+                                 alloc.allocate(10 * MiB, 1)};
+    for (void* p : cached) alloc.free(p);
+    EXPECT_EQ(raw.used(), 66 * MiB);
+    return hold;
+  };
+  {
+    // no cached segment covers 24 MiB: the largest go back until they do (14 + 12), the 10 stays
+    FakeRaw raw(70 * MiB);
+    CachingAllocator alloc(raw);
+    void* hold = setup(raw, alloc);
+    void* p = alloc.allocate(24 * MiB, 1);
+    EXPECT_EQ(alloc.stats().num_device_free, 2);
+    EXPECT_EQ(alloc.stats().num_alloc_retries, 1);
+    EXPECT_EQ(raw.segment_sizes(), std::vector<size_t>({10 * MiB, 24 * MiB, 30 * MiB}));
+    alloc.free(p);
+    alloc.free(hold);
+  }
+  {
+    // stream 2 cannot use stream 1's blocks, but the smallest segment that covers the request goes
+    FakeRaw raw(70 * MiB);
+    CachingAllocator alloc(raw);
+    void* hold = setup(raw, alloc);
+    void* p = alloc.allocate(11 * MiB, 2);
+    EXPECT_EQ(alloc.stats().num_device_free, 1);
+    EXPECT_EQ(raw.segment_sizes(), std::vector<size_t>({10 * MiB, 12 * MiB, 14 * MiB, 30 * MiB}));
+    EXPECT_EQ(alloc.snapshot().size(), 4u);
+    alloc.free(p);
+    alloc.free(hold);
+  }
 }
 
 TEST(CachingAllocator, OutOfMemoryReleasesTheWholeCacheAndRetries) {
