@@ -422,7 +422,7 @@ TEST(CachingAllocator, OutOfMemoryErrorSaysWhatWasAskedAndWhereTheMemoryIs) {
   EXPECT_NE(msg.find("31.00 MiB is allocated by Ember, and 1.00 MiB is reserved by Ember but unallocated"),
             std::string::npos)
       << msg;
-  EXPECT_NE(msg.find("(1.00 MiB of it in free pieces of partly used segments: fragmentation"), std::string::npos)
+  EXPECT_NE(msg.find("(1.00 MiB of it is fragmentation: free pieces of segments still partly in use"), std::string::npos)
       << msg;
   DeviceStats s = alloc.stats();
   EXPECT_EQ(s.num_ooms, 1);

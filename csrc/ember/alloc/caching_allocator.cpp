@@ -353,8 +353,8 @@ void CachingAllocator::Impl::raise_oom(size_t nbytes) {
                     format_bytes(reserved - allocated) + " is reserved by Ember but unallocated";
   if (fragmented > 0)
     msg += " (" + format_bytes(fragmented) +
-           " of it in free pieces of partly used segments: fragmentation, which freeing the "
-           "tensors that share those segments returns)";
+           " of it is fragmentation: free pieces of segments still partly in use, which go back to "
+           "the device only once the rest of their segment is freed)";
   msg += ".";
   throw OutOfMemoryError(msg);
 }
