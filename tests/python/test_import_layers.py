@@ -26,6 +26,8 @@ Held to:
 import ast
 import pathlib
 
+import pytest
+
 PKG_ROOT = pathlib.Path(__file__).resolve().parents[2] / "python" / "ember"
 
 # The Tensor layer: the Tensor class and what it is built from.
@@ -203,3 +205,21 @@ def test_tensor_layer_imports_no_higher_layer():
                  for a, b in zip(chain, chain[1:])]
         lines.append("  " + ", ".join(steps))
     assert not chains, "the Tensor layer imports a higher layer:\n" + "\n".join(lines)
+
+
+def test_higher_layers_install_the_tensor_hooks():
+    # `import ember` imports serialization and multiprocessing, which fill in what Tensor delegates
+    import copy
+    import pickle
+
+    import ember
+    from ember import _tensor, serialization
+    from ember.multiprocessing import _reductions
+    assert _tensor._LAYER_HOOKS == {"reduce_ex": serialization._tensor_reduce,
+                                    "deepcopy": serialization._deepcopy_tensor,
+                                    "share_memory": _reductions.share_memory_}
+    t = ember.arange(6.0).reshape(2, 3)[:, 1:]
+    assert ember.equal(pickle.loads(pickle.dumps(t)), t)
+    assert ember.equal(copy.deepcopy(t), t)
+    with pytest.raises(KeyError, match="no_such_protocol"):
+        _tensor._install_layer_hook("no_such_protocol", len)
