@@ -670,33 +670,4 @@ std::optional<MemoryFormat> ParsedArgs::memory_format_opt(int i) {
   EMBER_FAIL(Runtime, "unsupported memory format ", n);
 }
 
-// ---------------------------------------------------------------- errors
-void set_python_error() {
-  try {
-    throw;
-  } catch (nb::python_error& e) {
-    e.restore();
-  } catch (const Error& e) {
-    PyObject* type = PyExc_RuntimeError;
-    switch (e.kind()) {
-      case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
-      case ErrorKind::Index: type = PyExc_IndexError; break;
-      case ErrorKind::Type: type = PyExc_TypeError; break;
-      case ErrorKind::Value: type = PyExc_ValueError; break;
-      case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
-      case ErrorKind::Assertion: type = PyExc_AssertionError; break;
-    }
-    PyErr_SetString(type, e.what());
-  } catch (const nb::builtin_exception& e) {
-    // nanobind's own cast/type errors
-    PyErr_SetString(PyExc_TypeError, e.what());
-  } catch (const std::bad_alloc&) {
-    PyErr_SetString(PyExc_RuntimeError, "DefaultCPUAllocator: not enough memory");
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-  } catch (...) {
-    PyErr_SetString(PyExc_RuntimeError, "unknown C++ exception");
-  }
-}
-
 }  // namespace ember::py

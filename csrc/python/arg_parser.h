@@ -10,6 +10,7 @@
 
 #include "ember/core/tensor.h"
 #include "ember/random/generator.h"
+#include "python/exceptions.h"
 
 namespace ember::py {
 
@@ -154,9 +155,6 @@ class ArgParser {
 // strict: a 0-d integer tensor does not count as an int (see ArgParser::parse).
 bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor = false, bool strict = false);
 std::string type_name(PyObject* o);
-
-// Translate a C++ exception into the matching Python exception.
-void set_python_error();
 
 }  // namespace ember::py
 

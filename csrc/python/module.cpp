@@ -13,6 +13,7 @@
 #include "python/arg_parser.h"
 #include "python/bindings.h"
 #include "python/dlpack.h"
+#include "python/exceptions.h"
 
 namespace nb = nanobind;
 using namespace ember;
@@ -114,22 +115,7 @@ void add_functions(nb::module_& target, PyMethodDef* defs) {
 NB_MODULE(_C, m) {
   // dtype singletons and the tensor class live for the whole process by design
   nb::set_leak_warnings(false);
-  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
-    try {
-      std::rethrow_exception(p);
-    } catch (const ember::Error& e) {
-      PyObject* type = PyExc_RuntimeError;
-      switch (e.kind()) {
-        case ErrorKind::Runtime: type = PyExc_RuntimeError; break;
-        case ErrorKind::Index: type = PyExc_IndexError; break;
-        case ErrorKind::Type: type = PyExc_TypeError; break;
-        case ErrorKind::Value: type = PyExc_ValueError; break;
-        case ErrorKind::NotImplemented: type = PyExc_NotImplementedError; break;
-        case ErrorKind::Assertion: type = PyExc_AssertionError; break;
-      }
-      PyErr_SetString(type, e.what());
-    }
-  });
+  py::register_exception_translator();
 
   // ---- dtypes
   auto dtype_cls = nb::class_<DtypeObj>(m, "dtype")

@@ -5,6 +5,9 @@ import numbers
 
 from . import _C
 from ._C import _ops
+from . import _tensor_str
+from ._functional import nonzero as _nonzero, unique as _unique, unique_consecutive as _unique_consecutive
+from ._utils import strided as _strided
 
 
 class Size(tuple):
@@ -47,6 +50,28 @@ class _RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
+
+
+# Pickling, deep copy and shared memory are implemented by higher layers (ember.serialization,
+# ember.multiprocessing), which install them here when imported; ember/__init__ imports both. The
+# Tensor class never imports those layers, so they are free to import Tensor and nn.Parameter.
+_LAYER_HOOKS = {"reduce_ex": None, "deepcopy": None, "share_memory": None}
+_HOOK_PROVIDERS = {"reduce_ex": "ember.serialization", "deepcopy": "ember.serialization",
+                   "share_memory": "ember.multiprocessing"}
+
+
+def _install_layer_hook(name, fn):
+    """Called by a higher layer at import: fn implements Tensor's `name` protocol."""
+    if name not in _LAYER_HOOKS:
+        raise KeyError(f"unknown Tensor layer hook {name!r}; expected one of {sorted(_LAYER_HOOKS)}")
+    _LAYER_HOOKS[name] = fn
+
+
+def _layer_hook(name):
+    fn = _LAYER_HOOKS[name]
+    if fn is None:
+        raise RuntimeError(f"Tensor {name} needs {_HOOK_PROVIDERS[name]}, which has not been imported yet")
+    return fn
 
 
 class _NumpyBridge:
@@ -152,8 +177,7 @@ class Tensor(_C.TensorBase):
 
     # ---- printing
     def __repr__(self, *, tensor_contents=None):
-        from ._tensor_str import _str
-        return _str(self, tensor_contents=tensor_contents)
+        return _tensor_str._str(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
         if self.dim() == 0:
@@ -178,22 +202,19 @@ class Tensor(_C.TensorBase):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        from .serialization import _deepcopy_tensor
-        r = _deepcopy_tensor(self, memo)
+        r = _layer_hook("deepcopy")(self, memo)
         memo[id(self)] = r
         return r
 
     def __reduce_ex__(self, proto):
         # plain pickle: self-contained bytes + layout (ember.save writes torch's shared-storage format)
-        from .serialization import _tensor_reduce
-        return _tensor_reduce(self)
+        return _layer_hook("reduce_ex")(self)
 
     # ---- shared memory (ember.multiprocessing)
     def share_memory_(self):
         """Move the storage into shared memory (in place; every view follows), so processes that
         inherit or receive this tensor see each other's writes. A no-op if already shared."""
-        from .multiprocessing._reductions import share_memory_
-        return share_memory_(self)
+        return _layer_hook("share_memory")(self)
 
     def is_shared(self):
         return _C._shm_strategy_of(self) is not None
@@ -351,24 +372,21 @@ class Tensor(_C.TensorBase):
         return _ops.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
     def nonzero(self, *, as_tuple=False):
-        from ._functional import nonzero
-        return nonzero(self, as_tuple=as_tuple)
+        return _nonzero(self, as_tuple=as_tuple)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
-        from ._functional import unique
-        return unique(self, sorted, return_inverse, return_counts, dim)
+        return _unique(self, sorted, return_inverse, return_counts, dim)
 
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
-        from ._functional import unique_consecutive
-        return unique_consecutive(self, return_inverse, return_counts, dim)
+        return _unique_consecutive(self, return_inverse, return_counts, dim)
 
     @property
     def layout(self):
-        from ._utils import strided
-        return strided
+        return _strided
 
 
 _C._set_tensor_class(Tensor)
+_tensor_str._register_plain_class(Tensor)
 
 _TYPE_NAMES = {
     _C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",

@@ -211,11 +211,18 @@ def _grad_fn_name(t):
     return name.rsplit("::", 1)[-1]
 
 
+# classes printed as "tensor(...)" rather than by their own name; ember.Tensor registers itself here
+# (this module sits below it, so cannot import it)
+_PLAIN_CLASSES = {_C.TensorBase}
+
+
+def _register_plain_class(cls):
+    _PLAIN_CLASSES.add(cls)
+
+
 def _is_plain(t):
-    from ._tensor import Tensor
     cls = type(t)
-    return cls is Tensor or cls is _C.TensorBase or (
-        cls.__name__ == "Parameter" and cls.__module__.startswith("ember"))
+    return cls in _PLAIN_CLASSES or (cls.__name__ == "Parameter" and cls.__module__.startswith("ember"))
 
 
 def _str(t, tensor_contents=None):

@@ -1,6 +1,7 @@
 """Small top-level helpers of the ember namespace."""
 from . import _C
 from ._C import _ops
+from ._tensor_str import set_printoptions  # noqa: F401  (ember.set_printoptions)
 
 
 class layout:
@@ -63,12 +64,6 @@ def as_tensor(data, dtype=None, device=None):
         t = _C.from_numpy(data)
         return t if dtype is None else t.to(dtype)
     return _ops.tensor(data, dtype=dtype)
-
-
-def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
-    from . import _tensor_str
-    if hasattr(_tensor_str, "set_printoptions"):
-        _tensor_str.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
 
 
 def memory_stats():

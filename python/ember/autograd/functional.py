@@ -1,6 +1,7 @@
 """ember.autograd.functional: vjp, jvp (by the double-backward trick), jacobian, hessian."""
 from .. import _C
 from .._C import _ops
+from ._engine import grad
 
 
 def _tuple(x):
@@ -17,7 +18,6 @@ def _prepare(inputs, create_graph):
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    from . import grad
     single = not isinstance(inputs, tuple)
     ins = _prepare(inputs, create_graph)
     outs = func(*ins)
@@ -31,7 +31,6 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """Forward-mode product J v, computed as d/du (u^T J v) through two backward passes."""
-    from . import grad
     single = not isinstance(inputs, tuple)
     ins = _prepare(inputs, create_graph)
     outs = func(*ins)
@@ -52,7 +51,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    from . import grad
     single_in = not isinstance(inputs, tuple)
     ins = _prepare(inputs, create_graph)
     outs = func(*ins)
@@ -74,7 +72,6 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, outer_jacobian_strategy="reverse-mode"):
-    from . import grad
     single = not isinstance(inputs, tuple)
 
     def jac_fn(*ins):

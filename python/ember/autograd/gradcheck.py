@@ -12,6 +12,7 @@ import warnings
 from .. import _C
 from .._C import _ops
 from .grad_mode import no_grad
+from ._engine import grad
 
 
 class GradcheckError(RuntimeError):
@@ -127,7 +128,6 @@ def _eval_flat(func, inputs, out_mask):
 def _analytical_jacobian(inputs, output, nondet_tol, check_grad_dtypes):
     """Jacobians of one output w.r.t. every differentiable input, by one backward per output
     element (done twice, to check that backward is deterministic)."""
-    from . import grad
     diff = [inputs[i] for i in _diff_input_indices(inputs)]
 
     def rows_of(out):
@@ -180,7 +180,6 @@ def _allclose(a, n, rtol, atol):
 
 
 def _test_backward_mul_by_grad_output(outputs, inputs):
-    from . import grad
     diff = [inputs[i] for i in _diff_input_indices(inputs)]
     gs = grad(list(outputs), diff, [_ops.zeros_like(o) for o in outputs], allow_unused=True)
     for gi, di in zip(gs, diff):
@@ -272,7 +271,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     diff_input_indices = {i for i, x in enumerate(inputs) if _is_tensor(x) and x.requires_grad}
 
     def new_func(*args):
-        from . import grad
         ins = args[:len(args) - num_outputs]
         gos = args[len(args) - num_outputs:]
         outs = _differentiable_outputs(func(*ins))

@@ -1,48 +1,5 @@
 """ember.backends: the backend switches of torch.backends. Ember runs on the CPU only, so the CUDA,
 cuDNN and MPS backends report themselves absent; their flags still read and write as PyTorch's do
 (programs set cudnn.benchmark unconditionally), with the same bool checks."""
-import contextlib
-import sys
-import types
-
-
-class _Flag:
-    """A module-level bool flag that rejects non-bools as PyTorch's setters do."""
-
-    def __init__(self, setter_name, default):
-        self.setter_name, self.value = setter_name, default
-
-    def __get__(self, obj, objtype=None):
-        return self.value
-
-    def __set__(self, obj, value):
-        if not isinstance(value, bool):
-            raise RuntimeError(f"{self.setter_name} expects a bool, but got {type(value).__name__}")
-        self.value = value
-
-
-class _FlagModule(types.ModuleType):
-    """Module class whose _Flag attributes validate assignments (module.flag = value)."""
-
-
-def _install_flags(module_name, **flags):
-    """Turns module `module_name` into a _FlagModule subclass holding `flags` (name -> _Flag)."""
-    module = sys.modules[module_name]
-    module.__class__ = type(module.__class__.__name__, (_FlagModule,), dict(flags))
-    return module
-
-
-@contextlib.contextmanager
-def _set_flags(module, **values):
-    """Sets module flags for a `with` block and restores them after, as torch.backends.*.flags does."""
-    saved = {k: getattr(module, k) for k in values}
-    try:
-        for k, v in values.items():
-            setattr(module, k, v)
-        yield
-    finally:
-        for k, v in saved.items():
-            setattr(module, k, v)
-
-
-from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: E402,F401
+from ._flags import _Flag, _FlagModule, _install_flags, _set_flags  # noqa: F401
+from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp  # noqa: F401

@@ -1,5 +1,5 @@
 """ember.backends.cudnn: cuDNN is absent from a CPU-only build; its flags are kept (and ignored)."""
-from . import _Flag, _install_flags, _set_flags
+from ._flags import _Flag, _install_flags, _set_flags
 
 __all__ = ["is_available", "version", "is_acceptable", "flags"]
 

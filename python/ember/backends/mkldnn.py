@@ -1,6 +1,6 @@
 """ember.backends.mkldnn: oneDNN (formerly MKL-DNN), which runs Ember's float32 convolutions when the
 build found it."""
-from . import _Flag, _install_flags, _set_flags
+from ._flags import _Flag, _install_flags, _set_flags
 
 __all__ = ["is_available", "flags"]
 

@@ -5,7 +5,7 @@ import operator
 import ember
 
 from . import constraints
-from .transforms import Transform
+from ._transform_base import Transform
 from .utils import _sum_rightmost
 
 

@@ -6,6 +6,9 @@ import weakref
 from multiprocessing import reduction, resource_tracker
 
 from .. import _C
+from .. import _tensor
+from .._tensor import Tensor
+from ..nn.parameter import Parameter
 
 _strategy = ["file_descriptor"]  # mutable cell: set_sharing_strategy writes it
 
@@ -100,7 +103,6 @@ def reduce_tensor(t):
             "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
             "before serializing (e.g., putting it on the queue).")
     share_memory_(t)
-    from ..nn.parameter import Parameter
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))
     key = _key_of(t)
@@ -117,7 +119,7 @@ def reduce_tensor(t):
 
 
 def init_reductions():
-    from ..nn.parameter import Parameter
-    from .._tensor import Tensor
+    # Tensor.share_memory_ is installed from here: the Tensor layer does not import this one
+    _tensor._install_layer_hook("share_memory", share_memory_)
     for cls in (_C.TensorBase, Tensor, Parameter):
         reduction.ForkingPickler.register(cls, reduce_tensor)

@@ -5,6 +5,7 @@ import warnings
 
 from .. import _C
 from .._C import _ops
+from ._reduction import _get_enum, _reduction_str
 from ._functional_core import _adaptive_max, _max_unpool, _tuple, avg_pool3d, channel_shuffle, conv1d
 
 __all__ = [
@@ -171,7 +172,6 @@ def pdist(input, p=2):
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """sum over target classes j and non-target classes i of max(0, 1 - (x[y_j] - x[i])) / C, where
     each row of ``target`` lists class indices, ended by the first -1."""
-    from .functional import _reduction_str
     if size_average is not None or reduce is not None:
         reduction = _reduction_str(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
@@ -254,6 +254,6 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits = (input @ linear_weight.reshape(-1, in_features).t()).reshape(logits_shape)
     if linear_bias is not None:
         logits = logits + linear_bias
-    from .functional import cross_entropy
-    return cross_entropy(logits, target, weight, ignore_index=-100 if ignore_index is None else ignore_index,
-                         reduction=reduction, label_smoothing=label_smoothing)
+    # F.cross_entropy's body (functional.py imports this module, so it cannot be imported from here)
+    return _C._nn.cross_entropy_loss(logits, target, weight, _get_enum(reduction),
+                                     -100 if ignore_index is None else ignore_index, label_smoothing)

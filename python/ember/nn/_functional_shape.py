@@ -8,6 +8,7 @@ import math
 import numbers
 import warnings
 
+from .. import _C
 from .._C import _ops
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear", "grid_sample", "affine_grid"]
@@ -20,11 +21,7 @@ _MODE_DIM = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
 def _is_integer(x):
     if isinstance(x, numbers.Integral) and not isinstance(x, bool):
         return True
-    try:
-        import ember
-        return isinstance(x, ember.Tensor) and not x.is_floating_point() and x.dim() == 0
-    except Exception:  # noqa: BLE001
-        return False
+    return isinstance(x, _C.TensorBase) and not x.is_floating_point() and x.dim() == 0
 
 
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,

@@ -18,53 +18,9 @@ from . import _functional_attention
 from ._functional_attention import *  # noqa: F401,F403  scaled_dot_product_attention, multi_head_attention_forward
 from . import _functional_extra
 from ._functional_extra import *  # noqa: F401,F403  fractional/3-d pooling, gumbel_softmax, pdist, ...
+from ._reduction import _get_enum, _legacy_get_string, _reduction_enum, _reduction_str  # noqa: F401
 
 Tensor = _C.TensorBase
-
-# ---------------------------------------------------------------- reductions (torch.nn._reduction)
-
-
-def _get_enum(reduction):
-    if reduction == "none":
-        return 0
-    if reduction == "mean":
-        return 1
-    if reduction == "elementwise_mean":
-        warnings.warn("reduction='elementwise_mean' is deprecated. Please use reduction='mean' instead.",
-                      stacklevel=3)
-        return 1
-    if reduction == "sum":
-        return 2
-    raise ValueError(f"{reduction} is not a valid value for reduction")
-
-
-def _legacy_get_string(size_average, reduce, emit_warning=True):
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
-    if emit_warning:
-        warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                      stacklevel=3)
-    return ret
-
-
-def _reduction_enum(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        return _get_enum(_legacy_get_string(size_average, reduce))
-    return _get_enum(reduction)
-
-
-def _reduction_str(size_average, reduce, reduction):
-    if size_average is not None or reduce is not None:
-        return _legacy_get_string(size_average, reduce)
-    return reduction
 
 
 def _warn_size_mismatch(input, target):

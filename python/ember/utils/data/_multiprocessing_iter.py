@@ -15,7 +15,7 @@ from multiprocessing.reduction import ForkingPickler
 
 from ... import multiprocessing as ember_mp
 from ._utils import worker as _worker
-from .dataloader import _BaseDataLoaderIter
+from ._dataloader_iter import _BaseDataLoaderIter
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
