@@ -57,7 +57,7 @@ void construct_device(Device* d, nb::handle type, nb::handle index) {
 // Pickles as device('cpu') / device('cuda', 1), as PyTorch's does.
 nb::tuple reduce_device(nb::handle self) {
   const Device& d = *nb::inst_ptr<Device>(self);
-  const char* type = d.is_cpu() ? "cpu" : "cuda";
+  const char* type = device_type_name(d.type);
   nb::object args = d.index < 0 ? nb::make_tuple(type) : nb::make_tuple(type, int(d.index));
   return nb::make_tuple(nb::borrow(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr()))), args);
 }
@@ -138,14 +138,14 @@ NB_MODULE(_C, m) {
   auto device_cls = nb::class_<Device>(m, "device")
                         .def("__init__", &construct_device, nb::arg("type"), nb::arg("index").none() = nb::none())
                         .def("__reduce__", &reduce_device)
-                        .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; })
+                        .def_prop_ro("type", [](const Device& d) { return device_type_name(d.type); })
                         .def_prop_ro("index", [](const Device& d) -> nb::object {
                           if (d.index < 0) return nb::none();
                           return nb::int_(int(d.index));
                         })
                         .def("__str__", &Device::str)
                         .def("__repr__", [](const Device& d) {
-                          std::string s = "device(type='" + std::string(d.is_cpu() ? "cpu" : "cuda") + "'";
+                          std::string s = "device(type='" + std::string(device_type_name(d.type)) + "'";
                           if (d.index >= 0) s += ", index=" + std::to_string(d.index);
                           return s + ")";
                         })

@@ -404,7 +404,7 @@ std::string to_safetensors(const TensorDict& tensors, const StringDict& metadata
   for (auto& [name, t] : tensors) {  // std::map: sorted names, so the bytes are deterministic
     EMBER_CHECK(t.defined(), "safetensors: tensor '", name, "' is undefined");
     EMBER_CHECK(name != "__metadata__", "safetensors: '__metadata__' is reserved and cannot name a tensor");
-    Tensor c = t.contiguous();
+    Tensor c = t.to(Device()).contiguous();  // the bytes are written from host memory
     if (!first) js << ',';
     first = false;
     json_string(js, name);
