@@ -130,6 +130,8 @@ class Op:
         self.inplace = entry.get("inplace", False)
         self.out = entry.get("out", False)
         self.kernel = entry.get("kernel")
+        # body: ops/conv.cpp -- where the hand-written ember::native body lives (tools/codegen/locate_bodies.py)
+        self.body = entry.get("body")
         self.python_name = entry.get("python", self.name)
         # python_module: nn binds the function in ember._C._nn (PyTorch's torch._C._nn) instead of ember
         self.python_module = entry.get("python_module")
@@ -203,6 +205,8 @@ def gen_headers(ops, out):
     decl, native, methods = [], [], []
     for op in ops:
         ret = op.cpp_ret()
+        decl.append(where(op))
+        native.append(where(op))
         decl.append(f"EMBER_API {ret} {op.name}({op.cpp_params(True)});")
         native.append(f"{ret} {op.name}({op.cpp_params(False)});")
         if op.inplace:
@@ -250,6 +254,17 @@ def gen_headers(ops, out):
         f.write("enum class BinaryKernel : int { " + ", ".join(binary) + " };\n}  // namespace ember\n")
 
 
+KERNEL_FILES = {"unary": "kernels/cpu/isa/unary.cpp", "binary": "kernels/cpu/isa/binary.cpp"}
+
+
+def where(op):
+    """A comment saying where an op's body is: the hand-written file, or the kernel functor."""
+    if op.kernel:
+        kind, functor = op.kernel.split()
+        return f"// {op.entry['func'].split('(')[0]}: generated on TensorIter, functor {functor} in csrc/ember/{KERNEL_FILES[kind]}"
+    return f"// {op.entry['func'].split('(')[0]}: body in csrc/ember/{op.body or '?'}"
+
+
 def kernel_body(op, mode):
     """Body of a generated elementwise native function. mode: functional | inplace | out."""
     kind, functor = op.kernel.split()
@@ -289,6 +304,7 @@ def gen_ops_cpp(ops, out):
         ret = op.cpp_ret()
         names = op.arg_names()
         call = f"native::{op.name}({names})"
+        o.append(where(op))
         if op.is_self_inplace and "!" in op.ret:
             body = ag.inplace_body(op, call)
         else:
