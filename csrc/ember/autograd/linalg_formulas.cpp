@@ -8,11 +8,13 @@ namespace ember::autograd {
 namespace {
 Tensor diag_embed_last(const Tensor& v) {  // [..., n] -> [..., n, n]
   int64_t n = v.sizes().back();
-  return v.unsqueeze(-1) * ember::eye(n, std::nullopt, TensorOptions(v.dtype()));
+  return v.unsqueeze(-1) * ember::eye(n, std::nullopt, TensorOptions(v.dtype()).device(v.device()));
 }
 Tensor diagonal_last(const Tensor& m) { return m.diagonal(0, -2, -1); }
-Tensor eye_mask(int64_t n) { return ember::eye(n, std::nullopt, TensorOptions(kBool)); }
-Tensor eye_like(const Tensor& m) { return ember::eye(m.sizes().back(), std::nullopt, TensorOptions(m.dtype())); }
+Tensor eye_mask(int64_t n, Device device) { return ember::eye(n, std::nullopt, TensorOptions(kBool).device(device)); }
+Tensor eye_like(const Tensor& m) {
+  return ember::eye(m.sizes().back(), std::nullopt, TensorOptions(m.dtype()).device(m.device()));
+}
 }  // namespace
 
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det) {
@@ -65,7 +67,7 @@ Tensor eigh_backward(const variable_list& grads, const Tensor& L, const Tensor& 
   if (grads.size() > 1 && grads[1].defined()) {
     // E_ij = L_j - L_i, with +inf on the diagonal so those quotients vanish
     Tensor E = L.unsqueeze(-2) - L.unsqueeze(-1);
-    E = E.masked_fill(eye_mask(L.sizes().back()), INFINITY);
+    E = E.masked_fill(eye_mask(L.sizes().back(), L.device()), INFINITY);
     inner = ember::matmul(V.mT(), grads[1]) / E;
     if (gL.defined()) inner = inner + diag_embed_last(gL);
   } else {
@@ -94,7 +96,7 @@ Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S
   skewV = skewV - skewV.mT();
   Tensor S2 = S * S;
   Tensor E = S2.unsqueeze(-2) - S2.unsqueeze(-1);
-  E = E.masked_fill(eye_mask(S.sizes().back()), INFINITY);  // F = 1/E with zeros on the diagonal
+  E = E.masked_fill(eye_mask(S.sizes().back(), S.device()), INFINITY);  // F = 1/E with zeros on the diagonal
   Tensor inner = (skewU / E) * S.unsqueeze(-2) + S.unsqueeze(-1) * (skewV / E);
   if (gS.defined()) inner = inner + diag_embed_last(gS);
   Tensor gA = ember::matmul(ember::matmul(U, inner), Vh);

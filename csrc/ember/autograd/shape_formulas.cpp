@@ -40,7 +40,7 @@ Tensor masked_scatter_source_grad(const Tensor& grad, const Tensor& mask, IntArr
   int64_t n = 1;
   for (int64_t s : source_sizes) n = checked_mul(n, s, "numel");
   int64_t k = sel.numel();
-  if (k < n) sel = ember::cat({sel, ember::zeros({n - k}, TensorOptions(grad.dtype()))}, 0);
+  if (k < n) sel = ember::cat({sel, ember::zeros({n - k}, TensorOptions(grad.dtype()).device(grad.device()))}, 0);
   return sel.reshape(source_sizes);
 }
 
@@ -50,15 +50,15 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Ten
   Tensor grad_self, grad_src;
   // positions of self that received at least one src value
   auto scattered = [&]() {
-    return ember::zeros(self.sizes(), TensorOptions(kBool))
-        .scatter(dim, index, ember::ones({}, TensorOptions(kBool)));
+    return ember::zeros(self.sizes(), TensorOptions(kBool).device(self.device()))
+        .scatter(dim, index, ember::ones({}, TensorOptions(kBool).device(self.device())));
   };
   if (reduce == "sum") {
     grad_self = grad;
     grad_src = ember::gather(grad, dim, index);
   } else if (reduce == "mean") {
     Tensor n = include_self ? ember::ones_like(grad, {}) : ember::zeros_like(grad, {});
-    n = n.scatter_add(dim, index, ember::ones(index.sizes(), TensorOptions(grad.dtype())));
+    n = n.scatter_add(dim, index, ember::ones(index.sizes(), TensorOptions(grad.dtype()).device(grad.device())));
     n = n.masked_fill(ember::eq(n, scalar(0.0)), 1);
     grad_self = grad / n;
     grad_src = ember::gather(grad / n, dim, index);
@@ -104,7 +104,7 @@ std::tuple<Tensor, Tensor> scatter_reduce_backward(const Tensor& grad, const Ten
 Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& indices, int64_t dim) {
   if (self.dim() == 0) return grad;
   if (self.numel() == 0) return ember::zeros_like(grad, {});
-  return ember::zeros(self.sizes(), TensorOptions(grad.dtype())).scatter_add(dim, indices, grad);
+  return ember::zeros(self.sizes(), TensorOptions(grad.dtype()).device(grad.device())).scatter_add(dim, indices, grad);
 }
 
 // d/dx_j of log(sum_{k<=i} exp x_k) summed against grad_i: sum_{i>=j} grad_i exp(x_j - r_i), evaluated

@@ -121,11 +121,12 @@ EMBER_ADDX(baddbmm, (void)0, native::bmm(a, b))
 EMBER_ADDX(addr, (void)0, native::outer(a, b))
 #undef EMBER_ADDX
 
-// addmm on one GEMM: c starts as beta * self broadcast to [M, N] (BLAS scales it), then accumulates
+// addmm on one GEMM (gemm_into): c starts as beta * self broadcast to [M, N] (BLAS scales it), then accumulates
 // alpha * mat1 @ mat2. beta = 0 ignores self entirely (NaN in self does not propagate), as in PyTorch.
 Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
   check_dim(a, 2, "addmm", "mat1");
   check_dim(b, 2, "addmm", "mat2");
+  check_same_device("addmm", a.device(), {&self, &b});
   EMBER_CHECK(self.dtype() == b.dtype(), "self and mat2 must have the same dtype, but got ", dtype_name(self.dtype()),
               " and ", dtype_name(b.dtype()));
   check_same_dtype(a, b);
@@ -135,7 +136,7 @@ Tensor addmm(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar&
   Tensor expanded = self.expand(mn);  // raises PyTorch's "expanded size" error
   ScalarType dt = a.dtype();
   if (dt == kFloat || dt == kDouble) {
-    Tensor c = empty_tensor(mn, dt);
+    Tensor c = empty_tensor(mn, dt, a.device());
     double bv = beta.to_double();
     if (bv != 0) c.copy_(expanded);
     gemm_into(a, b, c, alpha.to_double(), bv);

@@ -22,6 +22,7 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
     if (self.sizes()[i] != 1 && src.strides()[i] != expect) return false;
     expect = checked_mul(expect, self.sizes()[i], "numel");
   }
+  // raw buffers for the per-ISA transpose kernel (kernels.h)
   transpose_copy_kernel_stub(self.device(), "copy_")(itemsize(self.dtype()), src.data_ptr(), self.data_ptr(),
                                                     self.numel() / (R * C), R, C);
   self.impl()->bump_version();
@@ -38,6 +39,7 @@ static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src) 
   if (!self.device().is_cpu() && !dense.device().is_cpu() && self.device().type != dense.device().type)
     dense = dense.to(Device());
   Tensor dst = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype(), self.device());
+  // the devices' allocators move the bytes (alloc/allocator.h)
   copy_bytes(dst.data_ptr(), dst.device(), dense.data_ptr(), dense.device(), size_t(dst.numel()) * dst.element_size());
   if (!dst.is_same(self)) ember::copy_(self, dst);
   self.impl()->bump_version();

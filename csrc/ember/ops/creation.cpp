@@ -5,6 +5,10 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/creation.h"
+
+EMBER_DEFINE_STUB(arange_stub)
+EMBER_DEFINE_STUB(linspace_stub)
 
 namespace ember::native {
 
@@ -77,7 +81,9 @@ Tensor full_like(const Tensor& self, const Scalar& v, const TensorOptions& o, st
   return fresh(native::empty_like(self, o, mf).fill_(v));
 }
 
-Tensor new_empty(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return empty_tensor(size, o.dtype_or(self.dtype())); }
+Tensor new_empty(const Tensor& self, IntArrayRef size, const TensorOptions& o) {
+  return empty_tensor(size, o.dtype_or(self.dtype()), o.device_ ? *o.device_ : self.device());
+}
 Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return fresh(native::new_empty(self, size, o).zero_()); }
 Tensor new_ones(const Tensor& self, IntArrayRef size, const TensorOptions& o) { return fresh(native::new_empty(self, size, o).fill_(1)); }
 Tensor new_full(const Tensor& self, IntArrayRef size, const Scalar& v, const TensorOptions& o) {
@@ -86,7 +92,7 @@ Tensor new_full(const Tensor& self, IntArrayRef size, const Scalar& v, const Ten
 
 // arange(end) / arange(start, end, step): values start + i * step, computed in double.
 static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& end_in, const Scalar& step_s,
-                          std::optional<ScalarType> dtype, const Tensor* out) {
+                          std::optional<ScalarType> dtype, Device device, const Tensor* out) {
   Scalar start = end_in ? start_in : Scalar(int64_t(0));
   Scalar end = end_in ? *end_in : start_in;
   bool any_float = start.is_floating() || end.is_floating() || step_s.is_floating();
@@ -112,35 +118,30 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
                   "arange: value cannot be converted to type int64_t without overflow");
   }
   EMBER_CHECK(n >= 0, "invalid size, possible overflow?");
-  Tensor r = out ? *out : empty_tensor({n}, dt);
+  auto kernel = arange_stub(device, "arange");
+  Tensor r = out ? *out : empty_tensor({n}, dt, device);
   if (out) resize_output(r, {n});
-  Tensor d = empty_tensor({n}, is_integral(dt, true) ? kLong : kDouble);
-  if (d.dtype() == kLong) {
-    int64_t* p = static_cast<int64_t*>(d.data_ptr());
-    int64_t is = start.to_long(), ist = step_s.to_long();
-    if (any_float) for (int64_t i = 0; i < n; i++) p[i] = int64_t(s + double(i) * st);
-    else for (int64_t i = 0; i < n; i++) p[i] = int64_t(__int128(is) + __int128(i) * ist);  // in range, no overflow
-  } else {
-    double* p = static_cast<double*>(d.data_ptr());
-    for (int64_t i = 0; i < n; i++) p[i] = s + double(i) * st;
+  Tensor d = empty_tensor({n}, is_integral(dt, true) ? kLong : kDouble, device);
+  if (n) {
+    kernel(d, start, step_s, !any_float);
+    ember::copy_(r, d);
   }
-  if (n) ember::copy_(r, d);
   return out ? r : fresh(r);
 }
 Tensor arange(const Scalar& start, std::optional<Scalar> end, const Scalar& step, const TensorOptions& o) {
-  return arange_impl(start, end, step, o.dtype_, nullptr);
+  return arange_impl(start, end, step, o.dtype_, o.device_or_cpu(), nullptr);
 }
 const Tensor& arange_out(const Tensor& out, const Scalar& start, std::optional<Scalar> end, const Scalar& step,
                          const TensorOptions& o) {
   check_out_options(out, o);
-  arange_impl(start, end, step, o.dtype_, &out);
+  arange_impl(start, end, step, o.dtype_, out.device(), &out);
   return out;
 }
 
-// Values start + i * step, the upper half computed back from `end` so the last value is exact.
-// PyTorch first converts start and end to the result dtype (linspace(-3, 3, dtype=uint8) starts
-// at 253); we do the same for integer dtypes and compute in double.
-static Tensor linspace_double(const Scalar& start_s, const Scalar& end_s, int64_t steps, ScalarType dtype) {
+// Values start + i * step (linspace_stub), the upper half computed back from `end` so the last value
+// is exact. PyTorch first converts start and end to the result dtype (linspace(-3, 3, dtype=uint8)
+// starts at 253); we do the same for integer dtypes and compute in double.
+static Tensor linspace_double(const Scalar& start_s, const Scalar& end_s, int64_t steps, ScalarType dtype, Device device) {
   EMBER_CHECK(steps >= 0, "number of steps must be non-negative");
   double start = start_s.to_double(), end = end_s.to_double();
   if (is_integral(dtype, true)) {
@@ -152,14 +153,9 @@ static Tensor linspace_double(const Scalar& start_s, const Scalar& end_s, int64_
       }
     });
   }
-  Tensor d = empty_tensor({steps}, kDouble);
-  double* p = static_cast<double*>(d.data_ptr());
-  if (steps == 1) p[0] = start;
-  if (steps > 1) {
-    double step = (end - start) / double(steps - 1);
-    int64_t half = steps / 2;
-    for (int64_t i = 0; i < steps; i++) p[i] = i < half ? start + step * double(i) : end - step * double(steps - i - 1);
-  }
+  auto kernel = linspace_stub(device, "linspace");
+  Tensor d = empty_tensor({steps}, kDouble, device);
+  if (steps) kernel(d, start, end);
   return d;
 }
 static void check_range_dtype(const char* name, ScalarType dt, int64_t steps) {
@@ -169,26 +165,26 @@ static void check_range_dtype(const char* name, ScalarType dt, int64_t steps) {
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
   ScalarType dt = o.dtype_or(default_dtype());
   check_range_dtype("linspace", dt, steps);
-  return fresh(linspace_double(start, end, steps, dt).to(dt));
+  return fresh(linspace_double(start, end, steps, dt, o.device_or_cpu()).to(dt));
 }
 const Tensor& linspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps,
                            const TensorOptions& o) {
   check_out_options(out, o);
   check_range_dtype("linspace", out.dtype(), steps);
-  Tensor r = linspace_double(start, end, steps, out.dtype());
+  Tensor r = linspace_double(start, end, steps, out.dtype(), out.device());
   resize_output(out, {steps});
   return ember::copy_(out, r);
 }
 Tensor logspace(const Scalar& start, const Scalar& end, int64_t steps, double base, const TensorOptions& o) {
   ScalarType dt = o.dtype_or(default_dtype());
   check_range_dtype("logspace", dt, steps);
-  Tensor e = linspace_double(start, end, steps, dt);
+  Tensor e = linspace_double(start, end, steps, dt, o.device_or_cpu());
   return fresh(ember::pow(scalar_to_tensor(base), e).to(dt));
 }
 const Tensor& logspace_out(const Tensor& out, const Scalar& start, const Scalar& end, int64_t steps, double base,
                            const TensorOptions& o) {
   check_out_options(out, o);
-  Tensor r = native::logspace(start, end, steps, base, o.dtype(out.dtype()));
+  Tensor r = native::logspace(start, end, steps, base, o.dtype(out.dtype()).device(out.device()));
   resize_output(out, {steps});
   return ember::copy_(out, r);
 }
@@ -203,7 +199,7 @@ Tensor eye(int64_t n, std::optional<int64_t> m_opt, const TensorOptions& o) {
 }
 const Tensor& eye_out(const Tensor& out, int64_t n, std::optional<int64_t> m, const TensorOptions& o) {
   check_out_options(out, o);
-  Tensor r = native::eye(n, m, o.dtype(out.dtype()));
+  Tensor r = native::eye(n, m, o.dtype(out.dtype()).device(out.device()));
   resize_output(out, r.sizes());
   return ember::copy_(out, r);
 }

@@ -367,7 +367,7 @@ const Tensor& where_out(const Tensor& out, const Tensor& c, const Tensor& s, con
 
 // ---- masked_fill
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  Tensor r = empty_tensor(self.sizes(), self.dtype());  // row-major whatever self's layout, as PyTorch
+  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());  // row-major whatever self's layout, as PyTorch
   if (self.numel()) ember::copy_(r, self);
   native::masked_fill_(r, mask, value);
   return r;

@@ -1,165 +1,94 @@
-// Random sampling ops. Each op reserves ceil(n / per_counter) Philox counters from the generator
-// and element i reads word (i % per_counter) of counter (first + i / per_counter).
+// Random sampling ops: argument checks, outputs on the inputs' (or the options') device, and the
+// sampling stubs of kernels/random.h (the CPU's Philox samplers: kernels/cpu/random.cpp). torch.normal
+// with tensor mean/std is a composite of normal_ with mul_/add_.
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
 
-#include "ember/core/checked_math.h"
+#include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
-#include "ember/parallel/parallel.h"
-#include "ember/random/generator.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/random.h"
+#include "ember/random/generator.h"
+
+EMBER_DEFINE_STUB(uniform_stub)
+EMBER_DEFINE_STUB(normal_stub)
+EMBER_DEFINE_STUB(exponential_stub)
+EMBER_DEFINE_STUB(bernoulli_stub)
+EMBER_DEFINE_STUB(random_stub)
+EMBER_DEFINE_STUB(randperm_stub)
+EMBER_DEFINE_STUB(multinomial_stub)
+EMBER_DEFINE_STUB(poisson_stub)
 
 namespace ember::native {
 
 namespace {
 Generator& gen_or_default(Generator* g) { return g ? *g : default_generator(); }
 
-inline float u32_to_float(uint32_t w) { return float(w >> 8) * (1.0f / 16777216.0f); }         // [0, 1)
-inline double u64_to_double(uint64_t w) { return double(w >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
-
-// Fill a contiguous buffer of n values; `emit(i, words, j)` writes element i from counter words.
-template <class Emit>
-void philox_fill(Generator& g, int64_t n, int per_counter, const Emit& emit) {
-  if (n == 0) return;
-  int64_t counters = (n + per_counter - 1) / per_counter;
-  uint64_t first = g.reserve(uint64_t(counters));
-  uint64_t key = g.key();
-  parallel_for(0, counters, 4096, [&](int64_t b, int64_t e) {
-    uint32_t w[4];
-    for (int64_t c = b; c < e; c++) {
-      Philox::block(key, first + uint64_t(c), w);
-      int64_t base = c * per_counter;
-      for (int j = 0; j < per_counter && base + j < n; j++) emit(base + j, w, j);
-    }
-  });
-}
-
-// Run `fill_contig(tensor)` on a contiguous tensor, copying back when self is strided.
+// Run `fill_contig(tensor)` on a contiguous tensor, copying back when self is strided. The version
+// moves once the values are written (a failed check leaves it).
 template <class F>
 const Tensor& fill_via_contiguous(const Tensor& self, const F& fill_contig) {
-  self.impl()->bump_version();
   if (self.is_contiguous()) {
     fill_contig(self);
+    self.impl()->bump_version();
     return self;
   }
-  Tensor tmp = empty_tensor(self.sizes(), self.dtype());
+  Tensor tmp = empty_tensor(self.sizes(), self.dtype(), self.device());
   fill_contig(tmp);
   ember::copy_(self, tmp);
+  self.impl()->bump_version();
   return self;
 }
 
 void check_float(const Tensor& t, const char* what) {
   EMBER_CHECK_KIND(is_floating(t.dtype()), NotImplemented, "\"", what, "\" not implemented for '", t.dtype(), "'");
 }
-
-// uniform [lo, hi) in the tensor's dtype
-void uniform_contig(const Tensor& t, double lo, double hi, Generator& g) {
-  int64_t n = t.numel();
-  switch (t.dtype()) {
-    case kDouble: {
-      double* p = static_cast<double*>(t.data_ptr());
-      philox_fill(g, n, 2, [&](int64_t i, const uint32_t* w, int j) {
-        uint64_t v = (uint64_t(w[2 * j]) << 32) | w[2 * j + 1];
-        p[i] = lo + (hi - lo) * u64_to_double(v);
-      });
-      return;
-    }
-    case kFloat: {
-      float* p = static_cast<float*>(t.data_ptr());
-      float flo = float(lo), fr = float(hi - lo);
-      philox_fill(g, n, 4, [&](int64_t i, const uint32_t* w, int j) { p[i] = flo + fr * u32_to_float(w[j]); });
-      return;
-    }
-    default: {
-      Tensor f = empty_tensor(t.sizes(), kFloat);
-      uniform_contig(f, lo, hi, g);
-      ember::copy_(t, f);
-      return;
-    }
-  }
-}
-
-void normal_contig(const Tensor& t, double mean, double std, Generator& g) {
-  int64_t n = t.numel();
-  const double two_pi = 6.283185307179586;
-  if (t.dtype() == kDouble) {
-    double* p = static_cast<double*>(t.data_ptr());
-    philox_fill(g, n, 2, [&](int64_t i, const uint32_t* w, int j) {
-      double u1 = 1.0 - u64_to_double((uint64_t(w[0]) << 32) | w[1]);  // (0, 1]
-      double u2 = u64_to_double((uint64_t(w[2]) << 32) | w[3]);
-      double r = std::sqrt(-2.0 * std::log(u1));
-      p[i] = mean + std * r * (j == 0 ? std::cos(two_pi * u2) : std::sin(two_pi * u2));
-    });
-    return;
-  }
-  if (t.dtype() == kFloat) {
-    float* p = static_cast<float*>(t.data_ptr());
-    philox_fill(g, n, 4, [&](int64_t i, const uint32_t* w, int j) {
-      int pair = j / 2;
-      double u1 = 1.0 - double(u32_to_float(w[2 * pair]));
-      double u2 = double(u32_to_float(w[2 * pair + 1]));
-      double r = std::sqrt(-2.0 * std::log(u1));
-      p[i] = float(mean + std * r * ((j & 1) == 0 ? std::cos(two_pi * u2) : std::sin(two_pi * u2)));
-    });
-    return;
-  }
-  Tensor f = empty_tensor(t.sizes(), kFloat);
-  normal_contig(f, mean, std, g);
-  ember::copy_(t, f);
-}
 }  // namespace
 
 const Tensor& uniform_(const Tensor& self, double from, double to, Generator* gen) {
   check_float(self, "check_uniform_bounds");
   EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
+  auto kernel = uniform_stub(self.device(), "uniform_");
   Generator& g = gen_or_default(gen);
-  return fill_via_contiguous(self, [&](const Tensor& t) { uniform_contig(t, from, to, g); });
+  return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, from, to, g); });
 }
 
 const Tensor& normal_(const Tensor& self, double mean, double std, Generator* gen) {
   if (self.numel() == 0) return self;  // PyTorch checks the dtype in the kernel, which an empty tensor skips
   check_float(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  auto kernel = normal_stub(self.device(), "normal_");
   Generator& g = gen_or_default(gen);
-  return fill_via_contiguous(self, [&](const Tensor& t) { normal_contig(t, mean, std, g); });
+  return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, mean, std, g); });
 }
 
 const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
   EMBER_CHECK(is_floating(self.dtype()) || self.numel() == 0, "Exponential distribution is a continuous probability distribution. dtype "
               "must be a floating point but you specified ", self.dtype());
   EMBER_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
+  auto kernel = exponential_stub(self.device(), "exponential_");
   Generator& g = gen_or_default(gen);
-  return fill_via_contiguous(self, [&](const Tensor& t) {
-    Tensor u = empty_tensor(t.sizes(), kDouble);
-    uniform_contig(u, 0.0, 1.0, g);
-    double* p = static_cast<double*>(u.data_ptr());
-    for (int64_t i = 0; i < u.numel(); i++) p[i] = -std::log1p(-p[i]) / lambd;
-    ember::copy_(t, u);
-  });
+  return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, lambd, g); });
 }
 
 const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
   if (self.numel() == 0) return self;
+  // p may be a CPU number (dropout's keep probability) for a tensor on any device
+  if (p.device() != self.device() && !(p.dim() == 0 && p.device().is_cpu()))
+    fail_device_mismatch("bernoulli_", self.device(), p.device());
+  auto kernel = bernoulli_stub(self.device(), "bernoulli_");
   Generator& g = gen_or_default(gen);
-  Tensor prob = ember::expand(p.to(kDouble), self.sizes()).contiguous();
-  const double* pp = static_cast<const double*>(prob.data_ptr());
-  for (int64_t i = 0; i < prob.numel(); i++)
-    EMBER_CHECK(pp[i] >= 0 && pp[i] <= 1, "bernoulli_ expects all elements of p to be in [0, 1]");
-  return fill_via_contiguous(self, [&](const Tensor& t) {
-    Tensor u = empty_tensor(t.sizes(), kDouble);
-    uniform_contig(u, 0.0, 1.0, g);
-    double* up = static_cast<double*>(u.data_ptr());
-    for (int64_t i = 0; i < u.numel(); i++) up[i] = up[i] < pp[i] ? 1.0 : 0.0;
-    ember::copy_(t, u);
-  });
+  Tensor pd = p.to(kDouble);
+  if (pd.device() != self.device()) pd = pd.to(self.device());
+  Tensor prob = ember::expand(pd, self.sizes()).contiguous();
+  return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, prob, g); });
 }
 
 Tensor bernoulli(const Tensor& self, Generator* gen) {
   if (self.numel() > 0) check_float(self, "bernoulli_tensor_cpu_self_");
-  Tensor r = empty_tensor(self.sizes(), self.dtype());
+  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());
   return native::bernoulli_(r, self, gen);
 }
 
@@ -197,17 +126,10 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
     EMBER_CHECK(from >= lo && from <= top, "from is out of bounds for ", tn);
     EMBER_CHECK(hi - 1 >= lo && hi - 1 <= top, "to - 1 is out of bounds for ", tn);
   }
+  auto kernel = random_stub(self.device(), "random_");
   Generator& g = gen_or_default(gen);
   uint64_t range = uint64_t(hi) - uint64_t(from);  // up to 2**64 - 1: hi - from in int64 would overflow
-  return fill_via_contiguous(self, [&](const Tensor& t) {
-    Tensor v = empty_tensor(t.sizes(), kLong);
-    int64_t* p = static_cast<int64_t*>(v.data_ptr());
-    philox_fill(g, v.numel(), 2, [&](int64_t i, const uint32_t* w, int j) {
-      uint64_t r = (uint64_t(w[2 * j]) << 32) | w[2 * j + 1];
-      p[i] = int64_t(uint64_t(from) + r % range);  // in [from, hi): the unsigned sum wraps back into range
-    });
-    ember::copy_(t, v);
-  });
+  return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, from, range, g); });
 }
 
 // ---- factories
@@ -235,27 +157,17 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef size, Generator* gen, cons
 Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "randperm expects n to be non-negative, got n=", n);
   EMBER_CHECK_KIND(o.dtype_or(kLong) != kBool, NotImplemented, "\"randperm\" not implemented for 'Bool'");
+  auto kernel = randperm_stub(o.device_or_cpu(), "randperm");
   Generator& g = gen_or_default(gen);
-  // shuffled in place in the output's own storage: a request beyond memory fails in the allocator
-  Tensor idx = empty_tensor({n}, kLong);
-  int64_t* perm = static_cast<int64_t*>(idx.data_ptr());
-  for (int64_t i = 0; i < n; i++) perm[i] = i;
-  if (n > 1) {
-    uint64_t first = g.reserve(uint64_t(n));
-    uint32_t w[4];
-    for (int64_t i = n - 1; i > 0; i--) {  // Fisher-Yates
-      Philox::block(g.key(), first + uint64_t(i), w);
-      uint64_t r = (uint64_t(w[0]) << 32) | w[1];
-      std::swap(perm[i], perm[r % uint64_t(i + 1)]);
-    }
-  }
+  Tensor idx = empty_tensor({n}, kLong, o.device_or_cpu());
+  kernel(idx, g);
   return idx.to(o.dtype_or(kLong));
 }
 Tensor rand_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat>) {
-  return native::rand(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())));
+  return native::rand(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())).device(o.device_ ? *o.device_ : self.device()));
 }
 Tensor randn_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat>) {
-  return native::randn(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())));
+  return native::randn(self.sizes(), nullptr, o.dtype(o.dtype_or(self.dtype())).device(o.device_ ? *o.device_ : self.device()));
 }
 
 // A factory's out= variant with an explicit dtype that disagrees with out's.
@@ -295,45 +207,111 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   EMBER_CHECK(num_samples > 0, "cannot sample n_sample <= 0 samples");
   int64_t cats = self.sizes().back();
   EMBER_CHECK(replacement || num_samples <= cats, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  auto kernel = multinomial_stub(self.device(), "multinomial");
   Tensor p = self.reshape({-1, cats}).to(kDouble).contiguous();
-  int64_t rows = p.sizes()[0];
-  Tensor out = empty_tensor({rows, num_samples}, kLong);
-  Generator& g = gen_or_default(gen);
-  const double* pp = static_cast<const double*>(p.data_ptr());
-  int64_t* op = static_cast<int64_t*>(out.data_ptr());
-  uint64_t first = g.reserve(uint64_t(rows * num_samples));
-  std::vector<double> w(static_cast<size_t>(cats));
-  for (int64_t r = 0; r < rows; r++) {
-    double total = 0;
-    for (int64_t c = 0; c < cats; c++) {
-      double v = pp[r * cats + c];
-      EMBER_CHECK(std::isfinite(v) && v >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
-      w[c] = v;
-      total += v;
-    }
-    EMBER_CHECK(total > 0, "invalid multinomial distribution (sum of probabilities <= 0)");
-    for (int64_t s = 0; s < num_samples; s++) {
-      uint32_t bits[4];
-      Philox::block(g.key(), first + uint64_t(r * num_samples + s), bits);
-      double u = u64_to_double((uint64_t(bits[0]) << 32) | bits[1]) * total;
-      int64_t pick = cats - 1;
-      double acc = 0;
-      for (int64_t c = 0; c < cats; c++) {
-        acc += w[c];
-        if (u < acc && w[c] > 0) { pick = c; break; }
-      }
-      while (w[pick] == 0 && pick > 0) pick--;  // rounding at the top end
-      op[r * num_samples + s] = pick;
-      if (!replacement) {
-        total -= w[pick];
-        w[pick] = 0;
-        if (s + 1 < num_samples)
-          EMBER_CHECK(total > 0, "invalid multinomial distribution (with replacement=False, not enough non-negative "
-                      "category to sample)");
-      }
-    }
-  }
+  Tensor out = empty_tensor({p.sizes()[0], num_samples}, kLong, self.device());
+  kernel(out, p, replacement, gen_or_default(gen));
   return self.dim() == 1 ? out.reshape({num_samples}) : out;
 }
+
+// ---------------------------------------------------------------- normal with tensor mean / std
+namespace {
+
+void check_std(const Tensor& std_dev) {
+  if (std_dev.numel() == 0) return;
+  bool ok = ember::ge(std_dev, scalar_to_tensor(0.0)).all(std::nullopt, false).item().to_bool();
+  EMBER_CHECK(ok, "normal expects all elements of std >= 0.0");
+}
+
+// out = N(0, 1) * std + mean, drawn into `out` (already shaped)
+void normal_into(const Tensor& out, const Tensor& mean, const Tensor& std_dev, double std_scalar, Generator* gen) {
+  if (std_dev.defined()) {
+    native::normal_(out, 0.0, 1.0, gen);
+    ember::mul_(out, std_dev);
+  } else {
+    native::normal_(out, 0.0, std_scalar, gen);
+  }
+  if (mean.defined()) ember::add_(out, mean);
+}
+
+}  // namespace
+
+Tensor normal(const Tensor& mean, const Tensor& std_dev, Generator* gen) {
+  check_same_device("normal", mean.device(), {&std_dev});
+  check_std(std_dev);
+  Tensor both[2] = {mean, std_dev};
+  Tensor out = empty_tensor(broadcast_shapes(mean.sizes(), std_dev.sizes()), result_type(both, 2), mean.device());
+  normal_into(out, mean, std_dev, 1.0, gen);
+  return out;
+}
+const Tensor& normal_out(const Tensor& out, const Tensor& mean, const Tensor& std_dev, Generator* gen) {
+  check_std(std_dev);
+  resize_output(out, broadcast_shapes(mean.sizes(), std_dev.sizes()));
+  normal_into(out, mean, std_dev, 1.0, gen);
+  return out;
+}
+
+Tensor normal(const Tensor& mean, double std_dev, Generator* gen) {
+  EMBER_CHECK(std_dev >= 0.0, "normal expects std >= 0.0, but found std ", std_dev);
+  Tensor out = empty_tensor(mean.sizes(), mean.dtype(), mean.device());
+  normal_into(out, mean, Tensor(), std_dev, gen);
+  return out;
+}
+const Tensor& normal_out(const Tensor& out, const Tensor& mean, double std_dev, Generator* gen) {
+  EMBER_CHECK(std_dev >= 0.0, "normal expects std >= 0.0, but found std ", std_dev);
+  // PyTorch does not resize out here: out is filled, then mean is added in place (so broadcast)
+  normal_into(out, mean, Tensor(), std_dev, gen);
+  return out;
+}
+
+Tensor normal(double mean, const Tensor& std_dev, Generator* gen) {
+  check_std(std_dev);
+  Tensor out = empty_tensor(std_dev.sizes(), std_dev.dtype(), std_dev.device());
+  normal_into(out, Tensor(), std_dev, 1.0, gen);
+  return out.add_(scalar_to_tensor(mean));
+}
+const Tensor& normal_out(const Tensor& out, double mean, const Tensor& std_dev, Generator* gen) {
+  check_std(std_dev);
+  resize_output(out, std_dev.sizes());
+  normal_into(out, Tensor(), std_dev, 1.0, gen);
+  return out.add_(scalar_to_tensor(mean));
+}
+
+Tensor normal(double mean, double std_dev, IntArrayRef size, Generator* gen, const TensorOptions& o) {
+  EMBER_CHECK(std_dev >= 0.0, "normal expects std >= 0.0, but found std ", std_dev);
+  Tensor out = empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
+  return native::normal_(out, mean, std_dev, gen);
+}
+const Tensor& normal_out(const Tensor& out, double mean, double std_dev, IntArrayRef size, Generator* gen,
+                         const TensorOptions& o) {
+  EMBER_CHECK(std_dev >= 0.0, "normal expects std >= 0.0, but found std ", std_dev);
+  EMBER_CHECK(!o.dtype_ || *o.dtype_ == out.dtype(), "dtype ", *o.dtype_, " does not match dtype of out parameter (",
+              out.dtype(), ")");
+  resize_output(out, size);
+  return native::normal_(out, mean, std_dev, gen);
+}
+
+// ---------------------------------------------------------------- poisson
+Tensor poisson(const Tensor& self, Generator* gen) {
+  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"poisson_cpu\" not implemented for '", self.dtype(), "'");
+  auto kernel = poisson_stub(self.device(), "poisson");
+  Tensor rates = self.to(kDouble).contiguous();
+  Tensor out = empty_tensor(self.sizes(), kDouble, self.device());
+  kernel(out, rates, gen_or_default(gen));
+  return out.to(self.dtype());
+}
+
+// ---------------------------------------------------------------- bernoulli(p: float), random_(to)
+Tensor bernoulli(const Tensor& self, double p, Generator* gen) {
+  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());
+  return native::bernoulli_(r, p, gen);
+}
+
+const Tensor& bernoulli_(const Tensor& self, double p, Generator* gen) {
+  EMBER_CHECK(p >= 0 && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  return native::bernoulli_(self, ember::full({}, p, TensorOptions(kDouble)), gen);
+}
+
+const Tensor& random_(const Tensor& self, int64_t to, Generator* gen) { return native::random_(self, 0, to, gen); }
 
 }  // namespace ember::native
