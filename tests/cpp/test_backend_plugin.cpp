@@ -103,6 +103,8 @@ TEST(BackendPlugin, DevicesDoNotMix) {
             std::string::npos);
   EXPECT_NE(message_of([&] { (void)(c + d); }).find("cpu and privateuseone:0"), std::string::npos);
   EXPECT_EQ(error_kind([&] { c.add_(d); }), ErrorKind::Runtime);  // a CPU output, a device input
+  EXPECT_EQ(error_kind([&] { ember::add_out(c, d, d); }), ErrorKind::Runtime);  // out= on another device
+  EXPECT_EQ(error_kind([&] { ember::sum_out(ember::zeros({}), d, std::nullopt); }), ErrorKind::Runtime);
 }
 
 TEST(BackendPlugin, OpWithoutKernelRaisesNotImplemented) {

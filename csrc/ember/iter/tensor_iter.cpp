@@ -126,6 +126,8 @@ void check_out_dtype(const Tensor& out, ScalarType expected) {
 }
 
 const Tensor& copy_to_out(const Tensor& out, const Tensor& result, bool exact_dtype) {
+  // an out= tensor on another device would be written by a cross-device copy: PyTorch refuses it
+  if (EMBER_UNLIKELY(out.device() != result.device())) fail_device_mismatch("out=", result.device(), out.device());
   if (exact_dtype) {
     std::string want = dtype_cname(result.dtype()), got = dtype_cname(out.dtype());
     for (auto& c : want) c = char(std::tolower(c));

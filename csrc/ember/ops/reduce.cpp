@@ -117,6 +117,7 @@ ScalarType compute_of(ScalarType t) {
 }
 
 const Tensor& write_out(const Tensor& out, const Tensor& result) {
+  if (EMBER_UNLIKELY(out.device() != result.device())) fail_device_mismatch("out=", result.device(), out.device());
   EMBER_CHECK(can_cast(result.dtype(), out.dtype()) || result.dtype() == out.dtype(), "result type ", result.dtype(),
               " can't be cast to the desired output type ", out.dtype());
   resize_output(out, result.sizes());
