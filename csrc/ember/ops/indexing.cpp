@@ -182,6 +182,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt,
               "index_select(): Expected dtype int32 or int64 for index");
   check_same_device("index_select", self.device(), {&index});
+  index_rows_stub(self.device(), "index_select");  // (a device without the kernel raises naming this op)
   dim = wrap_dim(dim, self.dim());
   std::vector<Tensor> idx(static_cast<size_t>(dim), Tensor());
   idx.push_back(index.reshape({-1}));
@@ -317,6 +318,7 @@ std::vector<Tensor> nonzero_numpy(const Tensor& self) {
 Tensor take(const Tensor& self, const Tensor& index) {
   EMBER_CHECK(index.dtype() == kLong, "take(): Expected a long tensor for index, but got ", index.dtype());
   check_same_device("take", self.device(), {&index});
+  index_rows_stub(self.device(), "take");
   int64_t n = self.numel();
   EMBER_CHECK_KIND(n > 0 || index.numel() == 0, Index, "take(): tried to take from an empty tensor");
   for (int64_t v : host_int64_values(index))

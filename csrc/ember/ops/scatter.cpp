@@ -76,8 +76,10 @@ const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
   return self;
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  EMBER_CHECK(src.dim() > 0 || index.numel() <= 1, "scatter_add(): src must be a tensor of the same rank as index");
   Tensor r = self.clone();
-  return native::scatter_add_(r, dim, index, src);
+  scatter_impl(r, dim, index, src, ScatterMode::Add, "scatter_add");
+  return r;
 }
 
 const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
