@@ -7,10 +7,10 @@
 // int64 [count, sizes.size()]: the coordinates of the true elements of a contiguous bool tensor of
 // shape `sizes`, in row-major order.
 EMBER_DECLARE_STUB(nonzero_stub, ::ember::Tensor, (const ::ember::Tensor& mask, ::ember::IntArrayRef sizes))
-// lin += (index wrapped into [0, size)) * stride for every element of the contiguous int64 `index`
-// (lin's shape); an index outside [-size, size) raises IndexError naming `dim`.
+// lin = (or += when accumulate) (index wrapped into [0, size)) * stride for every element of the
+// contiguous int64 `index` (lin's shape); an index outside [-size, size) raises IndexError naming `dim`.
 EMBER_DECLARE_STUB(index_linearize_stub, void, (const ::ember::Tensor& lin, const ::ember::Tensor& index, int64_t size,
-                                                int64_t stride, int64_t dim))
+                                                int64_t stride, int64_t dim, bool accumulate))
 // out row i = src row lin[i]; rows hold row_elems elements of contiguous out and src.
 EMBER_DECLARE_STUB(index_rows_stub, void, (const ::ember::Tensor& out, const ::ember::Tensor& src,
                                            const ::ember::Tensor& lin, int64_t row_elems))

@@ -9,7 +9,7 @@
 namespace ember::native {
 
 inline std::vector<int64_t> host_int64_values(const Tensor& t) {
-  Tensor c = t.to(Device()).to(kLong).contiguous();
+  Tensor c = t.to(Device(), kLong).contiguous();
   const int64_t* p = static_cast<const int64_t*>(c.data_ptr());  // host memory: c is on the CPU
   return std::vector<int64_t>(p, p + c.numel());
 }

@@ -104,11 +104,14 @@ IndexPlan plan(const Tensor& self, const std::vector<Tensor>& idx, const char* o
     p.bshape = broadcast_shapes(p.bshape, b);
   }
   auto linearize = index_linearize_stub(self.device(), op);
-  p.lin = ember::zeros(p.bshape, TensorOptions(kLong).device(self.device())).reshape({-1});
+  // (with no index tensor, the one row is row 0)
+  p.lin = dims.empty() ? ember::zeros({1}, TensorOptions(kLong).device(self.device()))
+                       : empty_tensor({prod(p.bshape)}, kLong, self.device());
   int64_t mult = 1;
   for (int64_t k = int64_t(dims.size()) - 1; k >= 0; k--) {
     int64_t d = dims[size_t(k)], size = self.sizes()[d];
-    linearize(p.lin, idx[d].to(kLong).expand(p.bshape).contiguous(), size, mult, d);
+    bool first = k == int64_t(dims.size()) - 1;
+    linearize(p.lin, idx[d].to(kLong).expand(p.bshape).contiguous(), size, mult, d, /*accumulate=*/!first);
     mult *= size;
   }
   p.rows = mult;

@@ -27,14 +27,15 @@ Tensor nonzero_cpu(const Tensor& b, IntArrayRef sizes) {
   return out;
 }
 
-void index_linearize_cpu(const Tensor& lin_t, const Tensor& index, int64_t size, int64_t stride, int64_t dim) {
+void index_linearize_cpu(const Tensor& lin_t, const Tensor& index, int64_t size, int64_t stride, int64_t dim,
+                         bool accumulate) {
   int64_t* lin = static_cast<int64_t*>(lin_t.data_ptr());
   const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
   for (int64_t i = 0, nb = lin_t.numel(); i < nb; i++) {
     int64_t v = ip[i];
     EMBER_CHECK_KIND(v >= -size && v < size, Index, "index ", v, " is out of bounds for dimension ", dim,
                      " with size ", size);
-    lin[i] += (v < 0 ? v + size : v) * stride;
+    lin[i] = (accumulate ? lin[i] : 0) + (v < 0 ? v + size : v) * stride;
   }
 }
 
