@@ -157,6 +157,8 @@ TEST(SeamShape, ArgumentsOnTwoDevicesRaise) {
   expect_device_mismatch("cdist", [&] { ember::cdist(dx, x, 1.0); });
   expect_device_mismatch("cat", [&] { ember::cat({dx, x}, 0); });
   expect_device_mismatch("hstack", [&] { ember::hstack({x, dx}); });
+  // split points are host numbers: PyTorch wants them on the CPU
+  EXPECT_EQ(error_kind([&] { ember::tensor_split(x, dev(longs({1})), 0); }), ErrorKind::Runtime);
   // an index tensor on a device other than the CPU and the indexed tensor's is refused
   EXPECT_EQ(error_kind([&] { ember::index(x, {dev(i)}); }), ErrorKind::Runtime);
 }

@@ -123,6 +123,8 @@ std::vector<Tensor> tensor_split(const Tensor& self, const Tensor& ios, int64_t 
               ios.dtype());
   EMBER_CHECK(ios.dim() <= 1, "tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
               "one-dimensional tensor, but got a tensor with ", ios.dim(), " dims");
+  EMBER_CHECK(ios.device().is_cpu(), "tensor_split expected tensor_indices_or_sections to be on cpu, but it's on ",
+              ios.device());
   if (ios.dim() == 0) return native::tensor_split(self, ios.item().to_long(), dim);
   std::vector<int64_t> idx = host_int64_values(ios);  // split points are host numbers
   return native::tensor_split(self, IntArrayRef(idx), dim);
