@@ -1,5 +1,5 @@
-// Backward formulas of the shape, indexing and scan ops (ops/shape_ops.cpp). Written with
-// differentiable ember ops, so gradients of gradients come for free.
+// Backward formulas of the shape, indexing and scan ops (ops/shape_ops.cpp, indexing.cpp, scatter.cpp,
+// cumulative.cpp, ...). Written with differentiable ember ops, so gradients of gradients come for free.
 #include <cmath>
 #include <limits>
 

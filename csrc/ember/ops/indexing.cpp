@@ -2,35 +2,28 @@
 // coordinates, all index tensors broadcast to one shape B, and the indexed dims are gathered as
 // rows of a [prod(indexed sizes), rest] matrix. The result has shape before + B + after when the
 // indexed dims are adjacent, else B + rest (NumPy's rule, as PyTorch). An undefined Tensor in
-// `indices` stands for a full slice.
-#include <cstring>
+// `indices` stands for a full slice. Row copies live in kernels/cpu/indexing.cpp. Below them, the
+// composites built on index/index_put_: index_copy, index_fill, masked_scatter, take, take_along_dim.
 #include <sstream>
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/indexing.h"
+#include "ember/ops/host_values.h"
+
+EMBER_DEFINE_STUB(nonzero_stub)
+EMBER_DEFINE_STUB(index_linearize_stub)
+EMBER_DEFINE_STUB(index_rows_stub)
+EMBER_DEFINE_STUB(index_put_rows_stub)
 
 namespace ember::native {
 
 Tensor nonzero(const Tensor& self) {
+  auto kernel = nonzero_stub(self.device(), "nonzero");
   Tensor b = (self.dtype() == kBool ? self : ember::ne(self, scalar_to_tensor(int64_t(0)))).contiguous();
-  const bool* p = static_cast<const bool*>(b.data_ptr());
-  int64_t n = b.numel(), nd = self.dim(), count = 0;
-  for (int64_t i = 0; i < n; i++) count += p[i];
-  Tensor out = empty_tensor({count, nd}, kLong);
-  int64_t* o = static_cast<int64_t*>(out.data_ptr());
-  DimVector idx(size_t(nd), 0);
-  for (int64_t i = 0; i < n; i++) {
-    if (p[i]) {
-      for (int64_t d = 0; d < nd; d++) *o++ = idx[d];
-    }
-    for (int64_t d = nd - 1; d >= 0; d--) {
-      if (++idx[d] < self.sizes()[d]) break;
-      idx[d] = 0;
-    }
-  }
-  return out;
+  return kernel(b, self.sizes());
 }
 
 namespace {
@@ -39,12 +32,16 @@ namespace {
 std::vector<Tensor> expand_masks(const Tensor& self, const std::vector<Tensor>& indices) {
   std::vector<Tensor> out;
   int64_t dim = 0;
-  for (const Tensor& idx : indices) {
-    if (!idx.defined()) {
+  for (const Tensor& idx_in : indices) {
+    if (!idx_in.defined()) {
       out.push_back(Tensor());
       dim++;
       continue;
     }
+    // indices may live on the CPU whatever self's device (PyTorch moves them), or on self's device
+    Tensor idx = idx_in.device() == self.device() || !idx_in.device().is_cpu() ? idx_in : idx_in.to(self.device());
+    EMBER_CHECK(idx.device() == self.device(), "indices should be either on cpu or on the same device as the indexed "
+                "tensor (", self.device(), ")");
     if (idx.dtype() == kBool || idx.dtype() == kByte) {
       for (int64_t j = 0; j < idx.dim(); j++) {
         EMBER_CHECK_KIND(dim + j < self.dim(), Index, "too many indices for tensor of dimension ", self.dim());
@@ -78,7 +75,7 @@ struct IndexPlan {
   int64_t rows = 1;      // prod of indexed sizes
 };
 
-IndexPlan plan(const Tensor& self, const std::vector<Tensor>& idx) {
+IndexPlan plan(const Tensor& self, const std::vector<Tensor>& idx, const char* op) {
   IndexPlan p;
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < int64_t(idx.size()); d++)
@@ -106,21 +103,15 @@ IndexPlan plan(const Tensor& self, const std::vector<Tensor>& idx) {
     }
     p.bshape = broadcast_shapes(p.bshape, b);
   }
-  int64_t nb = prod(p.bshape);
-  p.lin = empty_tensor({nb}, kLong);
-  int64_t* lin = static_cast<int64_t*>(p.lin.data_ptr());
-  for (int64_t i = 0; i < nb; i++) lin[i] = 0;
+  auto linearize = index_linearize_stub(self.device(), op);
+  // (with no index tensor, the one row is row 0)
+  p.lin = dims.empty() ? ember::zeros({1}, TensorOptions(kLong).device(self.device()))
+                       : empty_tensor({prod(p.bshape)}, kLong, self.device());
   int64_t mult = 1;
   for (int64_t k = int64_t(dims.size()) - 1; k >= 0; k--) {
     int64_t d = dims[size_t(k)], size = self.sizes()[d];
-    Tensor e = idx[d].to(kLong).expand(p.bshape).contiguous();
-    const int64_t* ip = static_cast<const int64_t*>(e.data_ptr());
-    for (int64_t i = 0; i < nb; i++) {
-      int64_t v = ip[i];
-      EMBER_CHECK_KIND(v >= -size && v < size, Index, "index ", v, " is out of bounds for dimension ", d,
-                       " with size ", size);
-      lin[i] += (v < 0 ? v + size : v) * mult;
-    }
+    bool first = k == int64_t(dims.size()) - 1;
+    linearize(p.lin, idx[d].to(kLong).expand(p.bshape).contiguous(), size, mult, d, /*accumulate=*/!first);
     mult *= size;
   }
   p.rows = mult;
@@ -145,19 +136,13 @@ DimVector result_perm(const IndexPlan& p, int64_t nb_dims) {
 
 Tensor index(const Tensor& self, TensorList indices_in) {
   std::vector<Tensor> idx = expand_masks(self, indices_in);
-  IndexPlan p = plan(self, idx);
+  IndexPlan p = plan(self, idx, "index");
+  auto kernel = index_rows_stub(self.device(), "index");
   Tensor src = self.permute(p.perm).contiguous();
-  int64_t row_elems = prod(p.rest_shape);
-  int64_t row_bytes = row_elems * self.element_size();
-  int64_t nb = p.lin.numel();
   DimVector out_shape(p.bshape);
   for (int64_t s : p.rest_shape) out_shape.push_back(s);
-  Tensor out = empty_tensor(out_shape, self.dtype());
-  const char* sp = static_cast<const char*>(src.data_ptr());
-  char* op = static_cast<char*>(out.data_ptr());
-  const int64_t* lin = static_cast<const int64_t*>(p.lin.data_ptr());
-  if (row_bytes > 0)
-    for (int64_t i = 0; i < nb; i++) std::memcpy(op + i * row_bytes, sp + lin[i] * row_bytes, size_t(row_bytes));
+  Tensor out = empty_tensor(out_shape, self.dtype(), self.device());
+  kernel(out, src, p.lin, prod(p.rest_shape));
   DimVector rp = result_perm(p, int64_t(p.bshape.size()));
   return out.permute(rp);
 }
@@ -169,9 +154,13 @@ const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor
   // leading size-1 dims of the values are dropped before broadcasting, as in PyTorch
   int64_t lead = 0;
   while (lead < values_in.dim() && values_in.sizes()[lead] == 1) lead++;
+  // a 0-d CPU value may fill a tensor on any device, as in PyTorch
+  if (values_in.device() != self.device() && !(values_in.dim() == 0 && values_in.device().is_cpu()))
+    fail_device_mismatch("index_put_", self.device(), values_in.device());
   Tensor values = lead ? values_in.reshape(IntArrayRef(values_in.sizes().data() + lead, size_t(values_in.dim() - lead)))
                        : values_in;
-  IndexPlan p = plan(self, idx);
+  IndexPlan p = plan(self, idx, "index_put_");
+  auto kernel = index_put_rows_stub(self.device(), "index_put_");
   int64_t nbd = int64_t(p.bshape.size());
   // values are given in the result's dim order; bring them to [B..., rest...] order
   DimVector rp = result_perm(p, nbd);
@@ -181,33 +170,12 @@ const Tensor& index_put_(const Tensor& self, TensorList indices_in, const Tensor
   for (size_t i = 0; i < rp.size(); i++) natural_shape[i] = bshape_rest[rp[i]];
   DimVector inv(size_t(rp.size()));
   for (size_t i = 0; i < rp.size(); i++) inv[rp[i]] = int64_t(i);
-  Tensor v = values.to(self.dtype()).expand(natural_shape).permute(inv).contiguous();
+  Tensor v = values.to(self.device()).to(self.dtype()).expand(natural_shape).permute(inv).contiguous();
   Tensor target = self.permute(p.perm);
   bool direct = target.is_contiguous();
   Tensor work = direct ? target : target.contiguous();
-  int64_t row_elems = prod(p.rest_shape);
-  int64_t isz = self.element_size(), row_bytes = row_elems * isz, nb = p.lin.numel();
-  char* wp = static_cast<char*>(work.data_ptr());
-  const char* vp = static_cast<const char*>(v.data_ptr());
-  const int64_t* lin = static_cast<const int64_t*>(p.lin.data_ptr());
   self.impl()->bump_version();
-  if (!accumulate) {
-    if (row_bytes > 0)  // empty rows: the pointers may be null, which memcpy must not see
-      for (int64_t i = 0; i < nb; i++) std::memcpy(wp + lin[i] * row_bytes, vp + i * row_bytes, size_t(row_bytes));
-  } else {
-    EMBER_DISPATCH_ALL(self.dtype(), "index_put_", [&](auto tag) {
-      using T = decltype(tag);
-      T* w = reinterpret_cast<T*>(wp);
-      const T* vv = reinterpret_cast<const T*>(vp);
-      for (int64_t i = 0; i < nb; i++)
-        for (int64_t j = 0; j < row_elems; j++) {
-          T& dst = w[lin[i] * row_elems + j];
-          if constexpr (std::is_same_v<T, bool>) dst = dst || vv[i * row_elems + j];
-          else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) dst = T(float(dst) + float(vv[i * row_elems + j]));
-          else dst = wrapping_add(dst, vv[i * row_elems + j]);  // integers wrap, as PyTorch's
-        }
-    });
-  }
+  kernel(work, v, p.lin, prod(p.rest_shape), accumulate);
   if (!direct) ember::copy_(target, work);
   return self;
 }
@@ -216,6 +184,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK_KIND(index.dim() <= 1, Index, "index_select(): Index is supposed to be a vector");
   EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt,
               "index_select(): Expected dtype int32 or int64 for index");
+  check_same_device("index_select", self.device(), {&index});
+  index_rows_stub(self.device(), "index_select");  // (a device without the kernel raises naming this op)
   dim = wrap_dim(dim, self.dim());
   std::vector<Tensor> idx(static_cast<size_t>(dim), Tensor());
   idx.push_back(index.reshape({-1}));
@@ -231,8 +201,158 @@ const Tensor& index_select_out(const Tensor& out, const Tensor& self, int64_t di
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask");
+  check_same_device("masked_select", self.device(), {&mask});
   DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
   return native::index(self.expand(shape), {mask.expand(shape)});
+}
+
+namespace {
+// The index list for index_put_ that addresses `index` along `dim` (full slices before it).
+std::vector<Tensor> dim_indices(int64_t dim, const Tensor& index) {
+  std::vector<Tensor> idx(static_cast<size_t>(dim), Tensor());
+  idx.push_back(index.reshape({-1}));
+  return idx;
+}
+}  // namespace
+
+// ---------------------------------------------------------------- index_copy, index_fill, masked_scatter
+const Tensor& index_copy_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  check_same_device("index_copy_", self.device(), {&index, &source});
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK_KIND(index.dim() < 2, Index, "index_copy_(): Index should have dimension 1 or 0 (got ", index.dim(), ")");
+  int64_t nidx = index.numel();
+  if (source.dim() == 0 && nidx != 1) {
+    EMBER_FAIL(Index, "index_copy_(): When source is scalar, index should have one element (got ", nidx, ")");
+  } else if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0) {
+    EMBER_FAIL(Index, "index_copy_(): When source and destination are not scalars, their dimensionality must match. "
+               "Source dimensionality (", source.dim(), "), destination dimensionality (", self.dim(), ")");
+  }
+  EMBER_CHECK(index.dtype() == kLong, "index_copy_(): Expected a long tensor for index, but got ", index.dtype());
+  EMBER_CHECK(self.dtype() == source.dtype(), "index_copy_(): self and source expected to have the same dtype, but got "
+              "(self) ", self.dtype(), " and (source) ", source.dtype());
+  DimVector ss(self.sizes()), rs(source.sizes());
+  if (!ss.empty()) ss.erase(size_t(dim));
+  if (!rs.empty()) rs.erase(size_t(dim));
+  if (IntArrayRef(ss) != IntArrayRef(rs)) {
+    EMBER_FAIL(Runtime, "index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: ",
+               ss, " at dimension ", dim, " and source slice shape: ", rs, " at dimension 0.");
+  }
+  EMBER_CHECK_KIND(source.dim() == 0 || nidx == source.sizes()[dim], Index, "index_copy_(): Number of indices (", nidx,
+                   ") should be equal to source.size(dim) (", source.sizes()[dim], ")");
+  int64_t size = self.dim() ? self.sizes()[dim] : 1;
+  for (int64_t v : host_int64_values(index))
+    EMBER_CHECK_KIND(v >= 0 && v < size, Index, "index_copy_(): index ", v, " is out of bounds for dimension ", dim,
+                     " with size ", size);
+  if (self.dim() == 0) {
+    ember::copy_(self, source.reshape({}));
+    return self;
+  }
+  native::index_put_(self, dim_indices(dim, index), source.dim() ? source : source.reshape({1}), false);
+  return self;
+}
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  return native::index_copy_(self.clone(), dim, index, source);
+}
+
+const Tensor& index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  EMBER_CHECK_KIND(index.dtype() == kLong, Index, "index_fill_(): Expected dtype int64 for index.");
+  check_same_device("index_fill_", self.device(), {&index});
+  Tensor s = self.dim() == 0 ? self.unsqueeze(-1) : self;
+  dim = wrap_dim(dim, s.dim());
+  EMBER_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
+  int64_t size = s.sizes()[dim];
+  for (int64_t v : host_int64_values(index))
+    EMBER_CHECK_KIND(v >= -size && v < size, Index, "index ", v, " is out of bounds for dimension ", dim, " with size ",
+                     size);
+  Tensor v = ember::full({}, value, TensorOptions(self.dtype()));
+  native::index_put_(s, dim_indices(dim, index), v, false);
+  return self;
+}
+const Tensor& index_fill_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  return native::index_fill_(self, dim, index, value.to(self.dtype()).item());
+}
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return native::index_fill_(self.clone(), dim, index, value);
+}
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  return native::index_fill_(self.clone(), dim, index, value);
+}
+
+const Tensor& masked_scatter_(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  EMBER_CHECK(self.dtype() == source.dtype(), "masked_scatter_: expected self and source to have same dtypes but got",
+              self.dtype(), " and ", source.dtype());
+  EMBER_CHECK(mask.dtype() == kBool, "masked_scatter_ only supports boolean masks, but got mask with dtype ",
+              mask.dtype());
+  check_same_device("masked_scatter_", self.device(), {&mask, &source});
+  Tensor m = mask.expand(self.sizes());  // in-place: the mask broadcasts to self
+  int64_t count = ember::count_nonzero(m, std::nullopt).item().to_long();
+  EMBER_CHECK(count <= source.numel(), "Number of elements of source < number of ones in mask");
+  if (count == 0) return self;
+  Tensor values = source.reshape({-1}).narrow(0, 0, count);
+  if (self.dim() == 0) {
+    ember::copy_(self, values.reshape({}));
+    return self;
+  }
+  native::index_put_(self, {m}, values, false);
+  return self;
+}
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source) {
+  check_same_device("masked_scatter", self.device(), {&mask, &source});
+  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  Tensor r = empty_tensor(shape, self.dtype(), self.device());
+  ember::copy_(r, self.expand(shape));
+  native::masked_scatter_(r, mask.expand(shape), source);
+  return r;
+}
+
+// ---------------------------------------------------------------- nonzero forms, take
+Tensor argwhere(const Tensor& self) { return ember::nonzero(self); }
+
+std::vector<Tensor> nonzero_numpy(const Tensor& self) {
+  if (self.dim() == 0) return native::nonzero_numpy(self.unsqueeze(0));
+  Tensor nz = ember::nonzero(self);
+  std::vector<Tensor> out;
+  for (int64_t d = 0; d < self.dim(); d++) out.push_back(nz.select(1, d).contiguous());
+  return out;
+}
+
+Tensor take(const Tensor& self, const Tensor& index) {
+  EMBER_CHECK(index.dtype() == kLong, "take(): Expected a long tensor for index, but got ", index.dtype());
+  check_same_device("take", self.device(), {&index});
+  index_rows_stub(self.device(), "take");
+  int64_t n = self.numel();
+  EMBER_CHECK_KIND(n > 0 || index.numel() == 0, Index, "take(): tried to take from an empty tensor");
+  for (int64_t v : host_int64_values(index))
+    EMBER_CHECK_KIND(v >= -n && v < n, Index, "out of range: tried to access index ", v, " on a tensor of ", n,
+                     " elements.");
+  if (index.numel() == 0) return empty_tensor(index.sizes(), self.dtype(), self.device());
+  return ember::index(self.reshape({-1}), {index});
+}
+const Tensor& take_out(const Tensor& out, const Tensor& self, const Tensor& index) {
+  EMBER_CHECK(out.dtype() == self.dtype(), "take(): self and out expected to have the same dtype, but got self.dtype = ",
+              self.dtype(), " and out.dtype = ", out.dtype());
+  return copy_to_out(out, native::take(self, index), true);
+}
+
+Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
+  if (!dim) return ember::gather(self.view(IntArrayRef({int64_t(-1)})), 0, indices.view(IntArrayRef({int64_t(-1)})));
+  EMBER_CHECK(self.dim() == indices.dim(), "torch.take_along_dim(): input and indices should have the same number of "
+              "dimensions, but got ", self.dim(), " dimensions for input, and ", indices.dim(), " dimensions for indices");
+  EMBER_CHECK(indices.dtype() == kLong, "torch.take_along_dim(): dtype of indices should be Long but got ", indices.dtype());
+  int64_t d = wrap_dim(*dim, self.dim());
+  if (self.dim() == 0) return ember::gather(self, 0, indices);
+  DimVector ss(self.sizes()), is(indices.sizes());
+  ss[d] = indices.sizes()[d];
+  Tensor ib = indices.expand(broadcast_shapes(ss, indices.sizes()));
+  is[d] = self.sizes()[d];
+  Tensor sb = self.expand(broadcast_shapes(is, self.sizes()));
+  return ember::gather(sb, d, ib);
+}
+const Tensor& take_along_dim_out(const Tensor& out, const Tensor& self, const Tensor& indices, std::optional<int64_t> dim) {
+  check_out_dtype(out, self.dtype());
+  return copy_to_out(out, native::take_along_dim(self, indices, dim), true);
 }
 
 }  // namespace ember::native

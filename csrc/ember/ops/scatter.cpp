@@ -1,11 +1,15 @@
-// gather, scatter, scatter_add, index_add: element-wise indexing along one dim. Indices are
-// bounds-checked before any memory is touched.
-#include <cstring>
+// gather, scatter, scatter_add, scatter_reduce, index_add: element-wise indexing along one dim. The
+// kernels (kernels/cpu/scatter.cpp) bounds-check each index before they write through it.
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/scatter.h"
+
+EMBER_DEFINE_STUB(gather_stub)
+EMBER_DEFINE_STUB(scatter_stub)
+EMBER_DEFINE_STUB(scatter_reduce_stub)
 
 namespace ember::native {
 
@@ -31,68 +35,26 @@ void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const
   }
 }
 
-// Calls f(index_element_value, self_offset, idx_position_offset_in_src) for each element of `index`.
-template <class F>
-void for_each_index(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, F f) {
-  const int64_t nd = index.dim();
-  const int64_t n = index.numel();
-  if (n == 0) return;
-  const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
-  int64_t size = self.dim() ? self.sizes()[dim] : 1;
-  DimVector pos(static_cast<size_t>(std::max<int64_t>(nd, 1)), 0);
-  for (int64_t e = 0; e < n; e++) {
-    int64_t ioff = 0, soff = 0, roff = 0;
-    for (int64_t d = 0; d < nd; d++) {
-      ioff += pos[d] * index.strides()[d];
-      if (d != dim) soff += pos[d] * self.strides()[d];
-      if (src && src->dim()) roff += pos[d] * src->strides()[d];
-    }
-    int64_t v = ip[ioff];
-    EMBER_CHECK(v >= 0 && v < size, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
-    f(soff + v * (self.dim() ? self.strides()[dim] : 0), roff, e);
-    for (int64_t d = nd - 1; d >= 0; d--) {
-      if (++pos[d] < index.sizes()[d]) break;
-      pos[d] = 0;
-    }
-  }
-}
-
-enum class ScatterMode { Set, Add };
-
 void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterMode mode,
                   const char* name) {
+  check_same_device(name, self.device(), {&index, &src});
+  auto kernel = scatter_stub(self.device(), name);
   dim = wrap_dim(dim, self.dim());
   check_index_shapes(name, self, dim, index, &src);
   Tensor s = src.to(self.dtype());
   self.impl()->bump_version();
-  EMBER_DISPATCH_ALL(self.dtype(), name, [&](auto tag) {
-    using T = decltype(tag);
-    T* out = static_cast<T*>(self.data_ptr());
-    const T* in = static_cast<const T*>(s.data_ptr());
-    for_each_index(self, dim, index, &s, [&](int64_t soff, int64_t roff, int64_t) {
-      if (mode == ScatterMode::Set) {
-        out[soff] = in[roff];
-      } else {
-        if constexpr (std::is_same_v<T, bool>) out[soff] = out[soff] || in[roff];
-        else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) out[soff] = T(float(out[soff]) + float(in[roff]));
-        else out[soff] = wrapping_add(out[soff], in[roff]);  // integers wrap, as PyTorch's
-      }
-    });
-  });
+  kernel(self, dim, index, s, mode);
 }
 
 }  // namespace
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool) {
+  check_same_device("gather", self.device(), {&index});
+  auto kernel = gather_stub(self.device(), "gather");
   dim = wrap_dim(dim, self.dim());
   check_index_shapes("gather", self, dim, index, nullptr);
-  Tensor out = empty_tensor(index.sizes(), self.dtype());
-  int64_t isz = self.element_size();
-  const char* in = static_cast<const char*>(self.data_ptr());
-  char* o = static_cast<char*>(out.data_ptr());
-  for_each_index(self, dim, index, nullptr, [&](int64_t soff, int64_t, int64_t e) {
-    std::memcpy(o + e * isz, in + soff * isz, size_t(isz));
-  });
+  Tensor out = empty_tensor(index.sizes(), self.dtype(), self.device());
+  kernel(out, self, dim, index);
   return out;
 }
 const Tensor& gather_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index, bool sparse) {
@@ -114,13 +76,16 @@ const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index,
   return self;
 }
 Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  EMBER_CHECK(src.dim() > 0 || index.numel() <= 1, "scatter_add(): src must be a tensor of the same rank as index");
   Tensor r = self.clone();
-  return native::scatter_add_(r, dim, index, src);
+  scatter_impl(r, dim, index, src, ScatterMode::Add, "scatter_add");
+  return r;
 }
 
 const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   EMBER_CHECK(index.dim() <= 1, "index_add_(): Index is supposed to be a vector");
   EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, "index_add_(): Expected dtype int32/int64 for index");
+  check_same_device("index_add_", self.device(), {&index, &source});
   dim = wrap_dim(dim, self.dim());
   std::vector<Tensor> idx(static_cast<size_t>(dim), Tensor());
   idx.push_back(index.reshape({-1}));
@@ -136,6 +101,61 @@ const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, c
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   Tensor r = self.clone();
   return native::index_add_(r, dim, index, source, alpha);
+}
+
+// ---------------------------------------------------------------- scatter_reduce
+namespace {
+ScatterReduce parse_reduce(std::string_view r) {
+  if (r == "sum") return ScatterReduce::Sum;
+  if (r == "prod") return ScatterReduce::Prod;
+  if (r == "mean") return ScatterReduce::Mean;
+  if (r == "amax" || r == "max") return ScatterReduce::Amax;  // PyTorch also reads max/min as amax/amin
+  if (r == "amin" || r == "min") return ScatterReduce::Amin;
+  EMBER_FAIL(Runtime, "reduce argument must be either sum, prod, mean, amax or amin, got ", r);
+}
+}  // namespace
+
+const Tensor& scatter_reduce_(const Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src,
+                              std::string_view reduce, bool include_self) {
+  ScatterReduce red = parse_reduce(reduce);
+  EMBER_CHECK_KIND(!(red == ScatterReduce::Mean && self.dtype() == kBool), NotImplemented,
+                   "\"scatter_gather_tensor_cpu_reduce_mean\" not implemented for 'Bool'");
+  check_same_device("scatter_reduce_", self.device(), {&index_in, &src});
+  dim = wrap_dim(dim, self.dim());
+  EMBER_CHECK(index_in.dtype() == kLong || index_in.dtype() == kInt, "scatter(): Expected dtype int32/int64 for index");
+  EMBER_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+  const int64_t nd = std::max<int64_t>(self.dim(), 1);
+  EMBER_CHECK(std::max<int64_t>(index_in.dim(), 1) == nd || index_in.numel() == 0,
+              "Index tensor must have the same number of dimensions as self tensor");
+  EMBER_CHECK(std::max<int64_t>(src.dim(), 1) == nd || index_in.numel() == 0,
+              "Index tensor must have the same number of dimensions as src tensor");
+  if (index_in.numel() == 0) return self;
+  auto kernel = scatter_reduce_stub(self.device(), "scatter_reduce");
+  Tensor index = index_in.to(kLong);
+  DimVector isz(index.sizes()), ssz(self.sizes()), rsz(src.sizes());
+  while (int64_t(isz.size()) < nd) isz.push_back(1);
+  while (int64_t(ssz.size()) < nd) ssz.push_back(1);
+  while (int64_t(rsz.size()) < nd) rsz.push_back(1);
+  for (int64_t d = 0; d < nd; d++) {
+    EMBER_CHECK(isz[d] <= rsz[d], "Size does not match at dimension ", d, " expected index ", index.sizes(),
+                " to be no larger than src ", src.sizes());
+    if (d != dim)
+      EMBER_CHECK(isz[d] <= ssz[d], "Size does not match at dimension ", d, " expected index ", index.sizes(),
+                  " to be no larger than self ", self.sizes(), " apart from dimension ", dim);
+  }
+  // work on contiguous copies in the compute dtype (float for half/bfloat16)
+  ScalarType cd = is_reduced_float(self.dtype()) ? kFloat : self.dtype();
+  Tensor work = self.to(cd, true).contiguous().reshape(ssz);
+  kernel(work, dim, index.contiguous().reshape(isz), src.to(cd).contiguous().reshape(rsz), red, include_self);
+  ember::copy_(self, work.reshape(self.sizes()));
+  return self;
+}
+
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce,
+                      bool include_self) {
+  Tensor r = self.clone();
+  native::scatter_reduce_(r, dim, index, src, reduce, include_self);
+  return r;
 }
 
 }  // namespace ember::native

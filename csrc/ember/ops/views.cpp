@@ -481,10 +481,14 @@ static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
   for (const Tensor& t : tensors)
     if (!(t.dim() == 1 && t.numel() == 0)) { ref = &t; break; }
   ScalarType dt = result_type(tensors.data(), int(tensors.size()));
-  for (const Tensor& t : tensors)
+  const Device device = tensors[0].device();
+  for (const Tensor& t : tensors) {
     EMBER_CHECK(t.dim() > 0, "zero-dimensional tensor (at position ", &t - tensors.data(), ") cannot be concatenated");
+    if (t.device() != device) fail_device_mismatch("cat", device, t.device());
+  }
+  if (out) check_same_device("cat", device, {out});
   if (!ref) {
-    Tensor r = empty_tensor({0}, dt);
+    Tensor r = empty_tensor({0}, dt, device);
     if (out) { resize_output(*out, {0}); return *out; }
     return r;
   }
@@ -511,7 +515,7 @@ static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
     resize_output(*out, shape);
     r = *out;
   } else {
-    r = empty_tensor(shape, dt);
+    r = empty_tensor(shape, dt, device);
   }
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
@@ -589,8 +593,8 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims) {
 static Tensor tri_mask(const Tensor& self, int64_t k, bool lower) {
   EMBER_CHECK(self.dim() >= 2, lower ? "tril" : "triu", ": input tensor must have at least 2 dimensions");
   int64_t m = self.sizes()[self.dim() - 2], n = self.sizes()[self.dim() - 1];
-  Tensor rows = ember::arange(0, m, 1, TensorOptions(kLong)).unsqueeze(1);
-  Tensor cols = ember::arange(0, n, 1, TensorOptions(kLong)).unsqueeze(0);
+  Tensor rows = ember::arange(0, m, 1, TensorOptions(kLong).device(self.device())).unsqueeze(1);
+  Tensor cols = ember::arange(0, n, 1, TensorOptions(kLong).device(self.device())).unsqueeze(0);
   Tensor diff = ember::sub(cols, rows);
   return lower ? ember::le(diff, scalar_to_tensor(k)) : ember::ge(diff, scalar_to_tensor(k));
 }
