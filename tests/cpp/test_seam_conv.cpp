@@ -64,30 +64,19 @@ struct BorrowCpuEntry {
   ~BorrowCpuEntry() { register_kernel(stub, DeviceType::PrivateUse1, Fn(nullptr)); }
 };
 
-// The host device's convolution entries: the CPU's, run on CPU copies and written back into the
-// outputs the op allocated on the device (the CPU entry's im2col + GEMM path calls ops such as
-// matmul, which this test device has no kernels for).
+// The host device's convolution entries: the CPU's, run on CPU copies, their results moved to the
+// device (the CPU entry's im2col + GEMM path calls ops such as matmul, which this test device has no
+// kernels for).
 Tensor on_cpu(const Tensor& t) { return t.defined() ? t.to(Device()) : Tensor(); }
-Tensor cpu_twin(const Tensor& t) { return t.defined() ? empty_tensor(t.sizes(), t.dtype()) : Tensor(); }
-void write_back(const Tensor& dst, const Tensor& src) {
-  if (dst.defined()) dst.copy_(src);
+Tensor on_host_device(const Tensor& t) { return t.defined() ? t.to(host_device()) : Tensor(); }
+Tensor host_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                        IntArrayRef out_spatial) {
+  return on_host_device(convolution_stub(Device())(on_cpu(input), on_cpu(weight), on_cpu(bias), p, out_spatial));
 }
-void host_convolution(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                      const ConvParams& p) {
-  EXPECT_EQ(out.device(), host_device());
-  Tensor o = cpu_twin(out);
-  convolution_stub(Device())(o, on_cpu(input), on_cpu(weight), on_cpu(bias), p);
-  write_back(out, o);
-}
-void host_convolution_backward(const Tensor& gi, const Tensor& gw, const Tensor& gb, const Tensor& grad,
-                               const Tensor& input, const Tensor& weight, const ConvParams& p) {
-  for (const Tensor* t : {&gi, &gw, &gb})
-    if (t->defined()) EXPECT_EQ(t->device(), host_device());
-  Tensor i = cpu_twin(gi), w = cpu_twin(gw), b = cpu_twin(gb);
-  convolution_backward_stub(Device())(i, w, b, on_cpu(grad), on_cpu(input), on_cpu(weight), p);
-  write_back(gi, i);
-  write_back(gw, w);
-  write_back(gb, b);
+ConvGrads host_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, bool has_bias,
+                                    const ConvParams& p, ConvMask mask) {
+  auto [gi, gw, gb] = convolution_backward_stub(Device())(on_cpu(grad), on_cpu(input), on_cpu(weight), has_bias, p, mask);
+  return {on_host_device(gi), on_host_device(gw), on_host_device(gb)};
 }
 
 const std::vector<int64_t> kOne = {1}, kZero = {0}, kTwo = {2};

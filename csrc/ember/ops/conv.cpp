@@ -1,7 +1,7 @@
 // Convolution: im2col, col2im, convolution (plain and transposed, up to 3 spatial dims: 1-D and
 // 2-D problems run as 3-D ones with unit dims in front), conv1d/2d/3d and conv_transpose1d/2d/3d,
 // and convolution's backward formula. The ops check and size; the backend's entries
-// (kernels/conv.h) compute: the CPU's (kernels/cpu/conv.cpp) run float32 on oneDNN and the rest as
+// (kernels/conv.h) compute and allocate: the CPU's (kernels/cpu/conv.cpp) run float32 on oneDNN and the rest as
 // the im2col + GEMM composite below. Backward passes that must themselves be differentiable
 // (create_graph=True) always take the composite: autograd flows through im2col/col2im and matmul,
 // so gradients of any order work. Pooling lives in ops/pooling.cpp, padding in ops/padding.cpp.
@@ -184,8 +184,8 @@ Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& b
       out_shape.push_back(o);
     }
   }
-  Tensor out = empty_tensor(out_shape, input.dtype(), input.device());
-  kernel(out, input, weight, bias, conv_params(ns, s, p, d, op, groups, transposed));
+  Tensor out = kernel(input, weight, bias, conv_params(ns, s, p, d, op, groups, transposed),
+                      IntArrayRef(out_shape.data() + 2, size_t(ns)));
   return batched ? out : out.squeeze(IntArrayRef({int64_t(0)}));
 }
 
@@ -292,7 +292,7 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward_composite(const Tensor& grad, c
 namespace autograd {
 
 // create_graph=True needs a differentiable backward: the composite. Otherwise this is the backward
-// op's body: outputs allocated per mask, the backend's entry computes them.
+// op's body: checked, then computed by the backend's entry.
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_in, const Tensor& input_in,
                                                         const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                                                         IntArrayRef padding, IntArrayRef dilation, bool transposed,
@@ -311,11 +311,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(const Tensor& grad_in, c
     std::tie(gi, gw, gb) = conv_backward_composite(grad, input, weight, bias.defined(), prm, mask);
   } else {
     check_same_device("convolution_backward", grad.device(), {&input, &weight, &bias});
-    auto kernel = convolution_backward_stub(grad.device(), "convolution_backward");
-    if (mask[0]) gi = empty_tensor(input.sizes(), input.dtype(), grad.device());
-    if (mask[1]) gw = empty_tensor(weight.sizes(), weight.dtype(), grad.device());
-    if (mask[2] && bias.defined()) gb = empty_tensor({grad.sizes()[1]}, grad.dtype(), grad.device());
-    kernel(gi, gw, gb, grad, input, weight, prm);
+    std::tie(gi, gw, gb) =
+        convolution_backward_stub(grad.device(), "convolution_backward")(grad, input, weight, bias.defined(), prm, mask);
   }
   if (gi.defined() && !batched) gi = gi.squeeze(IntArrayRef({int64_t(0)}));
   return {gi, gw, gb};

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "ember/generated/ops.h"
 #include "ember/kernels/conv.h"
 #include "ember/kernels/cpu/onednn/conv.h"
 #include "ember/ops/conv.h"
@@ -105,20 +104,16 @@ void col2im_cpu(const Tensor& x, const Tensor& cols, const WindowGeometry& g) {
   });
 }
 
-void convolution_cpu(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                     const ConvParams& p) {
-  if (onednn::usable(input, weight, p)) return onednn::conv_forward(out, input, weight, bias, p);
-  ember::copy_(out, conv_forward_composite(input, weight, bias, p, IntArrayRef(out.sizes().data() + 2, size_t(p.ns))));
+Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                       IntArrayRef out_spatial) {
+  if (onednn::usable(input, weight, p)) return onednn::conv_forward(input, weight, bias, p, out_spatial);
+  return conv_forward_composite(input, weight, bias, p, out_spatial);
 }
 
-void convolution_backward_cpu(const Tensor& gi, const Tensor& gw, const Tensor& gb, const Tensor& grad,
-                              const Tensor& input, const Tensor& weight, const ConvParams& p) {
-  if (onednn::usable(input, weight, p) && grad.numel()) return onednn::conv_backward(gi, gw, gb, grad, input, weight, p);
-  auto [ci, cw, cb] = conv_backward_composite(grad, input, weight, gb.defined(), p,
-                                              {gi.defined(), gw.defined(), gb.defined()});
-  if (gi.defined()) ember::copy_(gi, ci);
-  if (gw.defined()) ember::copy_(gw, cw);
-  if (gb.defined()) ember::copy_(gb, cb);
+ConvGrads convolution_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& weight, bool has_bias,
+                                   const ConvParams& p, ConvMask mask) {
+  if (onednn::usable(input, weight, p) && grad.numel()) return onednn::conv_backward(grad, input, weight, has_bias, p, mask);
+  return conv_backward_composite(grad, input, weight, has_bias, p, mask);
 }
 
 }  // namespace

@@ -134,12 +134,12 @@ void max_pool_backward_cpu(const Tensor& gi, const Tensor& g, const Tensor& idx)
 
 void adaptive_max_pool_cpu(const Tensor& vals, const Tensor& idx, const Tensor& x) {
   const int64_t ns = x.dim() - 2;
-  int64_t o3[3] = {1, 1, 1}, i3[3] = {1, 1, 1};
+  DimVector o3(3, 1), i3(3, 1);  // padded to 3 dims with leading ones
   for (int64_t i = 0; i < ns; i++) {
     o3[3 - ns + i] = vals.sizes()[2 + i];
     i3[3 - ns + i] = x.sizes()[2 + i];
   }
-  const int64_t planes = x.sizes()[0] * x.sizes()[1], plane = i3[0] * i3[1] * i3[2], L = o3[0] * o3[1] * o3[2];
+  const int64_t planes = x.sizes()[0] * x.sizes()[1], plane = prod(i3), L = prod(o3);
   int64_t* ip = static_cast<int64_t*>(idx.data_ptr());
   EMBER_DISPATCH_ALL(x.dtype(), "adaptive_max_pool", [&](auto tag) {
     using T = decltype(tag);

@@ -18,11 +18,11 @@ namespace ember::onednn {
 #ifndef EMBER_HAVE_ONEDNN
 
 bool usable(const Tensor&, const Tensor&, const ConvParams&) { return false; }
-void conv_forward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const ConvParams&) {
+Tensor conv_forward(const Tensor&, const Tensor&, const Tensor&, const ConvParams&, IntArrayRef) {
   EMBER_FAIL(Runtime, "Ember was built without oneDNN");
 }
-void conv_backward(const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-                   const ConvParams&) {
+std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor&, const Tensor&, const Tensor&, bool,
+                                                 const ConvParams&, std::array<bool, 3>) {
   EMBER_FAIL(Runtime, "Ember was built without oneDNN");
 }
 
@@ -196,6 +196,8 @@ struct Runner {
   }
 };
 
+DimVector to_dimvector(const Dims& d) { return DimVector(IntArrayRef(d.data(), d.size())); }
+
 // C(src) -> dst, with optional bias
 void run_forward(const Problem& P, const Tensor& src, const Tensor& wei, const Tensor& bias, const Tensor& dst) {
   auto f = get_fwd(P);
@@ -243,9 +245,9 @@ void run_backward_weights(const Problem& P, const Tensor& src, const Tensor& dif
   r.stream.wait();
 }
 
-// C's big-space tensor about to receive backward-data: the part a cropped problem leaves out is zero
-void prepare_big(const Problem& P, const Tensor& t) {
-  if (P.cropped()) t.zero_();
+Tensor new_big(const Problem& P) {
+  DimVector shape = to_dimvector(P.src_full);
+  return P.cropped() ? ember::zeros(shape, TensorOptions(kFloat)) : empty_tensor(shape, kFloat);
 }
 
 }  // namespace
@@ -256,55 +258,69 @@ bool usable(const Tensor& input, const Tensor& weight, const ConvParams& g) {
   return g.ns >= 1 && g.ns <= 3;
 }
 
-void conv_forward(const Tensor& out, const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in,
-                  const ConvParams& g) {
+Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvParams& g,
+                    IntArrayRef out_spatial) {
   Tensor input = input_in.contiguous(), weight = weight_in.contiguous();
   Tensor bias = bias_in.defined() ? bias_in.contiguous() : Tensor();
+  int64_t n = input.sizes()[0];
   DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(g.ns)));
+  DimVector out_shape = {n, g.transposed ? weight.sizes()[1] * g.groups : weight.sizes()[0]};
+  for (int64_t v : out_spatial) out_shape.push_back(v);
   if (!g.transposed) {
-    Problem P = make_problem(input.sizes(), out.sizes(), ksz, g);
+    Problem P = make_problem(input.sizes(), out_shape, ksz, g);
     P.bias = bias.defined();
+    Tensor out = empty_tensor(out_shape, kFloat);
     run_forward(P, input, weight, bias, out);
-    return;
+    return out;
   }
-  Problem P = make_problem(out.sizes(), input.sizes(), ksz, g);
-  prepare_big(P, out);
+  Problem P = make_problem(out_shape, input.sizes(), ksz, g);
+  Tensor out = new_big(P);
   run_backward_data(P, input, weight, out);
   if (bias.defined()) {
-    DimVector bshape(size_t(out.dim()), 1);
+    DimVector bshape(out_shape.size(), 1);
     bshape[1] = bias.numel();
     out.add_(bias.reshape(bshape));
   }
+  return out;
 }
 
-void conv_backward(const Tensor& gi, const Tensor& gw, const Tensor& gb, const Tensor& grad_in, const Tensor& input_in,
-                   const Tensor& weight_in, const ConvParams& g) {
+std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad_in, const Tensor& input_in, const Tensor& weight_in,
+                                                 bool has_bias, const ConvParams& g, std::array<bool, 3> mask) {
   Tensor grad = grad_in.contiguous(), input = input_in.contiguous(), weight = weight_in.contiguous();
   DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(g.ns)));
-  bool want_bias = gb.defined();
+  Tensor gi, gw, gb;
+  bool want_bias = mask[2] && has_bias;
   if (!g.transposed) {
     Problem P = make_problem(input.sizes(), grad.sizes(), ksz, g);
-    if (gi.defined()) {
-      prepare_big(P, gi);
+    if (mask[0]) {
+      gi = new_big(P);
       run_backward_data(P, grad, weight, gi);
     }
-    if (gw.defined() || want_bias) {
+    if (mask[1] || want_bias) {
       P.bias = want_bias;
-      // one primitive gives both: the weight gradient lands in scratch when only the bias's is wanted
-      Tensor w = gw.defined() ? gw : empty_tensor(weight.sizes(), kFloat);
-      run_backward_weights(P, input, grad, w, gb);
+      gw = empty_tensor(weight.sizes(), kFloat);
+      if (want_bias) gb = empty_tensor({grad.sizes()[1]}, kFloat);
+      run_backward_weights(P, input, grad, gw, gb);
+      if (!mask[1]) gw = Tensor();
     }
-    return;
+    return {gi, gw, gb};
   }
   // transposed: grad lives in C's big space, input in its small one
   Problem P = make_problem(grad.sizes(), input.sizes(), ksz, g);
-  if (gi.defined()) run_forward(P, grad, weight, Tensor(), gi);
-  if (gw.defined()) run_backward_weights(P, grad, input, gw, Tensor());
+  if (mask[0]) {
+    gi = empty_tensor(input.sizes(), kFloat);
+    run_forward(P, grad, weight, Tensor(), gi);
+  }
+  if (mask[1]) {
+    gw = empty_tensor(weight.sizes(), kFloat);
+    run_backward_weights(P, grad, input, gw, Tensor());
+  }
   if (want_bias) {
     std::vector<int64_t> red = {0};
     for (int64_t i = 2; i < grad.dim(); i++) red.push_back(i);
-    ember::sum_out(gb, grad, IntArrayRef(red), false);
+    gb = ember::sum(grad, IntArrayRef(red), false);
   }
+  return {gi, gw, gb};
 }
 
 #endif

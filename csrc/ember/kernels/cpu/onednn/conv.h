@@ -5,6 +5,9 @@
 // backward-weights) then cover both directions.
 #pragma once
 
+#include <array>
+#include <tuple>
+
 #include "ember/kernels/conv.h"
 
 namespace ember::onednn {
@@ -12,12 +15,11 @@ namespace ember::onednn {
 // float32 tensors, oneDNN built in and not disabled (EMBER_DISABLE_ONEDNN=1), non-empty problem.
 bool usable(const Tensor& input, const Tensor& weight, const ConvParams& g);
 
-// out [N, Cout, *out] (allocated, contiguous) <- conv(input [N, C, *S]); sizes validated by the op.
-void conv_forward(const Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias,
-                  const ConvParams& g);
+// input [N, C, *S] batched; output spatial sizes already validated by the caller.
+Tensor conv_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& g,
+                    IntArrayRef out_spatial);
 
-// Writes each defined gradient (grad_bias: the convolution had a bias and its gradient is wanted).
-void conv_backward(const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias, const Tensor& grad,
-                   const Tensor& input, const Tensor& weight, const ConvParams& g);
+std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                                 bool has_bias, const ConvParams& g, std::array<bool, 3> mask);
 
 }  // namespace ember::onednn
