@@ -1,10 +1,11 @@
 // Convolution: im2col, col2im, convolution (plain and transposed, up to 3 spatial dims: 1-D and
 // 2-D problems run as 3-D ones with unit dims in front), conv1d/2d/3d and conv_transpose1d/2d/3d,
 // and convolution's backward formula. The ops check and size; the backend's entries
-// (kernels/conv.h) compute and allocate: the CPU's (kernels/cpu/conv.cpp) run float32 on oneDNN and the rest as
-// the im2col + GEMM composite below. Backward passes that must themselves be differentiable
-// (create_graph=True) always take the composite: autograd flows through im2col/col2im and matmul,
-// so gradients of any order work. Pooling lives in ops/pooling.cpp, padding in ops/padding.cpp.
+// (kernels/conv.h) compute and allocate: the CPU's (kernels/cpu/conv.cpp) run float32 on oneDNN
+// and the rest as the im2col + GEMM composite below. Backward passes that must themselves be
+// differentiable (create_graph=True) always take the composite: autograd flows through
+// im2col/col2im and matmul, so gradients of any order work. Pooling lives in ops/pooling.cpp,
+// padding in ops/padding.cpp.
 #include "ember/autograd/formulas.h"
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"

@@ -388,7 +388,9 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   }
   // the input as rows of channels, [n * nin, c]: a corner's values are whole rows (index_select)
   Tensor rows = input.reshape({n, c, nin}).transpose(1, 2).reshape({n * nin, c});
-  Tensor batch_base = ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong).device(input.device())).unsqueeze(1);
+  Tensor batch_base =
+      ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong).device(input.device()))
+          .unsqueeze(1);
   // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], zero outside the input
   auto sample = [&](const std::vector<Tensor>& pos) {
     Tensor lin, inside;

@@ -121,8 +121,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
                 per_sample_weights.sizes(), " and ", indices.sizes());
   }
   check_same_device("embedding_bag", weight.device(), {&indices, &offsets, &per_sample_weights});
-  EmbeddingBagPlan plan =
-      embedding_bag_plan_stub(indices.device(), "embedding_bag")(indices, offsets, num, pad, include_last_offset, mode == 2);
+  auto plan_kernel = embedding_bag_plan_stub(indices.device(), "embedding_bag");
+  EmbeddingBagPlan plan = plan_kernel(indices, offsets, num, pad, include_last_offset, mode == 2);
   const int64_t B = plan.bags;
   const TensorOptions opts = TensorOptions(weight.dtype()).device(weight.device());
   const TensorOptions longs = TensorOptions(kLong).device(weight.device());

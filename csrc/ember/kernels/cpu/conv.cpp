@@ -112,7 +112,8 @@ Tensor convolution_cpu(const Tensor& input, const Tensor& weight, const Tensor& 
 
 ConvGrads convolution_backward_cpu(const Tensor& grad, const Tensor& input, const Tensor& weight, bool has_bias,
                                    const ConvParams& p, ConvMask mask) {
-  if (onednn::usable(input, weight, p) && grad.numel()) return onednn::conv_backward(grad, input, weight, has_bias, p, mask);
+  if (onednn::usable(input, weight, p) && grad.numel())
+    return onednn::conv_backward(grad, input, weight, has_bias, p, mask);
   return conv_backward_composite(grad, input, weight, has_bias, p, mask);
 }
 
