@@ -12,12 +12,14 @@
 #include <vector>
 
 #include "ember/core/checked_math.h"
-#include "ember/parallel/parallel.h"
 
 #include "ember/generated/native.h"
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/interp.h"
+
+EMBER_DEFINE_STUB(resample_dim_stub)
 
 namespace ember::native {
 
@@ -128,12 +130,7 @@ Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_
 
 namespace {
 
-// One dim's resampling matrix, rows in CSR form.
-struct Csr {
-  std::vector<int64_t> start;  // out + 1
-  std::vector<int64_t> idx;
-  std::vector<double> w;
-};
+using Csr = ResampleMatrix;
 
 Csr to_csr(const Taps& t, int64_t out) {
   Csr c;
@@ -203,44 +200,14 @@ Csr area_csr(int64_t in, int64_t out) {
 }
 
 // y = A x along `dim` of a contiguous x (x's dim has A's column count), or with transpose
-// y = A^T x (x's dim has A's row count, y's has `cols`).
-template <class T>
+// y = A^T x (x's dim has A's row count, y's has `cols`): allocated here, computed by the backend.
 Tensor apply_dim(const Tensor& x, int64_t dim, const Csr& a, bool transpose, int64_t cols) {
   int64_t rows = int64_t(a.start.size()) - 1;
-  int64_t in = x.sizes()[dim], out = transpose ? cols : rows;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; d++) outer = checked_mul(outer, x.sizes()[d], "numel");
-  for (int64_t d = dim + 1; d < x.dim(); d++) inner = checked_mul(inner, x.sizes()[d], "numel");
   DimVector shape(x.sizes());
-  shape[dim] = out;
-  Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype())) : empty_tensor(shape, x.dtype());
-  const T* xp = static_cast<const T*>(x.data_ptr());
-  T* yp = static_cast<T*>(y.data_ptr());
-  std::vector<T> w(a.w.begin(), a.w.end());
-  parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, in * inner)), [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; o++) {
-      const T* xo = xp + o * in * inner;
-      T* yo = yp + o * out * inner;
-      for (int64_t j = 0; j < rows; j++) {
-        if (!transpose) {
-          T* yr = yo + j * inner;
-          for (int64_t t = a.start[size_t(j)]; t < a.start[size_t(j) + 1]; t++) {
-            const T* xr = xo + a.idx[size_t(t)] * inner;
-            T wt = w[size_t(t)];
-            if (t == a.start[size_t(j)]) for (int64_t i = 0; i < inner; i++) yr[i] = xr[i] * wt;
-            else for (int64_t i = 0; i < inner; i++) yr[i] += xr[i] * wt;
-          }
-        } else {
-          const T* xr = xo + j * inner;
-          for (int64_t t = a.start[size_t(j)]; t < a.start[size_t(j) + 1]; t++) {
-            T* yr = yo + a.idx[size_t(t)] * inner;
-            T wt = w[size_t(t)];
-            for (int64_t i = 0; i < inner; i++) yr[i] += xr[i] * wt;
-          }
-        }
-      }
-    }
-  });
+  shape[dim] = transpose ? cols : rows;
+  Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype()).device(x.device()))
+                       : empty_tensor(shape, x.dtype(), x.device());
+  resample_dim_stub(x.device(), "upsample")(y, x, dim, a, transpose);
   return y;
 }
 
@@ -316,8 +283,7 @@ Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output
     int64_t dim = 2 + i;
     if ((mode == "linear" || mode == "bilinear" || mode == "trilinear") && in_sizes[dim] == output_size[i])
       continue;  // PyTorch copies: weights (1, 0) at the same index
-    x = p.compute == kDouble ? apply_dim<double>(x, dim, p.mats[size_t(i)], backward, in_sizes[dim])
-                             : apply_dim<float>(x, dim, p.mats[size_t(i)], backward, in_sizes[dim]);
+    x = apply_dim(x, dim, p.mats[size_t(i)], backward, in_sizes[dim]);
   }
   if (x.is_same(x_in)) return x_in.clone();
   return x.to(dt);
@@ -386,6 +352,7 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
                     bool align_corners) {
   EMBER_CHECK(input.dtype() == grid.dtype(), "grid_sampler(): expected input and grid to have same dtype, but input has ",
               input.dtype(), " and grid has ", grid.dtype());
+  check_same_device("grid_sampler", input.device(), {&grid});
   EMBER_CHECK((input.dim() == 4 || input.dim() == 5) && input.dim() == grid.dim(),
               "grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but got input with "
               "sizes ", input.sizes(), " and grid with sizes ", grid.sizes());
@@ -421,7 +388,9 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   }
   // the input as rows of channels, [n * nin, c]: a corner's values are whole rows (index_select)
   Tensor rows = input.reshape({n, c, nin}).transpose(1, 2).reshape({n * nin, c});
-  Tensor batch_base = ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong)).unsqueeze(1);
+  Tensor batch_base =
+      ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong).device(input.device()))
+          .unsqueeze(1);
   // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], zero outside the input
   auto sample = [&](const std::vector<Tensor>& pos) {
     Tensor lin, inside;
@@ -501,9 +470,9 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
 
 // ---------------------------------------------------------------- affine_grid
 namespace {
-Tensor linspace_from_neg_one(int64_t steps, bool align_corners, ScalarType dt) {
-  if (steps <= 1) return ember::zeros({}, TensorOptions(dt));
-  Tensor r = ember::linspace(-1, 1, steps, TensorOptions(dt));
+Tensor linspace_from_neg_one(int64_t steps, bool align_corners, const TensorOptions& opts) {
+  if (steps <= 1) return ember::zeros({}, opts);
+  Tensor r = ember::linspace(-1, 1, steps, opts);
   if (!align_corners) r = r * double(steps - 1) / double(steps);
   return r;
 }
@@ -516,10 +485,11 @@ Tensor affine_grid_generator(const Tensor& theta, IntArrayRef size, bool align_c
   DimVector base_shape = {n};
   for (int64_t i = 2; i < int64_t(size.size()); i++) base_shape.push_back(size[i]);
   base_shape.push_back(k + 1);
-  Tensor base = ember::empty(base_shape, TensorOptions(dt));
+  TensorOptions opts = TensorOptions(dt).device(theta.device());
+  Tensor base = ember::empty(base_shape, opts);
   // x varies along W (the last spatial dim), y along H, z along D; the last coordinate is 1
   for (int64_t d = 0; d < k; d++) {
-    Tensor r = linspace_from_neg_one(size[size.size() - 1 - d], align_corners, dt);
+    Tensor r = linspace_from_neg_one(size[size.size() - 1 - d], align_corners, opts);
     for (int64_t j = 0; j < d && r.dim(); j++) r = r.unsqueeze(-1);
     ember::copy_(base.select(-1, d), r);
   }

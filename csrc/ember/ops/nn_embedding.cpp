@@ -1,14 +1,20 @@
 // Embeddings and one_hot (ember.nn.functional.embedding, embedding_bag, one_hot).
 // embedding is one gather with its own backward (autograd/formulas.cpp: embedding_backward, an
 // accumulating index_put_ that skips padding_idx and can scale by inverse frequency);
-// embedding_bag reduces its rows per bag with differentiable ops on top of it.
+// embedding_bag reduces its rows per bag with differentiable ops on top of it, after the backend
+// (kernels/embedding.h; the CPU's in kernels/cpu/embedding.cpp) has validated and planned the bags.
 #include <algorithm>
 #include <limits>
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
+#include "ember/kernels/embedding.h"
 #include "ember/ops/nn_common.h"
+
+EMBER_DEFINE_STUB(index_range_stub)
+EMBER_DEFINE_STUB(embedding_bag_plan_stub)
 
 namespace ember::native {
 
@@ -36,29 +42,15 @@ void check_index_dtype(const Tensor& indices, const char* arg, const char* op) {
               " instead (while checking arguments for ", op, ")");
 }
 
-// [min, max] of an integer tensor (numel > 0), read without recording.
-std::pair<int64_t, int64_t> index_range(const Tensor& indices) {
-  Tensor flat = indices.reshape({-1}).to(kLong).contiguous();
-  const int64_t* p = static_cast<const int64_t*>(flat.data_ptr());
-  auto [lo, hi] = std::minmax_element(p, p + flat.numel());
-  return {*lo, *hi};
+// [min, max] of an integer tensor (numel > 0), from the backend.
+std::pair<int64_t, int64_t> index_range(const Tensor& indices, const char* op) {
+  return index_range_stub(indices.device(), op)(indices);
 }
 
-void check_in_range(const Tensor& indices, int64_t n) {
+void check_in_range(const Tensor& indices, int64_t n, const char* op) {
   if (indices.numel() == 0) return;
-  auto [lo, hi] = index_range(indices);
+  auto [lo, hi] = index_range(indices, op);
   EMBER_CHECK_KIND(lo >= 0 && hi < n, Index, "index out of range in self");
-}
-
-std::vector<int64_t> to_vec(const Tensor& t) {
-  Tensor c = t.reshape({-1}).to(kLong).contiguous();
-  const int64_t* p = static_cast<const int64_t*>(c.data_ptr());
-  return std::vector<int64_t>(p, p + c.numel());
-}
-Tensor long_tensor(const std::vector<int64_t>& v) {
-  Tensor t = ember::empty({int64_t(v.size())}, TensorOptions(kLong));
-  std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));
-  return t;
 }
 
 }  // namespace
@@ -71,7 +63,8 @@ Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_id
   check_index_dtype(indices, "1 'indices'", "embedding");
   EMBER_CHECK_KIND(!sparse, NotImplemented, "embedding: sparse gradients (sparse=True) are not supported by Ember; "
                    "use sparse=False");
-  check_in_range(indices, weight.size(0));
+  check_same_device("embedding", weight.device(), {&indices});
+  check_in_range(indices, weight.size(0), "embedding");
   DimVector shape(indices.sizes());
   shape.push_back(weight.size(1));
   return ember::index_select(weight, 0, indices.reshape({-1})).reshape(shape);
@@ -83,11 +76,13 @@ const Tensor& embedding_renorm_(const Tensor& self, const Tensor& indices, doubl
   EMBER_CHECK(self.dim() == 2, "Expected 2-dimensional tensor, but got ", self.dim(),
               "-dimensional tensor for argument #1 'self' (while checking arguments for embedding_renorm_)");
   check_index_dtype(indices, "2 'indices'", "embedding_renorm_");
-  check_in_range(indices, self.size(0));
+  check_same_device("embedding_renorm_", self.device(), {&indices});
+  check_in_range(indices, self.size(0), "embedding_renorm_");
   if (indices.numel() == 0) return self;
   autograd::AutoGradMode no_grad(false);
-  Tensor seen = ember::zeros({self.size(0)}, TensorOptions(kBool));
-  ember::index_put_(seen, {indices.reshape({-1}).to(kLong)}, ember::ones({}, TensorOptions(kBool)), false);
+  TensorOptions flags = TensorOptions(kBool).device(self.device());
+  Tensor seen = ember::zeros({self.size(0)}, flags);
+  ember::index_put_(seen, {indices.reshape({-1}).to(kLong)}, ember::ones({}, flags), false);
   Tensor rows = ember::nonzero(seen).reshape({-1});
   Tensor sel = ember::index_select(self, 0, rows);
   Tensor norms = ember::norm(sel, Scalar(norm_type), IntArrayRef({1}), true);
@@ -125,75 +120,44 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
                 "expected per_sample_weights to be 1D tensor and have the same size as indices, but got ",
                 per_sample_weights.sizes(), " and ", indices.sizes());
   }
-  // bag boundaries
-  std::vector<int64_t> off = to_vec(offsets);
-  int64_t B = int64_t(off.size()) - (include_last_offset ? 1 : 0);
-  EMBER_CHECK(B >= 0, "embedding_bag: offsets must have at least one element with include_last_offset=True");
-  if (!off.empty()) {
-    EMBER_CHECK(off[0] == 0, "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
-                "position 0. However, got ", off[0]);
-    EMBER_CHECK(off.back() <= n, "offsets[-1] can not be greater than input's length ", n, " but got offsets[-1] of ",
-                off.back());
-  }
-  for (size_t i = 1; i < off.size(); i++)
-    EMBER_CHECK(off[i - 1] <= off[i], "embedding_bag: offsets must be non-decreasing, but got offsets[", i - 1, "] = ",
-                off[i - 1], " > offsets[", i, "] = ", off[i]);
-  std::vector<int64_t> idx = to_vec(indices);
-  for (int64_t i = 0; i < n; i++)
-    EMBER_CHECK(idx[size_t(i)] >= 0 && idx[size_t(i)] < num, "Index ", i, " of input takes value ", idx[size_t(i)],
-                " which is not in the valid range [0, ", num, ")");
-  // the bag of each index
-  std::vector<int64_t> bag_of(size_t(n), -1), bag_size(size_t(B), 0);
-  for (int64_t b = 0; b < B; b++) {
-    // with include_last_offset the offsets close the last bag too (its documented value is the
-    // input's length); without, the last bag runs to the end of the input
-    int64_t end = b + 1 < int64_t(off.size()) ? off[size_t(b) + 1] : n;
-    for (int64_t i = off[size_t(b)]; i < end; i++) {
-      bag_of[size_t(i)] = b;
-      if (idx[size_t(i)] != pad) bag_size[size_t(b)]++;
-    }
-  }
-  // the rows that take part: in a bag and not padding
-  std::vector<int64_t> keep, keep_bag;
-  for (int64_t i = 0; i < n; i++)
-    if (bag_of[size_t(i)] >= 0 && idx[size_t(i)] != pad) {
-      keep.push_back(i);
-      keep_bag.push_back(bag_of[size_t(i)]);
-    }
-  Tensor keep_t = long_tensor(keep), keep_bag_t = long_tensor(keep_bag);
+  check_same_device("embedding_bag", weight.device(), {&indices, &offsets, &per_sample_weights});
+  auto plan_kernel = embedding_bag_plan_stub(indices.device(), "embedding_bag");
+  EmbeddingBagPlan plan = plan_kernel(indices, offsets, num, pad, include_last_offset, mode == 2);
+  const int64_t B = plan.bags;
+  const TensorOptions opts = TensorOptions(weight.dtype()).device(weight.device());
+  const TensorOptions longs = TensorOptions(kLong).device(weight.device());
+  Tensor keep_t = plan.keep, keep_bag_t = plan.keep_bag;
   Tensor rows = ember::embedding(weight, ember::index_select(indices, 0, keep_t), -1, scale_grad_by_freq, false);
-  Tensor offset2bag = long_tensor(std::vector<int64_t>(bag_of.begin(), bag_of.end()));
-  Tensor sizes_t = long_tensor(bag_size);
+  Tensor offset2bag = plan.offset2bag;
+  Tensor sizes_t = plan.bag_size;
   Tensor out, max_indices;
   if (mode == 2) {
-    int64_t lmax = B ? *std::max_element(bag_size.begin(), bag_size.end()) : 0;
+    int64_t lmax = plan.max_bag;
     if (lmax == 0) {
-      out = ember::zeros({B, D}, TensorOptions(weight.dtype()));
-      max_indices = ember::zeros({B, D}, TensorOptions(kLong));
+      out = ember::zeros({B, D}, opts);
+      max_indices = ember::zeros({B, D}, longs);
     } else {
-      std::vector<int64_t> pos(keep.size()), fill(size_t(B), 0);
-      for (size_t j = 0; j < keep.size(); j++) pos[j] = fill[size_t(keep_bag[j])]++;
-      Tensor dense = ember::full({B, lmax, D}, -std::numeric_limits<double>::infinity(), TensorOptions(weight.dtype()));
-      dense = ember::index_put_(dense, {keep_bag_t, long_tensor(pos)}, rows, false);
+      Tensor dense = ember::full({B, lmax, D}, -std::numeric_limits<double>::infinity(), opts);
+      dense = ember::index_put_(dense, {keep_bag_t, plan.keep_slot}, rows, false);
       auto [vals, arg] = ember::max(dense, 1, false);
       Tensor empty_bag = ember::eq(sizes_t, 0).unsqueeze(1);
       out = vals.masked_fill(empty_bag, 0);
       // the weight row each maximum came from
-      Tensor slot_row = ember::zeros({B, lmax}, TensorOptions(kLong));
-      ember::index_put_(slot_row, {keep_bag_t, long_tensor(pos)}, ember::index_select(indices, 0, keep_t).to(kLong), false);
+      Tensor slot_row = ember::zeros({B, lmax}, longs);
+      ember::index_put_(slot_row, {keep_bag_t, plan.keep_slot}, ember::index_select(indices, 0, keep_t).to(kLong), false);
       max_indices = ember::gather(slot_row, 1, arg).masked_fill(empty_bag, 0);
     }
   } else {
     Tensor vals = rows;
     if (per_sample_weights.defined())
       vals = vals * ember::index_select(per_sample_weights, 0, keep_t).unsqueeze(1);
-    out = ember::index_put_(ember::zeros({B, D}, TensorOptions(weight.dtype())), {keep_bag_t}, vals, true);
+    out = ember::index_put_(ember::zeros({B, D}, opts), {keep_bag_t}, vals, true);
     if (mode == 1) out = out / ember::clamp_min(sizes_t, scalar_to_tensor(int64_t(1))).to(weight.dtype()).unsqueeze(1);
-    max_indices = mode == 1 ? sizes_t : ember::zeros({B}, TensorOptions(kLong));
+    max_indices = mode == 1 ? sizes_t : ember::zeros({B}, longs);
   }
   if (mode == 0) {  // as PyTorch's forward: no offset2bag and zero bag sizes in sum mode
-    offset2bag = ember::zeros({0}, TensorOptions(kLong));
-    sizes_t = ember::zeros({B}, TensorOptions(kLong));
+    offset2bag = ember::zeros({0}, longs);
+    sizes_t = ember::zeros({B}, longs);
   }
   return {out, offset2bag, sizes_t, max_indices};
 }
@@ -203,12 +167,12 @@ Tensor one_hot(const Tensor& self, int64_t num_classes) {
   if (self.numel() == 0) {
     EMBER_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
   } else {
-    auto [lo, hi] = index_range(self);
+    auto [lo, hi] = index_range(self, "one_hot");
     EMBER_CHECK(lo >= 0, "Class values must be non-negative.");
     if (num_classes == -1) num_classes = hi + 1;
     else EMBER_CHECK(hi < num_classes, "Class values must be smaller than num_classes.");
   }
-  Tensor classes = ember::arange(0, num_classes, 1, TensorOptions(kLong));
+  Tensor classes = ember::arange(0, num_classes, 1, TensorOptions(kLong).device(self.device()));
   return ember::eq(self.unsqueeze(-1), classes).to(kLong);
 }
 

@@ -1,4 +1,4 @@
-#include "ember/onednn/conv.h"
+#include "ember/kernels/cpu/onednn/conv.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -17,12 +17,12 @@ namespace ember::onednn {
 
 #ifndef EMBER_HAVE_ONEDNN
 
-bool usable(const Tensor&, const Tensor&, const ConvGeometry&) { return false; }
-Tensor conv_forward(const Tensor&, const Tensor&, const Tensor&, const ConvGeometry&, IntArrayRef) {
+bool usable(const Tensor&, const Tensor&, const ConvParams&) { return false; }
+Tensor conv_forward(const Tensor&, const Tensor&, const Tensor&, const ConvParams&, IntArrayRef) {
   EMBER_FAIL(Runtime, "Ember was built without oneDNN");
 }
 std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor&, const Tensor&, const Tensor&, bool,
-                                                 const ConvGeometry&, std::array<bool, 3>) {
+                                                 const ConvParams&, std::array<bool, 3>) {
   EMBER_FAIL(Runtime, "Ember was built without oneDNN");
 }
 
@@ -78,7 +78,7 @@ struct Problem {
 
 // big: [N, Cb, *B], small: [N, Cs, *S]; weight as the grouped C-weight [G, Cs/G, Cb/G, *K] (or
 // [Cs, Cb, *K] when G == 1).
-Problem make_problem(IntArrayRef big, IntArrayRef small, IntArrayRef kernel, const ConvGeometry& g) {
+Problem make_problem(IntArrayRef big, IntArrayRef small, IntArrayRef kernel, const ConvParams& g) {
   Problem P;
   P.src_full.assign(big.begin(), big.end());
   P.src = P.src_full;
@@ -252,13 +252,13 @@ Tensor new_big(const Problem& P) {
 
 }  // namespace
 
-bool usable(const Tensor& input, const Tensor& weight, const ConvGeometry& g) {
+bool usable(const Tensor& input, const Tensor& weight, const ConvParams& g) {
   if (disabled() || input.dtype() != kFloat || weight.dtype() != kFloat) return false;
   if (input.numel() == 0 || weight.numel() == 0) return false;
   return g.ns >= 1 && g.ns <= 3;
 }
 
-Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvGeometry& g,
+Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tensor& bias_in, const ConvParams& g,
                     IntArrayRef out_spatial) {
   Tensor input = input_in.contiguous(), weight = weight_in.contiguous();
   Tensor bias = bias_in.defined() ? bias_in.contiguous() : Tensor();
@@ -285,7 +285,7 @@ Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tenso
 }
 
 std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad_in, const Tensor& input_in, const Tensor& weight_in,
-                                                 bool has_bias, const ConvGeometry& g, std::array<bool, 3> mask) {
+                                                 bool has_bias, const ConvParams& g, std::array<bool, 3> mask) {
   Tensor grad = grad_in.contiguous(), input = input_in.contiguous(), weight = weight_in.contiguous();
   DimVector ksz(IntArrayRef(weight.sizes().data() + 2, size_t(g.ns)));
   Tensor gi, gw, gb;

@@ -1,0 +1,20 @@
+#pragma once
+// Interpolation's kernel entry (ops/interp.cpp; kernels/cpu/interp.cpp holds the CPU's).
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ember/kernels/registry.h"
+
+namespace ember {
+// One dim's resampling matrix [out, in], rows in CSR form: row j's taps are idx/w[start[j]:start[j+1]].
+struct ResampleMatrix {
+  std::vector<int64_t> start;  // rows + 1
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+};
+}  // namespace ember
+
+// y = A x along `dim` of a contiguous x, or y = A^T x with `transpose` (y zero-filled then);
+// x and y share their float dtype
+EMBER_DECLARE_STUB(resample_dim_stub, void,
+                   (const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a, bool transpose))
