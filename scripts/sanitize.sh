@@ -19,7 +19,8 @@ start=$(date +%s)
 mkdir -p $B
 (  # one build at a time: two sanitize.sh runs side by side would share (and corrupt) ninja's state
   flock 9
-  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=address,undefined \
+  # -Werror as in the release build: with GCC 12.2 the instrumented build warns about nothing either
+  cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_SANITIZE=address,undefined -DEMBER_WERROR=ON \
         -DEMBER_PYTHON_OUTPUT_DIR="$PWD/$B/ext" -DPython_EXECUTABLE="$(command -v python3)" >/dev/null
   cmake --build $B -j "$(nproc)"
 ) 9>"$B/.build.lock"

@@ -45,6 +45,7 @@ echo "[setup] building (cmake + ninja, 2 jobs)"
 start=$(date +%s)
 # ccache keys on relative paths below the checkout, so fresh clones in other folders hit the cache
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
+# -DEMBER_WERROR=ON: this is CI's build, on the toolchain installed above, and stays warning-free
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_WERROR=ON -DPython_EXECUTABLE="$(command -v $PY)" >/dev/null
 cmake --build build -j "$(nproc)"
 echo "[setup] build done in $(( $(date +%s) - start ))s"

@@ -118,6 +118,23 @@ def test_operator_errors():
         check(fn, s, expect_error=True)
 
 
+def test_matmul_rank_error_messages():
+    # mm / addmm / bmm word a wrong rank as torch does (mm's check once lost its branch to a dangling else)
+    torch = get_torch()
+    calls = [
+        lambda lib: lib.mm(lib.ones(3), lib.ones(3, 3)),
+        lambda lib: lib.mm(lib.ones(3, 3), lib.ones(2, 3, 3)),
+        lambda lib: lib.addmm(lib.ones(3, 3), lib.ones(3), lib.ones(3, 3)),
+        lambda lib: lib.bmm(lib.ones(3, 3), lib.ones(3, 3, 3)),
+    ]
+    for call in calls:
+        with pytest.raises(RuntimeError) as want:
+            call(torch)
+        with pytest.raises(RuntimeError) as got:
+            call(ember)
+        assert str(got.value) == str(want.value)
+
+
 # ---------------------------------------------------------------- type promotion
 PROMOTION_OPS = {
     "add": lambda lib, a, b: a + b, "mul": lambda lib, a, b: lib.mul(a, b), "div": lambda lib, a, b: a / b,

@@ -235,14 +235,16 @@ def gen_node(op):
     op.saves, op.out_saves = saves, out_saves
 
     # gradient slots: one per tensor input (a Tensor[] expands to its elements)
-    body = []
+    # head: the early return when no gradient arrived (before unpacking the saved tensors)
+    head, body = [], []
     multi = len(outs) > 1 or op.ret == "Tensor[]"
     if multi:
-        body.append("    bool any_ = false;\n    for (auto& g : grads) any_ = any_ || g.defined();")
-        body.append("    if (!any_) return out;")
-        body.append("    const Tensor& grad = grads[0];")
+        head.append("    bool any_ = false;\n    for (auto& g : grads) any_ = any_ || g.defined();")
+        head.append("    if (!any_) return out;")
+        if uses(formulas, "grad"):  # formulas over several outputs may read only grads[i]
+            head.append("    const Tensor& grad = grads[0];")
     else:
-        body.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
+        head.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
     slot = "0"
     slots = {}
     for p in tensor_inputs(op):
@@ -285,9 +287,9 @@ def gen_node(op):
     autograd::variable_list out(next_edges.size());
     auto self_ptr = shared_from_this();
     (void)self_ptr;
-{chr(10).join(body[:3] if multi else body[:1])}
+{chr(10).join(head)}
 {chr(10).join(unpack)}
-{chr(10).join(body[3:] if multi else body[1:])}
+{chr(10).join(body)}
     return out;
   }}
 }};

@@ -138,11 +138,11 @@ Tensor prod_backward(const Tensor& grad, const Tensor& self, const Tensor& resul
 }
 
 Tensor amax_amin_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
-  OptionalIntArrayRef d = dim.empty() ? std::nullopt : OptionalIntArrayRef(dim);
-  Tensor r = unsqueeze_reduced(result, self.sizes(), d, keepdim);
-  Tensor g = unsqueeze_reduced(grad, self.sizes(), d, keepdim);
+  // an empty dim reduces everything, which is how reduced_dims reads an empty list
+  Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), dim, keepdim);
   Tensor mask = ember::eq(self, r);
-  std::vector<int64_t> rd = reduced_dims(d, self.dim());
+  std::vector<int64_t> rd = reduced_dims(dim, self.dim());
   Tensor count = self.dim() ? ember::sum(mask, IntArrayRef(rd), true) : mask.to(kLong);
   return g * mask / count;
 }
@@ -214,9 +214,8 @@ Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional
 }
 
 Tensor logsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, IntArrayRef dim, bool keepdim) {
-  OptionalIntArrayRef d = dim.empty() ? std::nullopt : OptionalIntArrayRef(dim);
-  Tensor g = unsqueeze_reduced(grad, self.sizes(), d, keepdim);
-  Tensor r = unsqueeze_reduced(result, self.sizes(), d, keepdim);
+  Tensor g = unsqueeze_reduced(grad, self.sizes(), dim, keepdim);  // empty dim: all, as in reduced_dims
+  Tensor r = unsqueeze_reduced(result, self.sizes(), dim, keepdim);
   return g * (self - r).exp();
 }
 

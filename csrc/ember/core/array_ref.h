@@ -17,23 +17,44 @@
 #include <cstdio>
 #include <cstdlib>
 #define EMBER_INDEX_CHECK(i, n)                                                                        \
-  if ((i) >= (n)) {                                                                                    \
-    std::fprintf(stderr, "ember: index %zu out of bounds for a size list of %zu\n", size_t(i), size_t(n)); \
-    std::abort();                                                                                      \
-  }
+  do {                                                                                                 \
+    if ((i) >= (n)) {                                                                                  \
+      std::fprintf(stderr, "ember: index %zu out of bounds for a size list of %zu\n", size_t(i), size_t(n)); \
+      std::abort();                                                                                    \
+    }                                                                                                  \
+  } while (0)
 #else
-#define EMBER_INDEX_CHECK(i, n)
+#define EMBER_INDEX_CHECK(i, n) ((void)0)
 #endif
 
 namespace ember {
 
+// A braced list or a single value converts to a view of a temporary that dies at the end of the full
+// expression. As an argument that is exactly long enough (t.view({2, 3}), ember::zeros({2, 3})), which
+// is why the conversion stays implicit; a named IntArrayRef built from one dangles:
+//   IntArrayRef s = {2, 3};  use(s);     // s points at a dead array: hold sizes in a DimVector instead
+// C++ gives both forms the same initialization, so no constructor can tell them apart. The guards:
+// - assigning a braced list (s = {2, 3}) never has a safe reading and does not compile;
+// - the constructors are EMBER_LIFETIME_BOUND: clang reports a local or member that outlives the list;
+// - tools/lint/check_array_ref.py (a ctest) rejects such declarations in Ember's sources for GCC,
+//   which has no such attribute, and ASan builds report any use as stack-use-after-scope.
+// An owning view (inline storage for short lists) would remove the case too, but every sizes() call
+// would return 40+ bytes through memory instead of two registers.
 class IntArrayRef {
  public:
   IntArrayRef() = default;
   IntArrayRef(const int64_t* data, size_t n) : data_(data), size_(n) {}
-  IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}
-  IntArrayRef(std::initializer_list<int64_t> il) : data_(il.begin()), size_(il.size()) {}
-  IntArrayRef(const int64_t& single) : data_(&single), size_(1) {}
+  IntArrayRef(const std::vector<int64_t>& v EMBER_LIFETIME_BOUND) : data_(v.data()), size_(v.size()) {}
+  // GCC warns here about every braced-list view, the safe arguments included: the warning is about the
+  // design above, so it is off for this one constructor.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  IntArrayRef(std::initializer_list<int64_t> il EMBER_LIFETIME_BOUND) : data_(il.begin()), size_(il.size()) {}
+#pragma GCC diagnostic pop
+  IntArrayRef(const int64_t& single EMBER_LIFETIME_BOUND) : data_(&single), size_(1) {}
+  IntArrayRef(const IntArrayRef&) = default;
+  IntArrayRef& operator=(const IntArrayRef&) = default;
+  IntArrayRef& operator=(std::initializer_list<int64_t>) = delete;  // s = {2, 3} would dangle at once
   const int64_t* data() const { return data_; }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }

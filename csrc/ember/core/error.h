@@ -38,9 +38,14 @@ template <class... Args>
 }  // namespace ember
 
 // EMBER_CHECK(cond, "op(): message ", value, ...) throws RuntimeError; the _KIND form picks the
-// Python exception type. The message is only built on failure.
-#define EMBER_CHECK(cond, ...) \
-  if (EMBER_UNLIKELY(!(cond))) ::ember::detail::fail(::ember::ErrorKind::Runtime, __VA_ARGS__)
-#define EMBER_CHECK_KIND(cond, kind, ...) \
-  if (EMBER_UNLIKELY(!(cond))) ::ember::detail::fail(::ember::ErrorKind::kind, __VA_ARGS__)
+// Python exception type. The message is only built on failure. One statement (do/while): a bare `if`
+// would take the else of `if (a) EMBER_CHECK(x, ...); else ...` for itself.
+#define EMBER_CHECK(cond, ...)                                                                  \
+  do {                                                                                          \
+    if (EMBER_UNLIKELY(!(cond))) ::ember::detail::fail(::ember::ErrorKind::Runtime, __VA_ARGS__); \
+  } while (0)
+#define EMBER_CHECK_KIND(cond, kind, ...)                                                    \
+  do {                                                                                       \
+    if (EMBER_UNLIKELY(!(cond))) ::ember::detail::fail(::ember::ErrorKind::kind, __VA_ARGS__); \
+  } while (0)
 #define EMBER_FAIL(kind, ...) ::ember::detail::fail(::ember::ErrorKind::kind, __VA_ARGS__)

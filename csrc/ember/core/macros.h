@@ -4,3 +4,13 @@
 #define EMBER_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define EMBER_API __attribute__((visibility("default")))
 #define EMBER_ALWAYS_INLINE inline __attribute__((always_inline))
+// A parameter whose referent the result points into (a view built from it): clang then diagnoses a
+// view that outlives it (-Wdangling). GCC has no such attribute; there the expansion is empty.
+#if defined(__has_cpp_attribute)
+#if __has_cpp_attribute(clang::lifetimebound)
+#define EMBER_LIFETIME_BOUND [[clang::lifetimebound]]
+#endif
+#endif
+#ifndef EMBER_LIFETIME_BOUND
+#define EMBER_LIFETIME_BOUND
+#endif

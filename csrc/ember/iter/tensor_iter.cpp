@@ -105,6 +105,7 @@ void check_scalar_fits(const Scalar& s, ScalarType t) {
     case kBFloat16: lo = -3.3895313892515355e38; hi = 3.3895313892515355e38; name = "c10::BFloat16"; break;
     case kFloat: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; name = "float"; break;
     case kDouble: return;
+    case kBool: return;  // returned above; listed so that a new dtype is a -Wswitch error here
     case ScalarType::Undefined: return;
   }
   bool bad;

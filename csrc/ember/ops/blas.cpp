@@ -17,10 +17,11 @@ namespace ember::native {
 namespace {
 void check_dim(const Tensor& t, int64_t d, const char* op, const char* arg) {
   // PyTorch's wording: mm says "must be a matrix", addmm adds the rank it got
-  if (d == 2 && std::string_view(op) == "addmm")
+  if (d == 2 && std::string_view(op) == "addmm") {
     EMBER_CHECK(t.dim() == 2, arg, " must be a matrix, got ", t.dim(), "-D tensor");
-  else if (d == 2)
+  } else if (d == 2) {
     EMBER_CHECK(t.dim() == 2, arg, " must be a matrix");
+  }
   EMBER_CHECK(t.dim() == d, arg, " must be a ", d, "D tensor");
 }
 void check_same_dtype(const Tensor& a, const Tensor& b) {

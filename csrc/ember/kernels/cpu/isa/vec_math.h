@@ -8,7 +8,18 @@
 #include "ember/kernels/cpu/isa/loops.h"
 
 #if defined(EMBER_USE_SLEEF) && (defined(__AVX2__) || defined(__AVX512F__))
+// GCC 12.2's intrinsics feed _mm512_undefined_*() (a deliberate `__Y = __Y`) into max/min/extract, and
+// after inlining it reports those as uninitialized in every caller (GCC bug 105593, fixed in 12.3/13).
+// The pragma covers only the intrinsic headers' own lines: our code stays checked.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 13
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+#pragma GCC diagnostic pop
+#else
+#include <immintrin.h>
+#endif
 #include <sleef.h>
 #define EMBER_HAVE_VEC_MATH 1
 #endif
