@@ -1,5 +1,6 @@
-// softmax, log_softmax, layer_norm, batch_norm (fused kernels, kernels/kernels.h) with their backward
-// ops, and linear.
+// softmax, log_softmax, layer_norm, batch_norm with their backward ops, and linear. The fused
+// kernels (kernels/kernels.h, per-ISA builds) take raw pointers to the contiguous buffers each op
+// has allocated on the input's device; the ops hold no loops over data.
 #include <cmath>
 
 #include "ember/core/checked_math.h"
@@ -45,7 +46,8 @@ Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t d
   check_same_device(op, output.device(), {&grad});
   EMBER_CHECK(grad.sizes() == output.sizes(), op, ": expected grad_output and output of the same shape, got ",
               grad.sizes(), " and ", output.sizes());
-  EMBER_CHECK_KIND(is_floating(output.dtype()), NotImplemented, "\"", op, "\" not implemented for '", output.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(output.dtype()), NotImplemented, "\"", op, "\" not implemented for '", output.dtype(),
+                   "'");
   dim = wrap_dim(dim, output.dim());
   ScalarType cd = is_reduced_float(output.dtype()) ? kFloat : output.dtype();
   auto kernel = softmax_backward_kernel_stub(output.device(), op);
@@ -215,7 +217,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"batch_norm_backward\" not implemented for '",
                    input.dtype(), "'");
   EMBER_CHECK(train ? save_mean.defined() && save_invstd.defined() : running_mean.defined() && running_var.defined(),
-              op, ": expected ", train ? "save_mean and save_invstd" : "running_mean and running_var", " to be defined");
+              op, ": expected ", train ? "save_mean and save_invstd" : "running_mean and running_var",
+              " to be defined");
   const Device dev = input.device();
   check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
   auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");
@@ -225,7 +228,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   autograd::AutoGradMode no_grad(false);
   Tensor x = input.to(cd).contiguous(), dy = grad_out.to(cd).contiguous();
   Tensor mean_d = (train ? save_mean : running_mean).to(kDouble).contiguous();
-  Tensor invstd_d = train ? save_invstd.to(kDouble).contiguous() : ember::rsqrt(running_var.to(kDouble) + eps).contiguous();
+  Tensor invstd_d = train ? save_invstd.to(kDouble).contiguous()
+                          : ember::rsqrt(running_var.to(kDouble) + eps).contiguous();
   Tensor s1_d = empty_tensor({c}, kDouble, dev), s2_d = empty_tensor({c}, kDouble, dev);
   const double* mean = static_cast<const double*>(mean_d.data_ptr());
   if (x.numel())

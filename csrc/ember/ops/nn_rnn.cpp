@@ -1,5 +1,6 @@
 // Fused LSTM / GRU cell pointwise ops (the per-time-step part of nn.LSTM / nn.GRU), the whole-layer LSTM,
-// their backward ops (fused kernels, kernels/kernels.h) and their autograd formulas.
+// their backward ops and their autograd formulas. The fused kernels (kernels/kernels.h) take raw
+// pointers to the contiguous buffers each op has allocated on the input's device.
 #include "ember/autograd/formulas.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
