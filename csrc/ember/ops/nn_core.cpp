@@ -10,6 +10,10 @@
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/kernels.h"
+#include "ember/kernels/nn_norm.h"
+
+EMBER_DEFINE_STUB(batch_norm_fold_stub)
+EMBER_DEFINE_STUB(batch_norm_backward_fold_stub)
 
 namespace ember::native {
 
@@ -17,6 +21,8 @@ namespace {
 // [outer, n, inner] view of a contiguous shape around `dim` (a 0-d tensor is one row of one).
 const void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 void* data_or_null(Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+Tensor double_contiguous(const Tensor& t) { return t.defined() ? t.to(kDouble).contiguous() : t; }
 
 std::array<int64_t, 3> split_at(IntArrayRef sizes, int64_t dim) {
   int64_t nd = int64_t(sizes.size()), outer = 1, n = nd ? sizes[dim] : 1, inner = 1;
@@ -165,6 +171,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   const Device dev = input.device();
   check_same_device("native_batch_norm", dev, {&weight, &bias, &running_mean, &running_var});
   auto apply = batch_norm_apply_kernel_stub(dev, "batch_norm");
+  auto fold = batch_norm_fold_stub(dev, "batch_norm");
   ScalarType out_t = input.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   Tensor x = input.to(cd).contiguous();
   Tensor mean_d = empty_tensor({c}, kDouble, dev), var_d = empty_tensor({c}, kDouble, dev);
@@ -190,11 +197,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     mean_d.copy_(running_mean);
     var_d.copy_(running_var);
   }
-  // y = x * a + b per channel: a = w * invstd, b = bias - mean * a, in double (C values, any device)
-  autograd::AutoGradMode no_grad(false);
-  Tensor invstd_d = ember::rsqrt(var_d + Scalar(eps));
-  Tensor a_d = weight.defined() ? weight.to(kDouble) * invstd_d : invstd_d;
-  Tensor b_d = (bias.defined() ? bias.to(kDouble) : scalar_to_tensor(Scalar(0.0))) - mean_d * a_d;
+  // y = x * a + b per channel
+  Tensor invstd_d = empty_tensor({c}, kDouble, dev), a_d = empty_tensor({c}, kDouble, dev),
+         b_d = empty_tensor({c}, kDouble, dev);
+  fold(mean_d, var_d, double_contiguous(weight), double_contiguous(bias), eps, invstd_d, a_d, b_d);
   Tensor y = empty_tensor(x.sizes(), cd, dev);
   if (x.numel())
     apply(cd, x.data_ptr(), static_cast<const double*>(a_d.data_ptr()), static_cast<const double*>(b_d.data_ptr()),
@@ -223,6 +229,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
   auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");
   auto apply = batch_norm_backward_apply_kernel_stub(dev, "batch_norm_backward");
+  auto fold = batch_norm_backward_fold_stub(dev, "batch_norm_backward");
   int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
   ScalarType cd = is_reduced_float(input.dtype()) ? kFloat : input.dtype();
   autograd::AutoGradMode no_grad(false);
@@ -239,18 +246,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
     s1_d.zero_();
     s2_d.zero_();
   }
-  // k1 = w invstd; in training k2 = -w invstd^3 sum(dy (x - mean)) / M and k3 = -w invstd sum(dy) / M
-  Tensor w = weight.defined() ? weight.to(kDouble) : Tensor();
-  Tensor k1 = w.defined() ? w * invstd_d : invstd_d, k2, k3;
-  if (train) {
-    double M = double(n * s);
-    Tensor neg_w_invstd = w.defined() ? -w * invstd_d : -invstd_d;
-    k2 = neg_w_invstd * invstd_d * invstd_d * s2_d / Scalar(M);
-    k3 = neg_w_invstd * s1_d / Scalar(M);
-  } else {
-    k2 = ember::zeros({c}, TensorOptions(kDouble).device(dev));
-    k3 = k2;
-  }
+  Tensor k1 = empty_tensor({c}, kDouble, dev), k2 = empty_tensor({c}, kDouble, dev), k3 = empty_tensor({c}, kDouble, dev);
+  fold(invstd_d, double_contiguous(weight), s1_d, s2_d, double(n * s), train, k1, k2, k3);
   Tensor dx, dw, db;
   if (grad_input) {
     dx = empty_tensor(x.sizes(), cd, dev);
