@@ -1,6 +1,7 @@
 // softmax, log_softmax, layer_norm, batch_norm with their backward ops, and linear. The fused
 // kernels (kernels/kernels.h, per-ISA builds) take raw pointers to the contiguous buffers each op
 // has allocated on the input's device; the ops hold no loops over data.
+#include <array>
 #include <cmath>
 
 #include "ember/core/checked_math.h"
@@ -18,12 +19,12 @@ EMBER_DEFINE_STUB(batch_norm_backward_fold_stub)
 namespace ember::native {
 
 namespace {
-// [outer, n, inner] view of a contiguous shape around `dim` (a 0-d tensor is one row of one).
 const void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 void* data_or_null(Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 
 Tensor double_contiguous(const Tensor& t) { return t.defined() ? t.to(kDouble).contiguous() : t; }
 
+// [outer, n, inner] view of a contiguous shape around `dim` (a 0-d tensor is one row of one).
 std::array<int64_t, 3> split_at(IntArrayRef sizes, int64_t dim) {
   int64_t nd = int64_t(sizes.size()), outer = 1, n = nd ? sizes[dim] : 1, inner = 1;
   for (int64_t i = 0; i < dim; i++) outer = checked_mul(outer, sizes[i], "numel");
@@ -128,6 +129,9 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   Tensor m = mean.to(cd).contiguous(), r = rstd.to(cd).contiguous();
   Tensor w = weight.defined() ? weight.to(cd).contiguous() : Tensor();
   int64_t cols = prod(normalized_shape), rows = cols ? x.numel() / cols : 0;
+  EMBER_CHECK(m.numel() == rows && r.numel() == rows && (!w.defined() || w.numel() == cols), op,
+              ": expected mean and rstd of ", rows, " elements and a weight of ", cols, ", got ", m.numel(), ", ",
+              r.numel(), " and ", w.defined() ? w.numel() : cols);
   const Device dev = x.device();
   Tensor dx = grad_input ? empty_tensor(x.sizes(), cd, dev) : Tensor();
   Tensor dw = grad_weight && weight.defined() ? empty_tensor(normalized_shape, cd, dev) : Tensor();
@@ -225,12 +229,15 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   EMBER_CHECK(train ? save_mean.defined() && save_invstd.defined() : running_mean.defined() && running_var.defined(),
               op, ": expected ", train ? "save_mean and save_invstd" : "running_mean and running_var",
               " to be defined");
+  int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
+  for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd})
+    EMBER_CHECK(!t->defined() || t->numel() == c, op, ": expected per-channel tensors of ", c, " elements, got ",
+                t->numel());
   const Device dev = input.device();
   check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
   auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");
   auto apply = batch_norm_backward_apply_kernel_stub(dev, "batch_norm_backward");
   auto fold = batch_norm_backward_fold_stub(dev, "batch_norm_backward");
-  int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
   ScalarType cd = is_reduced_float(input.dtype()) ? kFloat : input.dtype();
   autograd::AutoGradMode no_grad(false);
   Tensor x = input.to(cd).contiguous(), dy = grad_out.to(cd).contiguous();
