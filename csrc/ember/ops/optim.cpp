@@ -32,6 +32,14 @@ namespace {
 struct Slot {
   Tensor orig, work;
   bool copied = false;
+  Slot(const Tensor& t, ScalarType ct) : orig(t) {
+    if (t.dtype() == ct && t.is_contiguous()) {
+      work = t;
+    } else {
+      work = t.to(ct, /*copy=*/true).contiguous();
+      copied = true;
+    }
+  }
   void finish(bool written) {
     if (!written) return;
     if (copied) {
@@ -41,18 +49,6 @@ struct Slot {
     }
   }
 };
-
-Slot make_slot(const Tensor& t, ScalarType ct) {
-  Slot s;
-  s.orig = t;
-  if (t.dtype() == ct && t.is_contiguous()) {
-    s.work = t;
-  } else {
-    s.work = t.to(ct, /*copy=*/true).contiguous();
-    s.copied = true;
-  }
-  return s;
-}
 
 ScalarType compute_dtype(const Tensor& p) { return p.dtype() == kDouble ? kDouble : kFloat; }
 
@@ -80,7 +76,7 @@ void for_each_param(const char* op, const std::vector<const std::vector<Tensor>*
       EMBER_CHECK(t.defined() && t.numel() == p.numel(), op, ": tensor ", k, " of parameter ", i,
                   " has ", t.defined() ? t.numel() : 0, " elements, expected ", p.numel());
       if (t.device() != p.device()) fail_device_mismatch(op, p.device(), t.device());
-      slots.push_back(make_slot(t, ct));
+      slots.emplace_back(t, ct);
     }
     body(i, slots);
     for (size_t k = 0; k < slots.size(); k++) slots[k].finish(written[k]);
