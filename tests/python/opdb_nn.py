@@ -43,6 +43,53 @@ add(OpInfo("batch_norm", lambda dt: [Sample(_x((4, 3, 2), dt), _x((3,), dt, 1), 
                                       Sample(_x((4, 3), dt), None, None, T((3,), dt, low=-1, high=1, key=3),
                                              T((3,), dt, low=0.5, high=2, key=4), False, 0.1, 1e-5, False)],
            dtypes=F2, tol=TOL))
+
+
+# The backward ops the autograd formulas call (ember._C._ops only), against torch's aten ops.
+def _softmax_bwd(log):
+    def f(lib, g, y, dim):
+        import ember
+        name = "_log_softmax_backward_data" if log else "_softmax_backward_data"
+        return getattr(ember._C._ops if lib is ember else lib.ops.aten, name)(g, y, dim, y.dtype)
+    return f
+
+
+def _layer_norm_bwd(lib, g, x, shape, w, b):
+    import ember
+    _, mean, rstd = lib.native_layer_norm(x, shape, w, b, 1e-5)
+    if lib is ember:
+        return ember._C._ops._native_layer_norm_backward(g, x, shape, mean, rstd, w, b, True, True, True)
+    return lib.ops.aten.native_layer_norm_backward(g, x, shape, mean, rstd, w, b, [True, True, True])
+
+
+def _batch_norm_bwd(lib, g, x, w, rm, rv, train):
+    import ember
+    _, save_mean, save_invstd = lib.native_batch_norm(x, w, None, rm, rv, train, 0.1, 1e-5)
+    if not train:
+        save_mean = save_invstd = None
+    args = (g, x, w, rm, rv, save_mean, save_invstd, train, 1e-5)
+    if lib is ember:
+        return ember._C._ops._native_batch_norm_backward(*args, True, w is not None, True)
+    return lib.ops.aten.native_batch_norm_backward(*args, [True, w is not None, True])
+
+
+for _log in (False, True):
+    add(OpInfo("_log_softmax_backward_data" if _log else "_softmax_backward_data", lambda dt: [
+        Sample(_x((3, 5), dt, 1), _x((3, 5), dt), 1), Sample(_x((2, 3, 4), dt, 1), _x((2, 3, 4), dt), 0),
+        Sample(_x((4, 6), dt, 1), _x((4, 6), dt, layout="T"), -1), Sample(_x((0, 3), dt, 1), _x((0, 3), dt), 1)],
+        dtypes=F2, tol=TOL, function=_softmax_bwd(_log),
+        errors=lambda: [Sample(T((3, 4), "float32"), T((3, 4), "float32"), 2)]))
+add(OpInfo("native_layer_norm_backward", lambda dt: [
+    Sample(_x((3, 4), dt, 1), _x((3, 4), dt), [4], _x((4,), dt, 2), _x((4,), dt, 3)),
+    Sample(_x((2, 3, 4), dt, 1), _x((2, 3, 4), dt, layout="T"), [3, 4], _x((3, 4), dt, 2), _x((3, 4), dt, 3)),
+    Sample(_x((0, 4), dt, 1), _x((0, 4), dt), [4], _x((4,), dt, 2), _x((4,), dt, 3))],
+    dtypes=F2, tol=TOL, function=_layer_norm_bwd))
+add(OpInfo("native_batch_norm_backward", lambda dt: [
+    Sample(_x((4, 3, 2), dt, 1), _x((4, 3, 2), dt), _x((3,), dt, 2), None, None, True),
+    Sample(_x((5, 3), dt, 1), _x((5, 3), dt), None, None, None, True),
+    Sample(_x((4, 3, 2, 2), dt, 1), _x((4, 3, 2, 2), dt), _x((3,), dt, 2), T((3,), dt, low=-1, high=1, key=3),
+           T((3,), dt, low=0.5, high=2, key=4), False)],
+    dtypes=F2, tol=TOL, function=_batch_norm_bwd))
 add(OpInfo("linear", lambda dt: [Sample(_x((3, 4), dt), _x((5, 4), dt, 1), _x((5,), dt, 2)),
                                   Sample(_x((2, 3, 4), dt), _x((5, 4), dt, 1)), Sample(_x((4,), dt), _x((5, 4), dt, 1))],
            dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3, 4), "float32"), T((5, 3), "float32"))],
@@ -349,6 +396,50 @@ add(OpInfo("_gru_cell", lambda dt: [Sample(_x((3, 15), dt), _x((3, 15), dt, 1), 
                                     Sample(_x((2, 3), dt), _x((2, 3), dt, 1), _x((2, 1), dt, 2))],
            dtypes=F2, tol=TOL, function=_gru_cell,
            errors=lambda: [Sample(_x((2, 9), "float32"), _x((2, 9), "float32"), _x((3, 3), "float32"))]))
+
+
+def _autograd_ref(lib, forward, inputs, grads):
+    """torch: the gradients of the reference forward (rnn_ref.py) for the given output gradients."""
+    inputs = [t.detach().requires_grad_() for t in inputs]
+    outs = forward(lib, *inputs)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    return lib.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs])
+
+
+def _lstm_cell_bwd(lib, dhy, dcy, gates, cx):
+    import ember
+    if lib is ember:
+        cy = ember._C._ops._lstm_cell(gates, cx)[1]
+        return ember._C._ops._lstm_cell_backward(dhy, dcy, gates, cx, cy, True)
+    return _autograd_ref(lib, _lstm_cell, [gates, cx], [dhy, dcy])
+
+
+def _gru_cell_bwd(lib, dhy, gi, gh, hx):
+    import ember
+    if lib is ember:
+        return ember._C._ops._gru_cell_backward(dhy, gi, gh, hx, True)
+    return _autograd_ref(lib, _gru_cell, [gi, gh, hx], [dhy])
+
+
+def _lstm_seq_bwd(lib, dhs, dcs, xw, h0, c0, w_hh, reverse):
+    import ember
+    if lib is ember:
+        hs, cs, acts = ember._C._ops._lstm_seq(xw, h0, c0, w_hh, reverse)
+        return ember._C._ops._lstm_seq_backward(dhs, dcs, None, h0, c0, w_hh, hs, cs, acts, reverse, True)
+    return _autograd_ref(lib, lambda lib, *a: _lstm_seq(lib, *a, reverse), [xw, h0, c0, w_hh], [dhs, dcs])
+
+
+add(OpInfo("_lstm_cell_backward", lambda dt: [Sample(_x((3, 5), dt, 2), _x((3, 5), dt, 3), _x((3, 20), dt), _x((3, 5), dt, 1)),
+                                              Sample(_x((2, 3), dt, 2), None, _x((2, 12), dt, layout="T"), _x((2, 3), dt, 1))],
+           dtypes=F2, tol=TOL, function=_lstm_cell_bwd))
+add(OpInfo("_gru_cell_backward", lambda dt: [Sample(_x((3, 5), dt, 3), _x((3, 15), dt), _x((3, 15), dt, 1), _x((3, 5), dt, 2))],
+           dtypes=F2, tol=TOL, function=_gru_cell_bwd))
+add(OpInfo("_lstm_seq_backward", lambda dt: [
+    Sample(_x((3, 2, 3), dt, 4), _x((3, 2, 3), dt, 5), _x((3, 2, 12), dt), _x((2, 3), dt, 1), _x((2, 3), dt, 2),
+           _x((12, 3), dt, 3), False),
+    Sample(_x((4, 1, 2), dt, 4), None, _x((4, 1, 8), dt), _x((1, 2), dt, 1), _x((1, 2), dt, 2), _x((8, 2), dt, 3), True)],
+    dtypes=F2, tol=TOL, function=_lstm_seq_bwd))
 
 
 def _nll_pick(lib, x, t, w, ignore):

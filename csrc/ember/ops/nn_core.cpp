@@ -1,16 +1,37 @@
-// softmax, log_softmax, layer_norm, batch_norm (fused kernels) and linear.
+// softmax, log_softmax, layer_norm, batch_norm with their backward ops, and linear. The fused
+// kernels (kernels/kernels.h, per-ISA builds) take raw pointers to the contiguous buffers each op
+// has allocated on the input's device; the ops hold no loops over data.
+#include <array>
 #include <cmath>
 
 #include "ember/core/checked_math.h"
+#include "ember/core/operators.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/kernels.h"
+#include "ember/kernels/nn_norm.h"
+
+EMBER_DEFINE_STUB(batch_norm_fold_stub)
+EMBER_DEFINE_STUB(batch_norm_backward_fold_stub)
 
 namespace ember::native {
 
 namespace {
+const void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+void* data_or_null(Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+
+Tensor double_contiguous(const Tensor& t) { return t.defined() ? t.to(kDouble).contiguous() : t; }
+
+// [outer, n, inner] view of a contiguous shape around `dim` (a 0-d tensor is one row of one).
+std::array<int64_t, 3> split_at(IntArrayRef sizes, int64_t dim) {
+  int64_t nd = int64_t(sizes.size()), outer = 1, n = nd ? sizes[dim] : 1, inner = 1;
+  for (int64_t i = 0; i < dim; i++) outer = checked_mul(outer, sizes[i], "numel");
+  for (int64_t i = dim + 1; i < nd; i++) inner = checked_mul(inner, sizes[i], "numel");
+  return {outer, n, inner};
+}
+
 Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool log) {
   Tensor x = dtype ? self.to(*dtype) : self;
   EMBER_CHECK_KIND(is_floating(x.dtype()), NotImplemented, "\"", log ? "log_softmax" : "softmax", "_lastdim_kernel_impl\" not implemented for '",
@@ -18,18 +39,42 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
   ScalarType out_t = x.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   int64_t nd = x.dim();
   dim = wrap_dim(dim, nd);
+  auto kernel = softmax_kernel_stub(x.device(), log ? "log_softmax" : "softmax");
   Tensor xc = x.to(cd).contiguous();
-  int64_t outer = 1, d = nd ? xc.sizes()[dim] : 1, inner = 1;
-  for (int64_t i = 0; i < dim; i++) outer = checked_mul(outer, xc.sizes()[i], "numel");
-  for (int64_t i = dim + 1; i < nd; i++) inner = checked_mul(inner, xc.sizes()[i], "numel");
-  Tensor y = empty_tensor(xc.sizes(), cd);
-  if (y.numel()) softmax_kernel_stub(xc.device(), log ? "log_softmax" : "softmax")(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
+  auto [outer, d, inner] = split_at(xc.sizes(), dim);
+  Tensor y = empty_tensor(xc.sizes(), cd, xc.device());
+  if (y.numel()) kernel(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
   return y.to(out_t);
+}
+
+// Backward of softmax (log: log_softmax) from its output; computed in float for half / bfloat16.
+Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t dim, ScalarType input_dtype, bool log) {
+  const char* op = log ? "_log_softmax_backward_data" : "_softmax_backward_data";
+  check_same_device(op, output.device(), {&grad});
+  EMBER_CHECK(grad.sizes() == output.sizes(), op, ": expected grad_output and output of the same shape, got ",
+              grad.sizes(), " and ", output.sizes());
+  EMBER_CHECK_KIND(is_floating(output.dtype()), NotImplemented, "\"", op, "\" not implemented for '", output.dtype(),
+                   "'");
+  dim = wrap_dim(dim, output.dim());
+  ScalarType cd = is_reduced_float(output.dtype()) ? kFloat : output.dtype();
+  auto kernel = softmax_backward_kernel_stub(output.device(), op);
+  Tensor g = grad.to(cd).contiguous(), y = output.to(cd).contiguous();
+  auto [outer, n, inner] = split_at(y.sizes(), dim);
+  Tensor gi = empty_tensor(y.sizes(), cd, y.device());
+  if (gi.numel()) kernel(log, cd, g.data_ptr(), y.data_ptr(), gi.data_ptr(), outer, n, inner);
+  return gi.to(input_dtype);
 }
 }  // namespace
 
 Tensor softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return softmax_impl(self, dim, dtype, false); }
 Tensor log_softmax(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return softmax_impl(self, dim, dtype, true); }
+Tensor _softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim, ScalarType input_dtype) {
+  return softmax_backward_impl(grad_output, output, dim, input_dtype, false);
+}
+Tensor _log_softmax_backward_data(const Tensor& grad_output, const Tensor& output, int64_t dim,
+                                  ScalarType input_dtype) {
+  return softmax_backward_impl(grad_output, output, dim, input_dtype, true);
+}
 
 std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArrayRef normalized_shape,
                                                      const Tensor& weight, const Tensor& bias, double eps) {
@@ -48,6 +93,8 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   EMBER_CHECK(!bias.defined() || bias.sizes() == normalized_shape, "Expected bias to be of same shape as "
               "normalized_shape, but got bias of shape ", bias.sizes(), " and normalized_shape = ", normalized_shape);
   EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"LayerNormKernelImpl\" not implemented for '", input.dtype(), "'");
+  check_same_device("native_layer_norm", input.device(), {&weight, &bias});
+  auto kernel = layer_norm_kernel_stub(input.device(), "layer_norm");
   ScalarType out_t = input.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   Tensor x = input.to(cd).contiguous();
   Tensor w = weight.defined() ? weight.to(cd).contiguous() : Tensor();
@@ -55,12 +102,50 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   int64_t cols = prod(normalized_shape), rows = cols ? x.numel() / cols : 0;
   DimVector stat_shape(IntArrayRef(input.sizes().data(), size_t(nd - k)));
   for (int64_t i = 0; i < k; i++) stat_shape.push_back(1);
-  Tensor y = empty_tensor(x.sizes(), cd), mean = empty_tensor(stat_shape, cd), rstd = empty_tensor(stat_shape, cd);
+  const Device dev = x.device();
+  Tensor y = empty_tensor(x.sizes(), cd, dev), mean = empty_tensor(stat_shape, cd, dev),
+         rstd = empty_tensor(stat_shape, cd, dev);
   if (rows && cols)
-    layer_norm_kernel_stub(x.device(), "layer_norm")(cd, x.data_ptr(), w.defined() ? w.data_ptr() : nullptr,
-                                    b.defined() ? b.data_ptr() : nullptr, y.data_ptr(), mean.data_ptr(),
-                                    rstd.data_ptr(), rows, cols, eps);
+    kernel(cd, x.data_ptr(), data_or_null(w), data_or_null(b), y.data_ptr(), mean.data_ptr(), rstd.data_ptr(), rows,
+           cols, eps);
   return {y.to(out_t), mean, rstd};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const Tensor& weight,
+                                                              const Tensor& bias, bool grad_input, bool grad_weight,
+                                                              bool grad_bias) {
+  const char* op = "native_layer_norm_backward";
+  EMBER_CHECK(int64_t(normalized_shape.size()) <= input.dim() && grad_out.sizes() == input.sizes(), op,
+              ": expected grad_out of the input's shape ", input.sizes(), " normalized over ", normalized_shape,
+              ", got ", grad_out.sizes());
+  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"LayerNormBackwardKernelImpl\" not implemented for '",
+                   input.dtype(), "'");
+  check_same_device(op, input.device(), {&grad_out, &mean, &rstd, &weight, &bias});
+  auto kernel = layer_norm_backward_kernel_stub(input.device(), "layer_norm_backward");
+  ScalarType cd = is_reduced_float(input.dtype()) ? kFloat : input.dtype();
+  Tensor x = input.to(cd).contiguous(), dy = grad_out.to(cd).contiguous();
+  Tensor m = mean.to(cd).contiguous(), r = rstd.to(cd).contiguous();
+  Tensor w = weight.defined() ? weight.to(cd).contiguous() : Tensor();
+  int64_t cols = prod(normalized_shape), rows = cols ? x.numel() / cols : 0;
+  EMBER_CHECK(m.numel() == rows && r.numel() == rows && (!w.defined() || w.numel() == cols), op,
+              ": expected mean and rstd of ", rows, " elements and a weight of ", cols, ", got ", m.numel(), ", ",
+              r.numel(), " and ", w.defined() ? w.numel() : cols);
+  const Device dev = x.device();
+  Tensor dx = grad_input ? empty_tensor(x.sizes(), cd, dev) : Tensor();
+  Tensor dw = grad_weight && weight.defined() ? empty_tensor(normalized_shape, cd, dev) : Tensor();
+  Tensor db = grad_bias && bias.defined() ? empty_tensor(normalized_shape, cd, dev) : Tensor();
+  if (rows && cols) {
+    kernel(cd, dy.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(), data_or_null(w), data_or_null(dx),
+           data_or_null(dw), data_or_null(db), rows, cols);
+  } else {
+    if (dx.defined()) dx.zero_();
+    if (dw.defined()) dw.zero_();
+    if (db.defined()) db.zero_();
+  }
+  return {dx.defined() ? dx.to(input.dtype()) : dx, dw.defined() ? dw.to(weight.dtype()) : dw,
+          db.defined() ? db.to(bias.dtype()) : db};
 }
 
 Tensor layer_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor& weight, const Tensor& bias,
@@ -87,15 +172,19 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
     EMBER_CHECK(!t->defined() || t->numel() == c, "running_mean should contain ", c, " elements not ",
                 t->defined() ? t->numel() : 0);
+  const Device dev = input.device();
+  check_same_device("native_batch_norm", dev, {&weight, &bias, &running_mean, &running_var});
+  auto apply = batch_norm_apply_kernel_stub(dev, "batch_norm");
+  auto fold = batch_norm_fold_stub(dev, "batch_norm");
   ScalarType out_t = input.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   Tensor x = input.to(cd).contiguous();
-  Tensor mean_d = empty_tensor({c}, kDouble), var_d = empty_tensor({c}, kDouble);
-  double* mean = static_cast<double*>(mean_d.data_ptr());
-  double* var = static_cast<double*>(var_d.data_ptr());
+  Tensor mean_d = empty_tensor({c}, kDouble, dev), var_d = empty_tensor({c}, kDouble, dev);
   if (training) {
     EMBER_CHECK_KIND(n * s > 1, Value, "Expected more than 1 value per channel when training, got input size ",
                      input.sizes());
-    if (x.numel()) batch_norm_stats_kernel_stub(x.device(), "batch_norm")(cd, x.data_ptr(), mean, var, n, c, s);
+    if (x.numel())
+      batch_norm_stats_kernel_stub(dev, "batch_norm")(cd, x.data_ptr(), static_cast<double*>(mean_d.data_ptr()),
+                                                      static_cast<double*>(var_d.data_ptr()), n, c, s);
     autograd::AutoGradMode no_grad(false);
     if (running_mean.defined()) {
       Tensor m = mean_d.to(running_mean.dtype());
@@ -112,22 +201,72 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
     mean_d.copy_(running_mean);
     var_d.copy_(running_var);
   }
-  Tensor invstd_d = empty_tensor({c}, kDouble), a_d = empty_tensor({c}, kDouble), b_d = empty_tensor({c}, kDouble);
-  double* invstd = static_cast<double*>(invstd_d.data_ptr());
-  double* a = static_cast<double*>(a_d.data_ptr());
-  double* b = static_cast<double*>(b_d.data_ptr());
-  Tensor w = weight.defined() ? weight.to(kDouble).contiguous() : Tensor();
-  Tensor bb = bias.defined() ? bias.to(kDouble).contiguous() : Tensor();
-  for (int64_t ch = 0; ch < c; ch++) {
-    invstd[ch] = 1.0 / std::sqrt(var[ch] + eps);
-    double wv = w.defined() ? static_cast<const double*>(w.data_ptr())[ch] : 1.0;
-    double bv = bb.defined() ? static_cast<const double*>(bb.data_ptr())[ch] : 0.0;
-    a[ch] = wv * invstd[ch];
-    b[ch] = bv - mean[ch] * a[ch];
-  }
-  Tensor y = empty_tensor(x.sizes(), cd);
-  if (x.numel()) batch_norm_apply_kernel_stub(x.device(), "batch_norm")(cd, x.data_ptr(), a, b, y.data_ptr(), n, c, s);
+  // y = x * a + b per channel
+  Tensor invstd_d = empty_tensor({c}, kDouble, dev), a_d = empty_tensor({c}, kDouble, dev),
+         b_d = empty_tensor({c}, kDouble, dev);
+  fold(mean_d, var_d, double_contiguous(weight), double_contiguous(bias), eps, invstd_d, a_d, b_d);
+  Tensor y = empty_tensor(x.sizes(), cd, dev);
+  if (x.numel())
+    apply(cd, x.data_ptr(), static_cast<const double*>(a_d.data_ptr()), static_cast<const double*>(b_d.data_ptr()),
+          y.data_ptr(), n, c, s);
   return {y.to(out_t), mean_d.to(cd), invstd_d.to(cd)};
+}
+
+// Backward of native_batch_norm: per channel sums of dy and dy * (x - mean) (one kernel pass), folded
+// into dx = dy * k1 + (x - mean) * k2 + k3 (a second pass); statistics from the forward in training,
+// from the running estimates in evaluation.
+std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& weight, const Tensor& running_mean,
+                                                              const Tensor& running_var, const Tensor& save_mean,
+                                                              const Tensor& save_invstd, bool train, double eps,
+                                                              bool grad_input, bool grad_weight, bool grad_bias) {
+  const char* op = "native_batch_norm_backward";
+  EMBER_CHECK(input.dim() >= 2 && grad_out.sizes() == input.sizes(), op,
+              ": expected input with at least 2 dims (N, C, ...) and grad_out of its shape, got ", input.sizes(),
+              " and ", grad_out.sizes());
+  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"batch_norm_backward\" not implemented for '",
+                   input.dtype(), "'");
+  EMBER_CHECK(train ? save_mean.defined() && save_invstd.defined() : running_mean.defined() && running_var.defined(),
+              op, ": expected ", train ? "save_mean and save_invstd" : "running_mean and running_var",
+              " to be defined");
+  int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
+  for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd})
+    EMBER_CHECK(!t->defined() || t->numel() == c, op, ": expected per-channel tensors of ", c, " elements, got ",
+                t->numel());
+  const Device dev = input.device();
+  check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
+  auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");
+  auto apply = batch_norm_backward_apply_kernel_stub(dev, "batch_norm_backward");
+  auto fold = batch_norm_backward_fold_stub(dev, "batch_norm_backward");
+  ScalarType cd = is_reduced_float(input.dtype()) ? kFloat : input.dtype();
+  autograd::AutoGradMode no_grad(false);
+  Tensor x = input.to(cd).contiguous(), dy = grad_out.to(cd).contiguous();
+  Tensor mean_d = (train ? save_mean : running_mean).to(kDouble).contiguous();
+  Tensor invstd_d = train ? save_invstd.to(kDouble).contiguous()
+                          : ember::rsqrt(running_var.to(kDouble) + eps).contiguous();
+  Tensor s1_d = empty_tensor({c}, kDouble, dev), s2_d = empty_tensor({c}, kDouble, dev);
+  const double* mean = static_cast<const double*>(mean_d.data_ptr());
+  if (x.numel())
+    reduce(cd, dy.data_ptr(), x.data_ptr(), mean, static_cast<double*>(s1_d.data_ptr()),
+           static_cast<double*>(s2_d.data_ptr()), n, c, s);
+  else {
+    s1_d.zero_();
+    s2_d.zero_();
+  }
+  Tensor k1 = empty_tensor({c}, kDouble, dev), k2 = empty_tensor({c}, kDouble, dev), k3 = empty_tensor({c}, kDouble, dev);
+  fold(invstd_d, double_contiguous(weight), s1_d, s2_d, double(n * s), train, k1, k2, k3);
+  Tensor dx, dw, db;
+  if (grad_input) {
+    dx = empty_tensor(x.sizes(), cd, dev);
+    if (x.numel())
+      apply(cd, dy.data_ptr(), x.data_ptr(), mean, static_cast<const double*>(k1.data_ptr()),
+            static_cast<const double*>(k2.data_ptr()), static_cast<const double*>(k3.data_ptr()), dx.data_ptr(), n,
+            c, s);
+    dx = dx.to(input.dtype());
+  }
+  if (grad_weight && weight.defined()) dw = ember::mul(s2_d, invstd_d).to(weight.dtype());
+  if (grad_bias) db = s1_d.to(weight.defined() ? weight.dtype() : input.dtype());
+  return {dx, dw, db};
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,

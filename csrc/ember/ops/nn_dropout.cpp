@@ -18,7 +18,7 @@ Tensor make_noise(const Tensor& input, bool feature) {
   DimVector shape(size_t(input.dim()), 1);
   shape[0] = input.size(0);
   shape[1] = input.size(1);
-  return ember::empty(shape, TensorOptions(input.dtype()));
+  return ember::empty(shape, TensorOptions(input.dtype()).device(input.device()));
 }
 
 Tensor dropout_impl(const Tensor& input, double p, bool train, bool feature, bool alpha, bool inplace) {

@@ -11,7 +11,11 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
+#include "ember/kernels/nn_loss.h"
 #include "ember/ops/nn_common.h"
+
+EMBER_DEFINE_STUB(nll_pick_stub)
+EMBER_DEFINE_STUB(nll_pick_backward_stub)
 
 namespace ember::native {
 
@@ -24,15 +28,18 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Lengths and targets that the composites below turn into index tensors on the host (sizes the
+// op's semantics need there, as PyTorch's CPU and CUDA ctc_loss read them): copied to the CPU first,
+// and the index tensors built there are moved to the input's device.
 std::vector<int64_t> to_vec(const Tensor& t) {
-  Tensor c = t.reshape({-1}).to(kLong).contiguous();
-  const int64_t* p = static_cast<const int64_t*>(c.data_ptr());
+  Tensor c = t.reshape({-1}).to(Device()).to(kLong).contiguous();
+  const int64_t* p = static_cast<const int64_t*>(c.data_ptr());  // host copy, see above
   return std::vector<int64_t>(p, p + c.numel());
 }
-Tensor long_tensor(const std::vector<int64_t>& v, IntArrayRef shape) {
+Tensor long_tensor(const std::vector<int64_t>& v, IntArrayRef shape, Device device = Device()) {
   Tensor t = ember::empty(shape, TensorOptions(kLong));
-  std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));
-  return t;
+  std::copy(v.begin(), v.end(), static_cast<int64_t*>(t.data_ptr()));  // host tensor, see above
+  return device.is_cpu() ? t : t.to(device);
 }
 
 // [1, C, 1, ...] view of a per-class weight against an input of `ndim` dims with classes at dim 1
@@ -59,7 +66,7 @@ std::pair<Tensor, Tensor> nll_rows(const Tensor& x, const Tensor& target, const 
   Tensor ignored = ember::eq(t, ignore_index);
   Tensor safe = t.masked_fill(ignored, 0);
   Tensor w = weight.defined() ? ember::index_select(weight, 0, safe).to(x.dtype())
-                              : ember::ones({t.numel()}, TensorOptions(x.dtype()));
+                              : ember::ones({t.numel()}, TensorOptions(x.dtype()).device(x.device()));
   return {loss, w.masked_fill(ignored, 0)};
 }
 
@@ -272,7 +279,7 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar&
   Tensor t = target.reshape({N, 1}).to(kLong);
   Tensor z = ember::relu(x + (margin - ember::gather(x, 1, t)));
   if (p.to_double() == 2) z = z * z;
-  z = z.masked_fill(ember::eq(ember::arange(0, C, 1, TensorOptions(kLong)), t), 0);
+  z = z.masked_fill(ember::eq(ember::arange(0, C, 1, TensorOptions(kLong).device(x.device())), t), 0);
   if (weight.defined()) z = z * ember::index_select(weight.reshape({-1}), 0, t.reshape({-1})).unsqueeze(1);
   Tensor loss = z.sum(IntArrayRef({1})) / double(C);
   if (reduction == Reduction::None) return target.dim() > 0 ? loss : loss.reshape({});
@@ -482,9 +489,10 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
       int64_t l = ext[size_t(n * S + s)];
       skip_ok[size_t(n * S + s)] = l != blank && l != ext[size_t(n * S + s - 2)];
     }
-  Tensor ext_t = long_tensor(ext, {N, S});
-  Tensor no_skip = ember::eq(long_tensor(skip_ok, {N, S}), 0);
-  const TensorOptions opts(lp.dtype());
+  const Device dev = lp.device();
+  Tensor ext_t = long_tensor(ext, {N, S}, dev);
+  Tensor no_skip = ember::eq(long_tensor(skip_ok, {N, S}, dev), 0);
+  const TensorOptions opts = TensorOptions(lp.dtype()).device(dev);
   Tensor nll;
   if (T > 0) {
     Tensor lpe = ember::gather(lp, 2, ext_t.unsqueeze(0).expand({T, N, S}).contiguous());  // [T, N, S]
@@ -507,9 +515,9 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
       s_prev[size_t(n)] = std::max<int64_t>(2 * tg_len[size_t(n)] - 1, 0);
       no_prev[size_t(n)] = tg_len[size_t(n)] == 0;
     }
-    Tensor tl = long_tensor(t_last, {N}), nn = ember::arange(0, N, 1, TensorOptions(kLong));
-    Tensor last = ember::index(all, {tl, nn, long_tensor(s_last, {N})});
-    Tensor prev = ember::index(all, {tl, nn, long_tensor(s_prev, {N})}).masked_fill(ember::ne(long_tensor(no_prev, {N}), 0), -kInf);
+    Tensor tl = long_tensor(t_last, {N}, dev), nn = ember::arange(0, N, 1, TensorOptions(kLong).device(dev));
+    Tensor last = ember::index(all, {tl, nn, long_tensor(s_last, {N}, dev)});
+    Tensor prev = ember::index(all, {tl, nn, long_tensor(s_prev, {N}, dev)}).masked_fill(ember::ne(long_tensor(no_prev, {N}, dev), 0), -kInf);
     nll = -logsumexp_terms({last, prev});
   } else {
     nll = ember::zeros({N}, opts);
@@ -522,13 +530,13 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
     any_empty |= in_len[size_t(n)] == 0;
   }
   if (any_empty) {
-    Tensor e = ember::ne(long_tensor(empty_in, {N}), 0);
-    Tensor fixed = ember::where(ember::eq(long_tensor(tg_len, {N}), 0), ember::zeros({N}, opts), ember::full({N}, kInf, opts));
+    Tensor e = ember::ne(long_tensor(empty_in, {N}, dev), 0);
+    Tensor fixed = ember::where(ember::eq(long_tensor(tg_len, {N}, dev), 0), ember::zeros({N}, opts), ember::full({N}, kInf, opts));
     nll = ember::where(e, fixed, nll);
   }
   if (zero_infinity) nll = nll.masked_fill(ember::isinf(nll), 0);
   if (reduction == Reduction::Mean) {
-    Tensor lens = ember::clamp_min(long_tensor(tg_len, {N}), scalar_to_tensor(int64_t(1))).to(nll.dtype());
+    Tensor lens = ember::clamp_min(long_tensor(tg_len, {N}, dev), scalar_to_tensor(int64_t(1))).to(nll.dtype());
     return (nll / lens).mean();
   }
   if (reduction == Reduction::Sum) return nll.sum();
@@ -542,62 +550,37 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef inpu
                           zero_infinity);
 }
 
-// rows [R, C], targets [R]: out[i] = -w[t_i] * x[i, t_i], 0 for ignored rows; one pass, no gather.
+// rows [R, C], targets [R]: out[i] = -w[t_i] * x[i, t_i], 0 for ignored rows; one pass, no gather
+// (kernels/nn_loss.h). The op checks shapes and devices and prepares targets and weights.
 namespace {
-template <class F>
-void for_each_target(const Tensor& x, const Tensor& target, const Tensor& weight, int64_t ignore_index,
-                     const char* name, F f) {
+void check_nll_rows(const Tensor& x, const Tensor& target, const Tensor& weight, const char* name) {
   EMBER_CHECK(x.dim() == 2 && target.dim() == 1 && target.size(0) == x.size(0), name, ": expected rows [R, C] and "
               "targets [R], got ", x.sizes(), " and ", target.sizes());
   EMBER_CHECK(target.dtype() == kLong, name, ": expected int64 targets, got ", target.dtype());
-  const int64_t R = x.size(0), C = x.size(1);
-  EMBER_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == C), name, ": expected a weight of ", C,
-              " elements, got ", weight.sizes());
-  Tensor t = target.contiguous();
-  const int64_t* tp = static_cast<const int64_t*>(t.data_ptr());
-  for (int64_t i = 0; i < R; i++)
-    EMBER_CHECK_KIND(tp[i] == ignore_index || (tp[i] >= 0 && tp[i] < C), Index, "Target ", tp[i], " is out of bounds.");
-  Tensor w = weight.defined() ? weight.to(kDouble).contiguous() : Tensor();
-  const double* wp = w.defined() ? static_cast<const double*>(w.data_ptr()) : nullptr;
-  for (int64_t i = 0; i < R; i++) {
-    if (tp[i] == ignore_index) continue;
-    f(i, tp[i], wp ? wp[tp[i]] : 1.0);
-  }
+  EMBER_CHECK(!weight.defined() || (weight.dim() == 1 && weight.numel() == x.size(1)), name, ": expected a weight of ",
+              x.size(1), " elements, got ", weight.sizes());
+  check_same_device(name, x.device(), {&target, &weight});
 }
+Tensor double_weight(const Tensor& weight) { return weight.defined() ? weight.to(kDouble).contiguous() : Tensor(); }
 }  // namespace
 
 Tensor nll_pick(const Tensor& self, const Tensor& target, const Tensor& weight, int64_t ignore_index) {
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"nll_loss\" not implemented for '", self.dtype(), "'");
-  Tensor out = ember::zeros({self.dim() == 2 ? self.size(0) : 0}, TensorOptions(self.dtype()));
-  EMBER_DISPATCH_ALL(self.dtype(), "nll_loss", [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* xp = static_cast<const T*>(self.data_ptr());  // any strides: one element read per row
-      T* op = static_cast<T*>(out.data_ptr());
-      const int64_t s0 = self.dim() == 2 ? self.strides()[0] : 0, s1 = self.dim() == 2 ? self.strides()[1] : 0;
-      for_each_target(self, target, weight, ignore_index, "nll_loss",
-                      [&](int64_t i, int64_t t, double w) { op[i] = T(-w * double(xp[i * s0 + t * s1])); });
-    }
-  });
+  check_nll_rows(self, target, weight, "nll_loss");
+  auto kernel = nll_pick_stub(self.device(), "nll_loss");
+  Tensor out = ember::zeros({self.size(0)}, TensorOptions(self.dtype()).device(self.device()));
+  kernel(out, self, target.contiguous(), double_weight(weight), ignore_index);
   return out;
 }
 
 Tensor nll_pick_backward(const Tensor& grad_output, const Tensor& self, const Tensor& target, const Tensor& weight,
                          int64_t ignore_index) {
-  Tensor gi = ember::zeros(self.sizes(), TensorOptions(self.dtype()));
-  Tensor g = grad_output.to(kDouble).contiguous();
-  const double* gp = static_cast<const double*>(g.data_ptr());
-  const int64_t C = self.dim() == 2 ? self.size(1) : 0;
-  EMBER_DISPATCH_ALL(self.dtype(), "nll_loss_backward", [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      EMBER_FAIL(NotImplemented, "\"nll_loss_backward\" not implemented for 'Bool'");
-    } else {
-      T* p = static_cast<T*>(gi.data_ptr());
-      for_each_target(self, target, weight, ignore_index, "nll_loss_backward",
-                      [&](int64_t i, int64_t t, double w) { p[i * C + t] = T(-w * gp[i]); });
-    }
-  });
+  EMBER_CHECK_KIND(self.dtype() != kBool, NotImplemented, "\"nll_loss_backward\" not implemented for 'Bool'");
+  check_nll_rows(self, target, weight, "nll_loss_backward");
+  check_same_device("nll_loss_backward", self.device(), {&grad_output});
+  auto kernel = nll_pick_backward_stub(self.device(), "nll_loss_backward");
+  Tensor gi = ember::zeros(self.sizes(), TensorOptions(self.dtype()).device(self.device()));
+  kernel(gi, grad_output.to(kDouble).contiguous(), target.contiguous(), double_weight(weight), ignore_index);
   return gi;
 }
 

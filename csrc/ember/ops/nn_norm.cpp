@@ -126,7 +126,7 @@ Tensor local_response_norm(const Tensor& input, int64_t size, double alpha, doub
   auto zeros_channels = [&](int64_t n) {
     DimVector shape(input.sizes());
     shape[1] = n;
-    return ember::zeros(shape, TensorOptions(sq.dtype()));
+    return ember::zeros(shape, TensorOptions(sq.dtype()).device(sq.device()));
   };
   if (before) parts.push_back(zeros_channels(before));
   parts.push_back(sq);

@@ -1,8 +1,11 @@
-// Fused LSTM / GRU cell pointwise ops (the per-time-step part of nn.LSTM / nn.GRU) and their backward.
+// Fused LSTM / GRU cell pointwise ops (the per-time-step part of nn.LSTM / nn.GRU), the whole-layer LSTM,
+// their backward ops and their autograd formulas. The fused kernels (kernels/kernels.h) take raw
+// pointers to the contiguous buffers each op has allocated on the input's device.
 #include "ember/autograd/formulas.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
 #include "ember/kernels/kernels.h"
 #include "ember/ops/gemm.h"
 
@@ -29,10 +32,13 @@ void check_cell(const char* op, const Tensor& gates, int64_t chunks, std::initia
   for (const Tensor* s : states)
     EMBER_CHECK(s->dtype() == gates.dtype(), op, ": expected all inputs to have dtype ", gates.dtype(), ", got ",
                 s->dtype());
+  for (const Tensor* t : states) check_same_device(op, gates.device(), {t});
+  for (const Tensor* t : same_gates) check_same_device(op, gates.device(), {t});
 }
 
 Tensor prep(const Tensor& t, ScalarType cd) { return t.defined() ? t.to(cd).contiguous() : t; }
 const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+void* mut_ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 Tensor back_to(const Tensor& t, ScalarType dt) { return t.defined() ? t.to(dt) : t; }
 
 // _lstm_seq: xw [T, B, 4H], h0 / c0 [B, H], w_hh [4H, H], same floating dtype
@@ -48,6 +54,7 @@ void check_lstm_seq(const Tensor& xw, const Tensor& h0, const Tensor& c0, const 
   for (const Tensor* s : {&h0, &c0, &w_hh})
     EMBER_CHECK(s->dtype() == xw.dtype(), "_lstm_seq: expected all inputs to have dtype ", xw.dtype(), ", got ",
                 s->dtype());
+  check_same_device("_lstm_seq", xw.device(), {&h0, &c0, &w_hh});
 }
 
 // time index of processing step s (reverse layers run from the last time step down)
@@ -59,10 +66,12 @@ namespace native {
 std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   check_cell("_lstm_cell", gates, 4, {&cx});
   ScalarType dt = gates.dtype(), cd = cell_dtype("_lstm_cell", gates);
+  const Device dev = gates.device();
+  auto kernel = lstm_cell_kernel_stub(dev, "lstm_cell");
   Tensor g = prep(gates, cd), c = prep(cx, cd);
   int64_t rows = g.sizes()[0], h = g.sizes()[1] / 4;
-  Tensor hy = empty_tensor({rows, h}, cd), cy = empty_tensor({rows, h}, cd);
-  if (rows && h) lstm_cell_kernel_stub(g.device(), "lstm_cell")(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
+  Tensor hy = empty_tensor({rows, h}, cd, dev), cy = empty_tensor({rows, h}, cd, dev);
+  if (rows && h) kernel(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
   return {hy.to(dt), cy.to(dt)};
 }
 
@@ -78,14 +87,17 @@ std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0,
     return {hs.to(dt), cs.to(dt), a.to(dt)};
   }
   int64_t T = xw.sizes()[0], B = xw.sizes()[1], H = xw.sizes()[2] / 4;
-  Tensor acts = empty_tensor(xw.sizes(), cd), hs = empty_tensor({T, B, H}, cd), cs = empty_tensor({T, B, H}, cd);
+  const Device dev = xw.device();
+  auto kernel = lstm_seq_kernel_stub(dev, "lstm");
+  Tensor acts = empty_tensor(xw.sizes(), cd, dev), hs = empty_tensor({T, B, H}, cd, dev),
+         cs = empty_tensor({T, B, H}, cd, dev);
   if (T == 0 || B == 0 || H == 0) return {hs, cs, acts};
-  Tensor gates = empty_tensor(xw.sizes(), cd);  // scratch: the step GEMMs accumulate into a copy of xw
+  Tensor gates = empty_tensor(xw.sizes(), cd, dev);  // scratch: the step GEMMs accumulate into a copy of xw
   gates.copy_(xw);
   // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
   Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
-  lstm_seq_kernel_stub(gates.device(), "lstm")(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(),
-                                hs.data_ptr(), cs.data_ptr(), T, B, H, reverse);
+  kernel(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(), hs.data_ptr(),
+         cs.data_ptr(), T, B, H, reverse);
   return {hs, cs, acts};
 }
 
@@ -93,11 +105,99 @@ Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
   check_cell("_gru_cell", gi, 3, {&hx}, {&gh});
   EMBER_CHECK(gh.dtype() == gi.dtype(), "_gru_cell: expected all inputs to have dtype ", gi.dtype());
   ScalarType dt = gi.dtype(), cd = cell_dtype("_gru_cell", gi);
+  const Device dev = gi.device();
+  auto kernel = gru_cell_kernel_stub(dev, "gru_cell");
   Tensor a = prep(gi, cd), b = prep(gh, cd), h0 = prep(hx, cd);
   int64_t rows = a.sizes()[0], h = a.sizes()[1] / 3;
-  Tensor hy = empty_tensor({rows, h}, cd);
-  if (rows && h) gru_cell_kernel_stub(a.device(), "gru_cell")(cd, a.data_ptr(), b.data_ptr(), h0.data_ptr(), hy.data_ptr(), rows, h);
+  Tensor hy = empty_tensor({rows, h}, cd, dev);
+  if (rows && h) kernel(cd, a.data_ptr(), b.data_ptr(), h0.data_ptr(), hy.data_ptr(), rows, h);
   return hy.to(dt);
+}
+
+// The backward ops run the fused kernels; the autograd formulas below call them unless recording.
+std::tuple<Tensor, Tensor> _lstm_cell_backward(const Tensor& dhy, const Tensor& dcy, const Tensor& gates,
+                                               const Tensor& cx, const Tensor& cy, bool grad_cx) {
+  const char* op = "_lstm_cell_backward";
+  check_cell(op, gates, 4, {&cx, &cy});
+  for (const Tensor* d : {&dhy, &dcy})
+    EMBER_CHECK(!d->defined() || d->sizes() == cx.sizes(), op, ": expected state gradients of shape ", cx.sizes(),
+                ", got ", d->sizes());
+  check_same_device(op, gates.device(), {&dhy, &dcy});
+  ScalarType dt = gates.dtype(), cd = cell_dtype(op, gates);
+  const Device dev = gates.device();
+  auto kernel = lstm_cell_backward_kernel_stub(dev, "lstm_cell_backward");
+  Tensor g = prep(gates, cd), c0 = prep(cx, cd), c1 = prep(cy, cd), dh = prep(dhy, cd), dc = prep(dcy, cd);
+  int64_t rows = g.sizes()[0], h = g.sizes()[1] / 4;
+  Tensor dgates = empty_tensor(g.sizes(), cd, dev);
+  Tensor dcx = grad_cx ? empty_tensor({rows, h}, cd, dev) : Tensor();
+  if (rows && h)
+    kernel(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(), dgates.data_ptr(), mut_ptr(dcx), rows, h);
+  return {dgates.to(dt), back_to(dcx, dt)};
+}
+
+// Backward of _lstm_seq in float32 / float64: back through time computing d gates per step (fused
+// kernel, dh_{t-1} = dgates_t W_hh), then d W_hh = sum_t dgates_t^T h_{t-1} as two GEMMs over all steps.
+std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_seq_backward(const Tensor& dhs, const Tensor& dcs,
+                                                              const Tensor& dacts, const Tensor& h0,
+                                                              const Tensor& c0, const Tensor& w_hh, const Tensor& hs,
+                                                              const Tensor& cs, const Tensor& acts, bool reverse,
+                                                              bool grad_w_hh) {
+  const char* op = "_lstm_seq_backward";
+  check_lstm_seq(acts, h0, c0, w_hh);
+  int64_t T = acts.sizes()[0], B = acts.sizes()[1], H = acts.sizes()[2] / 4;
+  const int64_t state_shape[] = {T, B, H};
+  for (const Tensor* t : {&hs, &cs, &dhs, &dcs})
+    EMBER_CHECK(!t->defined() || t->sizes() == IntArrayRef(state_shape, 3), op, ": expected per-step states of shape [",
+                T, ", ", B, ", ", H, "], got ", t->sizes());
+  EMBER_CHECK(!dacts.defined() || dacts.sizes() == acts.sizes(), op, ": expected dacts of shape ", acts.sizes(),
+              ", got ", dacts.sizes());
+  EMBER_CHECK(acts.dtype() == kFloat || acts.dtype() == kDouble, op, ": expected float32 or float64, got ",
+              acts.dtype());
+  const Device dev = acts.device();
+  check_same_device(op, dev, {&dhs, &dcs, &dacts, &hs, &cs});
+  auto kernel = lstm_seq_backward_kernel_stub(dev, "lstm_backward");
+  ScalarType cd = acts.dtype();
+  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), da_in = prep(dacts, cd), c0c = c0.contiguous();
+  Tensor dxw = empty_tensor(acts.sizes(), cd, dev), dh = empty_tensor({B, H}, cd, dev),
+         dc = empty_tensor({B, H}, cd, dev);
+  dh.zero_();
+  dc.zero_();
+  if (T && B && H)
+    kernel(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.contiguous().data_ptr(), w_hh.contiguous().data_ptr(),
+           c0c.data_ptr(), cs.contiguous().data_ptr(), dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
+  else
+    dxw.zero_();
+  Tensor dw;
+  if (grad_w_hh) {
+    // d W_hh = dG^T Hprev: the steps whose h_{t-1} is in hs, then the first step's h0
+    dw = empty_tensor(w_hh.sizes(), cd, dev);
+    if (T == 0) return {dxw, dh, dc, dw.zero_()};
+    int64_t t0 = seq_t(0, T, reverse), lo = reverse ? 0 : 1;
+    native::gemm_into(dxw.select(0, t0).t(), h0, dw, 1.0, 0.0);
+    if (T > 1)
+      native::gemm_into(dxw.narrow(0, lo, T - 1).reshape({(T - 1) * B, 4 * H}).t(),
+                        hs.narrow(0, 1 - lo, T - 1).reshape({(T - 1) * B, H}), dw, 1.0, 1.0);
+  }
+  return {dxw, dh, dc, dw};
+}
+
+std::tuple<Tensor, Tensor, Tensor> _gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,
+                                                      const Tensor& hx, bool grad_hx) {
+  const char* op = "_gru_cell_backward";
+  check_cell(op, gi, 3, {&hx}, {&gh});
+  EMBER_CHECK(dhy.sizes() == hx.sizes(), op, ": expected dhy of shape ", hx.sizes(), ", got ", dhy.sizes());
+  check_same_device(op, gi.device(), {&dhy});
+  ScalarType dt = gi.dtype(), cd = cell_dtype(op, gi);
+  const Device dev = gi.device();
+  auto kernel = gru_cell_backward_kernel_stub(dev, "gru_cell_backward");
+  Tensor a = prep(gi, cd), b = prep(gh, cd), h0 = prep(hx, cd), d = prep(dhy, cd);
+  int64_t rows = a.sizes()[0], h = a.sizes()[1] / 3;
+  Tensor dgi = empty_tensor(a.sizes(), cd, dev), dgh = empty_tensor(a.sizes(), cd, dev);
+  Tensor dhx = grad_hx ? empty_tensor({rows, h}, cd, dev) : Tensor();
+  if (rows && h)
+    kernel(cd, d.data_ptr(), a.data_ptr(), b.data_ptr(), h0.data_ptr(), dgi.data_ptr(), dgh.data_ptr(), mut_ptr(dhx),
+           rows, h);
+  return {dgi.to(dt), dgh.to(dt), back_to(dhx, dt)};
 }
 
 }  // namespace native
@@ -119,20 +219,12 @@ std::tuple<Tensor, Tensor> lstm_cell_backward(const Tensor& dhy, const Tensor& d
     Tensor dgates = ember::cat({dc * g * i * (-i + 1), dc * cx * f * (-f + 1), dc * i * (-(g * g) + 1), d_o}, 1);
     return {mask[0] ? dgates : Tensor(), mask[1] ? dc * f : Tensor()};
   }
-  ScalarType dt = gates.dtype(), cd = is_reduced_float(dt) ? kFloat : dt;
-  Tensor g = prep(gates, cd), c0 = prep(cx, cd), c1 = prep(cy, cd), dh = prep(dhy, cd), dc = prep(dcy, cd);
-  int64_t rows = g.sizes()[0], h = g.sizes()[1] / 4;
-  Tensor dgates = empty_tensor(g.sizes(), cd);
-  Tensor dcx = mask[1] ? empty_tensor({rows, h}, cd) : Tensor();
-  if (rows && h)
-    lstm_cell_backward_kernel_stub(g.device(), "lstm_cell_backward")(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(),
-                                            dgates.data_ptr(), dcx.defined() ? dcx.data_ptr() : nullptr, rows, h);
-  return {mask[0] ? dgates.to(dt) : Tensor(), back_to(dcx, dt)};
+  auto [dgates, dcx] = ember::_lstm_cell_backward(dhy, dcy, gates, cx, cy, mask[1]);
+  return {mask[0] ? dgates : Tensor(), dcx};
 }
 
-// Backward of _lstm_seq: back through time computing d gates per step (fused kernel, dh_{t-1} = dgates_t W_hh),
-// then d W_hh = sum_t dgates_t^T h_{t-1} as two GEMMs over all steps. Under create_graph the same recursion
-// runs on differentiable ops (the saved hs / cs / acts are outputs of this node, so double backward
+// Backward of _lstm_seq: the fused _lstm_seq_backward op. Under create_graph (or for half / bfloat16) the
+// same recursion runs on differentiable ops (the saved hs / cs / acts are outputs of this node, so double backward
 // reaches them through grads[0..2]).
 std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, const Tensor& dcs, const Tensor& dacts,
                                                              const Tensor& h0, const Tensor& c0, const Tensor& w_hh,
@@ -172,28 +264,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstm_seq_backward(const Tensor& dhs, 
     }
     return {dxw, dh, dc, dw};
   }
-  ScalarType cd = acts.dtype();
-  Tensor dhs_c = prep(dhs, cd), dcs_c = prep(dcs, cd), da_in = prep(dacts, cd), c0c = c0.contiguous();
-  Tensor dxw = empty_tensor(acts.sizes(), cd), dh = empty_tensor({B, H}, cd), dc = empty_tensor({B, H}, cd);
-  dh.zero_();
-  dc.zero_();
-  if (B && H)
-    lstm_seq_backward_kernel_stub(acts.device(), "lstm_backward")(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.data_ptr(),
-                                           w_hh.contiguous().data_ptr(), c0c.data_ptr(), cs.data_ptr(),
-                                           dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
-  else
-    dxw.zero_();
-  Tensor dw;
-  if (mask[3]) {
-    // d W_hh = dG^T Hprev: the steps whose h_{t-1} is in hs, then the first step's h0
-    dw = empty_tensor(w_hh.sizes(), cd);
-    int64_t t0 = seq_t(0, T, reverse), lo = reverse ? 0 : 1;
-    native::gemm_into(dxw.select(0, t0).t(), h0, dw, 1.0, 0.0);
-    if (T > 1)
-      native::gemm_into(dxw.narrow(0, lo, T - 1).reshape({(T - 1) * B, 4 * H}).t(),
-                hs.narrow(0, 1 - lo, T - 1).reshape({(T - 1) * B, H}), dw, 1.0, 1.0);
-  }
-  return {dxw, dh, dc, dw};
+  return ember::_lstm_seq_backward(dhs, dcs, dacts, h0, c0, w_hh, hs, cs, acts, reverse, mask[3]);
 }
 
 std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Tensor& gi, const Tensor& gh,
@@ -209,16 +280,8 @@ std::tuple<Tensor, Tensor, Tensor> gru_cell_backward(const Tensor& dhy, const Te
     return {mask[0] ? ember::cat({dr, dz, dn}, 1) : Tensor(), mask[1] ? ember::cat({dr, dz, dn * r}, 1) : Tensor(),
             mask[2] ? dhy * z : Tensor()};
   }
-  ScalarType dt = gi.dtype(), cd = is_reduced_float(dt) ? kFloat : dt;
-  Tensor a = prep(gi, cd), b = prep(gh, cd), h0 = prep(hx, cd), d = prep(dhy, cd);
-  int64_t rows = a.sizes()[0], h = a.sizes()[1] / 3;
-  Tensor dgi = empty_tensor(a.sizes(), cd), dgh = empty_tensor(a.sizes(), cd);
-  Tensor dhx = mask[2] ? empty_tensor({rows, h}, cd) : Tensor();
-  if (rows && h)
-    gru_cell_backward_kernel_stub(a.device(), "gru_cell_backward")(cd, d.data_ptr(), a.data_ptr(), b.data_ptr(), h0.data_ptr(),
-                                           dgi.data_ptr(), dgh.data_ptr(), dhx.defined() ? dhx.data_ptr() : nullptr,
-                                           rows, h);
-  return {mask[0] ? dgi.to(dt) : Tensor(), mask[1] ? dgh.to(dt) : Tensor(), back_to(dhx, dt)};
+  auto [dgi, dgh, dhx] = ember::_gru_cell_backward(dhy, gi, gh, hx, mask[2]);
+  return {mask[0] ? dgi : Tensor(), mask[1] ? dgh : Tensor(), dhx};
 }
 
 }  // namespace autograd
