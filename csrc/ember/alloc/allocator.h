@@ -42,6 +42,10 @@ EMBER_API void register_allocator(DeviceType type, Allocator* allocator);
 EMBER_API void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
 
 // ---- the CPU allocator's own entry points (also used by the profiler and memory_stats)
+// The registered CPU allocator and the deleter of its blocks: StorageImpl calls them directly for CPU
+// storages (no registry load, no virtual call on the per-op path).
+EMBER_API Allocator* cpu_allocator();
+EMBER_API void cpu_deleter(void* ctx, void* data, size_t nbytes);
 struct MemoryStats {
   int64_t allocated_bytes = 0;       // currently held by live storages
   int64_t peak_allocated_bytes = 0;  // high-water mark since the last reset

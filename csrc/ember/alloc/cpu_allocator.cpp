@@ -182,7 +182,7 @@ namespace {
 class CpuAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes) override {
-    return {cpu_alloc(nbytes), nullptr, [](void*, void* p, size_t n) { cpu_free(p, n); }, Device()};
+    return {cpu_alloc(nbytes), nullptr, &cpu_deleter, Device()};
   }
   void copy_data(void* dst, Device, const void* src, Device, size_t nbytes) override {
     if (nbytes) std::memcpy(dst, src, nbytes);
@@ -191,6 +191,9 @@ class CpuAllocator final : public Allocator {
 CpuAllocator g_cpu_allocator;
 std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {{&g_cpu_allocator}, {nullptr}, {nullptr}};
 }  // namespace
+
+Allocator* cpu_allocator() { return &g_cpu_allocator; }
+void cpu_deleter(void*, void* data, size_t nbytes) { cpu_free(data, nbytes); }
 
 bool allocator_registered(DeviceType type) {
   return g_allocators[int(type)].load(std::memory_order_acquire) != nullptr;

@@ -3,10 +3,18 @@
 #include <algorithm>
 
 #include "ember/core/error.h"
+#include "ember/core/macros.h"
 
 namespace ember {
 
 intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
+  if (EMBER_LIKELY(device.is_cpu())) {  // the per-op path: what CpuAllocator::allocate does, inline
+    auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
+    s->mem_ = {cpu_alloc(nbytes), nullptr, &cpu_deleter, device};
+    s->nbytes_ = nbytes;
+    s->allocator_ = cpu_allocator();
+    return s;
+  }
   Allocator* a = get_allocator(device.type);  // raises for a device type with no backend
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
   s->mem_ = a->allocate(nbytes);
