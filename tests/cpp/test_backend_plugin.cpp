@@ -9,33 +9,14 @@
 #include "ember/core/stream.h"
 #include "ember/generated/ops.h"
 #include "error_kind.h"
+#include "device_checks.h"
 #include "host_device.h"
 
 using namespace ember;
 using test_util::error_kind;
 using test_util::host_device;
+using namespace test_util;
 
-namespace {
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-bool same_values(const Tensor& a, const Tensor& b) {
-  return a.sizes() == b.sizes() && ember::eq(a, b).all().item().to_bool();
-}
-void expect_same(const Tensor& on_device, const Tensor& on_cpu) {
-  ASSERT_EQ(on_device.device(), host_device());
-  Tensor back = on_device.to(Device());
-  EXPECT_TRUE(back.device().is_cpu());
-  EXPECT_EQ(back.dtype(), on_cpu.dtype());
-  EXPECT_EQ(back.sizes(), on_cpu.sizes());
-  EXPECT_TRUE(same_values(back, on_cpu));
-}
-}  // namespace
 
 TEST(BackendPlugin, UnregisteredDeviceRaises) {
   Tensor x = ember::ones({2});

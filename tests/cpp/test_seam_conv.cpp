@@ -14,55 +14,15 @@
 #include "ember/kernels/conv.h"
 #include "ember/kernels/pooling.h"
 #include "error_kind.h"
+#include "device_checks.h"
 #include "host_device.h"
 
 using namespace ember;
 using test_util::error_kind;
 using test_util::host_device;
+using namespace test_util;
 
 namespace {
-
-// The ErrorKind and message of the ember::Error f throws.
-std::pair<ErrorKind, std::string> failure_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return {e.kind(), e.what()};
-  }
-  ADD_FAILURE() << "expected an ember::Error";
-  return {ErrorKind::Runtime, ""};
-}
-
-void expect_no_kernel(const std::function<void()>& f, const std::string& op) {
-  auto [kind, msg] = failure_of(f);
-  EXPECT_EQ(kind, ErrorKind::NotImplemented) << msg;
-  EXPECT_NE(msg.find("'" + op + "'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("privateuseone"), std::string::npos) << msg;
-}
-
-void expect_mixed_devices(const std::function<void()>& f) {
-  auto [kind, msg] = failure_of(f);
-  EXPECT_EQ(kind, ErrorKind::Runtime) << msg;
-  EXPECT_NE(msg.find("Expected all tensors to be on the same device"), std::string::npos) << msg;
-}
-
-void expect_same(const Tensor& on_device, const Tensor& on_cpu) {
-  ASSERT_EQ(on_device.device(), host_device());
-  Tensor back = on_device.to(Device());
-  EXPECT_EQ(back.dtype(), on_cpu.dtype());
-  ASSERT_EQ(back.sizes(), on_cpu.sizes());
-  EXPECT_TRUE(ember::eq(back, on_cpu).all().item().to_bool());
-}
-
-// Gives the host device the CPU's entry of `stub` for a scope (its memory is the host's).
-template <class Fn>
-struct BorrowCpuEntry {
-  KernelStub<Fn>& stub;
-  explicit BorrowCpuEntry(KernelStub<Fn>& s) : stub(s) {
-    register_kernel(stub, DeviceType::PrivateUse1, stub.entries[int(DeviceType::CPU)]);
-  }
-  ~BorrowCpuEntry() { register_kernel(stub, DeviceType::PrivateUse1, Fn(nullptr)); }
-};
 
 // The host device's convolution entries: the CPU's, run on CPU copies, their results moved to the
 // device (the CPU entry's im2col + GEMM path calls ops such as matmul, which this test device has no

@@ -15,50 +15,14 @@
 #include "ember/kernels/random.h"
 #include "ember/random/generator.h"
 #include "error_kind.h"
+#include "device_checks.h"
 #include "host_device.h"
 
 using namespace ember;
 using test_util::error_kind;
 using test_util::host_device;
+using namespace test_util;
 
-namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// f raises NotImplementedError whose message names `op` and the device.
-void expect_no_kernel(const std::function<void()>& f, const std::string& op) {
-  EXPECT_EQ(error_kind(f), ErrorKind::NotImplemented) << op;
-  std::string msg = message_of(f);
-  EXPECT_NE(msg.find("'" + op + "'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("privateuseone"), std::string::npos) << msg;
-}
-
-void expect_same(const Tensor& on_device, const Tensor& on_cpu) {
-  ASSERT_EQ(on_device.device(), host_device());
-  Tensor back = on_device.to(Device());
-  EXPECT_EQ(back.dtype(), on_cpu.dtype());
-  ASSERT_EQ(back.sizes(), on_cpu.sizes());
-  EXPECT_TRUE(ember::eq(back, on_cpu).all().item().to_bool());
-}
-
-// The CPU's entry of `stub` registered for the host device for a scope (its memory is the host's).
-template <class Fn>
-struct BorrowCpuKernel {
-  KernelStub<Fn>& stub;
-  explicit BorrowCpuKernel(KernelStub<Fn>& s) : stub(s) {
-    register_kernel(stub, DeviceType::PrivateUse1, stub.entries[int(DeviceType::CPU)]);
-  }
-  ~BorrowCpuKernel() { register_kernel(stub, DeviceType::PrivateUse1, Fn(nullptr)); }
-};
-
-}  // namespace
 
 TEST(SeamMisc, CpuEntriesRegistered) {
   EXPECT_TRUE(gemm_stub.has(DeviceType::CPU));
@@ -91,9 +55,9 @@ TEST(SeamMisc, MatrixProductsNeedAKernel) {
 
 TEST(SeamMisc, MatrixProductsRunWithAnEntry) {
   test_util::HostDevice dev;
-  BorrowCpuKernel<mm_stub_fn> mm(mm_stub);
-  BorrowCpuKernel<bmm_stub_fn> bmm(bmm_stub);
-  BorrowCpuKernel<gemm_stub_fn> gemm(gemm_stub);
+  BorrowCpuEntry<mm_stub_fn> mm(mm_stub);
+  BorrowCpuEntry<bmm_stub_fn> bmm(bmm_stub);
+  BorrowCpuEntry<gemm_stub_fn> gemm(gemm_stub);
   Tensor a = ember::randn({3, 4}), b = ember::randn({4, 5}), c = ember::randn({5});
   Tensor a3 = ember::randn({2, 3, 4}), b3 = ember::randn({2, 4, 5});
   Tensor da = a.to(host_device()), db = b.to(host_device()), dc = c.to(host_device());
@@ -156,9 +120,9 @@ TEST(SeamMisc, LinalgNeedsAKernel) {
 
 TEST(SeamMisc, LinalgRunsWithAnEntry) {
   test_util::HostDevice dev;
-  BorrowCpuKernel<linalg_det_stub_fn> det(linalg_det_stub);
-  BorrowCpuKernel<linalg_solve_stub_fn> solve(linalg_solve_stub);
-  BorrowCpuKernel<linalg_qr_stub_fn> qr(linalg_qr_stub);
+  BorrowCpuEntry<linalg_det_stub_fn> det(linalg_det_stub);
+  BorrowCpuEntry<linalg_solve_stub_fn> solve(linalg_solve_stub);
+  BorrowCpuEntry<linalg_qr_stub_fn> qr(linalg_qr_stub);
   Tensor a = ember::randn({2, 4, 4}, nullptr, TensorOptions(kDouble)) + ember::eye(4, std::nullopt, TensorOptions(kDouble)) * 4;
   Tensor b = ember::randn({2, 4, 3}, nullptr, TensorOptions(kDouble));
   Tensor da = a.to(host_device());
@@ -203,8 +167,8 @@ TEST(SeamMisc, RandomNeedsAKernel) {
 // the CPU's values for a seed, whatever the layout of the tensor it fills.
 TEST(SeamMisc, RandomRunsWithAnEntry) {
   test_util::HostDevice dev;
-  BorrowCpuKernel<uniform_stub_fn> uniform(uniform_stub);
-  BorrowCpuKernel<random_stub_fn> random(random_stub);
+  BorrowCpuEntry<uniform_stub_fn> uniform(uniform_stub);
+  BorrowCpuEntry<random_stub_fn> random(random_stub);
   default_generator().manual_seed(11);
   Tensor cpu = ember::rand({5, 7});
   Tensor cpu_ints = ember::randint(-3, 9, {13});
@@ -225,8 +189,8 @@ TEST(SeamMisc, RangeFactoriesNeedAKernel) {
   expect_no_kernel([&] { ember::arange(0, 10, 1, on_dev); }, "arange");
   expect_no_kernel([&] { ember::linspace(0, 1, 5, on_dev); }, "linspace");
   expect_no_kernel([&] { ember::logspace(0, 1, 5, 10.0, on_dev); }, "linspace");
-  BorrowCpuKernel<arange_stub_fn> arange(arange_stub);
-  BorrowCpuKernel<linspace_stub_fn> linspace(linspace_stub);
+  BorrowCpuEntry<arange_stub_fn> arange(arange_stub);
+  BorrowCpuEntry<linspace_stub_fn> linspace(linspace_stub);
   expect_same(ember::arange(-2, 11, 3, on_dev), ember::arange(-2, 11, 3));
   expect_same(ember::arange(0.5, 3, 0.25, on_dev), ember::arange(0.5, 3, 0.25));
   expect_same(ember::linspace(-3, 3, 7, on_dev), ember::linspace(-3, 3, 7));

@@ -11,32 +11,15 @@
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "error_kind.h"
+#include "device_checks.h"
 #include "host_device.h"
 
 using namespace ember;
 using test_util::error_kind;
 using test_util::host_device;
+using namespace test_util;
 
 namespace {
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-// f raises NotImplementedError whose message names `op` and the device
-void expect_no_kernel(const std::function<void()>& f, const std::string& op) {
-  EXPECT_EQ(error_kind(f), ErrorKind::NotImplemented) << op;
-  std::string msg = message_of(f);
-  EXPECT_NE(msg.find("'" + op + "'"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("privateuseone"), std::string::npos) << msg;
-}
-void expect_device_mismatch(const std::function<void()>& f) {
-  EXPECT_EQ(error_kind(f), ErrorKind::Runtime);
-  EXPECT_NE(message_of(f).find("Expected all tensors to be on the same device"), std::string::npos) << message_of(f);
-}
 // |a - b| <= atol + rtol |b| everywhere
 bool close(const Tensor& a, const Tensor& b, double rtol, double atol) {
   return a.sizes() == b.sizes() && ((a - b).abs() - b.abs() * rtol).max().item().to_double() <= atol;
@@ -48,11 +31,6 @@ void expect_close(const Tensor& on_device, const Tensor& on_cpu) {
   EXPECT_EQ(back.dtype(), on_cpu.dtype());
   ASSERT_EQ(back.sizes(), on_cpu.sizes());
   EXPECT_TRUE(close(back, on_cpu, 1e-6, 1e-6));
-}
-Tensor longs(std::vector<int64_t> v) {
-  Tensor t = ember::empty({int64_t(v.size())}, TensorOptions(kLong));
-  for (size_t i = 0; i < v.size(); i++) t.select(0, int64_t(i)).fill_(v[i]);
-  return t;
 }
 }  // namespace
 
@@ -130,20 +108,20 @@ TEST(SeamNN, MixedDevicesRaise) {
   test_util::HostDevice dev;
   const Device d = host_device();
   Tensor x = ember::randn({4, 6}), w = ember::ones({6}), b = ember::zeros({6});
-  expect_device_mismatch([&] { ember::native_layer_norm(x, {6}, w.to(d), b, 1e-5); });
-  expect_device_mismatch([&] { ember::native_batch_norm(x, w, b, ember::zeros({6}).to(d), ember::ones({6}), true, 0.1, 1e-5); });
+  expect_mixed_devices([&] { ember::native_layer_norm(x, {6}, w.to(d), b, 1e-5); });
+  expect_mixed_devices([&] { ember::native_batch_norm(x, w, b, ember::zeros({6}).to(d), ember::ones({6}), true, 0.1, 1e-5); });
   Tensor y = ember::softmax(x, 1);
-  expect_device_mismatch([&] { ember::_softmax_backward_data(x.to(d), y, 1, kFloat); });
-  expect_device_mismatch([&] { ember::nll_pick(x, longs({0, 5, 2, 1}).to(d), Tensor(), -100); });
-  expect_device_mismatch([&] { ember::nll_pick(x, longs({0, 5, 2, 1}), w.to(d), -100); });
-  expect_device_mismatch([&] { ember::_lstm_cell(ember::randn({3, 8}), ember::randn({3, 2}).to(d)); });
-  expect_device_mismatch([&] { ember::_gru_cell(ember::randn({3, 6}), ember::randn({3, 6}).to(d), ember::randn({3, 2})); });
-  expect_device_mismatch([&] { ember::mse_loss(x, x.to(d)); });
+  expect_mixed_devices([&] { ember::_softmax_backward_data(x.to(d), y, 1, kFloat); });
+  expect_mixed_devices([&] { ember::nll_pick(x, longs({0, 5, 2, 1}).to(d), Tensor(), -100); });
+  expect_mixed_devices([&] { ember::nll_pick(x, longs({0, 5, 2, 1}), w.to(d), -100); });
+  expect_mixed_devices([&] { ember::_lstm_cell(ember::randn({3, 8}), ember::randn({3, 2}).to(d)); });
+  expect_mixed_devices([&] { ember::_gru_cell(ember::randn({3, 6}), ember::randn({3, 6}).to(d), ember::randn({3, 2})); });
+  expect_mixed_devices([&] { ember::mse_loss(x, x.to(d)); });
   std::vector<Tensor> p{ember::randn({10})}, g{ember::randn({10}).to(d)}, m{ember::zeros({10})},
       v{ember::zeros({10})}, steps{ember::zeros({})};
-  expect_device_mismatch([&] { ember::_fused_adam_(p, g, m, v, {}, steps, 1e-3, 0.9, 0.999, 0, 1e-8, false, false, false); });
+  expect_mixed_devices([&] { ember::_fused_adam_(p, g, m, v, {}, steps, 1e-3, 0.9, 0.999, 0, 1e-8, false, false, false); });
   EXPECT_EQ(steps[0].item().to_double(), 0.0);
-  expect_device_mismatch([&] { ember::_fused_sgd_(p, p, {m[0].to(d)}, 0.1, 0.9, 0, 0, false, false, true); });
+  expect_mixed_devices([&] { ember::_fused_sgd_(p, p, {m[0].to(d)}, 0.1, 0.9, 0, 0, false, false, true); });
 }
 
 // The backward ops the autograd formulas call give what the formulas gave on the CPU

@@ -10,55 +10,23 @@
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "error_kind.h"
+#include "device_checks.h"
 #include "host_device.h"
 
 using namespace ember;
 using test_util::error_kind;
 using test_util::host_device;
+using namespace test_util;
 
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+void expect_no_kernel(const char* op, const std::function<void()>& f) { test_util::expect_no_kernel(f, op); }
 
-// f raises NotImplementedError whose message names `op` and the device.
-void expect_no_kernel(const char* op, const std::function<void()>& f) {
-  EXPECT_EQ(error_kind(f), ErrorKind::NotImplemented) << op;
-  std::string msg = message_of(f);
-  EXPECT_NE(msg.find(std::string("'") + op + "'"), std::string::npos) << op << ": " << msg;
-  EXPECT_NE(msg.find("privateuseone"), std::string::npos) << op << ": " << msg;
-}
-
-// f raises the RuntimeError of arguments on two devices.
-void expect_device_mismatch(const char* what, const std::function<void()>& f) {
-  EXPECT_EQ(error_kind(f), ErrorKind::Runtime) << what;
-  std::string msg = message_of(f);
-  EXPECT_NE(msg.find("Expected all tensors to be on the same device"), std::string::npos) << what << ": " << msg;
-}
-
-void expect_same(const Tensor& on_device, const Tensor& on_cpu, int line) {
-  ASSERT_EQ(on_device.device(), host_device()) << "line " << line;
-  Tensor back = on_device.to(Device());
-  EXPECT_EQ(back.dtype(), on_cpu.dtype());
-  ASSERT_EQ(back.sizes(), on_cpu.sizes());
-  EXPECT_TRUE(ember::eq(back, on_cpu).all().item().to_bool());
-}
+void expect_device_mismatch(const char* what, const std::function<void()>& f) { expect_mixed_devices(f, what); }
 
 #define expect_same_at(...) expect_same(__VA_ARGS__, __LINE__)
 
 Tensor dev(const Tensor& t) { return t.to(host_device()); }
-Tensor longs(std::initializer_list<int64_t> v) {
-  std::vector<int64_t> values(v);
-  Tensor t = ember::empty({int64_t(values.size())}, TensorOptions(kLong));
-  for (size_t i = 0; i < values.size(); i++) t.select(0, int64_t(i)).fill_(values[i]);
-  return t;
-}
 
 }  // namespace
 
