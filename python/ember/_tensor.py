@@ -7,6 +7,7 @@ from . import _C
 from ._C import _ops
 from . import _tensor_str
 from ._functional import nonzero as _nonzero, unique as _unique, unique_consecutive as _unique_consecutive
+from . import _utils
 from ._utils import strided as _strided
 
 
@@ -294,7 +295,7 @@ class Tensor(_C.TensorBase):
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
             if d.type != "cpu":
-                raise AssertionError("Ember not compiled with CUDA enabled")
+                _utils._check_device_available(d)
         r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
         return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
 

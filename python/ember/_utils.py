@@ -54,10 +54,17 @@ def set_default_dtype(d):
     _C.set_default_dtype(d)
 
 
+def _check_device_available(d):
+    """Python tensors live on the CPU until a device backend is bound to Python (the CUDA issue)."""
+    if d.type == "cuda":
+        raise AssertionError("Ember not compiled with CUDA enabled")  # PyTorch's CPU-only build error
+    raise RuntimeError(f"no backend is registered for device type '{d.type}'")
+
+
 def as_tensor(data, dtype=None, device=None):
     """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype)."""
-    if device is not None and (device if isinstance(device, _C.device) else _C.device(device)).type != "cpu":
-        raise AssertionError("Ember not compiled with CUDA enabled")  # PyTorch's CPU-only build error
+    if device is not None and (d := device if isinstance(device, _C.device) else _C.device(device)).type != "cpu":
+        _check_device_available(d)
     if isinstance(data, _C.TensorBase):
         return data if dtype is None else data.to(dtype)
     if type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":

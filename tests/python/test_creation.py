@@ -203,6 +203,16 @@ def test_cuda_requests_raise_assertion_error():
             fn()
 
 
+def test_unregistered_device_types_raise_runtime_error():
+    # privateuseone is the slot of an out-of-tree backend (csrc/ember/core/device.h); none is registered
+    d = ember.device("privateuseone:0")
+    assert (d.type, d.index, str(d)) == ("privateuseone", 0, "privateuseone:0")
+    for fn in [lambda: ember.zeros(2, device="privateuseone"), lambda: ember.ones(2).to("privateuseone"),
+               lambda: ember.as_tensor([1.0], device=d)]:
+        with pytest.raises(RuntimeError, match="no backend is registered for device type 'privateuseone'"):
+            fn()
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_item_tolist_and_python_numbers(dtype):
     for shape in [(), (1,), (1, 1), (2, 3), (0,), (2, 0, 3)]:
