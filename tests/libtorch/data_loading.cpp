@@ -107,6 +107,20 @@ void map_normalize_stack() {
   EXPECT(l.data[1][1].item<double>() == 18.0);
 }
 
+void tensor_dataset() {
+  Tensor rows = ember::arange(0, 12, 1, ember::TensorOptions(ember::kFloat)).reshape({6, 2});
+  data::datasets::TensorDataset ds(rows);
+  EXPECT(ds.size().value() == 6);
+  Tensor row = ds.get(4);  // a target-less example converts to its data
+  EXPECT(row[0].item<double>() == 8.0 && row[1].item<double>() == 9.0);
+  auto stacked = data::datasets::map(ds, data::transforms::Stack<data::TensorExample>());
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(std::move(stacked), 4);
+  std::vector<int64_t> rows_seen;
+  for (auto& batch : *loader) rows_seen.push_back(batch.data.size(0));
+  EXPECT(rows_seen == std::vector<int64_t>({4, 2}));
+  EXPECT(max_abs_diff(loader->begin()->data, rows.narrow(0, 0, 4)) == 0);
+}
+
 void sequential_sampler() {
   data::samplers::SequentialSampler s(5);
   EXPECT(s.next(2).value() == std::vector<size_t>({0, 1}));
@@ -147,9 +161,10 @@ void random_sampler() {
   std::sort(epoch2.begin(), epoch2.end());
   EXPECT(epoch2 == all);
 
-  // The same seed gives the same order.
+  // The same seed gives the same order (the loader resets its sampler when an epoch begins).
   ember::manual_seed(7);
   data::samplers::RandomSampler s(n);
+  s.reset(n);
   std::vector<int64_t> again;
   while (auto idx = s.next(8))
     for (size_t i : *idx) again.push_back(int64_t(i));
@@ -256,6 +271,7 @@ bool mnist() {
 int main() {
   custom_dataset();
   map_normalize_stack();
+  tensor_dataset();
   sequential_sampler();
   random_sampler();
   workers_and_drop_last();

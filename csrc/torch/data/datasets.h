@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/data/data.h"
+#include "ember/generated/ops.h"
 #include "torch/data/example.h"
 
 namespace torch::data::datasets {
@@ -83,6 +84,24 @@ class MapDataset : public BatchDataset<MapDataset<Source, AppliedTransform>, Map
  private:
   Source dataset_;
   AppliedTransform transform_;
+};
+
+template <class Source, class AppliedTransform>
+MapDataset<Source, AppliedTransform> map(Source dataset, AppliedTransform transform) {
+  return MapDataset<Source, AppliedTransform>(std::move(dataset), std::move(transform));
+}
+
+// The rows (dim 0) of one tensor, as target-less examples.
+class TensorDataset : public Dataset<TensorDataset, TensorExample> {
+ public:
+  explicit TensorDataset(const std::vector<ember::Tensor>& tensors) : TensorDataset(ember::stack(tensors)) {}
+  explicit TensorDataset(ember::Tensor tensor) : tensor(std::move(tensor)) {
+    EMBER_CHECK_KIND(this->tensor.dim() > 0, Value, "TensorDataset: a 0-dim tensor has no rows");
+  }
+  TensorExample get(size_t index) override { return tensor[int64_t(index)]; }
+  std::optional<size_t> size() const override { return size_t(tensor.size(0)); }
+
+  ember::Tensor tensor;
 };
 
 // MNIST-format IDX files (MNIST, Fashion-MNIST) under `root`, raw or gzipped: images float (N, 1, 28, 28)

@@ -18,4 +18,24 @@ struct Example {
   Target target;
 };
 
+namespace example {
+using NoTarget = void;  // Example<Data, NoTarget>: an example with data only
+}  // namespace example
+
+template <class Data>
+struct Example<Data, example::NoTarget> {
+  using DataType = Data;
+  using TargetType = example::NoTarget;
+
+  Example() = default;
+  Example(Data data) : data(std::move(data)) {}  // NOLINT: implicit, as libtorch
+
+  operator Data&() { return data; }
+  operator const Data&() const { return data; }
+
+  Data data;
+};
+
+using TensorExample = Example<ember::Tensor, example::NoTarget>;
+
 }  // namespace torch::data

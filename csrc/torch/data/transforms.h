@@ -113,4 +113,16 @@ struct Stack<Example<>> : public Collation<Example<>> {
   }
 };
 
+// Stacks the data of target-less examples along a new dim 0.
+template <>
+struct Stack<TensorExample> : public Collation<TensorExample> {
+  TensorExample apply_batch(std::vector<TensorExample> examples) override {
+    EMBER_CHECK_KIND(!examples.empty(), Value, "Stack: an empty batch");
+    std::vector<ember::Tensor> data;
+    data.reserve(examples.size());
+    for (auto& e : examples) data.push_back(std::move(e.data));
+    return ember::stack(data);
+  }
+};
+
 }  // namespace torch::data::transforms
