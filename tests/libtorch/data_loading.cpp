@@ -182,6 +182,10 @@ void workers_and_drop_last() {
     EXPECT(target_batches(*threaded) == expected);
     EXPECT(target_batches(*threaded) == expected);
   }
+  // One batch in flight, unordered delivery allowed: still every batch, in sampler order.
+  auto narrow = data::make_data_loader<data::samplers::SequentialSampler>(
+      stacked(), data::DataLoaderOptions(5).workers(3).max_jobs(1).enforce_ordering(false));
+  EXPECT(target_batches(*narrow) == expected);
   // A seeded RandomSampler gives the same batches with and without workers.
   ember::manual_seed(3);
   auto random_serial = data::make_data_loader(stacked(), data::DataLoaderOptions().batch_size(4));
