@@ -129,6 +129,13 @@ void sequential_sampler() {
   EXPECT(!s.next(2).has_value());
   s.reset(3);
   EXPECT(s.next(10).value() == std::vector<size_t>({0, 1, 2}));
+  bool rejected = false;
+  try {
+    s.next(0);
+  } catch (const std::exception&) {
+    rejected = true;
+  }
+  EXPECT(rejected);
 
   auto loader = data::make_data_loader<data::samplers::SequentialSampler>(Ramp(10).map(data::transforms::Stack<>()),
                                                                           data::DataLoaderOptions().batch_size(4));

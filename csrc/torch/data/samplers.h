@@ -21,6 +21,11 @@ class Sampler {
   virtual std::optional<BatchRequest> next(size_t batch_size) = 0;
 };
 
+// An empty batch would never end the epoch.
+inline void check_batch_size(size_t batch_size) {
+  EMBER_CHECK_KIND(batch_size > 0, Value, "batch_size should be a positive integer value, but got batch_size=0");
+}
+
 class SequentialSampler : public Sampler<> {
  public:
   explicit SequentialSampler(size_t size) : size_(size) {}
@@ -29,6 +34,7 @@ class SequentialSampler : public Sampler<> {
     index_ = 0;
   }
   std::optional<std::vector<size_t>> next(size_t batch_size) override {
+    check_batch_size(batch_size);
     if (index_ >= size_) return std::nullopt;
     size_t end = std::min(size_, index_ + batch_size);
     std::vector<size_t> batch;
@@ -58,6 +64,7 @@ class RandomSampler : public Sampler<> {
     index_ = 0;
   }
   std::optional<std::vector<size_t>> next(size_t batch_size) override {
+    check_batch_size(batch_size);
     if (index_ >= order_.size()) return std::nullopt;
     size_t end = std::min(order_.size(), index_ + batch_size);
     std::vector<size_t> batch(order_.begin() + index_, order_.begin() + end);
