@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -179,18 +180,92 @@ std::vector<int64_t> RandomSampler::indices(int64_t size) {
   return std::vector<int64_t>(d, d + size);
 }
 
+// ---- worker threads
+
+namespace detail {
+
+struct OrderedWorkers::State {
+  std::function<void(size_t)> build;
+  size_t tasks = 0, window = 1, next_task = 0, consumed = 0;
+  std::vector<std::thread> threads;
+  std::mutex mu;
+  std::condition_variable cv_ready, cv_space;
+  std::vector<bool> done;
+  std::exception_ptr error;
+  bool stopping = false;
+};
+
+OrderedWorkers::OrderedWorkers(size_t tasks, int64_t workers, size_t window, std::function<void(size_t)> build)
+    : state_(std::make_unique<State>()) {
+  State* st = state_.get();
+  st->build = std::move(build);
+  st->tasks = tasks;
+  st->window = std::max<size_t>(window, 1);
+  st->done.assign(tasks, false);
+  for (int64_t w = 0; w < workers; w++) {
+    st->threads.emplace_back([st] {
+      autograd::NoGradGuard no_grad;
+      for (;;) {
+        size_t task;
+        {
+          std::unique_lock<std::mutex> lk(st->mu);
+          st->cv_space.wait(lk, [&] { return st->stopping || st->next_task < st->consumed + st->window; });
+          if (st->stopping || st->next_task >= st->tasks) return;
+          task = st->next_task++;
+        }
+        try {
+          st->build(task);
+        } catch (...) {
+          std::lock_guard<std::mutex> g(st->mu);
+          if (!st->error) st->error = std::current_exception();
+          st->stopping = true;
+          st->cv_ready.notify_all();
+          st->cv_space.notify_all();
+          return;
+        }
+        std::lock_guard<std::mutex> g(st->mu);
+        st->done[task] = true;
+        st->cv_ready.notify_all();
+      }
+    });
+  }
+}
+
+OrderedWorkers::~OrderedWorkers() { stop(); }
+
+void OrderedWorkers::stop() {
+  {
+    std::lock_guard<std::mutex> g(state_->mu);
+    state_->stopping = true;
+  }
+  state_->cv_space.notify_all();
+  for (auto& t : state_->threads) t.join();
+  state_->threads.clear();
+}
+
+void OrderedWorkers::wait(size_t index) {
+  State& st = *state_;
+  std::unique_lock<std::mutex> lk(st.mu);
+  st.cv_ready.wait(lk, [&] { return st.error || st.done[index]; });
+  if (st.error) {
+    std::exception_ptr e = st.error;
+    lk.unlock();
+    stop();
+    std::rethrow_exception(e);
+  }
+  st.consumed = index + 1;
+  st.cv_space.notify_all();
+}
+
+}  // namespace detail
+
 // ---- DataLoader
 
 // One epoch: the batches' indices, and (with workers) threads building them ahead of the consumer.
 struct DataLoader::Epoch {
   std::vector<std::vector<int64_t>> batches;
-  std::vector<std::thread> threads;
-  std::mutex mu;
-  std::condition_variable cv_ready, cv_space;
-  std::map<size_t, Example> ready;
-  std::exception_ptr error;
-  size_t next_task = 0, consumed = 0, window = 1;
-  bool stopping = false;
+  std::vector<Example> built;  // one slot per batch, filled by the workers
+  std::unique_ptr<detail::OrderedWorkers> workers;
 };
 
 DataLoader::DataLoader(DatasetPtr dataset, const DataLoaderOptions& options, std::shared_ptr<Sampler> sampler,
@@ -218,12 +293,7 @@ size_t DataLoader::size() const {
 
 void DataLoader::stop() {
   if (!epoch_) return;
-  {
-    std::lock_guard<std::mutex> g(epoch_->mu);
-    epoch_->stopping = true;
-  }
-  epoch_->cv_space.notify_all();
-  for (auto& t : epoch_->threads) t.join();
+  if (epoch_->workers) epoch_->workers->stop();
   epoch_.reset();
 }
 
@@ -237,43 +307,12 @@ DataLoader::Iterator DataLoader::begin() {
     if (options_.drop_last() && e - i < size_t(b)) break;
     epoch_->batches.emplace_back(order.begin() + i, order.begin() + e);
   }
-  auto build = [this](const std::vector<int64_t>& idx) {
-    std::vector<Example> ex;
-    ex.reserve(idx.size());
-    for (int64_t i : idx) ex.push_back(dataset_->get(i));
-    return collate_->apply_batch(std::move(ex));
-  };
   if (options_.workers() > 0) {
     Epoch* ep = epoch_.get();
-    ep->window = size_t(options_.workers() * options_.prefetch_factor());
-    for (int64_t w = 0; w < options_.workers(); w++) {
-      ep->threads.emplace_back([ep, build] {
-        autograd::NoGradGuard no_grad;
-        for (;;) {
-          size_t task;
-          {
-            std::unique_lock<std::mutex> lk(ep->mu);
-            ep->cv_space.wait(lk, [&] { return ep->stopping || ep->next_task < ep->consumed + ep->window; });
-            if (ep->stopping || ep->next_task >= ep->batches.size()) return;
-            task = ep->next_task++;
-          }
-          Example batch;
-          try {
-            batch = build(ep->batches[task]);
-          } catch (...) {
-            std::lock_guard<std::mutex> g(ep->mu);
-            if (!ep->error) ep->error = std::current_exception();
-            ep->stopping = true;
-            ep->cv_ready.notify_all();
-            ep->cv_space.notify_all();
-            return;
-          }
-          std::lock_guard<std::mutex> g(ep->mu);
-          ep->ready.emplace(task, std::move(batch));
-          ep->cv_ready.notify_all();
-        }
-      });
-    }
+    ep->built.resize(ep->batches.size());
+    ep->workers = std::make_unique<detail::OrderedWorkers>(
+        ep->batches.size(), options_.workers(), size_t(options_.workers() * options_.prefetch_factor()),
+        [this, ep](size_t task) { ep->built[task] = build(ep->batches[task]); });
   }
   Iterator it(this, 0);
   if (!epoch_->batches.empty()) it.current_ = next(0);
@@ -282,26 +321,18 @@ DataLoader::Iterator DataLoader::begin() {
 
 DataLoader::Iterator DataLoader::end() { return Iterator(this, epoch_ ? epoch_->batches.size() : size()); }
 
+Example DataLoader::build(const std::vector<int64_t>& indices) const {
+  std::vector<Example> ex;
+  ex.reserve(indices.size());
+  for (int64_t i : indices) ex.push_back(dataset_->get(i));
+  return collate_->apply_batch(std::move(ex));
+}
+
 Example DataLoader::next(size_t index) {
   Epoch& ep = *epoch_;
-  if (ep.threads.empty()) {
-    std::vector<Example> ex;
-    for (int64_t i : ep.batches[index]) ex.push_back(dataset_->get(i));
-    return collate_->apply_batch(std::move(ex));
-  }
-  std::unique_lock<std::mutex> lk(ep.mu);
-  ep.cv_ready.wait(lk, [&] { return ep.error || ep.ready.count(index); });
-  if (ep.error) {
-    std::exception_ptr e = ep.error;
-    lk.unlock();
-    stop();
-    std::rethrow_exception(e);
-  }
-  Example out = std::move(ep.ready[index]);
-  ep.ready.erase(index);
-  ep.consumed = index + 1;
-  ep.cv_space.notify_all();
-  return out;
+  if (!ep.workers) return build(ep.batches[index]);
+  ep.workers->wait(index);
+  return std::move(ep.built[index]);
 }
 
 DataLoader::Iterator::Iterator(DataLoader* loader, size_t index) : loader_(loader), index_(index) {}

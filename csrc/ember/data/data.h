@@ -5,6 +5,7 @@
 //   for (data::Example& batch : loader) { ... batch.data, batch.target ... }
 // A DataLoader's workers are threads: each builds whole batches (get + transform + collate) in
 // parallel with training, and batches are delivered in sampler order.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -129,6 +130,27 @@ class EMBER_API RandomSampler : public Sampler {
   std::vector<int64_t> indices(int64_t size) override;
 };
 
+namespace detail {
+// Builds tasks 0..n-1 on worker threads, at most `window` tasks ahead of the consumer; shared by
+// DataLoader and the libtorch-style loader (torch/data.h), which keep each task's result in their own
+// slot. build(i) runs with grad off; its exceptions reach the consumer through wait().
+class EMBER_API OrderedWorkers {
+ public:
+  OrderedWorkers(size_t tasks, int64_t workers, size_t window, std::function<void(size_t)> build);
+  ~OrderedWorkers();
+  OrderedWorkers(const OrderedWorkers&) = delete;
+  OrderedWorkers& operator=(const OrderedWorkers&) = delete;
+  // Blocks until task `index` is built (rethrowing a worker's exception), then lets the workers move on
+  // past it: call it with increasing indices, and read the task's slot after it returns.
+  void wait(size_t index);
+  void stop();  // joins the workers; unbuilt tasks are abandoned
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+}  // namespace detail
+
 struct DataLoaderOptions {
   EMBER_ARG(int64_t, batch_size) = 1;
   EMBER_ARG(bool, shuffle) = false;    // RandomSampler when no sampler is given
@@ -168,6 +190,7 @@ class EMBER_API DataLoader {
 
  private:
   struct Epoch;
+  Example build(const std::vector<int64_t>& indices) const;
   Example next(size_t index);
   void stop();
 
