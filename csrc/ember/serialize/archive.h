@@ -150,10 +150,14 @@ template <class T>
 struct is_module_ref : std::false_type {};
 template <class M>
 struct is_module_ref<std::shared_ptr<M>> : std::is_base_of<nn::Module, M> {};
-template <class M>
-struct is_module_ref<nn::ModuleHolder<M>> : std::true_type {};
+// ModuleHolder<M> and the holders TORCH_MODULE / EMBER_MODULE derive from it
+template <class T, class = void>
+struct is_module_holder : std::false_type {};
 template <class T>
-using saveable = std::enable_if_t<is_module_ref<T>::value || std::is_same_v<T, std::vector<Tensor>> ||
+struct is_module_holder<T, std::void_t<typename T::ImplType>>
+    : std::is_base_of<nn::ModuleHolder<typename T::ImplType>, T> {};
+template <class T>
+using saveable = std::enable_if_t<is_module_ref<T>::value || is_module_holder<T>::value || std::is_same_v<T, std::vector<Tensor>> ||
                                   std::is_base_of_v<optim::Optimizer, T> || std::is_same_v<T, Tensor>>;
 }  // namespace detail
 
@@ -183,7 +187,7 @@ void load(T& value, const std::string& path, std::optional<Device> device = std:
   archive.load_from(path, device);
   archive >> value;
 }
-template <class T, class = std::enable_if_t<detail::is_module_ref<T>::value>>
+template <class T, class = std::enable_if_t<detail::is_module_ref<T>::value || detail::is_module_holder<T>::value>>
 void load(const T& module, const std::string& path, std::optional<Device> device = std::nullopt) {
   serialize::InputArchive archive;
   archive.load_from(path, device);
