@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
   }
   EXPECT(throws([&] { torch::load(t2, file("corrupt.pt")); }));
   EXPECT(throws([&] { torch::load(net2, file("does_not_exist.pt")); }));
-  // a failed save keeps the old file
+  // a save that cannot happen raises
   EXPECT(throws([&] { torch::save(net, dir + "/no_such_dir/net.pt"); }));
   torch::load(net2, file("net.pt"));
 
