@@ -160,7 +160,7 @@ TEST(Archive, BadInputRaises) {
   EXPECT_THROW(in.load_from(dir.file("nope.pt")), Error);
 }
 
-TEST(Archive, FailedSaveKeepsTheOldFile) {
+TEST(Archive, FailedSaveRaisesAndLeavesNoTemporary) {
   TempDir dir;
   OutputArchive first;
   first.write("a", ember::arange(4));
