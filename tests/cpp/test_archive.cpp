@@ -270,3 +270,27 @@ TEST(Archive, OptimizerStateLayoutAndErrors) {
   EXPECT_EQ(fewer.param_groups()[0].options().get_lr(), 0.5);
   EXPECT_EQ(fewer.find_state(one->parameters()[0]), nullptr);
 }
+
+TEST(Archive, MemberSaveLoadOfModulesAndOptimizers) {
+  nn::Sequential a = small_net(), b = small_net();
+  optim::SGD sa(a->parameters(), optim::SGDOptions(0.1).momentum(0.5));
+  optim::SGD sb(b->parameters(), optim::SGDOptions(0.7));
+  train_step(a, sa, ember::randn({4, 3}), ember::randn({4, 2}));
+  OutputArchive out, model, opt;
+  a->save(model);
+  sa.save(opt);
+  out.write("model", model);
+  out.write("optimizer", opt);
+  std::string bytes = out.bytes();
+  InputArchive in, model_in, opt_in;
+  in.load_from(bytes.data(), bytes.size());
+  in.read("model", model_in);
+  in.read("optimizer", opt_in);
+  b->load(model_in);
+  sb.load(opt_in);
+  auto pa = a->parameters(), pb = b->parameters();
+  for (size_t i = 0; i < pa.size(); i++) EXPECT_TRUE(same(pa[i], pb[i])) << i;
+  EXPECT_EQ(sb.param_groups()[0].options().get_lr(), 0.1);
+  ASSERT_NE(sb.find_state(pb[0]), nullptr);
+  EXPECT_TRUE(same(sb.find_state(pb[0])->at("momentum_buffer"), sa.find_state(pa[0])->at("momentum_buffer")));
+}

@@ -7,23 +7,35 @@
 namespace ember::serialize {
 
 OutputArchive& operator<<(OutputArchive& archive, const nn::Module& module) {
-  std::set<std::string> buffers;
-  for (auto& kv : module.named_buffers()) buffers.insert(kv.first);
-  for (auto& [name, t] : module.state_dict()) archive.write(name, t, buffers.count(name) > 0);
+  module.save(archive);
   return archive;
 }
 
-// Every parameter and persistent buffer must be in the archive; extra entries are ignored (as
-// libtorch). load_state_dict checks every shape before it copies anything.
 InputArchive& operator>>(InputArchive& archive, nn::Module& module) {
-  nn::NamedTensors given;
-  for (auto& [name, own] : module.state_dict()) {
-    Tensor t;
-    archive.read(name, t);
-    given.emplace_back(name, t);
-  }
-  module.load_state_dict(given, /*strict=*/true);
+  module.load(archive);
   return archive;
 }
 
 }  // namespace ember::serialize
+
+namespace ember::nn {
+
+void Module::save(serialize::OutputArchive& archive) const {
+  std::set<std::string> buffers;
+  for (auto& kv : named_buffers()) buffers.insert(kv.first);
+  for (auto& [name, t] : state_dict()) archive.write(name, t, buffers.count(name) > 0);
+}
+
+// Every parameter and persistent buffer must be in the archive; extra entries are ignored (as
+// libtorch). load_state_dict checks every shape before it copies anything.
+void Module::load(serialize::InputArchive& archive) {
+  NamedTensors given;
+  for (auto& [name, own] : state_dict()) {
+    Tensor t;
+    archive.read(name, t);
+    given.emplace_back(name, t);
+  }
+  load_state_dict(given, /*strict=*/true);
+}
+
+}  // namespace ember::nn

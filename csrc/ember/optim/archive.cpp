@@ -5,7 +5,7 @@
 
 #include <functional>
 
-namespace ember::serialize {
+namespace ember::optim {
 namespace {
 
 using DoubleField = std::function<void(const char*, double&)>;
@@ -39,8 +39,28 @@ const char* kind_of(const optim::Optimizer& optimizer) {
 }
 
 }  // namespace
+}  // namespace ember::optim
+
+namespace ember::serialize {
 
 OutputArchive& operator<<(OutputArchive& archive, const optim::Optimizer& optimizer) {
+  optimizer.save(archive);
+  return archive;
+}
+
+InputArchive& operator>>(InputArchive& archive, optim::Optimizer& optimizer) {
+  optimizer.load(archive);
+  return archive;
+}
+
+}  // namespace ember::serialize
+
+namespace ember::optim {
+
+using serialize::InputArchive;
+
+void Optimizer::save(serialize::OutputArchive& archive) const {
+  const Optimizer& optimizer = *this;
   archive.write("optimizer", std::string(kind_of(optimizer)));
   const auto& groups = optimizer.param_groups();
   archive.write("param_groups.size", static_cast<int64_t>(groups.size()));
@@ -58,10 +78,10 @@ OutputArchive& operator<<(OutputArchive& archive, const optim::Optimizer& optimi
       n++;
     }
   }
-  return archive;
 }
 
-InputArchive& operator>>(InputArchive& archive, optim::Optimizer& optimizer) {
+void Optimizer::load(serialize::InputArchive& archive) {
+  Optimizer& optimizer = *this;
   std::string kind, own = kind_of(optimizer);
   archive.read("optimizer", kind);
   EMBER_CHECK(kind == own, "the archive holds the state of a ", kind, " optimizer, not of a ", own);
@@ -105,7 +125,6 @@ InputArchive& operator>>(InputArchive& archive, optim::Optimizer& optimizer) {
     groups[g].set_options(std::move(options[g]));
     for (auto& p : groups[g].params()) optimizer.state(p) = std::move(states[n++]);
   }
-  return archive;
 }
 
-}  // namespace ember::serialize
+}  // namespace ember::optim

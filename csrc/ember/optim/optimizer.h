@@ -83,6 +83,10 @@ class EMBER_API Optimizer {
     return it == state_.end() ? nullptr : &it->second;
   }
   size_t size() const;  // number of parameters
+  // Options and per-parameter state into / out of an archive (layout in serialize/archive.h);
+  // load checks the whole archive against this optimizer before changing anything.
+  void save(serialize::OutputArchive& archive) const;
+  void load(serialize::InputArchive& archive);
 
  protected:
   Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults);

@@ -12,7 +12,8 @@
 //     and every scalar value under its dotted key, as "<tag>:<text>" with tag f (double, %.17g),
 //     i (int64), b (bool: "true"/"false") or s (string, verbatim).
 //   Any safetensors file loads as an archive (holding only tensors).
-// Module archives: parameters then buffers, by dotted name. Optimizer archives:
+// Module archives (nn::Module::save/load, virtual as in libtorch): parameters then buffers, by dotted
+// name. Optimizer archives (Optimizer::save/load):
 //   "optimizer" (s: SGD, Adam, AdamW, RMSprop), "param_groups.size" (i),
 //   "param_groups.<g>.params" (i: number of parameters), "param_groups.<g>.<option>" (f/b; Adam's
 //   betas as "betas.0", "betas.1"), and "state.<n>.<name>" tensors ("step", "exp_avg", "exp_avg_sq",
@@ -20,6 +21,8 @@
 //   across the groups in order.
 // Saving writes a temporary file and renames it, so an interrupted save leaves the old file whole.
 // Reading checks everything: a missing key, a wrong shape, or a corrupt file raise ember::Error.
+// The archives are defined in serialize/archive.cpp (core); the module and optimizer parts in
+// nn/archive.cpp and optim/archive.cpp, which only libember (not the Python extension) links.
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
