@@ -99,6 +99,18 @@ int main(int argc, char** argv) {
   p1 = net->named_parameters(), p2 = net2->named_parameters();
   for (size_t i = 0; i < p1.size(); i++) EXPECT(same(p1[i].second, p2[i].second));
 
+  // a module through a shared_ptr, and through a stream
+  Net saved;  // the state in net.pt (net and net2 have trained on since)
+  torch::load(saved, file("net.pt"));
+  auto impl = std::make_shared<NetImpl>();
+  torch::load(impl, file("net.pt"));
+  EXPECT(same(impl->fc1->weight, saved->fc1->weight));
+  std::stringstream module_stream;
+  torch::save(impl, module_stream);
+  Net net3;
+  torch::load(net3, module_stream);
+  EXPECT(same(net3->fc2->bias, saved->fc2->bias) && same(net3->scale, saved->scale));
+
   // archives: nested entries, scalars, keys, streams
   torch::serialize::OutputArchive out, inner;
   inner.write("b", ember::arange(1.0, 3.0));
