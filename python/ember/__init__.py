@@ -60,7 +60,7 @@ from ._comparison import allclose, isclose, equal  # noqa: E402,F401
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
 # so `import ember` stays fast; `import ember.distributions` works as usual.
-_LAZY_SUBMODULES = ("distributions", "vision")
+_LAZY_SUBMODULES = ("distributions", "vision", "serialize")
 
 
 def __getattr__(name):

@@ -18,6 +18,11 @@
 #include "ember/core/tensor.h"
 #include "ember/serialize/safetensors.h"
 
+namespace ember::serialize {
+class OutputArchive;
+class InputArchive;
+}  // namespace ember::serialize
+
 namespace ember::nn {
 
 // (name, tensor) pairs in registration order: named_parameters(), state_dict().
@@ -88,6 +93,11 @@ class EMBER_API Module : public std::enable_shared_from_this<Module> {
   // Copy tensors into this module's state in place; strict makes missing or unexpected names an error.
   serialize::LoadResult load_state_dict(const NamedTensors& state, bool strict = true);
   serialize::LoadResult load_state_dict(const TensorDict& state, bool strict = true);
+
+  // Parameters and buffers into / out of an archive by dotted name (libtorch's Module::save/load;
+  // torch::save(model, path) uses them). load copies in place and checks every entry first.
+  virtual void save(serialize::OutputArchive& archive) const;
+  virtual void load(serialize::InputArchive& archive);
 
   // One line describing this module's own configuration ("Linear(in_features=3, ...)").
   virtual void pretty_print(std::ostream& os) const;

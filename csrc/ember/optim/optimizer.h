@@ -76,7 +76,17 @@ class EMBER_API Optimizer {
   std::vector<Tensor> parameters() const;
   // The state of one parameter (empty until its first step).
   ParamState& state(const Tensor& param) { return state_[param.impl()]; }
+  // The state of one parameter, or null before its first step (read-only: creates nothing; used
+  // when saving an optimizer).
+  const ParamState* find_state(const Tensor& param) const {
+    auto it = state_.find(param.impl());
+    return it == state_.end() ? nullptr : &it->second;
+  }
   size_t size() const;  // number of parameters
+  // Options and per-parameter state into / out of an archive (layout in serialize/archive.h);
+  // load checks the whole archive against this optimizer before changing anything.
+  void save(serialize::OutputArchive& archive) const;
+  void load(serialize::InputArchive& archive);
 
  protected:
   Optimizer(std::vector<OptimizerParamGroup> groups, std::unique_ptr<OptimizerOptions> defaults);
