@@ -69,8 +69,9 @@ void print_value(std::ostream& os, const Format& f, double x) {
   else os << std::fixed << std::setprecision(f.precision) << x / f.scale;
 }
 
+// "0.001 *" above values printed divided by that factor
 void print_scale(std::ostream& os, const Format& f, const std::string& indent) {
-  if (f.scale != 1) os << indent << std::defaultfloat << std::setprecision(1) << std::scientific << f.scale << " *\n";
+  if (f.scale != 1) os << indent << std::defaultfloat << std::setprecision(6) << f.scale << " *\n";
 }
 
 // One matrix (rows x cols), split into column blocks that fit 80 characters.

@@ -13,6 +13,10 @@ namespace ember::nn {
 
 namespace detail {
 // Whether Impl::forward takes N tensors (so AnyModule calls it with that many).
+template <class T, class = void>
+struct IsHolder : std::false_type {};
+template <class T>
+struct IsHolder<T, std::void_t<typename T::ImplType>> : std::true_type {};
 template <size_t>
 using TensorArg = const Tensor&;
 template <class Impl, class Seq, class = void>
@@ -50,10 +54,12 @@ class AnyModule {
     check_type(typeid(Impl));
     return std::static_pointer_cast<Impl>(module_);
   }
-  template <class Impl>
-  Impl& get() const { return *ptr<Impl>(); }
-  template <class Holder, class = typename Holder::ImplType>
-  Holder get() const { return Holder(ptr<typename Holder::ImplType>()); }
+  // get<Linear>() gives the holder, get<LinearImpl>() a reference to the module
+  template <class T>
+  decltype(auto) get() const {
+    if constexpr (detail::IsHolder<T>::value) return T(ptr<typename T::ImplType>());
+    else return static_cast<T&>(*ptr<T>());
+  }
   const std::type_info& type_info() const {
     EMBER_CHECK(!is_empty(), "type_info() of an empty AnyModule");
     return *type_;
