@@ -128,6 +128,24 @@ void scalar_overloads_and_operators() {
   EXPECT(n.scalar_type() == torch::kLong && n[1].item<int64_t>() == 10);
 }
 
+// dims as libtorch code passes them: one int, a braced list, nothing
+void dim_arguments() {
+  torch::Tensor m = torch::tensor({{3.0, 4.0}, {6.0, 8.0}});
+  EXPECT(close(m.norm(2, /*dim=*/1), torch::tensor({5.0, 10.0})));
+  EXPECT(close(m.sum(0), torch::tensor({9.0, 12.0})));
+  EXPECT(close(m.sum({0, 1}), torch::tensor(21.0)));
+  EXPECT(close(m.mean({1}, /*keepdim=*/true), torch::tensor({{3.5}, {7.0}})));
+  EXPECT(close(torch::sum(m, -1), torch::tensor({7.0, 14.0})));
+  // a copied single dim keeps its value after the original is gone
+  c10::OptionalIntArrayRef copy;
+  {
+    c10::OptionalIntArrayRef one(int64_t(1));
+    copy = one;
+  }
+  EXPECT(copy.has_value() && copy->size() == 1 && (*copy)[0] == 1);
+  EXPECT(close(m.sum(copy), torch::tensor({7.0, 14.0})));
+}
+
 void indexing() {
   using namespace torch::indexing;
   torch::Tensor t = torch::arange(24).view({2, 3, 4});
@@ -244,6 +262,7 @@ int main() {
   factories();
   tensor_literals();
   scalar_overloads_and_operators();
+  dim_arguments();
   indexing();
   printing();
   autograd_api();

@@ -50,7 +50,7 @@ void activations_and_dropout() {
   torch::Tensor ones = torch::ones({4, 8, 3, 3});
   torch::Tensor y = drop(ones);
   // whole channels are zeroed or scaled by 1 / (1 - p)
-  torch::Tensor per_channel = y.sum(std::vector<int64_t>{2, 3});
+  torch::Tensor per_channel = y.sum({2, 3});
   EXPECT(torch::equal(torch::logical_or(per_channel == 0, per_channel == 18), torch::ones({4, 8}, torch::kBool)));
   EXPECT((per_channel == 0).any().item<bool>() && (per_channel == 18).any().item<bool>());
   drop->eval();

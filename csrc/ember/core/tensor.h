@@ -21,7 +21,37 @@ namespace autograd {
 class Node;
 }
 using TensorList = const std::vector<Tensor>&;
-using OptionalIntArrayRef = std::optional<IntArrayRef>;
+// An optional list of dims (dim=None, dim=1, dim={0, 2}). A single int is kept inline: as a plain
+// std::optional<IntArrayRef>, x.sum(1) or x.norm(2, 1) would view an int64 temporary that dies inside
+// optional's constructor, before the op reads it. Braced lists live until the call ends, as IntArrayRef's.
+class OptionalIntArrayRef : public std::optional<IntArrayRef> {
+  using Base = std::optional<IntArrayRef>;
+
+ public:
+  using Base::Base;
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(const Base& o) : Base(o) {}
+  OptionalIntArrayRef(int64_t dim) : single_(dim) { Base::emplace(&single_, 1); }
+  OptionalIntArrayRef(int dim) : OptionalIntArrayRef(int64_t(dim)) {}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  OptionalIntArrayRef(std::initializer_list<int64_t> dims EMBER_LIFETIME_BOUND) : Base(IntArrayRef(dims)) {}
+#pragma GCC diagnostic pop
+  OptionalIntArrayRef(const OptionalIntArrayRef& o) : Base(o), single_(o.single_) { repoint(o); }
+  OptionalIntArrayRef& operator=(const OptionalIntArrayRef& o) {
+    Base::operator=(o);
+    single_ = o.single_;
+    repoint(o);
+    return *this;
+  }
+
+ private:
+  // a copy of an inline int views its own copy
+  void repoint(const OptionalIntArrayRef& o) {
+    if (o.has_value() && o->data() == &o.single_) Base::emplace(&single_, 1);
+  }
+  int64_t single_ = 0;
+};
 
 // torch.memory_format: Ember lays tensors out row-major, so only these two (preserve: keep a dense
 // input's strides, as *_like and clone do by default)
