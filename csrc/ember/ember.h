@@ -3,7 +3,9 @@
 // safetensors serialization.
 #include "ember/autograd/engine.h"
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/factories.h"
 #include "ember/core/operators.h"
+#include "ember/core/scalar_overloads.h"
 #include "ember/core/tensor.h"
 #include "ember/data/data.h"
 #include "ember/generated/ops.h"

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "ember/autograd/node.h"
+#include "ember/core/ivalue.h"
 
 namespace ember::autograd {
 
@@ -27,7 +28,7 @@ struct EMBER_API AutogradContext {
   void mark_non_differentiable(const variable_list& ts) { non_diff_ = ts; }
   void set_materialize_grads(bool v) { materialize_ = v; }
   bool needs_input_grad(size_t i) const { return i < needs_.size() && needs_[i]; }
-  std::map<std::string, std::any> saved_data;  // anything else backward needs
+  std::map<std::string, IValue> saved_data;  // anything else backward needs
 
   // internal
   variable_list to_save_, dirty_, non_diff_;

@@ -1,6 +1,9 @@
 #pragma once
 // C++ arithmetic operators on ember::Tensor (t * 2, a + b, -t), recorded by autograd like the
 // named ops they call.
+#include <ostream>
+
+#include "ember/core/tensor_indexing.h"
 #include "ember/generated/ops.h"
 
 namespace ember {
@@ -21,5 +24,19 @@ inline Tensor operator-(const Tensor& a) { return ember::neg(a); }
 inline Tensor operator==(const Tensor& a, const Scalar& b) { return ember::eq(a, scalar_to_tensor(b)); }
 inline Tensor operator>(const Tensor& a, const Scalar& b) { return ember::gt(a, scalar_to_tensor(b)); }
 inline Tensor operator<(const Tensor& a, const Scalar& b) { return ember::lt(a, scalar_to_tensor(b)); }
+
+// Compound assignment writes into the left tensor (its in-place op), as libtorch's does.
+inline Tensor& operator+=(Tensor& a, const Tensor& b) { a.add_(b); return a; }
+inline Tensor& operator-=(Tensor& a, const Tensor& b) { a.sub_(b); return a; }
+inline Tensor& operator*=(Tensor& a, const Tensor& b) { a.mul_(b); return a; }
+inline Tensor& operator/=(Tensor& a, const Tensor& b) { a.div_(b); return a; }
+inline Tensor& operator+=(Tensor& a, const Scalar& b) { a.add_(b); return a; }
+inline Tensor& operator-=(Tensor& a, const Scalar& b) { a.sub_(b); return a; }
+inline Tensor& operator*=(Tensor& a, const Scalar& b) { a.mul_(b); return a; }
+inline Tensor& operator/=(Tensor& a, const Scalar& b) { a.div_(scalar_to_tensor(b)); return a; }
+
+// Prints the values, then the type and shape as libtorch does: "[ CPUFloatType{2,3} ]"
+// (core/tensor_print.cpp). An undefined tensor prints "[ Tensor (undefined) ]".
+EMBER_API std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 }  // namespace ember

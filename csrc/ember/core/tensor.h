@@ -1,6 +1,7 @@
 #pragma once
 // ember::Tensor: a reference-counted handle to a TensorImpl. Copying a Tensor shares data;
 // ops create new tensors. The op methods are generated from ops.yaml (tensor_methods.h).
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -14,11 +15,43 @@ namespace ember {
 
 class Tensor;
 class Generator;
+class TensorIndex;  // core/tensor_indexing.h: x.index({Slice(0, 2), None, 1})
+EMBER_API Tensor scalar_to_tensor(const Scalar& s);  // declared again below, with its comment
 namespace autograd {
 class Node;
 }
 using TensorList = const std::vector<Tensor>&;
-using OptionalIntArrayRef = std::optional<IntArrayRef>;
+// An optional list of dims (dim=None, dim=1, dim={0, 2}). A single int is kept inline: as a plain
+// std::optional<IntArrayRef>, x.sum(1) or x.norm(2, 1) would view an int64 temporary that dies inside
+// optional's constructor, before the op reads it. Braced lists live until the call ends, as IntArrayRef's.
+class OptionalIntArrayRef : public std::optional<IntArrayRef> {
+  using Base = std::optional<IntArrayRef>;
+
+ public:
+  using Base::Base;
+  OptionalIntArrayRef() = default;
+  OptionalIntArrayRef(const Base& o) : Base(o) {}
+  OptionalIntArrayRef(int64_t dim) : single_(dim) { Base::emplace(&single_, 1); }
+  OptionalIntArrayRef(int dim) : OptionalIntArrayRef(int64_t(dim)) {}
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"
+  OptionalIntArrayRef(std::initializer_list<int64_t> dims EMBER_LIFETIME_BOUND) : Base(IntArrayRef(dims)) {}
+#pragma GCC diagnostic pop
+  OptionalIntArrayRef(const OptionalIntArrayRef& o) : Base(o), single_(o.single_) { repoint(o); }
+  OptionalIntArrayRef& operator=(const OptionalIntArrayRef& o) {
+    Base::operator=(o);
+    single_ = o.single_;
+    repoint(o);
+    return *this;
+  }
+
+ private:
+  // a copy of an inline int views its own copy
+  void repoint(const OptionalIntArrayRef& o) {
+    if (o.has_value() && o->data() == &o.single_) Base::emplace(&single_, 1);
+  }
+  int64_t single_ = 0;
+};
 
 // torch.memory_format: Ember lays tensors out row-major, so only these two (preserve: keep a dense
 // input's strides, as *_like and clone do by default)
@@ -31,6 +64,9 @@ struct TensorOptions {
   bool requires_grad_ = false;
   TensorOptions() = default;
   TensorOptions(ScalarType t) : dtype_(t) {}
+  // implicit, as in libtorch: torch::empty({n}, device), torch::zeros({n}, kCUDA)
+  TensorOptions(Device d) : device_(d) {}
+  TensorOptions(DeviceType t) : device_(Device(t)) {}
   TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions dtype(std::optional<ScalarType> t) const { auto o = *this; o.dtype_ = t; return o; }
   TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
@@ -82,6 +118,19 @@ class EMBER_API Tensor {
 
   Tensor operator[](int64_t i) const { return select(0, i); }
   Tensor mT() const { return transpose(-2, -1); }  // matrix transpose of the last two dims
+
+  // x.pow(2): the exponent as a wrapped number, so the result keeps x's dtype
+  Tensor pow(const Scalar& exponent) const { return pow(scalar_to_tensor(exponent)); }
+  const Tensor& pow_(const Scalar& exponent) const { return pow_(scalar_to_tensor(exponent)); }
+
+  // Python's x[0:2, None, ..., idx] spelled x.index({Slice(0, 2), None, Ellipsis, idx}), and its
+  // assignment (core/tensor_indexing.cpp)
+  Tensor index(std::initializer_list<TensorIndex> indices) const;
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+  const Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Tensor& values) const;
+  const Tensor& index_put_(std::initializer_list<TensorIndex> indices, const Scalar& value) const;
+  const Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values) const;
+  const Tensor& index_put_(const std::vector<TensorIndex>& indices, const Scalar& value) const;
 
   // Autograd (libtorch spelling; defined in autograd/variable.cpp)
   bool requires_grad() const;

@@ -71,6 +71,16 @@ FunctionalImpl::FunctionalImpl(std::function<Tensor(const Tensor&)> fn) : Module
 }
 Tensor FunctionalImpl::forward(const Tensor& input) { return fn_(input); }
 
+LeakyReLUImpl::LeakyReLUImpl(const LeakyReLUOptions& o) : Module("LeakyReLU"), options(o) {}
+Tensor LeakyReLUImpl::forward(const Tensor& x) {
+  return options.inplace() ? ember::leaky_relu_(x, options.negative_slope()) : ember::leaky_relu(x, options.negative_slope());
+}
+void LeakyReLUImpl::pretty_print(std::ostream& os) const {
+  os << "LeakyReLU(negative_slope=" << options.negative_slope();
+  if (options.inplace()) os << ", inplace=True";
+  os << ")";
+}
+
 // ---- convolutions
 
 ConvImplBase::ConvImplBase(const char* name, int64_t in, int64_t out, std::vector<int64_t> k, std::vector<int64_t> s,
@@ -261,6 +271,21 @@ Tensor DropoutImpl::forward(const Tensor& input) {
 
 void DropoutImpl::pretty_print(std::ostream& os) const {
   os << "Dropout(p=" << options.p() << ", inplace=" << py_bool(options.inplace()) << ")";
+}
+
+Dropout2dImpl::Dropout2dImpl(const DropoutOptions& o) : Module("Dropout2d"), options(o) {
+  EMBER_CHECK_KIND(o.p() >= 0 && o.p() <= 1, Value, "dropout probability has to be between 0 and 1, but got ", o.p());
+}
+Tensor Dropout2dImpl::forward(const Tensor& input) {
+  EMBER_CHECK(input.dim() == 3 || input.dim() == 4, "Dropout2d: expected a 3-D or 4-D input, got ", input.dim(), "-D");
+  if (!is_training() || options.p() == 0) return input;
+  // an unbatched (C, H, W) input drops channels along dim 0: treat it as a batch of one
+  Tensor x = input.dim() == 3 ? ember::unsqueeze(input, 0) : input;
+  Tensor y = options.inplace() ? ember::feature_dropout_(x, options.p(), true) : ember::feature_dropout(x, options.p(), true);
+  return input.dim() == 3 ? (options.inplace() ? input : y.select(0, 0)) : y;
+}
+void Dropout2dImpl::pretty_print(std::ostream& os) const {
+  os << "Dropout2d(p=" << options.p() << ", inplace=" << py_bool(options.inplace()) << ")";
 }
 
 EmbeddingImpl::EmbeddingImpl(const EmbeddingOptions& o) : Module("Embedding"), options(o) {

@@ -63,11 +63,30 @@ EMBER_ACTIVATION(GELU);
 class EMBER_API FunctionalImpl : public Module {
  public:
   explicit FunctionalImpl(std::function<Tensor(const Tensor&)> fn);
+  // Functional(ember::leaky_relu, 0.2): the arguments after the input, bound once
+  template <class Fn, class A, class... Rest>
+  FunctionalImpl(Fn fn, A a, Rest... rest)
+      : FunctionalImpl(std::function<Tensor(const Tensor&)>(
+            [fn, a, rest...](const Tensor& x) -> Tensor { return fn(x, a, rest...); })) {}
   Tensor forward(const Tensor& input);
  private:
   std::function<Tensor(const Tensor&)> fn_;
 };
 EMBER_MODULE(Functional);
+
+struct LeakyReLUOptions {
+  EMBER_ARG(double, negative_slope) = 0.01;
+  EMBER_ARG(bool, inplace) = false;
+};
+
+class EMBER_API LeakyReLUImpl : public Module {
+ public:
+  explicit LeakyReLUImpl(const LeakyReLUOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& os) const override;
+  LeakyReLUOptions options;
+};
+EMBER_MODULE(LeakyReLU);
 
 // ---- convolutions and pooling
 
@@ -229,6 +248,17 @@ class EMBER_API DropoutImpl : public Module {
   DropoutOptions options;
 };
 EMBER_MODULE(Dropout);
+
+// Zeroes whole channels (dim 1 of (N, C, H, W) or of unbatched (C, H, W)) with probability p.
+using Dropout2dOptions = DropoutOptions;
+class EMBER_API Dropout2dImpl : public Module {
+ public:
+  explicit Dropout2dImpl(const DropoutOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& os) const override;
+  DropoutOptions options;
+};
+EMBER_MODULE(Dropout2d);
 
 struct EmbeddingOptions {
   EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)

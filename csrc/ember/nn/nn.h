@@ -6,4 +6,5 @@
 #include "ember/nn/layers.h"
 #include "ember/nn/module.h"
 #include "ember/nn/rnn.h"
+#include "ember/nn/utils.h"
 #include "ember/nn/serialize.h"
