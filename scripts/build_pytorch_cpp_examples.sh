@@ -49,8 +49,9 @@ for name in mnist regression autograd dcgan; do
   args=()
   [ $name = dcgan ] && args=(--epochs 1)
   rc=0
-  (cd "$tmp/$name" && timeout "$seconds" "./$name" "${args[@]}") > "$tmp/$name.out" 2>&1 || rc=$?
-  # a program still training when the time is up (124) is fine; any other failure is not
+  (cd "$tmp/$name" && timeout "$seconds" stdbuf -o0 "./$name" "${args[@]}") > "$tmp/$name.out" 2>&1 || rc=$?
+  # a program still training when the time is up (124) is fine; any other failure is not (unbuffered:
+  # a killed program loses what stdio held back)
   if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
     echo "[$name] FAILED (exit $rc):"; tail -20 "$tmp/$name.out"; status=1; continue
   fi

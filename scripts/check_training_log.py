@@ -1,7 +1,7 @@
 """Checks that a pytorch/examples libtorch program trained, from its output (scripts/build_pytorch_cpp_examples.sh).
 
     python3 scripts/check_training_log.py NAME OUTPUT_FILE
-mnist / dcgan: the logged losses are finite and the later ones lower than the first; regression: it
+mnist / dcgan: the logged losses are finite and fall below the first (mnist: among the last three); regression: it
 reached its stop criterion; autograd: it ran to the end. Prints one line and exits 1 on a failure.
 """
 import math
@@ -21,7 +21,8 @@ def check(name, text):
     if name == "dcgan":
         pairs = re.findall(r"D_loss: ([-\d.naif]+) \| G_loss: ([-\d.naif]+)", text)
         d = [float(a) for a, _ in pairs]
-        ok = len(d) >= 3 and all(math.isfinite(float(a)) and math.isfinite(float(b)) for a, b in pairs) and min(d[-3:]) < d[0]
+        # a GAN's losses oscillate: the discriminator learning shows as D_loss falling below its start
+        ok = len(d) >= 3 and all(math.isfinite(float(a)) and math.isfinite(float(b)) for a, b in pairs) and min(d[1:]) < d[0]
         return ok, f"{len(pairs)} logged steps, D_loss {d[0]:.4f} -> {d[-1]:.4f}" if pairs else "no losses logged"
     if name == "regression":
         m = re.search(r"Loss: ([-\d.e]+) after (\d+) batches", text)

@@ -86,11 +86,11 @@ inline int64_t device_count() { return is_available() ? 1 : 0; }
 }  // namespace cuda
 }  // namespace torch
 
-// ---- libtorch's data and serialization layers (torch::data, torch::save/load): their headers go
-// here, after the namespaces above, e.g.
-//   #include "torch/data.h"
-//   #include "torch/serialize.h"
-// ---- end of the data and serialization block
+// ---- libtorch's data and serialization layers (torch::data, torch::save/load), after the namespaces
+#include <cassert>  // libtorch's header brings assert in; programs (custom-dataset) rely on it
+
+#include "torch/data.h"
+#include "torch/serialize.h"
 
 #define TORCH_MODULE(Name) EMBER_MODULE(Name)
 #define TORCH_CHECK(cond, ...)                                                       \

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ember/ember.h"
-#include "torch/data.h"
+#include <torch/torch.h>
 
 namespace data = torch::data;
 using ember::Tensor;

@@ -11,10 +11,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "ember/core/operators.h"
-#include "ember/generated/ops.h"
-#include "ember/nn/layers.h"
-#include "torch/serialize.h"
+#include <torch/torch.h>
 
 namespace nn = ember::nn;
 using ember::Tensor;
