@@ -6,15 +6,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-# run quietly, showing the output only when the command fails
-quiet() { "$@" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; return 1; }; }
+source "$root/scripts/_installed_ember.sh"
 
-quiet cmake --build "$build" --target ember -j2
-quiet cmake --install "$build" --prefix "$tmp/prefix"
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
+install_ember "$build" "$tmp/prefix"
 quiet cmake -S "$root/tests/libtorch" -B "$tmp/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_PREFIX_PATH="$tmp/prefix"
 quiet cmake --build "$tmp/build" -j2

@@ -20,18 +20,12 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-quiet() { "$@" >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; return 1; }; }
-
-quiet cmake --build "$build" --target ember -j2
-quiet cmake --install "$build" --prefix "$tmp/prefix"
+source "$root/scripts/_installed_ember.sh"
+install_ember "$build" "$tmp/prefix"
 mkdir -p "$tmp/data"
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
   gunzip -c "/usr/share/datasets/fashion-mnist/$f.gz" > "$tmp/data/$f"
 done
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
 
 status=0
 for name in mnist regression autograd dcgan; do

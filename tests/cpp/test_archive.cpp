@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "temp_dir.h"
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "ember/nn/containers.h"
@@ -21,16 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("ember_archive_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const char* name) const { return (path / name).string(); }
+struct TempDir : test_util::TempDir {
+  TempDir() : test_util::TempDir("ember_archive_") {}
 };
 
 bool same(const Tensor& a, const Tensor& b) {

@@ -9,6 +9,7 @@
 #include <random>
 #include <unordered_map>
 
+#include "temp_dir.h"
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "ember/serialize/safetensors.h"
@@ -18,16 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("ember_serialize_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  std::string file(const char* name) const { return (path / name).string(); }
+struct TempDir : test_util::TempDir {
+  TempDir() : test_util::TempDir("ember_serialize_") {}
 };
 
 bool same(const Tensor& a, const Tensor& b) {

@@ -2,22 +2,14 @@
 // find_package(Torch). Every check compares a value; the program exits non-zero on the first mismatch.
 #include <torch/torch.h>
 
+#include "check.h"
+
 #include <cmath>
 #include <iostream>
 #include <sstream>
 #include <string>
 
 namespace {
-
-int failures = 0;
-
-#define EXPECT(cond)                                                          \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      std::cerr << __FILE__ << ":" << __LINE__ << ": failed: " #cond "\n"; \
-      ++failures;                                                             \
-    }                                                                         \
-  } while (0)
 
 bool close(const torch::Tensor& a, const torch::Tensor& b, double tol = 1e-5) {
   return a.sizes() == b.sizes() && torch::allclose(a.to(torch::kDouble), b.to(torch::kDouble), tol, tol);
@@ -267,10 +259,5 @@ int main() {
   printing();
   autograd_api();
   macros();
-  if (failures) {
-    std::cerr << failures << " check(s) failed\n";
-    return 1;
-  }
-  std::cout << "api_surface: all checks passed\n";
-  return 0;
+  return libtorch_test::finish("api_surface");
 }

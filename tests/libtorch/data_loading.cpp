@@ -14,16 +14,10 @@
 
 #include <torch/torch.h>
 
+#include "check.h"
+
 namespace data = torch::data;
 using ember::Tensor;
-
-#define EXPECT(cond)                                                          \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-      std::exit(1);                                                           \
-    }                                                                         \
-  } while (0)
 
 namespace {
 
@@ -285,7 +279,6 @@ int main() {
   sequential_sampler();
   random_sampler();
   workers_and_drop_last();
-  bool ran_mnist = mnist();
-  std::printf("data_loading: all checks passed%s\n", ran_mnist ? "" : " (MNIST skipped)");
-  return 0;
+  if (!mnist()) std::printf("data_loading: MNIST skipped (no Fashion-MNIST files)\n");
+  return libtorch_test::finish("data_loading");
 }

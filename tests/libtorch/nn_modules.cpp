@@ -3,21 +3,13 @@
 // Exits non-zero on the first wrong value.
 #include <torch/torch.h>
 
+#include "check.h"
+
 #include <cmath>
 #include <iostream>
 #include <sstream>
 
 namespace {
-
-int failures = 0;
-
-#define EXPECT(cond)                                                          \
-  do {                                                                        \
-    if (!(cond)) {                                                            \
-      std::cerr << __FILE__ << ":" << __LINE__ << ": failed: " #cond "\n"; \
-      ++failures;                                                             \
-    }                                                                         \
-  } while (0)
 
 namespace nn = torch::nn;
 
@@ -141,10 +133,5 @@ int main() {
   activations_and_dropout();
   functional_any_module_dict();
   clip_and_train();
-  if (failures) {
-    std::cerr << failures << " check(s) failed\n";
-    return 1;
-  }
-  std::cout << "nn_modules: all checks passed\n";
-  return 0;
+  return libtorch_test::finish("nn_modules");
 }

@@ -13,17 +13,10 @@
 
 #include <torch/torch.h>
 
+#include "check.h"
+
 namespace nn = ember::nn;
 using ember::Tensor;
-
-static int failures = 0;
-#define EXPECT(cond)                                                      \
-  do {                                                                    \
-    if (!(cond)) {                                                        \
-      std::fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-      failures++;                                                         \
-    }                                                                     \
-  } while (0)
 
 template <class F>
 static bool throws(F&& f) {
@@ -176,10 +169,5 @@ int main(int argc, char** argv) {
     std::printf("read py_written.pt\n");
   }
   if (argc <= 1) std::system(("rm -rf " + dir).c_str());
-  if (failures) {
-    std::fprintf(stderr, "%d check(s) failed\n", failures);
-    return 1;
-  }
-  std::printf("serialize_roundtrip: all checks passed\n");
-  return 0;
+  return libtorch_test::finish("serialize_roundtrip");
 }
