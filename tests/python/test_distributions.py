@@ -2,6 +2,7 @@
 random parameters (several batch shapes, float32/float64), sample shapes, sampling statistics,
 reparameterised gradients, argument validation, transforms, and KL divergences."""
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -108,9 +109,12 @@ FAMILIES = {
                          lambda p, s, r: r.integers(0, 8, size=s) * 1.0),
     "LogisticNormal": (lambda s, r: {"loc": r.normal(size=s + (3,)), "scale": _pos(r, s + (3,))},
                        lambda p, s, r: r.dirichlet([2.0] * 4, size=s)),
-    # some probs inside the (0.499, 0.501) band where the Taylor expansions take over
+    # some probs inside the (0.499, 0.501) band where the Taylor expansions take over; the others keep
+    # 0.03 away from 0.5, where the closed forms cancel catastrophically in float32 (torch's values there
+    # are as far off as ours, in other directions)
     "ContinuousBernoulli": (lambda s, r: {"probs": np.where(r.uniform(size=s) < 0.3, 0.4995,
-                                                            r.uniform(0.05, 0.95, size=s))},
+                                                            0.5 + r.choice([-1.0, 1.0], size=s)
+                                                            * r.uniform(0.03, 0.45, size=s))},
                             lambda p, s, r: r.uniform(0.0, 1.0, size=s)),
     "GeneralizedPareto": (lambda s, r: {"loc": r.normal(size=s), "scale": _pos(r, s),
                                         "concentration": r.uniform(-0.45, 0.45, size=s)},
@@ -178,7 +182,7 @@ def test_values_match_torch(name, dt):
 
 
 def _check_values(name, dt):
-    rng = np.random.default_rng(abs(hash(name)) % 1000)
+    rng = np.random.default_rng(zlib.crc32(name.encode()) % 1000)  # the same every run
     gen_p, gen_v = FAMILIES[name]
     for shape in SHAPES:
         params = gen_p(shape, rng)
