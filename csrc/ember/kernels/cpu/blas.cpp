@@ -109,6 +109,9 @@ void bmm_cpu(const Tensor& c, const Tensor& a, const Tensor& b) {
   const int64_t nbatch = a.sizes()[0];
   const int threads = get_num_threads();
   if (threads > 1 && nbatch > 1) {
+    // select() makes views, which share their base's version counter, created lazily on first use:
+    // create it here, once, not in several threads at once (a race that leaked one; found by LSan)
+    for (const Tensor* t : {&c, &a, &b}) (void)t->impl()->version_counter();
     set_blas_threads(1);
     try {
       parallel_for(0, nbatch, 1, [&](int64_t s, int64_t e) {
