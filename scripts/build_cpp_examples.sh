@@ -9,14 +9,7 @@ source "$root/scripts/_installed_ember.sh"
 
 install_ember "$build" "$tmp/stage"
 mv "$tmp/stage" "$tmp/prefix"
-# a consumer sees only the installed headers: no source or build tree on its include path
-quiet cmake -S "$root/examples/cpp" -B "$tmp/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$tmp/prefix"
-quiet cmake --build "$tmp/build" -j2
-if grep -rqI -e "$root/csrc" -e "$build/generated" "$tmp/build" 2>/dev/null; then
-  echo "examples were compiled against the source or build tree, not the installed headers" >&2
-  exit 1
-fi
+build_against_installed "$root/examples/cpp" "$tmp/build" "$tmp/prefix" "$build"
 echo "built examples/cpp against the installed package in $tmp/prefix"
 
 quiet "$tmp/build/autograd"

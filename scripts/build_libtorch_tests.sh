@@ -9,13 +9,6 @@ build=$(cd "${1:-$root/build}" && pwd)
 source "$root/scripts/_installed_ember.sh"
 
 install_ember "$build" "$tmp/prefix"
-quiet cmake -S "$root/tests/libtorch" -B "$tmp/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_PREFIX_PATH="$tmp/prefix"
-quiet cmake --build "$tmp/build" -j2
-# a consumer sees only the installed headers: no source or build tree on its include path
-if grep -rqI -e "$root/csrc" -e "$build/generated" "$tmp/build" 2>/dev/null; then
-  echo "tests/libtorch were compiled against the source or build tree, not the installed headers" >&2
-  exit 1
-fi
+build_against_installed "$root/tests/libtorch" "$tmp/build" "$tmp/prefix" "$build"
 ctest --test-dir "$tmp/build" --output-on-failure
 echo "libtorch-style programs OK"
