@@ -99,6 +99,14 @@ class TracedModule(Module):
     def graph(self):
         return GraphView(self._c)
 
+    def graph_json(self):
+        """The graph as the dict of csrc/ember/jit/README.md (what ember.onnx.export reads)."""
+        return self.graph.json()
+
+    def named_tensors(self):
+        """{name: tensor} for the graph's parameters and captured constants."""
+        return self._c.named_tensors()
+
     @property
     def inlined_graph(self):
         return self.graph
