@@ -1,0 +1,398 @@
+"""Traced graph (the JSON form of csrc/ember/jit/README.md) -> onnx.ModelProto.
+
+The graph is a straight list of op calls in SSA form, so conversion is one pass: each node's
+symbolic (the _ops_* modules, registered by op name in SYMBOLICS) emits ONNX nodes through a
+GraphBuilder and returns the ONNX names of the node's outputs."""
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from .errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
+
+# ember dtype name -> (ONNX element type, numpy dtype used to build constants)
+DTYPES = {
+    "float32": (TensorProto.FLOAT, np.float32), "float64": (TensorProto.DOUBLE, np.float64),
+    "float16": (TensorProto.FLOAT16, np.float16), "bfloat16": (TensorProto.BFLOAT16, np.float32),
+    "int64": (TensorProto.INT64, np.int64), "int32": (TensorProto.INT32, np.int32),
+    "int16": (TensorProto.INT16, np.int16), "int8": (TensorProto.INT8, np.int8),
+    "uint8": (TensorProto.UINT8, np.uint8), "uint16": (TensorProto.UINT16, np.uint16),
+    "uint32": (TensorProto.UINT32, np.uint32), "uint64": (TensorProto.UINT64, np.uint64),
+    "bool": (TensorProto.BOOL, np.bool_), "complex64": (TensorProto.COMPLEX64, np.complex64),
+    "complex128": (TensorProto.COMPLEX128, np.complex128),
+}
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+# op name ("add", "sum.dim_IntList") -> symbolic(g, node); filled by the _ops_* modules.
+SYMBOLICS = {}
+
+
+def symbolic(*names):
+    """Register the decorated function as the ONNX form of the named ops."""
+    def register(fn):
+        for name in names:
+            SYMBOLICS[name] = fn
+        return fn
+    return register
+
+
+def onnx_type(dtype):
+    try:
+        return DTYPES[dtype][0]
+    except KeyError:
+        raise OnnxExporterError(f"dtype {dtype} has no ONNX element type") from None
+
+
+class Val:
+    """A tensor argument of a node: its value id and what the trace saw of it."""
+    __slots__ = ("id", "dtype", "shape", "scope")
+
+    def __init__(self, vid, dtype, shape, scope):
+        self.id, self.dtype, self.shape, self.scope = vid, dtype, list(shape), scope
+
+    @property
+    def rank(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"%{self.id}({self.dtype}{self.shape})"
+
+
+class Node:
+    """A traced node as a symbolic sees it: decoded args in schema order and its output values."""
+    __slots__ = ("op", "args", "outputs")
+
+    def __init__(self, op, args, outputs):
+        self.op, self.args, self.outputs = op, args, outputs
+
+    @property
+    def out(self):
+        return self.outputs[0]
+
+
+class _Scope:
+    """One graph's value table: value id -> ONNX name (or a constant tensor, emitted on first use)."""
+
+    def __init__(self, graph):
+        self.values = graph.get("values", [])
+        self.env = {}
+
+    def val(self, vid):
+        if not 0 <= vid < len(self.values):
+            raise OnnxExporterError(f"the graph refers to value %{vid}, which it does not describe")
+        info = self.values[vid]
+        return Val(vid, info["dtype"], info.get("shape", []), self)
+
+
+def _decode_arg(arg, scope):
+    (kind, x), = arg.items()
+    if kind == "none":
+        return None
+    if kind == "value":
+        return scope.val(x)
+    if kind == "values":
+        return [scope.val(v) for v in x]
+    if kind == "float":
+        return float(x)  # also "inf", "-inf", "nan"
+    if kind in ("int", "bool", "str", "dtype", "options", "memory_format"):
+        return x
+    if kind == "ints":
+        return list(x)
+    raise OnnxExporterError(f"unknown argument kind {kind!r} in the traced graph")
+
+
+def _flatten_outputs(spec):
+    if "value" in spec:
+        return [spec["value"]]
+    items = spec.get("tuple", spec.get("list"))
+    if items is None:
+        raise OnnxExporterError(f"unknown output form {spec!r} in the traced graph")
+    return [v for item in items for v in _flatten_outputs(item)]
+
+
+class GraphBuilder:
+    """Collects ONNX nodes, constants and initializers; the API the symbolics emit through."""
+
+    def __init__(self, opset, tensors):
+        self.opset = opset
+        self.nodes = []
+        self.tensors = tensors          # name -> ember.Tensor (params and constants)
+        self.used_params = {}           # param name -> ember.Tensor, in first-use order
+        self._names = set()
+        self._counts = {}
+        self._const_cache = {}
+        self._produced = {}             # ONNX name -> (node, output index) for outputs of this node
+        self.op_name = ""               # the traced op being converted, for error messages
+        self._poisoned = {}             # names of outputs with no ONNX form -> (op, why)
+
+    # ---- names
+    def reserve(self, name):
+        if name in self._names:
+            raise ValueError(f"the ONNX name {name!r} is used twice (input/output names must be unique)")
+        self._names.add(name)
+        return name
+
+    def fresh(self, hint):
+        k = self._counts.get(hint, 0)
+        while f"{hint}_{k}" in self._names:
+            k += 1
+        self._counts[hint] = k + 1
+        return self.reserve(f"{hint}_{k}")
+
+    # ---- emitting
+    def op(self, op_type, *inputs, outputs=1, **attrs):
+        """Append an ONNX node; None inputs are omitted optional inputs. Returns its output name(s)."""
+        names = [self.fresh(op_type.lower()) for _ in range(outputs)]
+        attrs = {k: v for k, v in attrs.items() if v is not None}
+        node = helper.make_node(op_type, ["" if i is None else i for i in inputs], names,
+                                name=self.fresh(f"node_{op_type}"), **attrs)
+        self.nodes.append(node)
+        for k, name in enumerate(names):
+            self._produced[name] = (node, k)
+        return names[0] if outputs == 1 else names
+
+    def const(self, value, dtype):
+        """A Constant holding `value` (number, nested list or ndarray) as ember dtype `dtype`."""
+        array = np.asarray(value, dtype=DTYPES[dtype][1])
+        key = (dtype, array.shape, array.tobytes())
+        name = self._const_cache.get(key)
+        if name is None:
+            name = self.op("Constant", value=self._tensor_proto(array, dtype, "value"))
+            self._const_cache[key] = name
+        return name
+
+    def ints(self, values):
+        return self.const(np.asarray(values, np.int64).reshape(-1), "int64")
+
+    def scalar(self, x, dtype):
+        return self.const(np.asarray(x).reshape(()), dtype)
+
+    @staticmethod
+    def _tensor_proto(array, dtype, name):
+        if dtype == "bfloat16":  # numpy has no bfloat16: make_tensor rounds the float32 values
+            return helper.make_tensor(name, TensorProto.BFLOAT16, array.shape, array.reshape(-1).tolist())
+        return numpy_helper.from_array(array, name)
+
+    # ---- values
+    def t(self, v, dtype=None):
+        """The ONNX name of tensor argument `v`, cast to ember dtype `dtype` when given."""
+        if v is None:
+            return None
+        entry = v.scope.env.get(v.id)
+        if entry is None:
+            raise OnnxExporterError(f"{self.op_name}: value %{v.id} is used before any node produces it")
+        kind, x = entry
+        if kind == "const":  # a captured tensor: folded into a Constant of the wanted dtype
+            return self.const(_to_numpy(x), dtype or v.dtype)
+        if kind == "param":
+            self.used_params.setdefault(x, self.tensors[x])
+        if x in self._poisoned:
+            op, why = self._poisoned[x]
+            raise UnsupportedOperatorError(f"aten::{op}", self.opset, None, f"{why} (used by {self.op_name})")
+        name = x
+        return name if dtype is None or dtype == v.dtype else self.cast(name, dtype)
+
+    def poison(self, why):
+        """A name for an op output that has no ONNX form: exporting fails only if something uses it."""
+        name = self.fresh("unavailable")
+        self._poisoned[name] = (self.op_name, why)
+        return name
+
+    def cast(self, name, dtype):
+        return self.op("Cast", name, to=onnx_type(dtype))
+
+    def shape_of(self, name, start=None, end=None):
+        return self.op("Shape", name, start=start, end=end)
+
+    def reduce(self, op_type, x, axes, keepdims):
+        """Reduce over `axes` (None: all). ReduceSum takes axes as an input from opset 13, the
+        others from 18."""
+        if axes is None:
+            return self.op(op_type, x, keepdims=int(keepdims))
+        if op_type == "ReduceSum" or self.opset >= 18:
+            return self.op(op_type, x, self.ints(axes), keepdims=int(keepdims))
+        return self.op(op_type, x, axes=list(axes), keepdims=int(keepdims))
+
+    def unsupported(self, reason=None, since=None):
+        return UnsupportedOperatorError(f"aten::{self.op_name}", self.opset, since, reason)
+
+
+def _to_numpy(tensor):
+    t = tensor.detach()
+    if str(t.dtype) == "ember.bfloat16":
+        t = t.float()
+    return t.contiguous().numpy()
+
+
+def norm_dim(d, rank):
+    """A possibly negative dim as a non-negative one (rank 0 treated as rank 1, as torch does)."""
+    r = max(rank, 1)
+    if not -r <= d < r:
+        raise OnnxExporterError(f"dim {d} is out of range for a tensor of rank {rank}")
+    return d % r
+
+
+def convert(graph, tensors, *, opset, input_names, output_names, dynamic_axes, export_params,
+            keep_initializers_as_inputs, producer_version):
+    """Build the ModelProto of a traced graph. `tensors` maps every params/constants name to its tensor."""
+    from . import _ops_math, _ops_nn, _ops_shape  # noqa: F401  (register the symbolics)
+
+    if graph.get("format") != "ember.jit.graph" or graph.get("version") != 1:
+        raise OnnxExporterError(f"not a version-1 ember.jit graph (format={graph.get('format')!r}, "
+                                f"version={graph.get('version')!r})")
+    g = GraphBuilder(opset, tensors)
+    scope = _Scope(graph)
+    out_ids = _flatten_outputs(graph["output"])
+
+    in_names = _pick_names([i["name"] for i in graph["inputs"]], input_names, "input")
+    out_names = _pick_names(["output"] if len(out_ids) == 1 else [f"output_{k}" for k in range(len(out_ids))],
+                            output_names, "output")
+    axes = _dynamic_axes(dynamic_axes, graph, in_names, out_names, scope, out_ids)
+
+    for spec, name in zip(graph["inputs"], in_names):
+        g.reserve(name)
+        scope.env[spec["value"]] = ("input", name)
+    for name in out_names:
+        g.reserve(name)
+    for entry in graph.get("params", []):
+        if entry["name"] not in tensors:
+            raise OnnxExporterError(f"no tensor was given for parameter {entry['name']!r}")
+        g.reserve(entry["name"])
+        scope.env[entry["value"]] = ("param", entry["name"])
+    for entry in graph.get("constants", []):
+        if entry["name"] not in tensors:
+            raise OnnxExporterError(f"no tensor was given for constant {entry['name']!r}")
+        scope.env[entry["value"]] = ("const", tensors[entry["name"]])
+
+    _convert_nodes(g, graph, scope, dict(zip(out_ids, out_names)))
+
+    outputs_bound = set()
+    for vid, name in zip(out_ids, out_names):
+        v = scope.val(vid)
+        if v.scope.env.get(vid) != ("node", name) or name in outputs_bound:
+            g.op_name = "output"
+            node = helper.make_node("Identity", [g.t(v)], [name], name=g.fresh("node_Identity"))
+            g.nodes.append(node)
+        outputs_bound.add(name)
+
+    inputs = [_value_info(name, scope.val(spec["value"]), axes.get(name, {}))
+              for spec, name in zip(graph["inputs"], in_names)]
+    outputs = [_value_info(name, scope.val(vid), axes.get(name, {}), known=not axes)
+               for vid, name in zip(out_ids, out_names)]
+    initializers = []
+    for name, tensor in g.used_params.items():
+        array = _to_numpy(tensor)
+        dtype = str(tensor.dtype).rsplit(".", 1)[-1]
+        if export_params:
+            initializers.append(GraphBuilder._tensor_proto(array, dtype, name))
+        if keep_initializers_as_inputs or not export_params:
+            inputs.append(helper.make_tensor_value_info(name, onnx_type(dtype), list(array.shape)))
+
+    onnx_graph = helper.make_graph(g.nodes, "main_graph", inputs, outputs, initializer=initializers)
+    model = helper.make_model_gen_version(onnx_graph, opset_imports=[helper.make_opsetid("", opset)],
+                                          producer_name="ember", producer_version=producer_version)
+    return model
+
+
+def _convert_nodes(g, graph, scope, output_names):
+    for raw in graph["nodes"]:
+        op = raw["op"]
+        g.op_name = op
+        if op == "prim::guard_values":
+            raise SymbolicValueError(
+                "the traced code read a tensor's values into Python (item(), bool(), tolist() or numpy()), "
+                "so its control flow depends on data and the graph holds only the branch taken at trace "
+                "time; ONNX export needs code whose ops do not depend on tensor values")
+        outputs = [scope.val(v) for v in raw["outputs"]]
+        args = raw["args"][len(outputs):] if raw.get("variant") == "out" else raw["args"]
+        args = [_decode_arg(a, scope) for a in args]
+        if op == "prim::FusionGroup":
+            names = _convert_fusion_group(g, raw["subgraph"], args)
+        else:
+            fn = SYMBOLICS.get(op)
+            if fn is None:
+                raise UnsupportedOperatorError(f"aten::{op}", g.opset, None,
+                                               "Ember's exporter has no ONNX form for this op")
+            g._produced = {}
+            names = fn(g, Node(op, args, outputs))
+        if isinstance(names, str):
+            names = [names]
+        if len(names) != len(outputs):
+            raise OnnxExporterError(f"{op}: the exporter made {len(names)} outputs for {len(outputs)} values")
+        for v, name in zip(outputs, names):
+            wanted = output_names.get(v.id)
+            if wanted and name in g._produced:
+                # a graph output made by this node: give the node's output the output's name
+                node, k = g._produced.pop(name)
+                node.output[k] = wanted
+                name = wanted
+            scope.env[v.id] = ("node", name)
+
+
+def _convert_fusion_group(g, subgraph, args):
+    sub = _Scope(subgraph)
+    for spec, arg in zip(subgraph["inputs"], args):
+        if not isinstance(arg, Val):
+            raise OnnxExporterError(f"prim::FusionGroup: argument {arg!r} is not a tensor")
+        sub.env[spec["value"]] = ("node", g.t(arg))
+    _convert_nodes(g, subgraph, sub, {})
+    return [g.t(sub.val(v)) for v in _flatten_outputs(subgraph["output"])]
+
+
+def _pick_names(defaults, given, what):
+    if given is None:
+        return list(defaults)
+    given = list(given)
+    if len(given) > len(defaults):
+        raise ValueError(f"{len(given)} {what}_names given for a graph with {len(defaults)} {what}s")
+    names = given + list(defaults[len(given):])
+    if len(set(names)) != len(names):
+        raise ValueError(f"{what} names must be unique, got {names}")
+    return names
+
+
+def _dynamic_axes(dynamic_axes, graph, in_names, out_names, scope, out_ids):
+    """dynamic_axes as torch takes it ({name: {axis: dim_name}} or {name: [axes]}) -> {name: {axis: dim_name}}."""
+    if not dynamic_axes:
+        return {}
+    if graph.get("static_shapes"):
+        raise OnnxExporterError(
+            "dynamic_axes cannot be honoured: the traced code read a tensor's shape into Python "
+            f"({graph.get('static_shapes_reason') or 'size(), shape, numel() or len()'}), so sizes may be baked "
+            "into the graph and it is only valid for the traced shapes. Compute shapes with tensor ops "
+            "(e.g. flatten(1) instead of view(x.size(0), -1)) or export without dynamic_axes")
+    ranks = {name: len(scope.val(spec["value"]).shape) for spec, name in zip(graph["inputs"], in_names)}
+    ranks.update({name: len(scope.val(vid).shape) for vid, name in zip(out_ids, out_names)})
+    result = {}
+    for key, spec in dynamic_axes.items():
+        if key not in ranks:
+            raise ValueError(f"dynamic_axes names {key!r}, which is none of the inputs {in_names} or outputs "
+                             f"{out_names}")
+        if isinstance(spec, dict):
+            named = {int(a): str(n) for a, n in spec.items()}
+        elif isinstance(spec, (list, tuple)):
+            named = {int(a): f"{key}_dynamic_axes_{k + 1}" for k, a in enumerate(spec)}
+        else:
+            raise TypeError(f"dynamic_axes[{key!r}] must be a dict {{axis: name}} or a list of axes, "
+                            f"got {type(spec).__name__}")
+        rank = ranks[key]
+        for a in named:
+            if not -rank <= a < rank:
+                raise ValueError(f"dynamic_axes[{key!r}] names axis {a}, but {key!r} has rank {rank}")
+        result[key] = {a % rank: n for a, n in named.items()}
+    return result
+
+
+def _value_info(name, v, dyn, known=True):
+    """A graph input/output type: named dims where dynamic; trace-time sizes elsewhere, except on
+    outputs of a graph with dynamic axes, whose sizes ONNX shape inference cannot be told ahead."""
+    dims = [dyn[k] if k in dyn else (d if known else None) for k, d in enumerate(v.shape)]
+    return helper.make_tensor_value_info(name, onnx_type(v.dtype), dims)
+
+
+def check(model):
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        raise OnnxExporterError(f"the exported model does not pass onnx.checker: {e}") from e
