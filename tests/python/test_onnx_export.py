@@ -112,6 +112,8 @@ class Recorder:
             return {"float": a if math.isfinite(a) else str(a)}, a
         if isinstance(a, str):
             return {"str": a}, a
+        if isinstance(a, dict):  # TensorOptions
+            return {"options": a}, a
         if isinstance(a, list) and a and all(isinstance(x, H) for x in a):
             return {"values": [int(x) for x in a]}, [self.eager[x] for x in a]
         if isinstance(a, list):
@@ -386,3 +388,251 @@ def test_training_batch_norm_and_max_pool_indices_are_refused():
     assert_matches(proto, rec, values, [x])
     with pytest.raises(errors.UnsupportedOperatorError, match="indices"):
         to_onnx(rec, [values, indices])
+
+
+# ---------------------------------------------------------------- op by op
+def _x(r, *shape, low=None, high=None, name="x", dtype=None):
+    if dtype is not None and dtype != ember.float32:
+        t = ember.randint(-5, 6, shape).to(dtype)
+    elif low is None:
+        t = ember.randn(*shape)
+    else:
+        t = ember.rand(*shape) * (high - low) + low
+    return r.input(name, t)
+
+
+_UNARY_DOMAIN = {"log": (0.1, 3), "sqrt": (0.1, 3), "rsqrt": (0.1, 3), "log2": (0.1, 3), "log10": (0.1, 3),
+                 "log1p": (-0.5, 3), "asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9),
+                 "acosh": (1.1, 3), "reciprocal": (0.5, 2)}
+_UNARY = ["abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos", "tan",
+          "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "tanh", "erf", "erfc",
+          "reciprocal", "floor", "ceil", "round", "trunc", "frac", "sign", "sgn", "square", "relu", "silu", "mish",
+          "selu", "relu6", "hardsigmoid", "hardswish", "log_sigmoid", "softsign", "tanhshrink", "isnan", "isinf",
+          "isfinite", "logical_not"]
+
+
+def _unary_case(name):
+    def case(r):
+        lo, hi = _UNARY_DOMAIN.get(name, (-3, 3))
+        x = _x(r, 3, 5, low=lo, high=hi)
+        return r.op(name, x), [x]
+    return case
+
+
+def _binary(name, *extra, dtype=None, positive_rhs=False):
+    def case(r):
+        x = _x(r, 3, 4, dtype=dtype)
+        if positive_rhs and dtype is not None:  # integer divisors of both signs, never zero
+            y = r.input("y", ember.tensor([3, -2, 5, -4], dtype=dtype))
+        else:
+            y = _x(r, 4, name="y", dtype=dtype, **({"low": 0.5, "high": 2.0} if positive_rhs else {}))
+        return r.op(name, x, y, *extra), [x, y]
+    return case
+
+
+def _with(build):
+    return build
+
+
+def _conv_case(r):
+    x = _x(r, 2, 4, 9, 9)
+    w = r.param("w", ember.randn(6, 2, 3, 3))
+    b = r.param("b", ember.randn(6))
+    return r.op("conv2d", x, w, b, [2, 1], [1, 2], [1, 2], 2), [x]
+
+
+def _conv_same_case(r):
+    x = _x(r, 1, 3, 8, 7)
+    w = r.param("w", ember.randn(4, 3, 4, 3))
+    return r.op("conv2d.padding", x, w, None, [1, 1], "same", [1, 2], 1), [x]
+
+
+def _conv1d_unbatched_case(r):
+    x = _x(r, 3, 10)
+    w = r.param("w", ember.randn(5, 3, 3))
+    return r.op("conv1d", x, w, None, [1], [1], [1], 1), [x]
+
+
+def _conv_transpose_case(r):
+    x = _x(r, 2, 4, 5, 5)
+    w = r.param("w", ember.randn(4, 3, 3, 3))
+    b = r.param("b", ember.randn(3))
+    return r.op("conv_transpose2d", x, w, b, [2, 2], [1, 1], [1, 0], 1, [1, 1]), [x]
+
+
+def _gemm_like(name):
+    def case(r):
+        if name == "addmm":
+            c, a, b = _x(r, 4, name="c"), _x(r, 3, 5, name="a"), _x(r, 5, 4, name="b")
+            return r.op(name, c, a, b, 0.5, 2.0), [c, a, b]
+        c, a, b = _x(r, 2, 3, 4, name="c"), _x(r, 2, 3, 5, name="a"), _x(r, 2, 5, 4, name="b")
+        return r.op(name, c, a, b, 0.5, 2.0), [c, a, b]
+    return case
+
+
+def _pad_case(mode):
+    def case(r):
+        x = _x(r, 1, 2, 4, 5)
+        return r.op("pad", x, [1, 2, 2, 1], mode, 0.5 if mode == "constant" else None), [x]
+    return case
+
+
+def _loss(name, *extra, target="float", shape=(4, 5)):
+    def case(r):
+        x = _x(r, *shape)
+        if target == "class":
+            t = r.input("t", ember.tensor([0, 4, 2, 4]))
+        elif target == "prob":
+            t = r.input("t", ember.softmax(ember.randn(*shape), -1))
+        else:
+            t = _x(r, *shape, name="t")
+        if name == "nll_loss":
+            x = r.op("log_softmax", x, 1, None)
+        return r.op(name, x, t, *extra), [r.inputs[0]["value"], t]
+    return case
+
+
+OP_CASES = {f"unary-{n}": _unary_case(n) for n in _UNARY}
+OP_CASES.update({
+    "add-alpha": _binary("add", 2.5), "sub-alpha": _binary("sub", -1.5), "mul": _binary("mul"),
+    "div": _binary("div", None, positive_rhs=True), "div-floor": _binary("div", "floor", positive_rhs=True),
+    "div-trunc": _binary("div", "trunc", positive_rhs=True),
+    "int-div-floor": _binary("div", "floor", dtype=ember.int64, positive_rhs=True),
+    "int-div-trunc": _binary("div", "trunc", dtype=ember.int64, positive_rhs=True),
+    "int-true-div": _binary("div", None, dtype=ember.int64, positive_rhs=True),
+    "remainder": _binary("remainder", positive_rhs=True),
+    "int-remainder": _binary("remainder", dtype=ember.int64, positive_rhs=True),
+    "fmod": _binary("fmod", positive_rhs=True), "pow": _binary("pow", positive_rhs=True),
+    "maximum": _binary("maximum"), "minimum": _binary("minimum"), "hypot": _binary("hypot"),
+    **{f"cmp-{n}": _binary(n) for n in ("eq", "ne", "lt", "le", "gt", "ge")},
+    "logical_and": _binary("logical_and"), "logical_xor": _binary("logical_xor"),
+    "bitwise_and-int": _binary("bitwise_and", dtype=ember.int64),
+    "int-plus-float": lambda r: (lambda x, y: (r.op("add", x, y, 1), [x, y]))(
+        _x(r, 3, 4, dtype=ember.int64), _x(r, 4, name="y")),
+    "lt-int-vs-python-float": lambda r: (lambda x: (r.op("lt", x, r.const(ember.tensor(0.5, dtype=ember.float64))), [x]))(
+        _x(r, 3, 4, dtype=ember.int64)),
+    "clamp": lambda r: (lambda x: (r.op("clamp", x, r.const(ember.tensor(-0.5)), r.const(ember.tensor(0.7))), [x]))(_x(r, 3, 4)),
+    "clamp-tensor-bounds": lambda r: (lambda x, lo: (r.op("clamp", x, lo, None), [x, lo]))(_x(r, 3, 4), _x(r, 4, name="lo")),
+    "where": lambda r: (lambda c, x, y: (r.op("where", r.op("gt", c, y), x, y), [c, x, y]))(
+        _x(r, 3, 4, name="c"), _x(r, 3, 4), _x(r, 4, name="y")),
+    "masked_fill": lambda r: (lambda x: (r.op("masked_fill", x, r.op("lt", x, r.const(ember.tensor(0.0))), -1.5), [x]))(_x(r, 3, 4)),
+    "lerp": lambda r: (lambda a, b, w: (r.op("lerp", a, b, w), [a, b, w]))(_x(r, 3, name="a"), _x(r, 3, name="b"), _x(r, 3, name="w")),
+    # activations with parameters
+    "gelu-tanh": lambda r: (lambda x: (r.op("gelu", x, "tanh"), [x]))(_x(r, 3, 4)),
+    "leaky_relu": lambda r: (lambda x: (r.op("leaky_relu", x, 0.2), [x]))(_x(r, 3, 4)),
+    "elu": lambda r: (lambda x: (r.op("elu", x, 0.7, 1.5, 2.0), [x]))(_x(r, 3, 4)),
+    "celu": lambda r: (lambda x: (r.op("celu", x, 0.7), [x]))(_x(r, 3, 4)),
+    "softplus": lambda r: (lambda x: (r.op("softplus", x, 2.0, 3.0), [x]))(_x(r, 3, 4)),
+    "softshrink": lambda r: (lambda x: (r.op("softshrink", x, 0.5), [x]))(_x(r, 3, 4)),
+    "hardshrink": lambda r: (lambda x: (r.op("hardshrink", x, 0.5), [x]))(_x(r, 3, 4)),
+    "hardtanh": lambda r: (lambda x: (r.op("hardtanh", x, -0.5, 0.8), [x]))(_x(r, 3, 4)),
+    "threshold": lambda r: (lambda x: (r.op("threshold", x, 0.1, -2.0), [x]))(_x(r, 3, 4)),
+    "glu": lambda r: (lambda x: (r.op("glu", x, 1), [x]))(_x(r, 3, 6)),
+    "prelu": lambda r: (lambda x: (r.op("prelu", x, r.param("w", ember.rand(3))), [x]))(_x(r, 2, 3, 4)),
+    # reductions
+    "sum": lambda r: (lambda x: (r.op("sum", x, None), [x]))(_x(r, 3, 4)),
+    "sum-dims": lambda r: (lambda x: (r.op("sum.dim_IntList", x, [0, -1], True, None), [x]))(_x(r, 3, 4, 5)),
+    "sum-int": lambda r: (lambda x: (r.op("sum.dim_IntList", x, [1], False, None), [x]))(_x(r, 3, 4, dtype=ember.int32)),
+    "mean": lambda r: (lambda x: (r.op("mean", x, [1], False, None), [x]))(_x(r, 3, 4)),
+    "mean-all": lambda r: (lambda x: (r.op("mean", x, None, False, None), [x]))(_x(r, 3, 4)),
+    "prod-dim": lambda r: (lambda x: (r.op("prod.dim_int", x, 1, False, None), [x]))(_x(r, 3, 4)),
+    "amax": lambda r: (lambda x: (r.op("amax", x, [1], True), [x]))(_x(r, 3, 4)),
+    "amin": lambda r: (lambda x: (r.op("amin", x, [], False), [x]))(_x(r, 3, 4)),
+    "max-dim": lambda r: (lambda x: (r.op("max.dim", x, 1, False), [x]))(_x(r, 3, 4)),
+    "min-dim": lambda r: (lambda x: (r.op("min.dim", x, -1, True), [x]))(_x(r, 3, 4)),
+    "max-all": lambda r: (lambda x: (r.op("max", x), [x]))(_x(r, 3, 4)),
+    "argmax": lambda r: (lambda x: (r.op("argmax", x, 1, False), [x]))(_x(r, 3, 4)),
+    "argmin-flat": lambda r: (lambda x: (r.op("argmin", x, None, False), [x]))(_x(r, 3, 4)),
+    "var": lambda r: (lambda x: (r.op("var", x, [1], None, False, None), [x]))(_x(r, 3, 6)),
+    "std-correction0": lambda r: (lambda x: (r.op("std", x, [0, 1], None, True, 0), [x]))(_x(r, 3, 6)),
+    "logsumexp": lambda r: (lambda x: (r.op("logsumexp", x, [1], False), [x]))(_x(r, 3, 4)),
+    "all": lambda r: (lambda x: (r.op("all", r.op("gt", x, r.const(ember.tensor(-2.0))), [1], False), [x]))(_x(r, 3, 4)),
+    "any": lambda r: (lambda x: (r.op("any", r.op("gt", x, r.const(ember.tensor(1.0))), None, False), [x]))(_x(r, 3, 4)),
+    "norm": lambda r: (lambda x: (r.op("norm", x, 2, [1], False, None), [x]))(_x(r, 3, 4)),
+    "cumsum": lambda r: (lambda x: (r.op("cumsum", x, 1, None), [x]))(_x(r, 3, 4)),
+    # matrix products
+    "matmul-broadcast": lambda r: (lambda a, b: (r.op("matmul", a, b), [a, b]))(_x(r, 2, 3, 4, name="a"), _x(r, 4, 5, name="b")),
+    "matmul-vec": lambda r: (lambda a, b: (r.op("matmul", a, b), [a, b]))(_x(r, 3, 4, name="a"), _x(r, 4, name="b")),
+    "mm": lambda r: (lambda a, b: (r.op("mm", a, b), [a, b]))(_x(r, 3, 4, name="a"), _x(r, 4, 5, name="b")),
+    "bmm": lambda r: (lambda a, b: (r.op("bmm", a, b), [a, b]))(_x(r, 2, 3, 4, name="a"), _x(r, 2, 4, 5, name="b")),
+    "addmm": _gemm_like("addmm"), "baddbmm": _gemm_like("baddbmm"),
+    "outer": lambda r: (lambda a, b: (r.op("outer", a, b), [a, b]))(_x(r, 3, name="a"), _x(r, 4, name="b")),
+    "einsum": lambda r: (lambda a, b: (r.op("einsum", "bij, bjk -> bik", [a, b]), [a, b]))(_x(r, 2, 3, 4, name="a"), _x(r, 2, 4, 5, name="b")),
+    "linear-3d": lambda r: (lambda x: (r.op("linear", x, r.param("w", ember.randn(5, 4)), r.param("b", ember.randn(5))), [x]))(_x(r, 2, 3, 4)),
+    # shapes
+    "view": lambda r: (lambda x: (r.op("view", x, [4, -1]), [x]))(_x(r, 2, 3, 4)),
+    "reshape-zero": lambda r: (lambda x: (r.op("reshape", x, [0, 5]), [x]))(_x(r, 0, 5)),
+    "view_as": lambda r: (lambda x, y: (r.op("view_as", x, y), [x, y]))(_x(r, 2, 6), _x(r, 3, 4, name="y")),
+    "flatten-middle": lambda r: (lambda x: (r.op("flatten", x, 1, 2), [x]))(_x(r, 2, 3, 4, 5)),
+    "flatten-all": lambda r: (lambda x: (r.op("flatten", x, 0, -1), [x]))(_x(r, 2, 3, 4)),
+    "unflatten": lambda r: (lambda x: (r.op("unflatten", x, 1, [2, -1]), [x]))(_x(r, 3, 8, 2)),
+    "permute": lambda r: (lambda x: (r.op("permute", x, [2, 0, 1]), [x]))(_x(r, 2, 3, 4)),
+    "transpose": lambda r: (lambda x: (r.op("transpose", x, 0, -1), [x]))(_x(r, 2, 3, 4)),
+    "t": lambda r: (lambda x: (r.op("t", x), [x]))(_x(r, 3, 4)),
+    "movedim": lambda r: (lambda x: (r.op("movedim", x, [0], [2]), [x]))(_x(r, 2, 3, 4)),
+    "expand": lambda r: (lambda x: (r.op("expand", x, [2, -1, 4]), [x]))(_x(r, 3, 1)),
+    "expand_as": lambda r: (lambda x, y: (r.op("expand_as", x, y), [x, y]))(_x(r, 3, 1), _x(r, 2, 3, 4, name="y")),
+    "squeeze-all": lambda r: (lambda x: (r.op("squeeze", x, None), [x]))(_x(r, 1, 3, 1, 4)),
+    "squeeze-dims": lambda r: (lambda x: (r.op("squeeze", x, [0, 1]), [x]))(_x(r, 1, 3, 1, 4)),
+    "unsqueeze": lambda r: (lambda x: (r.op("unsqueeze", x, -1), [x]))(_x(r, 3, 4)),
+    "narrow-negative": lambda r: (lambda x: (r.op("narrow", x, 1, -3, 3), [x]))(_x(r, 3, 6)),
+    "narrow": lambda r: (lambda x: (r.op("narrow", x, 0, 1, 2), [x]))(_x(r, 4, 6)),
+    "slice-step": lambda r: (lambda x: (r.op("slice", x, 1, 1, None, 2), [x]))(_x(r, 3, 7)),
+    "slice-negative": lambda r: (lambda x: (r.op("slice", x, 0, -3, -1, 1), [x]))(_x(r, 5, 2)),
+    "select": lambda r: (lambda x: (r.op("select", x, 1, -1), [x]))(_x(r, 3, 4)),
+    "split": lambda r: (lambda x: (r.op("split", x, 3, 1), [x]))(_x(r, 2, 8)),
+    "split-sizes": lambda r: (lambda x: (r.op("split.sizes", x, [1, 4], 0), [x]))(_x(r, 5, 2)),
+    "chunk": lambda r: (lambda x: (r.op("chunk", x, 3, -1), [x]))(_x(r, 2, 7)),
+    "unbind": lambda r: (lambda x: (r.op("unbind", x, 1), [x]))(_x(r, 2, 3, 2)),
+    "cat": lambda r: (lambda a, b: (r.op("cat", [a, b], 1), [a, b]))(_x(r, 2, 3, name="a"), _x(r, 2, 5, name="b")),
+    "stack": lambda r: (lambda a, b: (r.op("stack", [a, b], -1), [a, b]))(_x(r, 2, 3, name="a"), _x(r, 2, 3, name="b")),
+    "flip": lambda r: (lambda x: (r.op("flip", x, [0, -1]), [x]))(_x(r, 3, 4)),
+    "tril": lambda r: (lambda x: (r.op("tril", x, -1), [x]))(_x(r, 4, 4)),
+    "triu": lambda r: (lambda x: (r.op("triu", x, 1), [x]))(_x(r, 2, 4, 5)),
+    "repeat": lambda r: (lambda x: (r.op("repeat", x, [2, 1, 3]), [x]))(_x(r, 2, 3)),
+    "tile": lambda r: (lambda x: (r.op("tile", x, [2]), [x]))(_x(r, 2, 3)),
+    "roll": lambda r: (lambda x: (r.op("roll", x, [1, -2], [0, 1]), [x]))(_x(r, 3, 5)),
+    "roll-flat": lambda r: (lambda x: (r.op("roll", x, [4], []), [x]))(_x(r, 3, 5)),
+    "index_select": lambda r: (lambda x: (r.op("index_select", x, 1, r.const(ember.tensor([2, 0, 2]))), [x]))(_x(r, 3, 4)),
+    "gather": lambda r: (lambda x: (r.op("gather", x, 1, r.const(ember.tensor([[0, 1], [3, 3], [2, 0]])), False), [x]))(_x(r, 3, 4)),
+    "index": lambda r: (lambda x: (r.op("index", x, [r.const(ember.tensor([2, 0]))]), [x]))(_x(r, 3, 4)),
+    "pad-constant": _pad_case("constant"), "pad-reflect": _pad_case("reflect"), "pad-replicate": _pad_case("replicate"),
+    "to_dtype": lambda r: (lambda x: (r.op("to_dtype", x, D("int32"), False), [x]))(_x(r, 3, 4, low=-5, high=5)),
+    "full_like": lambda r: (lambda x: (r.op("add", r("full_like", [x, 2.5, {"dtype": None, "device": "cpu", "requires_grad": False}, None],
+                                                      lambda t, v, o, m: ember.full_like(t, v)), x, 1), [x]))(_x(r, 3, 4)),
+    "contiguous": lambda r: (lambda x: (r.op("contiguous", r.op("t", x)), [x]))(_x(r, 3, 4)),
+    "clone": lambda r: (lambda x: (r.op("clone", x, None), [x]))(_x(r, 3, 4)),
+    # nn
+    "conv2d-stride-dilation-groups": _conv_case, "conv2d-same": _conv_same_case,
+    "conv1d-unbatched": _conv1d_unbatched_case, "conv_transpose2d": _conv_transpose_case,
+    "max_pool2d-ceil": lambda r: (lambda x: (r.op("max_pool2d", x, [3, 3], [2, 2], [1, 1], [1, 1], True), [x]))(_x(r, 1, 2, 8, 8)),
+    "max_pool1d": lambda r: (lambda x: (r.op("max_pool1d", x, [2], [], [0], [1], False), [x]))(_x(r, 2, 3, 8)),
+    "avg_pool2d": lambda r: (lambda x: (r.op("avg_pool_nd", x, [3, 3], [2, 2], [1, 1], False, True, None), [x]))(_x(r, 1, 2, 7, 7)),
+    "avg_pool2d-exclude-pad": lambda r: (lambda x: (r.op("avg_pool_nd", x, [3, 3], [2, 2], [1, 1], False, False, None), [x]))(_x(r, 1, 2, 7, 7)),
+    "adaptive_avg_pool2d": lambda r: (lambda x: (r.op("adaptive_avg_pool_nd", x, [2, 3]), [x]))(_x(r, 1, 2, 6, 9)),
+    "group_norm": lambda r: (lambda x: (r.op("group_norm", x, 2, r.param("w", ember.rand(4)), r.param("b", ember.randn(4)), 1e-5, True), [x]))(_x(r, 2, 4, 3, 3)),
+    "instance_norm": lambda r: (lambda x: (r.op("instance_norm", x, None, None, None, None, True, 0.1, 1e-5, True), [x]))(_x(r, 2, 3, 4, 4)),
+    "layer_norm-2d-no-affine": lambda r: (lambda x: (r.op("layer_norm", x, [3, 4], None, None, 1e-5, True), [x]))(_x(r, 2, 3, 4)),
+    "rms_norm": lambda r: (lambda x: (r.op("rms_norm", x, [4], r.param("w", ember.rand(4)), None), [x]))(_x(r, 2, 3, 4)),
+    "local_response_norm": lambda r: (lambda x: (r.op("local_response_norm", x, 3, 1e-2, 0.75, 2.0), [x]))(_x(r, 1, 5, 3, 3)),
+    "normalize": lambda r: (lambda x: (r.op("normalize", x, 2.0, 1, 1e-12), [x]))(_x(r, 3, 4)),
+    "softmax": lambda r: (lambda x: (r.op("softmax", x, 0, None), [x]))(_x(r, 3, 4)),
+    "log_softmax": lambda r: (lambda x: (r.op("log_softmax", x, -1, None), [x]))(_x(r, 3, 4)),
+    "dropout-eval": lambda r: (lambda x: (r.op("dropout", x, 0.5, False), [x]))(_x(r, 3, 4)),
+    "one_hot": lambda r: (lambda x: (r.op("one_hot", x, 6), [x]))(r.input("x", ember.tensor([[0, 5], [3, 1]]))),
+    "mse_loss": _loss("mse_loss", 1), "l1_loss-sum": _loss("l1_loss", 2), "smooth_l1_loss": _loss("smooth_l1_loss", 1, 0.5),
+    "huber_loss-none": _loss("huber_loss", 0, 0.7),
+    "bce_with_logits": _loss("binary_cross_entropy_with_logits", None, None, 1, target="prob"),
+    "nll_loss": _loss("nll_loss", None, 1, -100, target="class"),
+    "cross_entropy": _loss("cross_entropy_loss", None, 1, -100, 0.0, target="class"),
+    "cross_entropy-probs": _loss("cross_entropy_loss", None, 2, -100, 0.0, target="prob"),
+})
+
+
+@pytest.mark.parametrize("case", sorted(OP_CASES))
+def test_op_matches_onnxruntime(case):
+    ember.manual_seed(5)
+    rec = Recorder()
+    out, inputs = OP_CASES[case](rec)
+    proto = to_onnx(rec, out)
+    assert_matches(proto, rec, out, inputs)

@@ -143,6 +143,9 @@ class GraphBuilder:
     # ---- emitting
     def op(self, op_type, *inputs, outputs=1, **attrs):
         """Append an ONNX node; None inputs are omitted optional inputs. Returns its output name(s)."""
+        inputs = list(inputs)
+        while inputs and inputs[-1] is None:  # trailing optionals are left out, not named "" (ORT crashes on
+            inputs.pop()                      # an empty trailing LayerNormalization bias)
         names = [self.fresh(op_type.lower()) for _ in range(outputs)]
         attrs = {k: v for k, v in attrs.items() if v is not None}
         node = helper.make_node(op_type, ["" if i is None else i for i in inputs], names,

@@ -167,11 +167,13 @@ def _leaky_relu(g, n):
 
 
 @symbolic("elu")
-def _elu(g, n):
+def _elu(g, n):  # scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))
     x, alpha, scale, input_scale = _x(g, n), float(n.args[1]), float(n.args[2]), float(n.args[3])
-    if input_scale != 1.0:
-        x = g.op("Mul", x, _s(g, n, input_scale))
-    y = g.op("Elu", x, alpha=alpha)
+    if input_scale == 1.0:
+        y = g.op("Elu", x, alpha=alpha)
+    else:
+        negative = g.op("Elu", g.op("Mul", x, _s(g, n, input_scale)), alpha=alpha)
+        y = g.op("Where", g.op("Greater", x, _s(g, n, 0.0)), x, negative)
     return y if scale == 1.0 else g.op("Mul", y, _s(g, n, scale))
 
 

@@ -166,10 +166,10 @@ def _select(g, n):
     return g.op("Gather", g.t(x), g.const(index, "int64"), axis=norm_dim(dim, x.rank))
 
 
-def _split_by_outputs(g, n, x, dim):
+def _split_by_outputs(g, n, x, dim, sizes=None):
     """Split along dim into the pieces the trace made (their sizes are in the output shapes)."""
     d = norm_dim(dim, x.rank)
-    sizes = [v.shape[d] for v in n.outputs]
+    sizes = sizes or [v.shape[d] for v in n.outputs]
     if len(sizes) == 1:
         return [g.op("Identity", g.t(x))]
     return g.op("Split", g.t(x), g.ints(sizes), axis=d, outputs=len(sizes))
@@ -184,7 +184,7 @@ def _split(g, n):
 def _unbind(g, n):
     x, dim = n.args
     d = norm_dim(dim, x.rank)
-    pieces = _split_by_outputs(g, n, x, dim)
+    pieces = _split_by_outputs(g, n, x, dim, [1] * x.shape[d])
     return [g.op("Squeeze", p, g.ints([d])) for p in pieces]
 
 
