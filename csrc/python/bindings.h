@@ -12,6 +12,7 @@ void bind_interop(nanobind::module_& m);
 void bind_autograd(nanobind::module_& m);
 void bind_profiler(nanobind::module_& m);
 void bind_shm(nanobind::module_& m);
+void bind_jit(nanobind::module_& m);
 
 nanobind::object scalar_to_python(const Scalar& s);
 nanobind::object tensor_tolist(const Tensor& t);

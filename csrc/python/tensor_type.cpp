@@ -8,6 +8,7 @@
 
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
+#include "ember/jit/tracer.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
 
@@ -182,10 +183,16 @@ PyObject* richcompare(PyObject* a, PyObject* b, int op) {
 
 Py_hash_t tensor_hash(PyObject* a) { return Py_hash_t(uintptr_t(a) >> 4); }
 
+// Reading a shape into Python while a jit trace runs may bake it into the graph (ember/jit).
+void shape_read(const Tensor& t, const char* what) {
+  if (EMBER_UNLIKELY(jit::tracing())) jit::on_shape_read(t, what);
+}
+
 Py_ssize_t mp_length(PyObject* a) {
   try {
     const Tensor& t = unpack(a);
     EMBER_CHECK_KIND(t.dim() > 0, Type, "len() of a 0-d tensor");
+    shape_read(t, "len(Tensor)");
     return Py_ssize_t(t.sizes()[0]);
   } catch (...) {
     set_python_error();
@@ -252,7 +259,10 @@ PyType_Slot tensor_slots[] = {
     {0, nullptr},
 };
 
-nb::object size_of(const Tensor& t) { return nb::steal(make_size(t.sizes())); }
+nb::object size_of(const Tensor& t) {
+  shape_read(t, "Tensor.shape / Tensor.size()");
+  return nb::steal(make_size(t.sizes()));
+}
 
 }  // namespace
 
@@ -300,8 +310,8 @@ void bind_tensor(nb::module_& m) {
       })
       .def("dim", &Tensor::dim)
       .def("ndimension", &Tensor::dim)
-      .def("numel", &Tensor::numel)
-      .def("nelement", &Tensor::numel)
+      .def("numel", [](const Tensor& t) { shape_read(t, "Tensor.numel()"); return t.numel(); })
+      .def("nelement", [](const Tensor& t) { shape_read(t, "Tensor.nelement()"); return t.numel(); })
       .def("element_size", &Tensor::element_size)
       .def("storage_offset", &Tensor::storage_offset)
       .def("data_ptr", [](const Tensor& t) { return uintptr_t(t.data_ptr()); })
@@ -309,15 +319,20 @@ void bind_tensor(nb::module_& m) {
       .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); })
       .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); }, nb::arg("memory_format") = nb::none())
       .def("size", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
-        if (d) return nb::int_(t.size(*d));
-        return size_of(t);
+        if (!d) return size_of(t);
+        shape_read(t, "Tensor.size(dim)");
+        return nb::int_(t.size(*d));
       }, nb::arg("dim") = nb::none())
       .def("stride", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
         if (d) return nb::int_(t.stride(*d));
         return nb::tuple(nb::cast(t.strides().vec()));
       }, nb::arg("dim") = nb::none())
       .def("item", [](const Tensor& t) { return scalar_to_python(t.item()); })
-      .def("tolist", [](const Tensor& t) { return tensor_tolist(t); })
+      .def("tolist", [](const Tensor& t) {
+        if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(t, "Tensor.tolist()");
+        jit::TracedCall no_record("prim::tolist", jit::Variant::Functional);  // its item() reads are covered
+        return tensor_tolist(t);
+      })
       .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
       .def("_use_count", [](const Tensor& t) { return t.use_count(); })
       .def("_storage_nbytes", [](const Tensor& t) { return t.impl()->storage()->nbytes(); })

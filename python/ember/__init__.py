@@ -56,6 +56,8 @@ from ._flags import (  # noqa: E402,F401
     get_float32_matmul_precision,
 )
 from ._comparison import allclose, isclose, equal  # noqa: E402,F401
+from . import jit  # noqa: E402,F401
+from .jit import compile  # noqa: E402,F401
 
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),

@@ -178,6 +178,9 @@ class Tensor(_C.TensorBase):
 
     # ---- printing
     def __repr__(self, *, tensor_contents=None):
+        if _C._jit.tracing():  # printing inside traced code is not part of the graph
+            with _C._jit.NoTrace():
+                return _tensor_str._str(self, tensor_contents=tensor_contents)
         return _tensor_str._str(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
@@ -222,6 +225,13 @@ class Tensor(_C.TensorBase):
 
     # ---- interop
     def numpy(self, *, force=False):
+        if _C._jit.tracing():  # the values leave the graph: replay guards on them
+            _C._jit.values_read(self, "Tensor.numpy()")
+            with _C._jit.NoTrace():
+                return self._numpy(force)
+        return self._numpy(force)
+
+    def _numpy(self, force):
         import numpy as np
         if getattr(self, "requires_grad", False) and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")

@@ -24,6 +24,7 @@ import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import autograd as ag  # noqa: E402
+import jit  # noqa: E402
 
 HEADER = "// @generated from ops.yaml by tools/codegen/gen.py. Do not edit.\n"
 
@@ -290,10 +291,30 @@ def record_line(op, name):
     return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
 
 
+def traced_entry(op, ret, fname, params, call_args, variant, body):
+    """An op entry as two functions: the body, and the public entry that records the call when a
+    jit trace is running on the thread (ember/jit/tracer.h) and otherwise just calls the body."""
+    schema = op.entry["func"].split("(")[0]
+    impl = f"{fname}__{op.overload or 'base'}_body"
+    argnames = [a.strip() for a in call_args.split(",") if a.strip()]
+    rec = " ".join(f"tc_.arg({a});" for a in argnames)
+    if ret == "void":
+        traced = f"{impl}({call_args});\n    tc_.result_void();\n    return;"
+    else:
+        traced = f"{'const Tensor&' if ret == 'const Tensor&' else 'auto'} r_ = {impl}({call_args});\n    tc_.result(r_);\n    return r_;"
+    return [f"static inline {ret} {impl}({params}) {{\n" + "\n".join(body) + "\n}",
+            f"{ret} {fname}({params}) {{\n"
+            f"  if (EMBER_UNLIKELY(::ember::jit::tracing())) {{\n"
+            f"    ::ember::jit::TracedCall tc_(\"{schema}\", ::ember::jit::Variant::{variant});\n"
+            f"    if (tc_.recording()) {{ {rec} }}\n"
+            f"    {traced}\n  }}\n"
+            f"  return {impl}({call_args});\n}}"]
+
+
 def gen_ops_cpp(ops, out):
     ag.assign_node_names(ops)
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
-         '#include "ember/profiler/profiler.h"',
+         '#include "ember/profiler/profiler.h"', '#include "ember/jit/tracer.h"',
          '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"', "",
          "namespace ember {", "namespace autograd::generated {"]
     for op in ops:
@@ -309,14 +330,15 @@ def gen_ops_cpp(ops, out):
             body = ag.inplace_body(op, call)
         else:
             body = ag.functional_body(op, call)
-        o.append(f"{ret} {op.name}({op.cpp_params(False)}) {{\n" + "\n".join([record_line(op, op.name)] + body) + "\n}")
+        o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
+                              [record_line(op, op.name)] + body))
         if op.inplace:
             body = [record_line(op, op.name + "_")] + ag.inplace_body(op, f"native::{op.name}_({names})")
-            o.append(f"const Tensor& {op.name}_({op.cpp_params(False)}) {{\n" + "\n".join(body) + "\n}")
+            o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))
         if op.out:
             body = [record_line(op, op.name)] + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
-            o.append(f"{op.out_ret()} {op.name}_out({op.cpp_params(False, prefix=op.out_prefix())}) {{\n"
-                     + "\n".join(body) + "\n}")
+            o.extend(traced_entry(op, op.out_ret(), op.name + "_out", op.cpp_params(False, prefix=op.out_prefix()),
+                                  f"{op.out_names()}, {names}", "Out", body))
         if op.kernel and op.kernel.startswith("binary"):
             sp = op.cpp_params(False).replace("const Tensor& other", "const Scalar& other", 1)
             o.append(f"Tensor {op.name}({sp}) {{ return ember::{op.name}({names.replace('other', 'scalar_to_tensor(other)', 1)}); }}")
@@ -499,6 +521,7 @@ def main():
     gen_headers(ops, out)
     gen_ops_cpp(ops, out)
     gen_python(ops, out)
+    jit.gen_jit(ops, out)
 
 
 if __name__ == "__main__":

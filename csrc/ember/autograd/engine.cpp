@@ -12,6 +12,7 @@
 
 #include "ember/generated/ops.h"
 #include "ember/profiler/profiler.h"
+#include "ember/jit/tracer.h"
 
 namespace ember::autograd {
 
@@ -97,6 +98,8 @@ void validate_outputs(const Node& node, variable_list& outs) {
 
 variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
                            const BackwardOptions& opts) {
+  // A graph records forward ops only: gradients computed inside a traced function would be baked in.
+  if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
   AutoGradMode mode(opts.create_graph);
   // ---- roots
   std::vector<Edge> root_edges;

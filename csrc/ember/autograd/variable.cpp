@@ -3,6 +3,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
+#include "ember/jit/tracer.h"
 
 namespace ember {
 
@@ -24,7 +25,11 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
   autograd::backward({*this}, gradient.defined() ? std::vector<Tensor>{gradient} : std::vector<Tensor>{}, retain_graph,
                      create_graph);
 }
-Tensor Tensor::detach() const { return make_view(*this, sizes(), strides(), storage_offset()); }
+Tensor Tensor::detach() const {
+  Tensor r = make_view(*this, sizes(), strides(), storage_offset());
+  if (EMBER_UNLIKELY(jit::tracing())) jit::on_detach(*this, r);
+  return r;
+}
 void Tensor::retain_grad() const {
   auto& m = autograd::materialize_meta(*this);
   EMBER_CHECK(requires_grad(), "can't retain_grad on Tensor that has requires_grad=False");

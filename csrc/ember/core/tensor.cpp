@@ -2,6 +2,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
+#include "ember/jit/tracer.h"
 
 namespace ember {
 
@@ -45,6 +46,7 @@ Tensor scalar_to_tensor(const Scalar& s) {
 
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
+  if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(*this, "item()");
   if (!device().is_cpu()) return to(Device()).item();  // waits for the device, as PyTorch
   const void* p = data_ptr();
   switch (dtype()) {

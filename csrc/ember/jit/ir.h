@@ -103,6 +103,9 @@ struct Graph {
   bool static_shapes = false;
   std::string static_shapes_reason;  // where it was read, for the error message
 
+  // Set by jit::prepare (interpreter.h): resolved ops and value lifetimes. Not serialized.
+  std::shared_ptr<const void> plan;
+
   int64_t new_value() {
     values.emplace_back();
     return num_values++;

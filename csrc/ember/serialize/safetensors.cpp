@@ -16,12 +16,12 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/ops.h"
+#include "ember/serialize/json.h"
 
 namespace ember {
 namespace {
 
 constexpr uint64_t kMaxHeader = 100u * 1024 * 1024;
-constexpr int kMaxDepth = 64;
 
 const std::pair<const char*, ScalarType> kDtypes[] = {
     {"F64", kDouble}, {"F32", kFloat}, {"F16", kHalf}, {"BF16", kBFloat16}, {"I64", kLong},
@@ -32,201 +32,6 @@ const char* st_name(ScalarType t) {
   for (auto& d : kDtypes)
     if (d.second == t) return d.first;
   EMBER_FAIL(Runtime, "safetensors: unsupported dtype ", t);
-}
-
-// ---------------------------------------------------------------- JSON (the subset a header needs)
-struct Json {
-  enum Kind { Null, Bool, Int, Float, Str, Arr, Obj } kind = Null;
-  int64_t i = 0;
-  std::string s;
-  std::vector<Json> arr;
-  std::vector<std::pair<std::string, Json>> obj;
-};
-
-class JsonReader {
- public:
-  JsonReader(const char* p, size_t n, const std::string& what) : p_(p), end_(p + n), what_(what) {}
-
-  Json document() {
-    Json v = value(0);
-    ws();
-    if (p_ != end_) fail("trailing characters after the JSON header");
-    return v;
-  }
-
- private:
-  [[noreturn]] void fail(const char* msg) { EMBER_FAIL(Runtime, what_, ": invalid safetensors header: ", msg); }
-  void ws() {
-    while (p_ < end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
-  }
-  bool eat(char c) {
-    ws();
-    if (p_ < end_ && *p_ == c) {
-      ++p_;
-      return true;
-    }
-    return false;
-  }
-  void expect(char c) {
-    if (!eat(c)) fail("malformed JSON");
-  }
-  bool literal(const char* word) {
-    size_t n = std::strlen(word);
-    if (size_t(end_ - p_) >= n && std::memcmp(p_, word, n) == 0) {
-      p_ += n;
-      return true;
-    }
-    return false;
-  }
-
-  Json value(int depth) {
-    if (depth > kMaxDepth) fail("JSON nested too deeply");
-    ws();
-    if (p_ >= end_) fail("unexpected end of JSON");
-    Json v;
-    char c = *p_;
-    if (c == '{') {
-      ++p_;
-      v.kind = Json::Obj;
-      if (eat('}')) return v;
-      do {
-        ws();
-        if (p_ >= end_ || *p_ != '"') fail("expected a string key");
-        std::string key = string();
-        expect(':');
-        v.obj.emplace_back(std::move(key), value(depth + 1));
-      } while (eat(','));
-      expect('}');
-    } else if (c == '[') {
-      ++p_;
-      v.kind = Json::Arr;
-      if (eat(']')) return v;
-      do v.arr.push_back(value(depth + 1));
-      while (eat(','));
-      expect(']');
-    } else if (c == '"') {
-      v.kind = Json::Str;
-      v.s = string();
-    } else if (literal("true") || literal("false")) {
-      v.kind = Json::Bool;
-    } else if (literal("null")) {
-      v.kind = Json::Null;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      number(v);
-    } else {
-      fail("unexpected character");
-    }
-    return v;
-  }
-
-  void number(Json& v) {
-    bool neg = *p_ == '-';
-    if (neg) ++p_;
-    if (p_ >= end_ || *p_ < '0' || *p_ > '9') fail("malformed number");
-    uint64_t mag = 0;
-    bool overflow = false;
-    while (p_ < end_ && *p_ >= '0' && *p_ <= '9') {
-      uint64_t d = uint64_t(*p_++ - '0');
-      if (mag > (UINT64_MAX - d) / 10) overflow = true;
-      mag = mag * 10 + d;
-    }
-    v.kind = Json::Int;
-    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) {  // a float: accepted, never used as an int
-      v.kind = Json::Float;
-      while (p_ < end_ && (std::strchr("0123456789.eE+-", *p_) != nullptr)) ++p_;
-      return;
-    }
-    if (overflow || mag > uint64_t(INT64_MAX)) fail("integer out of range");
-    v.i = neg ? -int64_t(mag) : int64_t(mag);
-  }
-
-  void utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) {
-      out += char(cp);
-    } else if (cp < 0x800) {
-      out += char(0xC0 | (cp >> 6));
-      out += char(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += char(0xE0 | (cp >> 12));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    } else {
-      out += char(0xF0 | (cp >> 18));
-      out += char(0x80 | ((cp >> 12) & 0x3F));
-      out += char(0x80 | ((cp >> 6) & 0x3F));
-      out += char(0x80 | (cp & 0x3F));
-    }
-  }
-  uint32_t hex4() {
-    if (end_ - p_ < 4) fail("truncated \\u escape");
-    uint32_t v = 0;
-    for (int k = 0; k < 4; k++) {
-      char h = *p_++;
-      v <<= 4;
-      if (h >= '0' && h <= '9') v |= uint32_t(h - '0');
-      else if (h >= 'a' && h <= 'f') v |= uint32_t(h - 'a' + 10);
-      else if (h >= 'A' && h <= 'F') v |= uint32_t(h - 'A' + 10);
-      else fail("bad \\u escape");
-    }
-    return v;
-  }
-  std::string string() {
-    ++p_;  // opening quote
-    std::string out;
-    while (true) {
-      if (p_ >= end_) fail("unterminated string");
-      unsigned char c = static_cast<unsigned char>(*p_++);
-      if (c == '"') return out;
-      if (c < 0x20) fail("control character in string");
-      if (c != '\\') {
-        out += char(c);
-        continue;
-      }
-      if (p_ >= end_) fail("unterminated string");
-      char e = *p_++;
-      switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
-        case 'u': {
-          uint32_t cp = hex4();
-          if (cp >= 0xD800 && cp < 0xDC00 && end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u') {
-            p_ += 2;
-            uint32_t lo = hex4();
-            if (lo < 0xDC00 || lo >= 0xE000) fail("bad surrogate pair");
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-          }
-          utf8(out, cp);
-          break;
-        }
-        default: fail("bad escape");
-      }
-    }
-  }
-
-  const char* p_;
-  const char* end_;
-  const std::string& what_;
-};
-
-void json_string(std::ostringstream& os, const std::string& s) {
-  os << '"';
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') {
-      os << '\\' << char(c);
-    } else if (c < 0x20) {
-      const char* hex = "0123456789abcdef";
-      os << "\\u00" << hex[c >> 4] << hex[c & 15];
-    } else {
-      os << char(c);
-    }
-  }
-  os << '"';
 }
 
 // ---------------------------------------------------------------- header
@@ -259,7 +64,7 @@ uint64_t header_length(const unsigned char* prefix, uint64_t file_size, const st
 
 Header parse_header(const char* json, uint64_t n, uint64_t file_size, const std::string& what) {
   EMBER_CHECK(n > 0 && json[0] == '{', what, ": invalid safetensors header: it must be a JSON object");
-  Json doc = JsonReader(json, n, what).document();
+  json::Json doc = json::parse(json, n, what + ": invalid safetensors header");
   Header h;
   h.data_start = 8 + n;
   uint64_t data_len = file_size - h.data_start;
@@ -267,22 +72,22 @@ Header parse_header(const char* json, uint64_t n, uint64_t file_size, const std:
   for (auto& [name, info] : doc.obj) {
     EMBER_CHECK(seen.insert(name).second, what, ": tensor name '", name, "' appears twice in the header");
     if (name == "__metadata__") {
-      EMBER_CHECK(info.kind == Json::Obj, what, ": __metadata__ must be an object of strings");
+      EMBER_CHECK(info.kind == json::Json::Obj, what, ": __metadata__ must be an object of strings");
       for (auto& [k, v] : info.obj) {
-        EMBER_CHECK(v.kind == Json::Str, what, ": __metadata__ values must be strings");
+        EMBER_CHECK(v.kind == json::Json::Str, what, ": __metadata__ values must be strings");
         h.metadata[k] = v.s;
       }
       continue;
     }
-    EMBER_CHECK(info.kind == Json::Obj, what, ": malformed entry for tensor '", name, "'");
-    const Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
+    EMBER_CHECK(info.kind == json::Json::Obj, what, ": malformed entry for tensor '", name, "'");
+    const json::Json *dtype = nullptr, *shape = nullptr, *offsets = nullptr;
     for (auto& [k, v] : info.obj) {
       if (k == "dtype") dtype = &v;
       else if (k == "shape") shape = &v;
       else if (k == "data_offsets") offsets = &v;
     }
-    EMBER_CHECK(dtype && shape && offsets && dtype->kind == Json::Str && shape->kind == Json::Arr &&
-                    offsets->kind == Json::Arr && offsets->arr.size() == 2,
+    EMBER_CHECK(dtype && shape && offsets && dtype->kind == json::Json::Str && shape->kind == json::Json::Arr &&
+                    offsets->kind == json::Json::Arr && offsets->arr.size() == 2,
                 what, ": malformed entry for tensor '", name, "'");
     Entry e{name, ScalarType::Undefined, {}, 0, 0};
     for (auto& d : kDtypes)
@@ -290,12 +95,12 @@ Header parse_header(const char* json, uint64_t n, uint64_t file_size, const std:
     EMBER_CHECK(e.dtype != ScalarType::Undefined, what, ": unsupported dtype '", dtype->s, "' for tensor '", name, "'");
     unsigned __int128 bytes = uint64_t(itemsize(e.dtype));
     for (auto& s : shape->arr) {
-      EMBER_CHECK(s.kind == Json::Int && s.i >= 0, what, ": invalid shape for tensor '", name, "'");
+      EMBER_CHECK(s.kind == json::Json::Int && s.i >= 0, what, ": invalid shape for tensor '", name, "'");
       e.shape.push_back(s.i);
       bytes *= uint64_t(s.i);
       if (bytes > (unsigned __int128)(UINT64_MAX)) bytes = (unsigned __int128)(UINT64_MAX);
     }
-    EMBER_CHECK(offsets->arr[0].kind == Json::Int && offsets->arr[1].kind == Json::Int && offsets->arr[0].i >= 0 &&
+    EMBER_CHECK(offsets->arr[0].kind == json::Json::Int && offsets->arr[1].kind == json::Json::Int && offsets->arr[0].i >= 0 &&
                     offsets->arr[0].i <= offsets->arr[1].i && uint64_t(offsets->arr[1].i) <= data_len,
                 what, ": data offsets of tensor '", name, "' are outside the file");
     e.begin = uint64_t(offsets->arr[0].i);
@@ -407,7 +212,7 @@ std::string to_safetensors(const TensorDict& tensors, const StringDict& metadata
     Tensor c = t.to(Device()).contiguous();  // the bytes are written from host memory
     if (!first) js << ',';
     first = false;
-    json_string(js, name);
+    json::write_string(js, name);
     js << ":{\"dtype\":\"" << st_name(c.dtype()) << "\",\"shape\":[";
     for (int64_t d = 0; d < c.dim(); d++) js << (d ? "," : "") << c.size(d);
     uint64_t n = uint64_t(c.nbytes());
@@ -421,9 +226,9 @@ std::string to_safetensors(const TensorDict& tensors, const StringDict& metadata
     for (auto& [k, v] : metadata) {
       js << (f2 ? "" : ",");
       f2 = false;
-      json_string(js, k);
+      json::write_string(js, k);
       js << ':';
-      json_string(js, v);
+      json::write_string(js, v);
     }
     js << '}';
   }
