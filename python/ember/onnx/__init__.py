@@ -130,13 +130,15 @@ def _write(model, f, external_data):
 
 
 def _trace(model, args):
-    try:
-        from .. import jit
-        trace = jit.trace
-    except (ImportError, AttributeError):
-        raise OnnxExporterError("ember.onnx.export traces the model with ember.jit.trace, which this build of "
-                                "Ember does not have") from None
-    return trace(model, args)
+    """The traced graph's JSON form and its named tensors (params and constants)."""
+    from .. import jit
+    traced = jit.trace(model, args, check_trace=False)
+    graph = traced.graph.json()
+    state_dict = getattr(model, "state_dict", None)
+    if callable(state_dict):  # initializers in state_dict order (the tracer lists parameters, then buffers)
+        rank = {name: k for k, name in enumerate(state_dict())}
+        graph["params"].sort(key=lambda entry: rank.get(entry["name"], len(rank)))
+    return graph, traced._c.named_tensors()
 
 
 def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=None, output_names=None,
@@ -190,8 +192,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     was_exporting, _exporting = _exporting, True
     try:
         with select_model_mode_for_export(model, training), ember.no_grad():
-            traced = _trace(model, args)
-        graph, tensors = traced.graph_json(), traced.named_tensors()
+            graph, tensors = _trace(model, args)
         proto = convert(graph, tensors, opset=opset, input_names=input_names, output_names=output_names,
                         dynamic_axes=dynamic_axes, export_params=export_params,
                         keep_initializers_as_inputs=keep_initializers_as_inputs,

@@ -284,7 +284,8 @@ def convert(graph, tensors, *, opset, input_names, output_names, dynamic_axes, e
     outputs = [_value_info(name, scope.val(vid), axes.get(name, {}), known=not axes)
                for vid, name in zip(out_ids, out_names)]
     initializers = []
-    for name, tensor in g.used_params.items():
+    order = {entry["name"]: k for k, entry in enumerate(graph.get("params", []))}
+    for name, tensor in sorted(g.used_params.items(), key=lambda item: order[item[0]]):  # state_dict order
         array = _to_numpy(tensor)
         dtype = str(tensor.dtype).rsplit(".", 1)[-1]
         if export_params:
