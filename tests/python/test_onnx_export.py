@@ -67,7 +67,7 @@ class Recorder:
 
     def __init__(self):
         self.values, self.inputs, self.params, self.constants, self.nodes = [], [], [], [], []
-        self.tensors, self.eager = {}, {}
+        self.tensors, self.eager, self.calls = {}, {}, []
 
     def _new(self, t):
         vid = H(len(self.values))
@@ -126,6 +126,7 @@ class Recorder:
         out = fn(*eager)
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
         ids = [self._new(t) for t in outs]
+        self.calls.append((fn, list(args), ids))
         self.nodes.append({"op": op, "variant": "functional", "args": list(encoded), "outputs": [int(i) for i in ids]})
         return ids if isinstance(out, (tuple, list)) else ids[0]
 
@@ -139,6 +140,26 @@ class Recorder:
             kw = {p: a for p, a in zip(params, eager) if p in kwonly}
             return fn(*pos, **kw)
         return self(name, list(args), call)
+
+    def replay(self, out):
+        """A function of the recorded inputs that makes the same calls again (for ember.jit.trace)."""
+        def run(*inputs):
+            env = dict(self.eager)
+            env.update({H(i["value"]): t for i, t in zip(self.inputs, inputs)})
+
+            def resolve(a):
+                if isinstance(a, H):
+                    return env[a]
+                if isinstance(a, D):
+                    return getattr(ember, a)
+                if isinstance(a, list) and a and all(isinstance(x, H) for x in a):
+                    return [env[x] for x in a]
+                return a
+            for fn, args, ids in self.calls:
+                result = fn(*[resolve(a) for a in args])
+                env.update(zip(ids, result if isinstance(result, (tuple, list)) else [result]))
+            return tuple(env[o] for o in out) if isinstance(out, (tuple, list)) else env[out]
+        return run
 
     def graph(self, out, static_shapes=False):
         spec = {"tuple": [{"value": int(v)} for v in out]} if isinstance(out, (tuple, list)) else {"value": int(out)}
@@ -670,3 +691,6 @@ def test_op_matches_onnxruntime(case):
     out, inputs = OP_CASES[case](rec)
     proto = to_onnx(rec, out)
     assert_matches(proto, rec, out, inputs)
+    # the same calls traced by ember.jit.trace (parameters are captured as constants there)
+    traced = export_bytes(rec.replay(out), tuple(rec.eager[i["value"]] for i in rec.inputs))
+    assert_matches(traced, rec, out, [i["value"] for i in rec.inputs])
