@@ -253,7 +253,8 @@ def test_fashion_mnist_cnn_with_a_dynamic_batch(tmp_path):
     assert "Dropout" not in {n.op_type for n in proto.graph.node}
     dims = proto.graph.input[0].type.tensor_type.shape.dim
     assert [d.dim_param or d.dim_value for d in dims] == ["batch", 1, 28, 28]
-    assert proto.graph.output[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    dims = proto.graph.output[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["batch", 10]
     for batch in (4, 7):  # exported with batch 4, run at 7 as well
         assert_runs_like(proto, model, ember.randn(batch, 1, 28, 28))
 
@@ -694,3 +695,39 @@ def test_op_matches_onnxruntime(case):
     # the same calls traced by ember.jit.trace (parameters are captured as constants there)
     traced = export_bytes(rec.replay(out), tuple(rec.eager[i["value"]] for i in rec.inputs))
     assert_matches(traced, rec, out, [i["value"] for i in rec.inputs])
+
+
+def test_fusion_group_is_inlined():
+    # what ember.compile's fuser makes: prim::FusionGroup whose subgraph inputs are the node's args
+    ember.manual_seed(7)
+    inner = Recorder()
+    a, b = inner.input("a", ember.randn(3, 4)), inner.input("b", ember.randn(4))
+    y = inner.op("mul", inner.op("add", a, b, 1), inner.op("sigmoid", a))
+    sub = inner.graph(y)
+    rec = Recorder()
+    x = rec.input("x", inner.eager[a])
+    bias = rec.param("bias", inner.eager[b])
+    fused = rec._new(inner.eager[y])
+    rec.nodes.append({"op": "prim::FusionGroup", "variant": "functional", "args": [{"value": int(x)}, {"value": int(bias)}],
+                      "outputs": [int(fused)], "subgraph": sub})
+    out = rec.op("relu", fused)
+    proto = to_onnx(rec, out)
+    assert [i.name for i in proto.graph.initializer] == ["bias"]
+    assert_matches(proto, rec, out, [x])
+
+
+def test_dynamic_shapes_and_saving_options(tmp_path, capsys):
+    ember.manual_seed(8)
+    model = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+    x = ember.randn(5, 3)
+    program = ember.onnx.export(model, (x,), dynamic_shapes={"input": {0: "rows"}}, verbose=True)
+    assert "Gemm" in capsys.readouterr().out
+    dims = program.model_proto.graph.input[0].type.tensor_type.shape.dim
+    assert [d.dim_param or d.dim_value for d in dims] == ["rows", 3]
+    assert_runs_like(program.model_proto, model, ember.randn(2, 3))
+    path = tmp_path / "bare.onnx"
+    program.save(str(path), include_initializers=False)
+    bare = onnx.load(str(path))
+    assert not bare.graph.initializer and [i.name for i in bare.graph.input] == ["input", "0.weight", "0.bias"]
+    with pytest.raises(ValueError, match="not both"):
+        ember.onnx.export(model, (x,), dynamic_shapes={"input": {0: "rows"}}, dynamic_axes={"input": [0]})

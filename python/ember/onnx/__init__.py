@@ -201,8 +201,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         _exporting = was_exporting
     check(proto)
     if verbose:
-        import onnx
-        print(onnx.helper.printable_graph(proto.graph))
+        import onnx.printer
+        print(onnx.printer.to_text(proto.graph))
     program = ONNXProgram(proto)
     if verify:
         _verify(program, model, args)

@@ -296,7 +296,31 @@ def convert(graph, tensors, *, opset, input_names, output_names, dynamic_axes, e
     onnx_graph = helper.make_graph(g.nodes, "main_graph", inputs, outputs, initializer=initializers)
     model = helper.make_model_gen_version(onnx_graph, opset_imports=[helper.make_opsetid("", opset)],
                                           producer_name="ember", producer_version=producer_version)
+    if axes:
+        _infer_output_dims(model)
     return model
+
+
+def _infer_output_dims(model):
+    """Fill the output sizes a dynamic graph leaves open with what ONNX shape inference derives
+    (e.g. [batch, 10] rather than [batch, ?]); where it cannot, they stay unknown, which is valid."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except (onnx.shape_inference.InferenceError, ValueError):
+        return
+    found = {o.name: o.type.tensor_type for o in inferred.graph.output}
+    for out in model.graph.output:
+        src = found.get(out.name)
+        dims = out.type.tensor_type.shape.dim
+        if src is None or not src.HasField("shape") or len(src.shape.dim) != len(dims):
+            continue
+        for d, s in zip(dims, src.shape.dim):
+            if d.HasField("dim_param") or d.HasField("dim_value"):
+                continue
+            if s.HasField("dim_value"):
+                d.dim_value = s.dim_value
+            elif s.HasField("dim_param"):
+                d.dim_param = s.dim_param
 
 
 def _convert_nodes(g, graph, scope, output_names):
@@ -390,7 +414,7 @@ def _dynamic_axes(dynamic_axes, graph, in_names, out_names, scope, out_ids):
 
 def _value_info(name, v, dyn, known=True):
     """A graph input/output type: named dims where dynamic; trace-time sizes elsewhere, except on
-    outputs of a graph with dynamic axes, whose sizes ONNX shape inference cannot be told ahead."""
+    outputs of a graph with dynamic axes (they may follow an input's size: _infer_output_dims)."""
     dims = [dyn[k] if k in dyn else (d if known else None) for k, d in enumerate(v.shape)]
     return helper.make_tensor_value_info(name, onnx_type(v.dtype), dims)
 
