@@ -731,3 +731,12 @@ def test_dynamic_shapes_and_saving_options(tmp_path, capsys):
     assert not bare.graph.initializer and [i.name for i in bare.graph.input] == ["input", "0.weight", "0.bias"]
     with pytest.raises(ValueError, match="not both"):
         ember.onnx.export(model, (x,), dynamic_shapes={"input": {0: "rows"}}, dynamic_axes={"input": [0]})
+
+
+def test_creation_ops_inside_a_trace():
+    def f(x):
+        return (x + x.new_ones(2, 3) * 2 + ember.arange(3) + ember.eye(2, 3) - ember.full((3,), 0.5)
+                + ember.zeros_like(x) + ember.arange(1.0, 2.0, 0.25)[:3])
+    x = ember.randn(2, 3)
+    proto = export_bytes(f, (x,), dynamic_axes={"x": {0: "n"}})
+    assert_runs_like(proto, f, x)

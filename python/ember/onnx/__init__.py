@@ -205,7 +205,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         print(onnx.printer.to_text(proto.graph))
     program = ONNXProgram(proto)
     if verify:
-        _verify(program, model, args)
+        _verify(program, model, args, training)
     if f is not None:
         _write(proto, f, external_data)
     elif not dynamo:
@@ -213,9 +213,9 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     return program if dynamo else None
 
 
-def _verify(program, model, args):
+def _verify(program, model, args, training):
     import ember
-    with ember.no_grad():
+    with select_model_mode_for_export(model, training), ember.no_grad():
         expected = model(*args)
     expected = [expected] if isinstance(expected, ember.Tensor) else list(_flat(expected))
     got = program(*[a for a in args if isinstance(a, ember.Tensor)])

@@ -300,19 +300,19 @@ def _fill(g, n, value):
     return g.op("Expand", g.scalar(value, n.out.dtype), g.ints(shape))
 
 
-@symbolic("zeros", "empty")
+@symbolic("zeros", "empty", "new_zeros", "new_empty")
 def _zeros(g, n):
     return _fill(g, n, 0)
 
 
-@symbolic("ones")
+@symbolic("ones", "new_ones")
 def _ones(g, n):
     return _fill(g, n, 1)
 
 
-@symbolic("full")
+@symbolic("full", "new_full")
 def _full(g, n):
-    return _fill(g, n, n.args[1])
+    return _fill(g, n, n.args[2] if n.op == "new_full" else n.args[1])
 
 
 @symbolic("zeros_like", "empty_like", "ones_like", "full_like")
