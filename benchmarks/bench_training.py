@@ -14,8 +14,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOADS = ["mlp", "lenet", "resnet", "lstm", "transformer"]
 
 
-def make(lib, name):
-    """(step function, description) for one workload, identical for both libraries."""
+def make(lib, name, wrap=None):
+    """(step function, description) for one workload, identical for both libraries. wrap(model)
+    gives the callable the step runs forward through (ember.compile / torch.compile)."""
     nn = lib.nn
     lib.manual_seed(0)
     if name == "mlp":
@@ -86,10 +87,11 @@ def make(lib, name):
     else:
         raise ValueError(name)
     loss_fn = nn.CrossEntropyLoss()
+    forward = wrap(model) if wrap is not None else model
 
     def step():
         opt.zero_grad()
-        loss = loss_fn(model(x), y)
+        loss = loss_fn(forward(x), y)
         loss.backward()
         opt.step()
         return loss

@@ -155,6 +155,16 @@ def main():
     if save_file is not None:
         save_file({k: v.contiguous() for k, v in model.state_dict().items()}, ckpt)
         print(f"wrote {ckpt}")
+    if args.backend == "ember":
+        # the trained model as a graph that C++ serves without Python (examples/cpp/serve_traced.cpp)
+        traced = torch.jit.trace(model.eval(), test_x[:8])
+        graph_path = os.path.join(args.out, "fashion_mnist_ember_traced.pt")
+        torch.jit.save(traced, graph_path)
+        from ember.safetensors import save_file as save_probe
+        with torch.no_grad():
+            save_probe({"input": test_x[:100].contiguous(), "output": traced(test_x[:100]).contiguous()},
+                       os.path.join(args.out, "fashion_mnist_ember_probe.safetensors"))
+        print(f"wrote {graph_path} (serve it from C++: examples/cpp/serve_traced.cpp)")
     save_plot(history, os.path.join(args.out, f"fashion_mnist_{args.backend}.png"), args.backend)
     print(f"final test accuracy {100 * history[-1]['acc']:.2f}% in {time.perf_counter() - t_total:.1f}s")
 

@@ -17,5 +17,10 @@ quiet "$tmp/build/autograd"
 data=/usr/share/datasets/fashion-mnist
 if [ -e "$data/train-images-idx3-ubyte.gz" ] || [ -e "$data/train-images-idx3-ubyte" ]; then
   "$tmp/build/fashion_mnist" --epochs 1 --limit 1024 | tail -1
+  # a model trained in Python, served from C++: identical outputs, then the test set
+  PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" python3 "$root/examples/fashion_mnist.py" --epochs 1 \
+    --limit 1024 --out "$tmp/out" | grep -E "wrote .*traced|final"
+  "$tmp/build/serve_traced" "$tmp/out/fashion_mnist_ember_traced.pt" \
+    --check "$tmp/out/fashion_mnist_ember_probe.safetensors" | tail -2
 fi
 echo "C++ examples OK"

@@ -9,6 +9,7 @@
 #include "ember/core/tensor.h"
 #include "ember/data/data.h"
 #include "ember/generated/ops.h"
+#include "ember/jit/module.h"
 #include "ember/nn/nn.h"
 #include "ember/optim/optim.h"
 #include "ember/random/generator.h"

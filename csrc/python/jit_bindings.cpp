@@ -87,7 +87,7 @@ void bind_jit(nb::module_& m) {
       })
       .def("check_inputs", [](const PyGraph& self, nb::handle inputs) { jit::check_inputs(*self.g, tensors_of(inputs)); })
       .def("to_json", [](const PyGraph& self) { return jit::to_json(*self.g); })
-      .def("save", [](const PyGraph& self, const std::string& path) { jit::save(*self.g, path); })
+      .def("save", [](const PyGraph& self, const std::string& path) { jit::save_graph(*self.g, path); })
       .def_prop_ro("output_spec", [](const PyGraph& self) { return output_to_python(self.g->output); })
       .def_prop_ro("static_shapes", [](const PyGraph& self) { return self.g->static_shapes; })
       .def_prop_ro("num_nodes", [](const PyGraph& self) { return self.g->nodes.size(); })
@@ -120,7 +120,7 @@ void bind_jit(nb::module_& m) {
         }
       });
 
-  j.def("load", [](const std::string& path) { return PyGraph{jit::load(path)}; });
+  j.def("load", [](const std::string& path) { return PyGraph{jit::load_graph(path)}; });
   j.def("from_json", [](const std::string& text, nb::dict tensors) {
     std::map<std::string, Tensor> ts;
     for (auto kv : tensors) ts[nb::cast<std::string>(kv.first)] = unpack(kv.second.ptr());

@@ -184,8 +184,18 @@ PyObject* richcompare(PyObject* a, PyObject* b, int op) {
 Py_hash_t tensor_hash(PyObject* a) { return Py_hash_t(uintptr_t(a) >> 4); }
 
 // Reading a shape into Python while a jit trace runs may bake it into the graph (ember/jit).
+// The message names the Python line that read it.
 void shape_read(const Tensor& t, const char* what) {
-  if (EMBER_UNLIKELY(jit::tracing())) jit::on_shape_read(t, what);
+  if (EMBER_UNLIKELY(jit::tracing())) {
+    std::string where = what;
+    if (PyFrameObject* f = PyEval_GetFrame()) {
+      PyCodeObject* code = PyFrame_GetCode(f);
+      const char* file = PyUnicode_AsUTF8(code->co_filename);
+      where += std::string(" at ") + (file ? file : "?") + ":" + std::to_string(PyFrame_GetLineNumber(f));
+      Py_DECREF(code);
+    }
+    jit::on_shape_read(t, where.c_str());
+  }
 }
 
 Py_ssize_t mp_length(PyObject* a) {
@@ -291,6 +301,9 @@ void bind_tensor(nb::module_& m) {
   }, nb::arg("cls"), nb::arg("data"), nb::arg("require_grad") = false);
 
   cls.def_prop_ro("shape", &size_of)
+      // The shape for argument checks in Ember's own Python code: a jit trace does not record this
+      // read, so use it only where the sizes never reach an op.
+      .def_prop_ro("_checked_shape", [](const Tensor& t) { return nb::steal(make_size(t.sizes())); })
       .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); })
       .def_prop_ro("device", [](const Tensor& t) { return t.device(); })
       .def_prop_ro("ndim", &Tensor::dim)

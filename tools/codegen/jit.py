@@ -65,7 +65,8 @@ def gen_jit(ops, out):
         for fname, variant in forms:
             idx = len(table)
             fns.append(boxed(op, fname, variant, idx))
-            table.append(f'    {{"{schema}", Variant::{variant}, &jit_{idx}}},')
+            nargs = len(op.params) + (op.n_outputs() if variant == "Out" else 0)
+            table.append(f'    {{"{schema}", Variant::{variant}, &jit_{idx}, {nargs}}},')
     o = [HEADER, '#include "ember/jit/boxing.h"', '#include "ember/generated/ops.h"', "",
          "namespace ember::jit {", "namespace {"]
     o += fns

@@ -20,10 +20,11 @@ struct BoxedEntry {
   const char* schema;
   Variant variant;
   BoxedOp fn;
+  size_t num_args;  // the schema's parameters (plus out= tensors)
 };
 const BoxedEntry* boxed_ops(size_t* n);  // generated
 // The boxed op for a schema name and variant, or nullptr.
-EMBER_API BoxedOp find_boxed(const std::string& schema, Variant variant);
+EMBER_API const BoxedEntry* find_boxed(const std::string& schema, Variant variant);
 
 [[noreturn]] EMBER_API void bad_arg(const char* expected, const Arg& a);
 EMBER_API void need_args(const Node& n, size_t count);

@@ -18,12 +18,12 @@ namespace ember::jit {
 namespace {
 std::string variant_suffix(Variant v) { return v == Variant::Inplace ? "/inplace" : v == Variant::Out ? "/out" : ""; }
 
-const std::unordered_map<std::string, BoxedOp>& boxed_table() {
+const std::unordered_map<std::string, const BoxedEntry*>& boxed_table() {
   static const auto* table = [] {
-    auto* m = new std::unordered_map<std::string, BoxedOp>();
+    auto* m = new std::unordered_map<std::string, const BoxedEntry*>();
     size_t n = 0;
     const BoxedEntry* e = boxed_ops(&n);
-    for (size_t k = 0; k < n; k++) m->emplace(std::string(e[k].schema) + variant_suffix(e[k].variant), e[k].fn);
+    for (size_t k = 0; k < n; k++) m->emplace(std::string(e[k].schema) + variant_suffix(e[k].variant), &e[k]);
     return m;
   }();
   return *table;
@@ -47,7 +47,7 @@ const char* kind_name(Arg::Kind k) {
 }
 }  // namespace
 
-BoxedOp find_boxed(const std::string& schema, Variant variant) {
+const BoxedEntry* find_boxed(const std::string& schema, Variant variant) {
   const auto& t = boxed_table();
   auto it = t.find(schema + variant_suffix(variant));
   return it == t.end() ? nullptr : it->second;
@@ -161,7 +161,13 @@ void prepare(Graph& g) {
   };
   for (size_t k = 0; k < g.nodes.size(); k++) {
     Node& n = g.nodes[k];
-    BoxedOp fn = n.op.rfind("prim::", 0) == 0 ? find_prim(n.op) : find_boxed(n.op, n.variant);
+    BoxedOp fn = nullptr;
+    if (n.op.rfind("prim::", 0) == 0) {
+      fn = find_prim(n.op);
+    } else if (const BoxedEntry* e = find_boxed(n.op, n.variant)) {
+      need_args(n, e->num_args);
+      fn = e->fn;
+    }
     EMBER_CHECK(fn != nullptr, "ember.jit: unknown op '", n.op, "'", variant_suffix(n.variant),
                 " in the graph (made by a newer Ember, or not an Ember graph)");
     if (n.op == "prim::FusionGroup") {

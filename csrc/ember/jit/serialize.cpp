@@ -316,13 +316,13 @@ std::shared_ptr<Graph> from_json(const std::string& text, const TensorDict& tens
   return g;
 }
 
-void save(const Graph& g, const std::string& path) {
+void save_graph(const Graph& g, const std::string& path) {
   TensorDict tensors;
   collect_tensors(g, tensors);
   ember::save(tensors, path, {{"format", "ember.jit"}, {"graph", to_json(g)}});
 }
 
-std::shared_ptr<Graph> load(const std::string& path) {
+std::shared_ptr<Graph> load_graph(const std::string& path) {
   StringDict meta;
   TensorDict tensors = ember::load_file(path, &meta);
   std::string fmt, graph;

@@ -14,8 +14,8 @@ EMBER_API std::string to_json(const Graph& g);
 // Tensors come from `tensors` by the names the JSON gives (params and constants); what: for errors.
 EMBER_API std::shared_ptr<Graph> from_json(const std::string& text, const std::map<std::string, Tensor>& tensors,
                                            const std::string& what);
-EMBER_API void save(const Graph& g, const std::string& path);
+EMBER_API void save_graph(const Graph& g, const std::string& path);
 // Loads and prepares (interpreter.h) a graph.
-EMBER_API std::shared_ptr<Graph> load(const std::string& path);
+EMBER_API std::shared_ptr<Graph> load_graph(const std::string& path);
 
 }  // namespace ember::jit

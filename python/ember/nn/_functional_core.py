@@ -59,7 +59,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
     if training:
-        size = input.shape
+        size = input._checked_shape
         n = size[0]
         for s in size[2:]:
             n *= s

@@ -24,9 +24,9 @@ Tensor = _C.TensorBase
 
 
 def _warn_size_mismatch(input, target):
-    if target.size() != input.size():
+    if target._checked_shape != input._checked_shape:
         warnings.warn(
-            f"Using a target size ({target.size()}) that is different to the input size ({input.size()}). "
+            f"Using a target size ({target._checked_shape}) that is different to the input size ({input._checked_shape}). "
             "This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", stacklevel=3)
 
@@ -172,14 +172,15 @@ def _verify_spatial_size(size):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
-    _verify_batch_size([input.size(0) * input.size(1) // num_groups, num_groups] + list(input.size()[2:]))
+    size = input._checked_shape
+    _verify_batch_size([size[0] * size[1] // num_groups, num_groups] + list(size[2:]))
     return _ops.group_norm(input, num_groups, weight, bias, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     if use_input_stats:
-        _verify_spatial_size(input.size())
+        _verify_spatial_size(input._checked_shape)
     return _ops.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
@@ -452,6 +453,8 @@ def _weighted_reduce(loss, weight, reduction):
 
 
 def _broadcast_pair(input, target):
+    if input._checked_shape == target._checked_shape:
+        return input, target  # nothing to expand: no shape flows into an op
     shape = _broadcast_shape(input.size(), target.size())
     return input.expand(shape), target.expand(shape)
 

@@ -48,10 +48,10 @@ class _InstanceNorm(_NormBase):
     def forward(self, input):
         self._check_input_dim(input)
         feature_dim = input.dim() - self._get_no_batch_dim()
-        if input.size(feature_dim) != self.num_features:
+        if input._checked_shape[feature_dim] != self.num_features:
             if self.affine:
                 raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+                                 f"({self.num_features}), but got: {input._checked_shape[feature_dim]}.")
             warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
                           "warning by not passing in num_features, which is not used because affine=False",
                           stacklevel=2)
