@@ -740,3 +740,24 @@ def test_creation_ops_inside_a_trace():
     x = ember.randn(2, 3)
     proto = export_bytes(f, (x,), dynamic_axes={"x": {0: "n"}})
     assert_runs_like(proto, f, x)
+
+
+def test_in_place_ops():
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.lin(x)
+            y += x          # in place on a value nothing else sees: exported as Add
+            return F.relu(y, inplace=True)
+    model, x = Block(), ember.randn(3, 4)
+    assert_runs_like(export_bytes(model, (x,)), model, x)
+
+    def through_a_view(x):
+        y = x * 2
+        y.view(-1).relu_()  # changes y through a view: y's graph value is stale afterwards
+        return y
+    with pytest.raises(errors.UnsupportedOperatorError, match=r"aten::relu_.*another view"):
+        export_bytes(through_a_view, (ember.randn(2, 3),))

@@ -323,18 +323,73 @@ def _infer_output_dims(model):
                 d.dim_param = s.dim_param
 
 
+# Ops whose outputs may share memory with their first argument (as torch's views, or returning it).
+VIEW_OPS = {"view", "view.dtype", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "permute", "transpose",
+            "movedim", "t", "expand", "expand_as", "squeeze", "unsqueeze", "narrow", "slice", "select", "unbind",
+            "split", "split.sizes", "chunk", "tensor_split.indices", "tensor_split.sections", "as_strided",
+            "diagonal", "unfold", "alias", "contiguous", "to_dtype", "prim::detach"}
+
+
+class _Aliases:
+    """Keeps the SSA reading of the graph honest about in-place ops. The tracer gives an in-place
+    op's result a new value id, but the op also changes every view of the same memory, whose ids
+    the graph keeps using. ONNX values are immutable, so such a later use would read the old data:
+    it is refused (ids made stale by a mutation), never exported wrong."""
+
+    def __init__(self):
+        self.root, self.members, self.stale = {}, {}, {}
+
+    def _add(self, vid, root):
+        self.root[vid] = root
+        self.members.setdefault(root, set()).add(vid)
+
+    def check_use(self, vid, op, opset):
+        if vid in self.stale:
+            raise UnsupportedOperatorError(
+                f"aten::{self.stale[vid]}", opset, None,
+                f"it changed %{vid} through another view of the same memory before {op} reads it, and ONNX "
+                "values cannot change in place: use the out-of-place op (e.g. x = x.relu() rather than "
+                "x.view(...).relu_())")
+
+    def record(self, op, mutated, args, outputs):
+        """mutated: the tensors the node writes (in-place self, out= tensors), each paired with an output."""
+        if mutated:
+            for target, v in zip(mutated, outputs):
+                root = self.root.get(target.id, target.id)
+                for vid in self.members.get(root, {target.id}):
+                    self.stale[vid] = op + "_"
+                self.members[root] = set()
+                self._add(v.id, root)
+        elif op in VIEW_OPS and args and isinstance(args[0], Val):
+            for v in outputs:
+                self._add(v.id, self.root.get(args[0].id, args[0].id))
+        else:
+            for v in outputs:
+                self._add(v.id, v.id)
+
+
 def _convert_nodes(g, graph, scope, output_names):
+    aliases = _Aliases()
+    for spec in graph.get("inputs", []) + graph.get("params", []) + graph.get("constants", []):
+        aliases.record("input", [], [], [scope.val(spec["value"])])
     for raw in graph["nodes"]:
         op = raw["op"]
         g.op_name = op
+        for a in raw["args"]:
+            for vid in a.get("values", [a["value"]] if "value" in a else []):
+                aliases.check_use(vid, op, g.opset)
         if op == "prim::guard_values":
             raise SymbolicValueError(
                 "the traced code read a tensor's values into Python (item(), bool(), tolist() or numpy()), "
                 "so its control flow depends on data and the graph holds only the branch taken at trace "
                 "time; ONNX export needs code whose ops do not depend on tensor values")
         outputs = [scope.val(v) for v in raw["outputs"]]
-        args = raw["args"][len(outputs):] if raw.get("variant") == "out" else raw["args"]
-        args = [_decode_arg(a, scope) for a in args]
+        args = [_decode_arg(a, scope) for a in raw["args"]]
+        variant = raw.get("variant")
+        mutated = args[:len(outputs)] if variant == "out" else args[:1] if variant == "inplace" else []
+        if variant == "out":
+            args = args[len(outputs):]
+        aliases.record(op, [v for v in mutated if isinstance(v, Val)], args, outputs)
         if op == "prim::FusionGroup":
             names = _convert_fusion_group(g, raw["subgraph"], args)
         else:
@@ -356,6 +411,8 @@ def _convert_nodes(g, graph, scope, output_names):
                 node.output[k] = wanted
                 name = wanted
             scope.env[v.id] = ("node", name)
+    for vid in output_names:
+        aliases.check_use(vid, "the graph's output", g.opset)
 
 
 def _convert_fusion_group(g, subgraph, args):
