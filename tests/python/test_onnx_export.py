@@ -761,3 +761,20 @@ def test_in_place_ops():
         return y
     with pytest.raises(errors.UnsupportedOperatorError, match=r"aten::relu_.*another view"):
         export_bytes(through_a_view, (ember.randn(2, 3),))
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # nn.LSTM reads the input's sizes: a static-shaped trace
+def test_lstm_bidirectional_two_layers_with_final_states():
+    ember.manual_seed(9)
+    model = nn.LSTM(5, 6, num_layers=2, bidirectional=True, batch_first=True)
+    x = ember.randn(3, 4, 5)
+    proto = export_bytes(model, (x,), output_names=["out", "h_n", "c_n"])
+    assert sum(n.op_type == "LSTM" for n in proto.graph.node) == 4
+    with ember.no_grad():
+        out, (h, c) = model(x)
+    got = run_ort(proto, x)
+    for g_, e in zip(got, (out, h, c)):
+        np.testing.assert_allclose(g_, e.numpy(), rtol=1e-4, atol=1e-5)
+    # the traced shapes are baked in (nn.LSTM read them): dynamic axes are refused with the reason
+    with pytest.raises(errors.OnnxExporterError, match="rnn.py"):
+        export_bytes(model, (x,), dynamic_axes={"input": [0]})

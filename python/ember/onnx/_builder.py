@@ -125,6 +125,7 @@ class GraphBuilder:
         self._produced = {}             # ONNX name -> (node, output index) for outputs of this node
         self.op_name = ""               # the traced op being converted, for error messages
         self._poisoned = {}             # names of outputs with no ONNX form -> (op, why)
+        self.last_step = {}             # poisoned per-step states -> (last step, steps, last state's name)
 
     # ---- names
     def reserve(self, name):
@@ -201,6 +202,11 @@ class GraphBuilder:
         name = self.fresh("unavailable")
         self._poisoned[name] = (self.op_name, why)
         return name
+
+    def name_of(self, v):
+        """The ONNX name bound to a node-made value (None for inputs, params, constants)."""
+        entry = v.scope.env.get(v.id)
+        return entry[1] if entry and entry[0] == "node" else None
 
     def cast(self, name, dtype):
         return self.op("Cast", name, to=onnx_type(dtype))

@@ -243,6 +243,30 @@ def _normalize(g, n):
     return g.op("Div", name, g.op("Max", norm, g.scalar(eps, n.out.dtype)))
 
 
+# ---- recurrent
+_ONNX_GATE_ORDER = [0, 3, 1, 2]  # ONNX's LSTM gates are i, o, f, c; Ember's (torch's) i, f, g, o
+
+
+@symbolic("_lstm_seq")
+def _lstm_seq(g, n):
+    """One LSTM layer direction over a precomputed input projection xw [T, B, 4H]: ONNX LSTM with
+    xw as its input and a gate-reordering permutation as W, the recurrent weight reordered alike."""
+    xw, h0, c0, w_hh, reverse = n.args
+    hidden = w_hh.shape[1]
+    rows = np.concatenate([np.arange(k * hidden, (k + 1) * hidden) for k in _ONNX_GATE_ORDER])
+    w = np.zeros((1, 4 * hidden, 4 * hidden))
+    w[0, np.arange(4 * hidden), rows] = 1.0
+    r = g.op("Unsqueeze", g.op("Gather", g.t(w_hh, n.out.dtype), g.ints(rows), axis=0), g.ints([0]))
+    h_init, c_init = (g.op("Unsqueeze", g.t(s, n.out.dtype), g.ints([0])) for s in (h0, c0))
+    y, _, c_last = g.op("LSTM", g.t(xw, n.out.dtype), g.const(w, n.out.dtype), r, None, None, h_init, c_init,
+                        outputs=3, hidden_size=hidden, direction="reverse" if reverse else "forward")
+    hs = g.op("Squeeze", y, g.ints([1]))
+    # ONNX gives the cell state of the last step only: cs[last] is that, other steps have no form
+    cs = g.poison("the cell states of an LSTM's inner steps (ONNX LSTM returns the last one only)")
+    g.last_step[cs] = (0 if reverse else xw.shape[0] - 1, xw.shape[0], g.op("Squeeze", c_last, g.ints([0])))
+    return [hs, cs, g.poison("_lstm_seq's gate activations (kept for its backward)")]
+
+
 # ---- softmax, dropout, embedding
 @symbolic("softmax", "log_softmax")
 def _softmax(g, n):
