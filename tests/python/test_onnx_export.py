@@ -778,3 +778,20 @@ def test_lstm_bidirectional_two_layers_with_final_states():
     # the traced shapes are baked in (nn.LSTM read them): dynamic axes are refused with the reason
     with pytest.raises(errors.OnnxExporterError, match="rnn.py"):
         export_bytes(model, (x,), dynamic_axes={"input": [0]})
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+@pytest.mark.parametrize("kind", ["GRU", "RNN", "LSTMCell", "GRUCell"])
+def test_other_recurrent_modules(kind):
+    ember.manual_seed(10)
+    model = {"GRU": lambda: nn.GRU(5, 6, batch_first=True), "RNN": lambda: nn.RNN(5, 6, nonlinearity="relu"),
+             "LSTMCell": lambda: nn.LSTMCell(5, 6), "GRUCell": lambda: nn.GRUCell(5, 6)}[kind]()
+    x = ember.randn(3, 4, 5) if kind in ("GRU", "RNN") else ember.randn(3, 5)
+    proto = export_bytes(model, (x,))
+    with ember.no_grad():
+        expected = model(x)
+    expected, _ = ember.jit._graph.flatten(expected)
+    got = run_ort(proto, x)
+    assert len(got) == len(expected)
+    for g_, e in zip(got, expected):
+        np.testing.assert_allclose(g_, e.numpy(), rtol=1e-4, atol=1e-5)

@@ -415,6 +415,11 @@ def _convert_nodes(g, graph, scope, output_names):
                 # a graph output made by this node: give the node's output the output's name
                 node, k = g._produced.pop(name)
                 node.output[k] = wanted
+                at = next(k for k in range(len(g.nodes) - 1, -1, -1) if g.nodes[k] is node)
+                for later in g.nodes[at + 1:]:  # this node's own uses of it (LSTM cell: c)
+                    for j, inp in enumerate(later.input):
+                        if inp == name:
+                            later.input[j] = wanted
                 name = wanted
             scope.env[v.id] = ("node", name)
     for vid in output_names:

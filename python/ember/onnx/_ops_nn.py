@@ -267,6 +267,32 @@ def _lstm_seq(g, n):
     return [hs, cs, g.poison("_lstm_seq's gate activations (kept for its backward)")]
 
 
+def _gates(g, n, name, count):
+    hidden = n.out.shape[-1]
+    return g.op("Split", name, g.ints([hidden] * count), axis=-1, outputs=count)
+
+
+@symbolic("_lstm_cell")
+def _lstm_cell(g, n):  # gates [B, 4H] in the order i, f, g, o
+    gates, cx = n.args
+    i, f, cand, o = _gates(g, n, g.t(gates, n.out.dtype), 4)
+    cy = g.op("Add", g.op("Mul", g.op("Sigmoid", f), g.t(cx, n.out.dtype)),
+              g.op("Mul", g.op("Sigmoid", i), g.op("Tanh", cand)))
+    return [g.op("Mul", g.op("Sigmoid", o), g.op("Tanh", cy)), cy]
+
+
+@symbolic("_gru_cell")
+def _gru_cell(g, n):  # gi, gh [B, 3H] in the order r, z, n; gh holds b_hn (it goes inside r * (...))
+    gi, gh, hx = n.args
+    i_r, i_z, i_n = _gates(g, n, g.t(gi, n.out.dtype), 3)
+    h_r, h_z, h_n = _gates(g, n, g.t(gh, n.out.dtype), 3)
+    r = g.op("Sigmoid", g.op("Add", i_r, h_r))
+    z = g.op("Sigmoid", g.op("Add", i_z, h_z))
+    cand = g.op("Tanh", g.op("Add", i_n, g.op("Mul", r, h_n)))
+    h = g.t(hx, n.out.dtype)
+    return g.op("Add", cand, g.op("Mul", z, g.op("Sub", h, cand)))  # (1 - z) n + z h
+
+
 # ---- softmax, dropout, embedding
 @symbolic("softmax", "log_softmax")
 def _softmax(g, n):
