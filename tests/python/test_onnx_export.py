@@ -795,3 +795,16 @@ def test_other_recurrent_modules(kind):
     assert len(got) == len(expected)
     for g_, e in zip(got, expected):
         np.testing.assert_allclose(g_, e.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.filterwarnings("ignore::Warning")
+@pytest.mark.parametrize("kw", [dict(scale_factor=2, mode="nearest"), dict(size=(7, 5), mode="nearest"),
+                                dict(scale_factor=1.5, mode="nearest-exact"), dict(size=(9, 6), mode="bilinear"),
+                                dict(scale_factor=2.5, mode="bilinear", align_corners=True),
+                                dict(scale_factor=1.7, mode="bilinear"), dict(size=(8, 8), mode="bicubic")])
+def test_interpolate(kw):
+    x = ember.randn(2, 3, 4, 5)
+
+    def f(t):
+        return F.interpolate(t, **kw)
+    assert_runs_like(export_bytes(f, (x,)), f, x)

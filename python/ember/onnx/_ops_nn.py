@@ -145,6 +145,35 @@ def _adaptive_max_pool(g, n):
     return [values, g.poison("adaptive max pooling's indices; export return_indices=False")]
 
 
+# ---- resampling
+_RESIZE_MODES = {"nearest": "nearest", "nearest-exact": "nearest", "linear": "linear", "bilinear": "linear",
+                 "trilinear": "linear", "bicubic": "cubic"}
+
+
+@symbolic("upsample")
+def _upsample(g, n):
+    x, size, mode, align_corners = n.args[:4]
+    spatial = len(size)
+    scales = n.args[4:4 + spatial]
+    if mode not in _RESIZE_MODES:
+        raise g.unsupported(f"interpolate mode {mode!r}")
+    attrs = {"mode": _RESIZE_MODES[mode]}
+    if mode == "nearest":  # torch's legacy nearest: src = floor(dst / scale)
+        attrs.update(coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+    elif mode == "nearest-exact":  # src = floor((dst + 0.5) / scale)
+        attrs.update(coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")
+    else:
+        attrs["coordinate_transformation_mode"] = "align_corners" if align_corners else "pytorch_half_pixel"
+        if mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.75
+    name = g.t(x, n.out.dtype)
+    if all(sc is not None for sc in scales) and not (align_corners and mode not in ("nearest", "nearest-exact")):
+        # the user's scale factors: ONNX, as torch, sizes the output floor(in * scale) and maps with them
+        return g.op("Resize", name, None, g.const([1.0, 1.0] + [float(sc) for sc in scales], "float32"), **attrs)
+    sizes = g.op("Concat", g.shape_of(name, end=2), g.ints(size), axis=0)
+    return g.op("Resize", name, None, None, sizes, **attrs)
+
+
 # ---- normalizations
 def _param_or_fill(g, n, v, shape, fill):
     return g.const(np.full(shape, fill), n.out.dtype) if v is None else g.t(v, n.out.dtype)
