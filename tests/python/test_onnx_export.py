@@ -808,3 +808,51 @@ def test_interpolate(kw):
     def f(t):
         return F.interpolate(t, **kw)
     assert_runs_like(export_bytes(f, (x,)), f, x)
+
+
+MODULE_CASES = {
+    "multihead_attention": (lambda: nn.MultiheadAttention(8, 2, batch_first=True), lambda: (ember.randn(2, 5, 8),) * 3),
+    "encoder_layer_norm_first": (lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True,
+                                                                    norm_first=True), lambda: (ember.randn(2, 5, 8),)),
+    "decoder_layer": (lambda: nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, batch_first=True),
+                      lambda: (ember.randn(2, 5, 8), ember.randn(2, 3, 8))),
+    "conv1d_transpose1d": (lambda: nn.Sequential(nn.Conv1d(3, 4, 3, stride=2), nn.ConvTranspose1d(4, 2, 3, stride=2)),
+                           lambda: (ember.randn(2, 3, 11),)),
+    "norms_and_activations": (lambda: nn.Sequential(nn.GroupNorm(2, 4), nn.InstanceNorm2d(4, affine=True), nn.PReLU(),
+                                                    nn.Mish(), nn.SiLU(), nn.Hardswish(), nn.GELU("tanh")),
+                              lambda: (ember.randn(2, 4, 5, 5),)),
+    "pixel_shuffle_upsample": (lambda: nn.Sequential(nn.PixelShuffle(2), nn.Upsample(scale_factor=2),
+                                                     nn.AdaptiveAvgPool2d((2, 2)), nn.ChannelShuffle(2)),
+                               lambda: (ember.randn(1, 16, 3, 3),)),
+    "pool1d_unflatten": (lambda: nn.Sequential(nn.AvgPool1d(2), nn.MaxPool1d(2), nn.Flatten(), nn.Unflatten(1, (2, -1))),
+                         lambda: (ember.randn(2, 4, 8),)),
+    "causal_sdpa": (lambda: (lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+                    lambda: (ember.randn(2, 2, 5, 4),) * 3),
+    "distances": (lambda: (lambda a, b: F.cosine_similarity(a, b, dim=-1) + F.pairwise_distance(a, b, p=3.0)),
+                  lambda: (ember.randn(2, 3, 4), ember.randn(3, 4))),
+    "indexing": (lambda: (lambda x: x[:, 1:3, ::2] * x[0, -1, ::2] + x[..., None, 0].sum()), lambda: (ember.randn(3, 4, 5),)),
+    "bilinear": (lambda: nn.Bilinear(3, 4, 2), lambda: (ember.randn(2, 3), ember.randn(2, 4))),
+    "activations": (lambda: nn.Sequential(nn.GLU(), nn.Hardtanh(), nn.ReLU6(), nn.ELU(), nn.CELU(), nn.SELU(),
+                                          nn.Softplus(), nn.LeakyReLU(0.1), nn.Tanhshrink(), nn.Threshold(0.1, 0.0),
+                                          nn.Softmax(dim=1), nn.LogSoftmax(dim=-1), nn.Softmin(1)),
+                    lambda: (ember.randn(2, 6),)),
+    "loss_in_graph": (lambda: (lambda x, t: F.cross_entropy(x, t) + F.mse_loss(x.softmax(1), F.one_hot(t, 5).float())),
+                      lambda: (ember.randn(4, 5), ember.tensor([1, 0, 4, 2]))),
+}
+
+
+@pytest.mark.filterwarnings("ignore::Warning")  # some modules read sizes: static-shaped traces
+@pytest.mark.parametrize("case", sorted(MODULE_CASES))
+def test_module_matches_onnxruntime(case):
+    ember.manual_seed(11)
+    make, inputs = MODULE_CASES[case]
+    model, args = make(), inputs()
+    if isinstance(model, nn.Module):
+        model.eval()
+    proto = export_bytes(model, args)
+    with ember.no_grad():
+        expected, _ = ember.jit._graph.flatten(model(*args))
+    got = run_ort(proto, *args)
+    assert len(got) == len(expected)
+    for g_, e in zip(got, expected):
+        np.testing.assert_allclose(g_, e.numpy(), rtol=1e-4, atol=1e-5)

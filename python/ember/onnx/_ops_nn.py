@@ -322,6 +322,45 @@ def _gru_cell(g, n):  # gi, gh [B, 3H] in the order r, z, n; gh holds b_hn (it g
     return g.op("Add", cand, g.op("Mul", z, g.op("Sub", h, cand)))  # (1 - z) n + z h
 
 
+# ---- distances
+@symbolic("cosine_similarity")
+def _cosine_similarity(g, n):
+    x1, x2, dim, eps = n.args
+    rank = max(x1.rank, x2.rank)
+    d = norm_dim(dim, rank)
+    eps_c = g.scalar(eps, n.out.dtype)
+
+    def unit(v):
+        name = g.t(v, n.out.dtype)
+        axis = d - (rank - v.rank)  # the same dim counted from the end, before broadcasting
+        return g.op("Div", name, g.op("Max", g.reduce("ReduceL2", name, [axis], True), eps_c))
+    return g.reduce("ReduceSum", g.op("Mul", unit(x1), unit(x2)), [d], False)
+
+
+@symbolic("pairwise_distance")
+def _pairwise_distance(g, n):
+    x1, x2, p, eps, keepdim = n.args
+    diff = g.op("Add", g.op("Sub", _x(g, n), _x(g, n, 1)), g.scalar(eps, n.out.dtype))
+    axis = max(x1.rank, x2.rank) - 1
+    if p == 2.0:
+        return g.reduce("ReduceL2", diff, [axis], keepdim)
+    if p == 1.0:
+        return g.reduce("ReduceL1", diff, [axis], keepdim)
+    if p <= 0 or p == float("inf"):
+        raise g.unsupported(f"pairwise_distance with p={p}")
+    powered = g.op("Pow", g.op("Abs", diff), g.scalar(p, n.out.dtype))
+    return g.op("Pow", g.reduce("ReduceSum", powered, [axis], keepdim), g.scalar(1.0 / p, n.out.dtype))
+
+
+@symbolic("channel_shuffle")
+def _channel_shuffle(g, n):
+    x, groups = n.args
+    name = g.t(x)
+    grouped = g.op("Reshape", name, g.ints([0, groups, x.shape[1] // groups, -1]))
+    swapped = g.op("Transpose", grouped, perm=[0, 2, 1, 3])
+    return g.op("Reshape", swapped, g.shape_of(name))
+
+
 # ---- softmax, dropout, embedding
 @symbolic("softmax", "log_softmax")
 def _softmax(g, n):
