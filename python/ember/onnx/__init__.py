@@ -66,8 +66,9 @@ class ONNXProgram:
 
     def __repr__(self):
         graph = self.model_proto.graph
-        return (f"ONNXProgram(opset={self.model_proto.opset_import[0].version}, inputs={[i.name for i in graph.input]}, "
-                f"outputs={[o.name for o in graph.output]}, nodes={len(graph.node)})")
+        return (f"ONNXProgram(opset={self.model_proto.opset_import[0].version}, "
+                f"inputs={[i.name for i in graph.input]}, outputs={[o.name for o in graph.output]}, "
+                f"nodes={len(graph.node)})")
 
     def save(self, destination, *, include_initializers=True, keep_initializers_as_inputs=False,
              external_data=None):
