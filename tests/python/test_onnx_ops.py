@@ -378,7 +378,7 @@ OP_CASES.update({
     # shapes
     "view": _one(lambda r, x: r.op("view", x, [4, -1]), 2, 3, 4),
     "reshape-zero": _one(lambda r, x: r.op("reshape", x, [0, 5]), 0, 5),
-    "view_as": lambda r: (lambda x, y: (r.op("view_as", x, y), [x, y]))(_x(r, 2, 6), _x(r, 3, 4, name="y")),
+    "view_as": _two(lambda r, a, b: r.op("view_as", a, b), (2, 6), (3, 4)),
     "flatten-middle": _one(lambda r, x: r.op("flatten", x, 1, 2), 2, 3, 4, 5),
     "flatten-all": _one(lambda r, x: r.op("flatten", x, 0, -1), 2, 3, 4),
     "unflatten": _one(lambda r, x: r.op("unflatten", x, 1, [2, -1]), 3, 8, 2),
@@ -387,7 +387,7 @@ OP_CASES.update({
     "t": _one(lambda r, x: r.op("t", x), 3, 4),
     "movedim": _one(lambda r, x: r.op("movedim", x, [0], [2]), 2, 3, 4),
     "expand": _one(lambda r, x: r.op("expand", x, [2, -1, 4]), 3, 1),
-    "expand_as": lambda r: (lambda x, y: (r.op("expand_as", x, y), [x, y]))(_x(r, 3, 1), _x(r, 2, 3, 4, name="y")),
+    "expand_as": _two(lambda r, a, b: r.op("expand_as", a, b), (3, 1), (2, 3, 4)),
     "squeeze-all": _one(lambda r, x: r.op("squeeze", x, None), 1, 3, 1, 4),
     "squeeze-dims": _one(lambda r, x: r.op("squeeze", x, [0, 1]), 1, 3, 1, 4),
     "unsqueeze": _one(lambda r, x: r.op("unsqueeze", x, -1), 3, 4),
