@@ -156,7 +156,8 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     initializers named by their state_dict keys (graph inputs too with keep_initializers_as_inputs,
     inputs only with export_params=False). Returns an ONNXProgram (None with dynamo=False, as torch).
     The report/optimize/profile/artifact options of torch's dynamo exporter have nothing to act on
-    here and are accepted as no-ops; do_constant_folding likewise (constants are folded always)."""
+    here and are accepted as no-ops; so is do_constant_folding (the trace already holds captured
+    tensors as constants, exported as Constant nodes)."""
     global _exporting
     import onnx  # noqa: F401  (a clear ImportError up front)
 
@@ -181,7 +182,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
             raise ValueError("give dynamic_shapes or dynamic_axes, not both")
         dynamic_axes = _axes_from_dynamic_shapes(dynamic_shapes, input_names, args)
     if not isinstance(training, TrainingMode):
-        training = TrainingMode(training)
+        training = TrainingMode(int(training))  # also torch.onnx.TrainingMode members
     if isinstance(args, ember.Tensor):
         args = (args,)
     args = tuple(args)
