@@ -383,3 +383,41 @@ def test_trace_agrees_with_torch_jit_trace():
     y = np.random.default_rng(1).standard_normal((9, 6)).astype(np.float32)
     np.testing.assert_allclose(et(ember.from_numpy(y)).detach().numpy(), tt(torch.from_numpy(y)).detach().numpy(),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_custom_function_with_grad_is_refused_and_compile_runs_it_eagerly():
+    class Cube(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 7.0  # deliberately not 3x^2: a graph of the forward ops would get this wrong
+
+    x = ember.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="custom autograd.Function 'Cube'"):
+        ember.jit.trace(lambda a: Cube.apply(a), x)
+    cf = ember.compile(lambda a: Cube.apply(a))
+    for _ in range(2):
+        x.grad = None
+        cf(x).sum().backward()
+        _close(x.grad, ember.full((3,), 7.0))
+    # without grad the forward ops are all there is: traceable
+    t = ember.jit.trace(lambda a: Cube.apply(a), x.detach())
+    _close(t(x.detach() + 1), (x.detach() + 1) ** 3, 1e-5)
+
+
+def test_compile_runs_an_untraceable_call_once():
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        (g,) = ember.autograd.grad((x * x).sum(), x)
+        return g
+
+    cf = ember.compile(f)
+    cf(ember.randn(2, requires_grad=True))
+    assert len(calls) == 1  # no second eager run after the trace was refused

@@ -88,6 +88,9 @@ class Function(metaclass=_FunctionMeta):
         for t in getattr(ctx, "_dirty", None) or ():
             if isinstance(t, _C.TensorBase) and t.is_leaf and t.requires_grad:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if _C._jit.tracing():  # a graph would differentiate the recorded forward ops, not this backward
+            _C._jit.untraceable(f"custom autograd.Function '{cls.__name__}' records a backward that a graph "
+                                "cannot hold")
         inputs = [a if isinstance(a, _C.TensorBase) else None for a in args]
         new = _C._function_record(ctx, cls._backward_name, inputs, tuple(outs), getattr(ctx, "_dirty", None),
                                   getattr(ctx, "_non_differentiable", None), getattr(ctx, "_to_save", None),

@@ -143,7 +143,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     leaves, structure = flatten(args)
     target = func.forward if isinstance(func, Module) else func
     names = input_names(target, len(leaves)) if len(leaves) == len(args) else [f"input{k}" for k in range(len(leaves))]
-    cgraph, out = record(lambda: func(*args), leaves, names, module)
+    cgraph, out, _ = record(lambda: func(*args), leaves, names, module)
     traced = TracedModule(cgraph, structure, module)
     if cgraph.static_shapes:
         warnings.warn("ember.jit.trace: the traced code read an input-dependent shape into Python; the graph "

@@ -96,19 +96,12 @@ class CompiledFunction:
     def _trace(self, args, kwargs, leaves, entries, state):
         names = input_names(self._fn, len(leaves)) if not kwargs and len(leaves) == len(args) else \
             [f"input{k}" for k in range(len(leaves))]
-        try:
-            cgraph, out = record(lambda: self._fn(*args, **kwargs), leaves, names, self._module)
-        except RuntimeError as err:
-            if not str(err).startswith("ember.jit.trace: cannot trace"):
-                raise
-            if self._fullgraph:
-                raise
-            # the eager run completed before the trace was refused; its output is not at hand, so
-            # record the reason and run the call again eagerly (only the recording failed)
+        cgraph, out, reason = record(lambda: self._fn(*args, **kwargs), leaves, names, self._module,
+                                     strict=self._fullgraph)
+        if cgraph is None:  # the call ran eagerly and completed; only its recording is unusable
             entries.append(_EAGER)
-            self.eager_reasons.append(str(err))
-            self.stats["eager_calls"] += 1
-            return self._fn(*args, **kwargs)
+            self.eager_reasons.append(reason)
+            return out
         self.stats["traces"] += 1
         if cgraph.has_guards and mutates(__import__("json").loads(cgraph.to_json())):
             # a failed guard mid-graph would leave half-applied mutations: keep this one eager

@@ -87,9 +87,10 @@ def named_state(module):
     return named
 
 
-def record(call, leaves, names, module=None):
+def record(call, leaves, names, module=None, strict=True):
     """Runs call() eagerly while recording it; `leaves` are the tensors it receives as inputs.
-    Returns (graph, eager output)."""
+    Returns (graph, eager output). When the code did something a graph cannot hold, raises
+    RuntimeError (strict) or returns (None, output) with the reason in the third place."""
     tracer = _jit.Tracer()
     try:
         for t, name in zip(leaves, names):
@@ -97,10 +98,18 @@ def record(call, leaves, names, module=None):
         for name, t in named_state(module).items():
             tracer.add_param(name, t)
         out = call()
-        graph = tracer.finish(output_spec(out, tracer))
+        reason = tracer.poisoned
+        if reason and not strict:
+            return None, out, "ember.jit.trace: cannot trace this function: " + reason
+        try:
+            graph = tracer.finish(output_spec(out, tracer))
+        except RuntimeError as err:
+            if strict:
+                raise
+            return None, out, str(err)
     finally:
         tracer.abort()
-    return graph, out
+    return graph, out, None
 
 
 def is_pure(doc):
