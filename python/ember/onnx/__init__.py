@@ -134,12 +134,14 @@ def _trace(model, args):
     """The traced graph's JSON form and its named tensors (params and constants)."""
     from .. import jit
     traced = jit.trace(model, args, check_trace=False)
-    graph = traced.graph.json()
+    # graph_json()/named_tensors() as the tracer's brief names them, else the graph view and C++ graph
+    graph = traced.graph_json() if hasattr(traced, "graph_json") else traced.graph.json()
+    tensors = traced.named_tensors() if hasattr(traced, "named_tensors") else traced._c.named_tensors()
     state_dict = getattr(model, "state_dict", None)
     if callable(state_dict):  # initializers in state_dict order (the tracer lists parameters, then buffers)
         rank = {name: k for k, name in enumerate(state_dict())}
         graph["params"].sort(key=lambda entry: rank.get(entry["name"], len(rank)))
-    return graph, traced._c.named_tensors()
+    return graph, tensors
 
 
 def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=None, output_names=None,
