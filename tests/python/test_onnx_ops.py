@@ -14,7 +14,7 @@ ort = pytest.importorskip("onnxruntime")
 
 import ember  # noqa: E402
 from ember import _C  # noqa: E402
-from ember.onnx import _builder, errors  # noqa: E402
+from ember.onnx import _convert, errors  # noqa: E402
 from test_onnx_export import export_bytes, run_ort  # noqa: E402
 
 _OPS_YAML = os.path.join(os.path.dirname(__file__), "..", "..", "ops.yaml")
@@ -173,9 +173,9 @@ def to_onnx(rec, out, **kw):
         kw.setdefault(key, None)
     kw.setdefault("export_params", True)
     kw.setdefault("keep_initializers_as_inputs", False)
-    model = _builder.convert(rec.graph(out, kw.pop("static_shapes", False)), rec.tensors,
+    model = _convert.convert(rec.graph(out, kw.pop("static_shapes", False)), rec.tensors,
                              producer_version=ember.__version__, **kw)
-    _builder.check(model)
+    _convert.check(model)
     return model
 
 

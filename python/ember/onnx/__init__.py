@@ -81,16 +81,17 @@ class ONNXProgram:
         import numpy as np
         import onnxruntime
 
-        import ember
+        from .._C import from_numpy
+        from .._tensor import Tensor
         if self._session is None:
             self._session = onnxruntime.InferenceSession(self.model_proto.SerializeToString(),
                                                          providers=["CPUExecutionProvider"])
         names = [i.name for i in self._session.get_inputs()]
         if len(args) != len(names):
             raise TypeError(f"the exported model takes {len(names)} inputs ({names}), got {len(args)}")
-        feed = {name: (a.detach().numpy() if isinstance(a, ember.Tensor) else np.asarray(a))
+        feed = {name: (a.detach().numpy() if isinstance(a, Tensor) else np.asarray(a))
                 for name, a in zip(names, args)}
-        return [ember.from_numpy(np.ascontiguousarray(out)) for out in self._session.run(None, feed)]
+        return [from_numpy(np.ascontiguousarray(out)) for out in self._session.run(None, feed)]
 
 
 def _with_initializers(model, include, as_inputs):
@@ -163,8 +164,10 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
     global _exporting
     import onnx  # noqa: F401  (a clear ImportError up front)
 
-    import ember
-    from ._builder import check, convert
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import no_grad
+    from ..version import __version__
+    from ._convert import check, convert
 
     opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
     if not MIN_OPSET <= opset <= MAX_OPSET:
@@ -185,7 +188,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         dynamic_axes = _axes_from_dynamic_shapes(dynamic_shapes, input_names, args)
     if not isinstance(training, TrainingMode):
         training = TrainingMode(int(training))  # also torch.onnx.TrainingMode members
-    if isinstance(args, ember.Tensor):
+    if isinstance(args, Tensor):
         args = (args,)
     args = tuple(args)
     if args and isinstance(args[-1], dict):  # torch's older form: trailing keyword inputs
@@ -195,12 +198,12 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
 
     was_exporting, _exporting = _exporting, True
     try:
-        with select_model_mode_for_export(model, training), ember.no_grad():
+        with select_model_mode_for_export(model, training), no_grad():
             graph, tensors = _trace(model, args)
         proto = convert(graph, tensors, opset=opset, input_names=input_names, output_names=output_names,
                         dynamic_axes=dynamic_axes, export_params=export_params,
                         keep_initializers_as_inputs=keep_initializers_as_inputs,
-                        producer_version=ember.__version__)
+                        producer_version=__version__)
     finally:
         _exporting = was_exporting
     check(proto)
@@ -218,14 +221,16 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
 
 
 def _verify(program, model, args, training):
-    import ember
-    with select_model_mode_for_export(model, training), ember.no_grad():
+    from .._tensor import Tensor
+    from ..autograd.grad_mode import no_grad
+    from ..testing import assert_close
+    with select_model_mode_for_export(model, training), no_grad():
         expected = model(*args)
-    expected = [expected] if isinstance(expected, ember.Tensor) else list(_flat(expected))
-    got = program(*[a for a in args if isinstance(a, ember.Tensor)])
+    expected = [expected] if isinstance(expected, Tensor) else list(_flat(expected))
+    got = program(*[a for a in args if isinstance(a, Tensor)])
     for k, (e, o) in enumerate(zip(expected, got)):
         try:
-            ember.testing.assert_close(o, e.detach(), rtol=1e-4, atol=1e-5, check_dtype=False)
+            assert_close(o, e.detach(), rtol=1e-4, atol=1e-5, check_dtype=False)
         except AssertionError as err:
             raise OnnxExporterError(f"verify: onnxruntime's output {k} differs from the model's: {err}") from None
 
