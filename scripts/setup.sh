@@ -35,6 +35,8 @@ if [ "${1:-}" = "--test" ]; then
   $PY -c "import safetensors" 2>/dev/null || pip_need+=(safetensors)
   $PY -c "import hypothesis" 2>/dev/null || pip_need+=(hypothesis)  # the op fuzzer (tests/fuzz)
   $PY -c "import PIL" 2>/dev/null || pip_need+=(pillow)  # ember.vision ImageFolder / PIL transform tests
+  $PY -c "import onnx" 2>/dev/null || pip_need+=(onnx)  # ember.onnx.export's protobufs and checker
+  $PY -c "import onnxruntime" 2>/dev/null || pip_need+=(onnxruntime)  # runs exported models in tests
 fi
 if [ ${#pip_need[@]} -gt 0 ]; then
   echo "[setup] pip install ${pip_need[*]}"

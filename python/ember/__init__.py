@@ -71,4 +71,4 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
-__version__ = "0.1.0"
+from .version import __version__  # noqa: E402,F401

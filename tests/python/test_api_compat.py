@@ -515,10 +515,14 @@ def test_range_index_gradient():
 
 # ---------------------------------------------------------------- onnx and DataParallel
 def test_onnx():
-    import ember.onnx
+    import ember.onnx  # export itself: tests/python/test_onnx_export.py (needs onnx + onnxruntime)
     assert ember.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
-    with pytest.raises(NotImplementedError, match="graph"):
-        ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "m.onnx")
+    for name in ("UnsupportedOperatorError", "SymbolicValueError"):  # the same hierarchy as torch's
+        assert issubclass(getattr(ember.onnx.errors, name), ember.onnx.errors.OnnxExporterError)
+        assert issubclass(getattr(torch.onnx.errors, name), torch.onnx.errors.OnnxExporterError)
+    assert issubclass(ember.onnx.OnnxExporterError, RuntimeError) and issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+    assert {m.name: m.value for m in ember.onnx.TrainingMode} == {k: int(v) for k, v in
+                                                                 torch.onnx.TrainingMode.__members__.items()}
 
 
 def test_data_parallel_without_gpus():
