@@ -1,0 +1,258 @@
+// The vectorizing interpreter: the program runs over blocks of kBlock elements, each instruction
+// one tight loop over its block, so intermediates live in L1-sized scratch instead of memory.
+// Transcendentals call SLEEF's AVX2 u10 vector functions when the CPU has AVX2 (eager's accuracy
+// class); arithmetic loops are compiled twice (baseline and AVX2+FMA-free AVX2) and picked at run time.
+#pragma GCC optimize("no-math-errno")  // lets sqrt vectorize; errno is never read
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ember/core/dtype.h"
+#include "ember/jit/fuser/kernel.h"
+
+#if __has_include(<sleef.h>) && defined(__x86_64__)
+#include <immintrin.h>
+#include <sleef.h>
+#define EMBER_FUSER_SLEEF 1
+#endif
+
+namespace ember::jit::fuser {
+namespace {
+
+constexpr int64_t kBlock = 1024;
+
+// y[i] = f(a[i] (, b[i])) for one instruction. Comparisons give 1/0; Max/Min propagate NaN.
+#define EMBER_FUSER_OP_LOOPS                                                                          \
+  template <class T>                                                                                  \
+  void run_op(Op op, int64_t m, const T* a, const T* b, const T* c, T* y) {                          \
+    switch (op) {                                                                                     \
+      case Op::Neg: for (int64_t i = 0; i < m; i++) y[i] = -a[i]; break;                              \
+      case Op::Relu: for (int64_t i = 0; i < m; i++) y[i] = a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : T(0); break; \
+      case Op::Sqrt: for (int64_t i = 0; i < m; i++) y[i] = std::sqrt(a[i]); break;                  \
+      case Op::Rsqrt: for (int64_t i = 0; i < m; i++) y[i] = T(1) / std::sqrt(a[i]); break;          \
+      case Op::Abs: for (int64_t i = 0; i < m; i++) y[i] = std::fabs(a[i]); break;                   \
+      case Op::Reciprocal: for (int64_t i = 0; i < m; i++) y[i] = T(1) / a[i]; break;                \
+      case Op::Sign: for (int64_t i = 0; i < m; i++) y[i] = T(a[i] > 0) - T(a[i] < 0); break;        \
+      case Op::Add: for (int64_t i = 0; i < m; i++) y[i] = a[i] + b[i]; break;                        \
+      case Op::Sub: for (int64_t i = 0; i < m; i++) y[i] = a[i] - b[i]; break;                        \
+      case Op::Mul: for (int64_t i = 0; i < m; i++) y[i] = a[i] * b[i]; break;                        \
+      case Op::Div: for (int64_t i = 0; i < m; i++) y[i] = a[i] / b[i]; break;                        \
+      case Op::Max: for (int64_t i = 0; i < m; i++) y[i] = a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] > b[i] ? a[i] : b[i]; break; \
+      case Op::Min: for (int64_t i = 0; i < m; i++) y[i] = a[i] != a[i] ? a[i] : b[i] != b[i] ? b[i] : a[i] < b[i] ? a[i] : b[i]; break; \
+      case Op::Lt: for (int64_t i = 0; i < m; i++) y[i] = a[i] < b[i] ? T(1) : T(0); break;           \
+      case Op::Le: for (int64_t i = 0; i < m; i++) y[i] = a[i] <= b[i] ? T(1) : T(0); break;          \
+      case Op::Gt: for (int64_t i = 0; i < m; i++) y[i] = a[i] > b[i] ? T(1) : T(0); break;           \
+      case Op::Ge: for (int64_t i = 0; i < m; i++) y[i] = a[i] >= b[i] ? T(1) : T(0); break;          \
+      case Op::Eq: for (int64_t i = 0; i < m; i++) y[i] = a[i] == b[i] ? T(1) : T(0); break;          \
+      case Op::Ne: for (int64_t i = 0; i < m; i++) y[i] = a[i] != b[i] ? T(1) : T(0); break;          \
+      case Op::Where: for (int64_t i = 0; i < m; i++) y[i] = a[i] != T(0) ? b[i] : c[i]; break;       \
+      default: run_transcendental(op, m, a, b, y);                                                    \
+    }                                                                                                 \
+  }
+
+// Baseline: libm one element at a time.
+namespace generic {
+template <class T>
+void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
+  for (int64_t i = 0; i < m; i++) {
+    T x = a[i];
+    switch (op) {
+      case Op::Exp: y[i] = std::exp(x); break;
+      case Op::Log: y[i] = std::log(x); break;
+      case Op::Tanh: y[i] = std::tanh(x); break;
+      case Op::Sigmoid: y[i] = T(1) / (T(1) + std::exp(-x)); break;
+      case Op::Erf: y[i] = std::erf(x); break;
+      case Op::Sin: y[i] = std::sin(x); break;
+      case Op::Cos: y[i] = std::cos(x); break;
+      case Op::Log1p: y[i] = std::log1p(x); break;
+      case Op::Expm1: y[i] = std::expm1(x); break;
+      case Op::Pow: y[i] = std::pow(x, b[i]); break;
+      default: break;
+    }
+  }
+}
+EMBER_FUSER_OP_LOOPS
+}  // namespace generic
+
+#ifdef EMBER_FUSER_SLEEF
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+}  // namespace
+}  // namespace ember::jit::fuser
+// sleef.h declares its AVX2 entry points only when the includer is built for AVX2
+extern "C" {
+#define EMBER_FUSER_DECL(n) __m256 Sleef_##n##f8_u10avx2(__m256); __m256d Sleef_##n##d4_u10avx2(__m256d);
+EMBER_FUSER_DECL(exp) EMBER_FUSER_DECL(log) EMBER_FUSER_DECL(tanh) EMBER_FUSER_DECL(erf) EMBER_FUSER_DECL(sin)
+EMBER_FUSER_DECL(cos) EMBER_FUSER_DECL(log1p) EMBER_FUSER_DECL(expm1)
+__m256 Sleef_powf8_u10avx2(__m256, __m256);
+__m256d Sleef_powd4_u10avx2(__m256d, __m256d);
+}
+namespace ember::jit::fuser {
+namespace {
+namespace avx2 {
+// SLEEF over full 8/4-lane vectors; the tail goes through a padded copy so every element takes the
+// same path (results do not depend on where a block ends).
+#define EMBER_FUSER_VEC1(F, VT, W, LOAD, STORE, SL)                          \
+  inline void F(int64_t m, const VT* a, VT* y) {                             \
+    int64_t i = 0;                                                           \
+    for (; i + W <= m; i += W) STORE(y + i, SL(LOAD(a + i)));                \
+    if (i < m) {                                                             \
+      VT t[W] = {}, r[W];                                                    \
+      std::memcpy(t, a + i, (m - i) * sizeof(VT));                           \
+      STORE(r, SL(LOAD(t)));                                                 \
+      std::memcpy(y + i, r, (m - i) * sizeof(VT));                           \
+    }                                                                        \
+  }
+#define EMBER_FUSER_VEC2(F, VT, W, LOAD, STORE, SL)                          \
+  inline void F(int64_t m, const VT* a, const VT* b, VT* y) {                \
+    int64_t i = 0;                                                           \
+    for (; i + W <= m; i += W) STORE(y + i, SL(LOAD(a + i), LOAD(b + i)));   \
+    if (i < m) {                                                             \
+      VT t[W] = {}, u[W] = {}, r[W];                                         \
+      std::memcpy(t, a + i, (m - i) * sizeof(VT));                           \
+      std::memcpy(u, b + i, (m - i) * sizeof(VT));                           \
+      STORE(r, SL(LOAD(t), LOAD(u)));                                        \
+      std::memcpy(y + i, r, (m - i) * sizeof(VT));                           \
+    }                                                                        \
+  }
+#define EMBER_FUSER_FNS(VT, W, LOAD, STORE, SUF)                                                  \
+  EMBER_FUSER_VEC1(v_exp, VT, W, LOAD, STORE, Sleef_exp##SUF##_u10avx2)                          \
+  EMBER_FUSER_VEC1(v_log, VT, W, LOAD, STORE, Sleef_log##SUF##_u10avx2)                          \
+  EMBER_FUSER_VEC1(v_tanh, VT, W, LOAD, STORE, Sleef_tanh##SUF##_u10avx2)                        \
+  EMBER_FUSER_VEC1(v_erf, VT, W, LOAD, STORE, Sleef_erf##SUF##_u10avx2)                          \
+  EMBER_FUSER_VEC1(v_sin, VT, W, LOAD, STORE, Sleef_sin##SUF##_u10avx2)                          \
+  EMBER_FUSER_VEC1(v_cos, VT, W, LOAD, STORE, Sleef_cos##SUF##_u10avx2)                          \
+  EMBER_FUSER_VEC1(v_log1p, VT, W, LOAD, STORE, Sleef_log1p##SUF##_u10avx2)                      \
+  EMBER_FUSER_VEC1(v_expm1, VT, W, LOAD, STORE, Sleef_expm1##SUF##_u10avx2)                      \
+  EMBER_FUSER_VEC2(v_pow, VT, W, LOAD, STORE, Sleef_pow##SUF##_u10avx2)
+EMBER_FUSER_FNS(float, 8, _mm256_loadu_ps, _mm256_storeu_ps, f8)
+EMBER_FUSER_FNS(double, 4, _mm256_loadu_pd, _mm256_storeu_pd, d4)
+
+template <class T>
+void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
+  switch (op) {
+    case Op::Exp: v_exp(m, a, y); break;
+    case Op::Log: v_log(m, a, y); break;
+    case Op::Tanh: v_tanh(m, a, y); break;
+    case Op::Sigmoid:
+      for (int64_t i = 0; i < m; i++) y[i] = -a[i];
+      v_exp(m, y, y);
+      for (int64_t i = 0; i < m; i++) y[i] = T(1) / (T(1) + y[i]);
+      break;
+    case Op::Erf: v_erf(m, a, y); break;
+    case Op::Sin: v_sin(m, a, y); break;
+    case Op::Cos: v_cos(m, a, y); break;
+    case Op::Log1p: v_log1p(m, a, y); break;
+    case Op::Expm1: v_expm1(m, a, y); break;
+    case Op::Pow: v_pow(m, a, b, y); break;
+    default: break;
+  }
+}
+EMBER_FUSER_OP_LOOPS
+}  // namespace avx2
+#pragma GCC pop_options
+#endif
+
+bool use_avx2() {
+#ifdef EMBER_FUSER_SLEEF
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+template <class T>
+class InterpKernel final : public Kernel {
+ public:
+  InterpKernel(const Program& p, uint64_t mask) : p_(p), mask_(mask) {
+    // Scratch slots by liveness: a register's slot is free again after its last reader, so a long
+    // program needs only as many blocks as it has values alive at once.
+    size_t n = p.code.size();
+    std::vector<size_t> last_use(n, 0);
+    for (size_t i = 0; i < n; i++)
+      for (int32_t r : {p.code[i].a, p.code[i].b, p.code[i].c})
+        if (r >= 0) last_use[r] = i;
+    for (const Output& o : p.outputs) last_use[o.reg] = n;
+    slot_.assign(n, -1);
+    std::vector<int32_t> free_slots;
+    int32_t num_slots = 0;
+    for (size_t i = 0; i < n; i++) {
+      const Instr& in = p.code[i];
+      bool direct = in.op == Op::Input && !((mask >> in.input) & 1);  // read in place
+      if (!direct) {
+        if (free_slots.empty()) free_slots.push_back(num_slots++);
+        slot_[i] = free_slots.back();
+        free_slots.pop_back();
+      }
+      for (int32_t r : {in.a, in.b, in.c})
+        if (r >= 0 && last_use[r] == i && slot_[r] >= 0) {
+          bool dup = false;  // an operand read twice (x * x) is freed once
+          for (int32_t f : free_slots) dup |= f == slot_[r];
+          if (!dup) free_slots.push_back(slot_[r]);
+        }
+    }
+    num_slots_ = num_slots;
+    avx2_ = use_avx2();
+  }
+
+  void run(int64_t n, const void* const* in, void* const* out, double* acc) const override {
+    thread_local std::vector<T> scratch;
+    if (scratch.size() < size_t(num_slots_ * kBlock)) scratch.resize(num_slots_ * kBlock);
+    std::vector<const T*> ptr(p_.code.size());
+    for (int64_t off = 0; off < n; off += kBlock) {
+      int64_t m = std::min(kBlock, n - off);
+      for (size_t i = 0; i < p_.code.size(); i++) {
+        const Instr& ins = p_.code[i];
+        T* y = slot_[i] >= 0 ? scratch.data() + slot_[i] * kBlock : nullptr;
+        if (ins.op == Op::Input) {
+          const T* x = static_cast<const T*>(in[ins.input]);
+          if (!y) {
+            ptr[i] = x + off;
+            continue;
+          }
+          std::fill(y, y + m, x[0]);
+        } else if (ins.op == Op::Const) {
+          std::fill(y, y + m, T(ins.k));
+        } else {
+          const T* a = ptr[ins.a];
+          const T* b = ins.b >= 0 ? ptr[ins.b] : nullptr;
+          const T* c = ins.c >= 0 ? ptr[ins.c] : nullptr;
+#ifdef EMBER_FUSER_SLEEF
+          if (avx2_) avx2::run_op<T>(ins.op, m, a, b, c, y);
+          else
+#endif
+            generic::run_op<T>(ins.op, m, a, b, c, y);
+        }
+        ptr[i] = y;
+      }
+      for (size_t j = 0; j < p_.outputs.size(); j++) {
+        const Output& o = p_.outputs[j];
+        const T* v = ptr[o.reg];
+        if (o.reduced) {
+          T s = 0;  // per-block partial in T (as eager's vector lanes), carried in double
+          for (int64_t i = 0; i < m; i++) s += v[i];
+          acc[j] += double(s);
+        } else {
+          std::memcpy(static_cast<T*>(out[j]) + off, v, m * sizeof(T));
+        }
+      }
+    }
+  }
+
+ private:
+  Program p_;
+  uint64_t mask_;
+  std::vector<int32_t> slot_;
+  int32_t num_slots_ = 0;
+  bool avx2_ = false;
+};
+
+}  // namespace
+
+std::shared_ptr<const Kernel> make_interp_kernel(const Program& p, uint64_t bcast_mask) {
+  if (p.dtype == kDouble) return std::make_shared<InterpKernel<double>>(p, bcast_mask);
+  return std::make_shared<InterpKernel<float>>(p, bcast_mask);
+}
+
+}  // namespace ember::jit::fuser
