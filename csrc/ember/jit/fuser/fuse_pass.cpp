@@ -92,9 +92,10 @@ struct Group {
   int64_t reduce_dim = -1;
 };
 
+// The node's reduction; *dim = -1 (the last dim: compute_dtype admitted only that one).
 Reduce reduce_mode(const Node& n, int64_t* dim) {
+  *dim = -1;
   if (n.op == "sum" || n.args[1].kind != Arg::Kind::Ints || n.args[1].ints.empty()) return Reduce::All;
-  *dim = n.args[1].ints[0];
   return Reduce::LastDim;
 }
 

@@ -11,6 +11,7 @@
 // (cached on disk), or a vectorizing interpreter inside libember. EMBER_FUSER=codegen|interp
 // picks one; the default is codegen where a compiler is found (see README.md in this directory
 // for the measurements), else interp.
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -23,6 +24,13 @@ namespace ember::jit::fuser {
 EMBER_API void fuse(Graph& g);
 
 EMBER_API std::vector<Tensor> run_group(const Node& n, const std::vector<Tensor>& inputs);
+
+// How run_group calls went since the process started: as one fused loop, or op by op because the
+// actual shapes did not fit one loop (tests check which path ran).
+struct Stats {
+  uint64_t fused = 0, eager = 0;
+};
+EMBER_API Stats stats();
 
 enum class Backend { Codegen, Interp };
 // The backend run_group uses: set_backend's, else EMBER_FUSER's, else the default.

@@ -102,8 +102,6 @@ struct Lowering {
   Program p;
   std::unordered_map<int64_t, int32_t> reg_of;  // value id -> register
   std::map<double, int32_t> consts;
-  bool have_reduce_dims = false;
-  std::vector<int64_t> reduce_dims;
 
   int32_t constant(double k) {
     auto it = consts.find(k);
@@ -206,11 +204,15 @@ struct Lowering {
     }
     Reduce mode = dims.empty() ? Reduce::All : Reduce::LastDim;
     EMBER_CHECK(dims.size() <= 1, "fuser: ", n.op, " over several dims does not fuse");
-    EMBER_CHECK(p.reduce == Reduce::None || (p.reduce == mode && dims == reduce_dims),
-                "fuser: one group reduces over one set of dims");
+    EMBER_CHECK(p.reduce == Reduce::None || p.reduce == mode, "fuser: one group reduces over one set of dims");
+    if (mode == Reduce::LastDim) {
+      // -1 and ndim-1 both name the last dim; a non-negative one also pins the rank at replay
+      int64_t d = dims[0];
+      EMBER_CHECK(p.reduce == Reduce::None || d == -1 || p.reduce_dim == -1 || d == p.reduce_dim,
+                  "fuser: one group reduces over one dim");
+      if (p.reduce == Reduce::None || d != -1) p.reduce_dim = d;
+    }
     p.reduce = mode;
-    reduce_dims = dims;
-    if (!dims.empty()) p.reduce_dim = dims[0];
     return x;
   }
 };

@@ -6,6 +6,7 @@
 // the outer ones by this file. When the actual shapes do not fit one loop (an output or a reduced
 // operand smaller than the iteration space, a reduction dim that is no longer the last), the group
 // runs op by op as eager code instead: never a wrong answer.
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,6 +27,7 @@ namespace {
 using Shape = std::vector<int64_t>;
 
 std::optional<Backend> g_override;
+std::atomic<uint64_t> g_fused{0}, g_eager{0};
 
 Backend env_backend() {
   static const Backend b = [] {
@@ -339,6 +341,7 @@ struct FusedBackward : autograd::Node {
 
 Backend backend() { return g_override ? *g_override : env_backend(); }
 void set_backend(std::optional<Backend> b) { g_override = b; }
+Stats stats() { return {g_fused.load(), g_eager.load()}; }
 
 std::vector<Tensor> run_group(const Node& n, const std::vector<Tensor>& inputs) {
   EMBER_CHECK_KIND(n.op == "prim::FusionGroup" && n.subgraph, Value, "run_group: node '", n.op,
@@ -353,8 +356,10 @@ std::vector<Tensor> run_group(const Node& n, const std::vector<Tensor>& inputs) 
     if (!t.defined()) EMBER_FAIL(Value, "fusion group: an input is undefined");
     ScalarType d = t.dtype();
     // dtypes are part of a graph's signature; anything else means a hand-made graph: run it eagerly
-    if (!(d == kFloat || d == kDouble || d == kBool) || !t.device().is_cpu() || (d != p.dtype && d != kBool && t.dim() != 0))
+    if (!(d == kFloat || d == kDouble || d == kBool) || !t.device().is_cpu() || (d != p.dtype && d != kBool && t.dim() != 0)) {
+      g_eager++;
       return run_subgraph_eager(sub, inputs);
+    }
   }
   std::vector<int32_t> wrt;
   if (autograd::grad_enabled())
@@ -365,7 +370,11 @@ std::vector<Tensor> run_group(const Node& n, const std::vector<Tensor>& inputs) 
     autograd::AutoGradMode no_grad(false);
     r = run_compiled(*c, prepare(p, inputs), false);
   }
-  if (!r.fused) return run_subgraph_eager(sub, inputs);
+  if (!r.fused) {
+    g_eager++;
+    return run_subgraph_eager(sub, inputs);
+  }
+  g_fused++;
   if (!wrt.empty()) {
     auto node = std::make_shared<FusedBackward>();
     node->fwd = c;
