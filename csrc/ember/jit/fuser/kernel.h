@@ -7,11 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "ember/core/macros.h"
 #include "ember/jit/fuser/program.h"
 
 namespace ember::jit::fuser {
 
-class Kernel {
+class EMBER_API Kernel {
  public:
   virtual ~Kernel() = default;
   // n elements: in[k] -> input k's first element; out[j] -> output j's first element (contiguous;
@@ -20,14 +21,14 @@ class Kernel {
 };
 
 // The vectorizing interpreter: blocks of kBlock elements, one vector loop per instruction.
-std::shared_ptr<const Kernel> make_interp_kernel(const Program& p, uint64_t bcast_mask);
+EMBER_API std::shared_ptr<const Kernel> make_interp_kernel(const Program& p, uint64_t bcast_mask);
 
 // C++ source for the program compiled by the system compiler, cached on disk ($EMBER_CACHE_DIR,
 // default ~/.cache/ember/kernels). Throws RuntimeError with the compiler's message on failure.
-std::shared_ptr<const Kernel> make_codegen_kernel(const Program& p, uint64_t bcast_mask);
+EMBER_API std::shared_ptr<const Kernel> make_codegen_kernel(const Program& p, uint64_t bcast_mask);
 // The C++ source make_codegen_kernel compiles (for tests and for reading).
-std::string codegen_source(const Program& p, uint64_t bcast_mask);
+EMBER_API std::string codegen_source(const Program& p, uint64_t bcast_mask);
 // Whether a system C++ compiler was found ($CXX, c++, g++).
-bool codegen_available();
+EMBER_API bool codegen_available();
 
 }  // namespace ember::jit::fuser

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ember/core/dtype.h"
+#include "ember/core/macros.h"
 #include "ember/jit/ir.h"
 
 namespace ember::jit::fuser {
@@ -20,8 +21,8 @@ enum class Op : uint8_t {
   Lt, Le, Gt, Ge, Eq, Ne,                                   // comparisons: 1 or 0 in the compute dtype
   Where,                                                    // a != 0 ? b : c
 };
-const char* op_name(Op op);
-int op_arity(Op op);  // register operands (0 for leaves)
+EMBER_API const char* op_name(Op op);
+EMBER_API int op_arity(Op op);  // register operands (0 for leaves)
 
 struct Instr {
   Op op = Op::Const;
@@ -55,24 +56,24 @@ struct Program {
     return int32_t(code.size()) - 1;
   }
   // A canonical text form: the cache key of compiled kernels, and readable in error messages.
-  std::string key() const;
+  EMBER_API std::string key() const;
 };
 
 // Lowers a fusion subgraph (its inputs are the group's inputs, in order). Throws for an op the
 // fuser does not know (the pass only groups known ops, so that means a hand-made bad graph).
-Program lower(const Graph& sub);
+EMBER_API Program lower(const Graph& sub);
 
 // True when fuse() may put this node in a group (before dtype and shape checks).
-bool is_fusible_op(const Node& n);
-bool is_reduction_op(const std::string& op);
+EMBER_API bool is_fusible_op(const Node& n);
+EMBER_API bool is_reduction_op(const std::string& op);
 
 // Reverse-mode derivative of `fwd`: inputs are fwd's inputs then one gradient per fwd output (a
 // reduced output's gradient arrives broadcastable to the full shape, already divided by the count
 // for a mean); outputs are the gradients of the inputs listed in `wrt`, at the full (broadcast)
 // shape. Inputs with no path to an output get a Const 0 output.
-Program differentiate(const Program& fwd, const std::vector<int32_t>& wrt);
+EMBER_API Program differentiate(const Program& fwd, const std::vector<int32_t>& wrt);
 
 // Removes instructions no output reads, renumbering the rest.
-Program prune(const Program& p);
+EMBER_API Program prune(const Program& p);
 
 }  // namespace ember::jit::fuser
