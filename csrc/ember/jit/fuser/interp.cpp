@@ -28,8 +28,6 @@ constexpr int64_t kBlock = 1024;
     switch (op) {                                                                                     \
       case Op::Neg: for (int64_t i = 0; i < m; i++) y[i] = -a[i]; break;                              \
       case Op::Relu: for (int64_t i = 0; i < m; i++) y[i] = a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : T(0); break; \
-      case Op::Sqrt: for (int64_t i = 0; i < m; i++) y[i] = std::sqrt(a[i]); break;                  \
-      case Op::Rsqrt: for (int64_t i = 0; i < m; i++) y[i] = T(1) / std::sqrt(a[i]); break;          \
       case Op::Abs: for (int64_t i = 0; i < m; i++) y[i] = std::fabs(a[i]); break;                   \
       case Op::Reciprocal: for (int64_t i = 0; i < m; i++) y[i] = T(1) / a[i]; break;                \
       case Op::Sign: for (int64_t i = 0; i < m; i++) y[i] = T(a[i] > 0) - T(a[i] < 0); break;        \
@@ -67,6 +65,8 @@ void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
       case Op::Log1p: y[i] = std::log1p(x); break;
       case Op::Expm1: y[i] = std::expm1(x); break;
       case Op::Pow: y[i] = std::pow(x, b[i]); break;
+      case Op::Sqrt: y[i] = std::sqrt(x); break;
+      case Op::Rsqrt: y[i] = T(1) / std::sqrt(x); break;
       default: break;
     }
   }
@@ -127,6 +127,9 @@ namespace avx2 {
   EMBER_FUSER_VEC2(v_pow, VT, W, LOAD, STORE, Sleef_pow##SUF##_u10avx2)
 EMBER_FUSER_FNS(float, 8, _mm256_loadu_ps, _mm256_storeu_ps, f8)
 EMBER_FUSER_FNS(double, 4, _mm256_loadu_pd, _mm256_storeu_pd, d4)
+// the sqrt instruction (correctly rounded, as eager's), not libm's errno-setting call
+EMBER_FUSER_VEC1(v_sqrt, float, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_sqrt_ps)
+EMBER_FUSER_VEC1(v_sqrt, double, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_sqrt_pd)
 
 template <class T>
 void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
@@ -145,6 +148,11 @@ void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
     case Op::Log1p: v_log1p(m, a, y); break;
     case Op::Expm1: v_expm1(m, a, y); break;
     case Op::Pow: v_pow(m, a, b, y); break;
+    case Op::Sqrt: v_sqrt(m, a, y); break;
+    case Op::Rsqrt:
+      v_sqrt(m, a, y);
+      for (int64_t i = 0; i < m; i++) y[i] = T(1) / y[i];
+      break;
     default: break;
   }
 }
@@ -175,18 +183,37 @@ class InterpKernel final : public Kernel {
         if (r >= 0) last_use[r] = i;
     for (const Output& o : p.outputs) last_use[o.reg] = n;
     slot_.assign(n, -1);
+    out_of_.assign(n, -1);
     std::vector<int32_t> free_slots;
     int32_t num_slots = 0;
+    // an output register computed here is written straight into the output (no copy), when no
+    // other output names it
+    for (size_t j = 0; j < p.outputs.size(); j++) {
+      const Output& o = p.outputs[j];
+      const Op op = p.code[o.reg].op;
+      if (o.reduced || op == Op::Input || op == Op::Const) continue;
+      int uses = 0;
+      for (const Output& o2 : p.outputs) uses += o2.reg == o.reg;
+      if (uses == 1) out_of_[o.reg] = int32_t(j);
+    }
     for (size_t i = 0; i < n; i++) {
       const Instr& in = p.code[i];
-      bool direct = in.op == Op::Input && !((mask >> in.input) & 1);  // read in place
-      if (!direct) {
+      // constants and broadcast inputs: own slots, filled once per run() and never reused
+      if (in.op == Op::Const || (in.op == Op::Input && ((mask >> in.input) & 1))) {
+        slot_[i] = num_slots++;
+        leaves_.push_back(int32_t(i));
+      }
+    }
+    for (size_t i = 0; i < n; i++) {
+      const Instr& in = p.code[i];
+      bool fixed = in.op == Op::Input || in.op == Op::Const;
+      if (!fixed && out_of_[i] < 0) {
         if (free_slots.empty()) free_slots.push_back(num_slots++);
         slot_[i] = free_slots.back();
         free_slots.pop_back();
       }
       for (int32_t r : {in.a, in.b, in.c})
-        if (r >= 0 && last_use[r] == i && slot_[r] >= 0) {
+        if (r >= 0 && last_use[r] == i && slot_[r] >= 0 && p.code[r].op != Op::Input && p.code[r].op != Op::Const) {
           bool dup = false;  // an operand read twice (x * x) is freed once
           for (int32_t f : free_slots) dup |= f == slot_[r];
           if (!dup) free_slots.push_back(slot_[r]);
@@ -199,22 +226,27 @@ class InterpKernel final : public Kernel {
   void run(int64_t n, const void* const* in, void* const* out, double* acc) const override {
     thread_local std::vector<T> scratch;
     if (scratch.size() < size_t(num_slots_ * kBlock)) scratch.resize(num_slots_ * kBlock);
-    std::vector<const T*> ptr(p_.code.size());
+    thread_local std::vector<const T*> ptr;
+    ptr.resize(p_.code.size());
+    const int64_t first = std::min(kBlock, n);
+    for (int32_t i : leaves_) {
+      const Instr& ins = p_.code[i];
+      T* y = scratch.data() + slot_[i] * kBlock;
+      T v = ins.op == Op::Const ? T(ins.k) : static_cast<const T*>(in[ins.input])[0];
+      std::fill(y, y + first, v);
+      ptr[i] = y;
+    }
     for (int64_t off = 0; off < n; off += kBlock) {
       int64_t m = std::min(kBlock, n - off);
       for (size_t i = 0; i < p_.code.size(); i++) {
         const Instr& ins = p_.code[i];
-        T* y = slot_[i] >= 0 ? scratch.data() + slot_[i] * kBlock : nullptr;
+        if (ins.op == Op::Const) continue;
         if (ins.op == Op::Input) {
-          const T* x = static_cast<const T*>(in[ins.input]);
-          if (!y) {
-            ptr[i] = x + off;
-            continue;
-          }
-          std::fill(y, y + m, x[0]);
-        } else if (ins.op == Op::Const) {
-          std::fill(y, y + m, T(ins.k));
-        } else {
+          if (slot_[i] < 0) ptr[i] = static_cast<const T*>(in[ins.input]) + off;
+          continue;
+        }
+        T* y = out_of_[i] >= 0 ? static_cast<T*>(out[out_of_[i]]) + off : scratch.data() + slot_[i] * kBlock;
+        {
           const T* a = ptr[ins.a];
           const T* b = ins.b >= 0 ? ptr[ins.b] : nullptr;
           const T* c = ins.c >= 0 ? ptr[ins.c] : nullptr;
@@ -230,10 +262,16 @@ class InterpKernel final : public Kernel {
         const Output& o = p_.outputs[j];
         const T* v = ptr[o.reg];
         if (o.reduced) {
-          T s = 0;  // per-block partial in T (as eager's vector lanes), carried in double
-          for (int64_t i = 0; i < m; i++) s += v[i];
-          acc[j] += double(s);
-        } else {
+          // eight lanes of partial sums in T (as eager's vector reductions), carried in double
+          T lanes[8] = {};
+          int64_t i = 0;
+          for (; i + 8 <= m; i += 8)
+            for (int l = 0; l < 8; l++) lanes[l] += v[i + l];
+          for (; i < m; i++) lanes[0] += v[i];
+          double s = 0;
+          for (int l = 0; l < 8; l++) s += lanes[l];
+          acc[j] += s;
+        } else if (out_of_[o.reg] != int32_t(j)) {
           std::memcpy(static_cast<T*>(out[j]) + off, v, m * sizeof(T));
         }
       }
@@ -243,7 +281,9 @@ class InterpKernel final : public Kernel {
  private:
   Program p_;
   uint64_t mask_;
-  std::vector<int32_t> slot_;
+  std::vector<int32_t> slot_;    // scratch block of each register (-1: read in place / written to an output)
+  std::vector<int32_t> out_of_;  // the output a register is written into directly, or -1
+  std::vector<int32_t> leaves_;  // constants and broadcast inputs, filled once per run()
   int32_t num_slots_ = 0;
   bool avx2_ = false;
 };
