@@ -203,6 +203,7 @@ void fuse(Graph& g) {
   for (size_t k = 0; k < groups.size(); k++)
     for (size_t i : groups[k].nodes) group_of_node[i] = k;
   std::vector<Node> fused_nodes(groups.size());
+  std::vector<char> lowered(groups.size(), 1);
   for (size_t k = 0; k < groups.size(); k++) {
     const Group& grp = groups[k];
     std::unordered_set<size_t> members(grp.nodes.begin(), grp.nodes.end());
@@ -252,13 +253,20 @@ void fuse(Graph& g) {
       }
     }
     fn.subgraph = sub;
+    // a node whose arguments do not match its schema (a hand-made graph) stays unfused: it then
+    // fails as an eager op, with that op's own message
+    try {
+      lower(*sub);
+    } catch (const Error&) {
+      lowered[k] = 0;
+    }
     fused_nodes[k] = std::move(fn);
   }
   std::vector<Node> nodes;
   nodes.reserve(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); i++) {
     auto it = group_of_node.find(i);
-    if (it == group_of_node.end()) {
+    if (it == group_of_node.end() || !lowered[it->second]) {
       nodes.push_back(std::move(g.nodes[i]));
     } else if (groups[it->second].nodes.back() == i) {
       nodes.push_back(std::move(fused_nodes[it->second]));

@@ -1,7 +1,7 @@
 // The vectorizing interpreter: the program runs over blocks of kBlock elements, each instruction
 // one tight loop over its block, so intermediates live in L1-sized scratch instead of memory.
-// Transcendentals call SLEEF's AVX2 u10 vector functions when the CPU has AVX2 (eager's accuracy
-// class); arithmetic loops are compiled twice (baseline and AVX2+FMA-free AVX2) and picked at run time.
+// Transcendentals call SLEEF's u10 vector functions (eager's accuracy class); the loops are compiled
+// for the baseline, AVX2 and AVX-512, picked at run time by the CPU (as eager's kernels are).
 #pragma GCC optimize("no-math-errno")  // lets sqrt vectorize; errno is never read
 #include <cmath>
 #include <cstring>
@@ -75,23 +75,8 @@ EMBER_FUSER_OP_LOOPS
 }  // namespace generic
 
 #ifdef EMBER_FUSER_SLEEF
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-}  // namespace
-}  // namespace ember::jit::fuser
-// sleef.h declares its AVX2 entry points only when the includer is built for AVX2
-extern "C" {
-#define EMBER_FUSER_DECL(n) __m256 Sleef_##n##f8_u10avx2(__m256); __m256d Sleef_##n##d4_u10avx2(__m256d);
-EMBER_FUSER_DECL(exp) EMBER_FUSER_DECL(log) EMBER_FUSER_DECL(tanh) EMBER_FUSER_DECL(erf) EMBER_FUSER_DECL(sin)
-EMBER_FUSER_DECL(cos) EMBER_FUSER_DECL(log1p) EMBER_FUSER_DECL(expm1)
-__m256 Sleef_powf8_u10avx2(__m256, __m256);
-__m256d Sleef_powd4_u10avx2(__m256d, __m256d);
-}
-namespace ember::jit::fuser {
-namespace {
-namespace avx2 {
-// SLEEF over full 8/4-lane vectors; the tail goes through a padded copy so every element takes the
-// same path (results do not depend on where a block ends).
+// SLEEF over full vectors; the tail goes through a padded copy so every element takes the same
+// path (results do not depend on where a block ends).
 #define EMBER_FUSER_VEC1(F, VT, W, LOAD, STORE, SL)                          \
   inline void F(int64_t m, const VT* a, VT* y) {                             \
     int64_t i = 0;                                                           \
@@ -115,58 +100,104 @@ namespace avx2 {
       std::memcpy(y + i, r, (m - i) * sizeof(VT));                           \
     }                                                                        \
   }
-#define EMBER_FUSER_FNS(VT, W, LOAD, STORE, SUF)                                                  \
-  EMBER_FUSER_VEC1(v_exp, VT, W, LOAD, STORE, Sleef_exp##SUF##_u10avx2)                          \
-  EMBER_FUSER_VEC1(v_log, VT, W, LOAD, STORE, Sleef_log##SUF##_u10avx2)                          \
-  EMBER_FUSER_VEC1(v_tanh, VT, W, LOAD, STORE, Sleef_tanh##SUF##_u10avx2)                        \
-  EMBER_FUSER_VEC1(v_erf, VT, W, LOAD, STORE, Sleef_erf##SUF##_u10avx2)                          \
-  EMBER_FUSER_VEC1(v_sin, VT, W, LOAD, STORE, Sleef_sin##SUF##_u10avx2)                          \
-  EMBER_FUSER_VEC1(v_cos, VT, W, LOAD, STORE, Sleef_cos##SUF##_u10avx2)                          \
-  EMBER_FUSER_VEC1(v_log1p, VT, W, LOAD, STORE, Sleef_log1p##SUF##_u10avx2)                      \
-  EMBER_FUSER_VEC1(v_expm1, VT, W, LOAD, STORE, Sleef_expm1##SUF##_u10avx2)                      \
-  EMBER_FUSER_VEC2(v_pow, VT, W, LOAD, STORE, Sleef_pow##SUF##_u10avx2)
-EMBER_FUSER_FNS(float, 8, _mm256_loadu_ps, _mm256_storeu_ps, f8)
-EMBER_FUSER_FNS(double, 4, _mm256_loadu_pd, _mm256_storeu_pd, d4)
-// the sqrt instruction (correctly rounded, as eager's), not libm's errno-setting call
-EMBER_FUSER_VEC1(v_sqrt, float, 8, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_sqrt_ps)
-EMBER_FUSER_VEC1(v_sqrt, double, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_sqrt_pd)
-
-template <class T>
-void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {
-  switch (op) {
-    case Op::Exp: v_exp(m, a, y); break;
-    case Op::Log: v_log(m, a, y); break;
-    case Op::Tanh: v_tanh(m, a, y); break;
-    case Op::Sigmoid:
-      for (int64_t i = 0; i < m; i++) y[i] = -a[i];
-      v_exp(m, y, y);
-      for (int64_t i = 0; i < m; i++) y[i] = T(1) / (T(1) + y[i]);
-      break;
-    case Op::Erf: v_erf(m, a, y); break;
-    case Op::Sin: v_sin(m, a, y); break;
-    case Op::Cos: v_cos(m, a, y); break;
-    case Op::Log1p: v_log1p(m, a, y); break;
-    case Op::Expm1: v_expm1(m, a, y); break;
-    case Op::Pow: v_pow(m, a, b, y); break;
-    case Op::Sqrt: v_sqrt(m, a, y); break;
-    case Op::Rsqrt:
-      v_sqrt(m, a, y);
-      for (int64_t i = 0; i < m; i++) y[i] = T(1) / y[i];
-      break;
-    default: break;
+// one dtype's vector functions; SQRT is the ISA's sqrt instruction (correctly rounded, as
+// eager's), not libm's errno-setting call
+#define EMBER_FUSER_FNS(VT, W, LOAD, STORE, SUF, ISA, SQRT)                                       \
+  EMBER_FUSER_VEC1(v_exp, VT, W, LOAD, STORE, Sleef_exp##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_log, VT, W, LOAD, STORE, Sleef_log##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_tanh, VT, W, LOAD, STORE, Sleef_tanh##SUF##_u10##ISA)                       \
+  EMBER_FUSER_VEC1(v_erf, VT, W, LOAD, STORE, Sleef_erf##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_sin, VT, W, LOAD, STORE, Sleef_sin##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_cos, VT, W, LOAD, STORE, Sleef_cos##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_log1p, VT, W, LOAD, STORE, Sleef_log1p##SUF##_u10##ISA)                     \
+  EMBER_FUSER_VEC1(v_expm1, VT, W, LOAD, STORE, Sleef_expm1##SUF##_u10##ISA)                     \
+  EMBER_FUSER_VEC2(v_pow, VT, W, LOAD, STORE, Sleef_pow##SUF##_u10##ISA)                         \
+  EMBER_FUSER_VEC1(v_sqrt, VT, W, LOAD, STORE, SQRT)
+#define EMBER_FUSER_TRANSCENDENTALS                                           \
+  template <class T>                                                          \
+  void run_transcendental(Op op, int64_t m, const T* a, const T* b, T* y) {   \
+    switch (op) {                                                             \
+      case Op::Exp: v_exp(m, a, y); break;                                    \
+      case Op::Log: v_log(m, a, y); break;                                    \
+      case Op::Tanh: v_tanh(m, a, y); break;                                  \
+      case Op::Sigmoid:                                                       \
+        for (int64_t i = 0; i < m; i++) y[i] = -a[i];                         \
+        v_exp(m, y, y);                                                       \
+        for (int64_t i = 0; i < m; i++) y[i] = T(1) / (T(1) + y[i]);          \
+        break;                                                                \
+      case Op::Erf: v_erf(m, a, y); break;                                    \
+      case Op::Sin: v_sin(m, a, y); break;                                    \
+      case Op::Cos: v_cos(m, a, y); break;                                    \
+      case Op::Log1p: v_log1p(m, a, y); break;                                \
+      case Op::Expm1: v_expm1(m, a, y); break;                                \
+      case Op::Pow: v_pow(m, a, b, y); break;                                 \
+      case Op::Sqrt: v_sqrt(m, a, y); break;                                  \
+      case Op::Rsqrt:                                                         \
+        v_sqrt(m, a, y);                                                      \
+        for (int64_t i = 0; i < m; i++) y[i] = T(1) / y[i];                   \
+        break;                                                                \
+      default: break;                                                         \
+    }                                                                         \
   }
+}  // namespace
+}  // namespace ember::jit::fuser
+
+// sleef.h declares its AVX2 / AVX-512 entry points only when the includer is built for them
+#define EMBER_FUSER_DECL(V, VD, F, D, ISA)                                                         \
+  V Sleef_exp##F##_u10##ISA(V); V Sleef_log##F##_u10##ISA(V); V Sleef_tanh##F##_u10##ISA(V);       \
+  V Sleef_erf##F##_u10##ISA(V); V Sleef_sin##F##_u10##ISA(V); V Sleef_cos##F##_u10##ISA(V);        \
+  V Sleef_log1p##F##_u10##ISA(V); V Sleef_expm1##F##_u10##ISA(V); V Sleef_pow##F##_u10##ISA(V, V); \
+  VD Sleef_exp##D##_u10##ISA(VD); VD Sleef_log##D##_u10##ISA(VD); VD Sleef_tanh##D##_u10##ISA(VD); \
+  VD Sleef_erf##D##_u10##ISA(VD); VD Sleef_sin##D##_u10##ISA(VD); VD Sleef_cos##D##_u10##ISA(VD);  \
+  VD Sleef_log1p##D##_u10##ISA(VD); VD Sleef_expm1##D##_u10##ISA(VD); VD Sleef_pow##D##_u10##ISA(VD, VD);
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+extern "C" {
+EMBER_FUSER_DECL(__m256, __m256d, f8, d4, avx2)
 }
+namespace ember::jit::fuser {
+namespace {
+namespace avx2 {
+EMBER_FUSER_FNS(float, 8, _mm256_loadu_ps, _mm256_storeu_ps, f8, avx2, _mm256_sqrt_ps)
+EMBER_FUSER_FNS(double, 4, _mm256_loadu_pd, _mm256_storeu_pd, d4, avx2, _mm256_sqrt_pd)
+EMBER_FUSER_TRANSCENDENTALS
 EMBER_FUSER_OP_LOOPS
 }  // namespace avx2
+}  // namespace
+}  // namespace ember::jit::fuser
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,prefer-vector-width=512")
+extern "C" {
+EMBER_FUSER_DECL(__m512, __m512d, f16, d8, avx512f)
+__m512 Sleef_sqrtf16_u05avx512f(__m512);
+__m512d Sleef_sqrtd8_u05avx512f(__m512d);
+}
+namespace ember::jit::fuser {
+namespace {
+namespace avx512 {
+// SLEEF's correctly rounded sqrt: GCC 12's _mm512_sqrt_ps trips -Wmaybe-uninitialized here
+EMBER_FUSER_FNS(float, 16, _mm512_loadu_ps, _mm512_storeu_ps, f16, avx512f, Sleef_sqrtf16_u05avx512f)
+EMBER_FUSER_FNS(double, 8, _mm512_loadu_pd, _mm512_storeu_pd, d8, avx512f, Sleef_sqrtd8_u05avx512f)
+EMBER_FUSER_TRANSCENDENTALS
+EMBER_FUSER_OP_LOOPS
+}  // namespace avx512
 #pragma GCC pop_options
 #endif
 
-bool use_avx2() {
+// 2: AVX-512 (as eager's widest kernels), 1: AVX2 + FMA, 0: baseline loops and libm
+int isa_level() {
 #ifdef EMBER_FUSER_SLEEF
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
+  static const int level = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                                   __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
+                               ? 2
+                           : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1
+                                                                                             : 0;
+  return level;
 #else
-  return false;
+  return 0;
 #endif
 }
 
@@ -220,7 +251,7 @@ class InterpKernel final : public Kernel {
         }
     }
     num_slots_ = num_slots;
-    avx2_ = use_avx2();
+    isa_ = isa_level();
   }
 
   void run(int64_t n, const void* const* in, void* const* out, double* acc) const override {
@@ -251,7 +282,8 @@ class InterpKernel final : public Kernel {
           const T* b = ins.b >= 0 ? ptr[ins.b] : nullptr;
           const T* c = ins.c >= 0 ? ptr[ins.c] : nullptr;
 #ifdef EMBER_FUSER_SLEEF
-          if (avx2_) avx2::run_op<T>(ins.op, m, a, b, c, y);
+          if (isa_ == 2) avx512::run_op<T>(ins.op, m, a, b, c, y);
+          else if (isa_ == 1) avx2::run_op<T>(ins.op, m, a, b, c, y);
           else
 #endif
             generic::run_op<T>(ins.op, m, a, b, c, y);
@@ -285,7 +317,7 @@ class InterpKernel final : public Kernel {
   std::vector<int32_t> out_of_;  // the output a register is written into directly, or -1
   std::vector<int32_t> leaves_;  // constants and broadcast inputs, filled once per run()
   int32_t num_slots_ = 0;
-  bool avx2_ = false;
+  int isa_ = 0;
 };
 
 }  // namespace

@@ -84,10 +84,11 @@ bool is_fusible_op(const Node& n) {
   const std::string& op = n.op;
   if (unary_ops().count(op) || binary_ops().count(op)) return true;
   if (op == "div") return n.args.size() > 2 && n.args[2].kind == Arg::Kind::None;  // true division only
-  if (op == "gelu") return n.args.size() > 1 && (n.args[1].s == "none" || n.args[1].s == "tanh");
+  if (op == "gelu")
+    return n.args.size() == 2 && n.args[1].kind == Arg::Kind::Str && (n.args[1].s == "none" || n.args[1].s == "tanh");
   if (is_reduction_op(op)) {
     // no dtype= (a different accumulation dtype): the last argument is the ScalarType?
-    return n.args.back().kind == Arg::Kind::None;
+    return n.args.size() == (op == "sum" ? 2u : 4u) && n.args.back().kind == Arg::Kind::None;
   }
   for (const char* o : kOtherOps)
     if (op == o) return true;
