@@ -582,3 +582,29 @@ TEST(Fuser, BadGroupsRaise) {
   ASSERT_EQ(count_groups(b.g), 1u);
   EXPECT_THROW(fz::run_group(b.g.nodes[0], {}), ember::Error);  // wrong input count
 }
+
+TEST_P(Backends, MixedScalarsAndBoolConditions) {
+  // a float64 0-d tensor in a float32 chain does not promote (eager's rule for 0-d operands), and a
+  // bool condition from outside the group selects
+  Builder b;
+  int64_t x = b.input(kFloat, {5, 6}), c = b.input(kDouble, {}), cond = b.input(kBool, {5, 6});
+  int64_t y = b.op("mul", {V(x), V(c)}, kFloat, {5, 6});
+  int64_t z = b.op("where", {V(cond), V(y), F(-1.0)}, kFloat, {5, 6});
+  int64_t e = b.op("exp", {V(z)}, kFloat, {5, 6});
+  b.outputs({e});
+  fz::fuse(b.g);
+  ASSERT_EQ(count_groups(b.g), 1u);
+  Tensor xv = randn({5, 6}, kFloat), cv = scalar_to_tensor(Scalar(0.7)).to(kDouble).clone();
+  Tensor condv = ember::gt(randn({5, 6}, kFloat), scalar_to_tensor(Scalar(0.0)));
+  Tensor got = run_graph(b.g, {xv, cv, condv})[0];
+  Tensor want = ember::exp(ember::where(condv, xv * cv, scalar_to_tensor(Scalar(-1.0))));
+  expect_close(got, want, 2e-6, 1e-6, "mixed");
+}
+
+TEST_P(Backends, DoubleBackwardRaises) {
+  Graph g = gelu_graph(kDouble, {3});
+  fz::fuse(g);
+  Tensor x = randn({3}, kDouble).requires_grad_(true);
+  Tensor y = run_graph(g, {x})[0];
+  EXPECT_THROW(autograd::grad({y.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true), ember::Error);
+}
