@@ -253,10 +253,12 @@ void fuse(Graph& g) {
       }
     }
     fn.subgraph = sub;
+    // the backward reads inputs + output gradients through one pointer table of 64
+    if (fn.args.size() + fn.outputs.size() > 64) lowered[k] = 0;
     // a node whose arguments do not match its schema (a hand-made graph) stays unfused: it then
     // fails as an eager op, with that op's own message
     try {
-      lower(*sub);
+      if (lowered[k]) lower(*sub);
     } catch (const Error&) {
       lowered[k] = 0;
     }

@@ -70,6 +70,8 @@ std::shared_ptr<Compiled> compiled_for(const std::shared_ptr<Graph>& sub) {
   static std::mutex mu;
   static std::unordered_map<const Graph*, std::pair<std::weak_ptr<Graph>, std::shared_ptr<Compiled>>> cache;
   std::lock_guard<std::mutex> lock(mu);
+  if (cache.size() > 4096)  // forget graphs that are gone
+    for (auto it = cache.begin(); it != cache.end();) it = it->second.first.expired() ? cache.erase(it) : std::next(it);
   auto& e = cache[sub.get()];
   if (!e.second || e.first.expired() || e.first.lock() != sub) {  // a new graph at a freed address
     auto c = std::make_shared<Compiled>();
@@ -118,6 +120,7 @@ struct RunResult {
 RunResult run_compiled(Compiled& c, std::vector<Tensor> in, bool outputs_may_broadcast) {
   const Program& p = c.prog;
   RunResult res;
+  if (in.size() > 64 || p.outputs.size() > 64) return res;  // the kernels' pointer tables
   Shape full;
   for (const Tensor& t : in)
     if (!broadcast_into(full, t.sizes())) return res;
@@ -361,6 +364,13 @@ std::vector<Tensor> run_group(const Node& n, const std::vector<Tensor>& inputs) 
       return run_subgraph_eager(sub, inputs);
     }
   }
+  // forward-mode tangents need each op's jvp: eager code has them
+  if (autograd::fw_grad_active())
+    for (const Tensor& t : inputs)
+      if (autograd::fw_grad(t).defined()) {
+        g_eager++;
+        return run_subgraph_eager(sub, inputs);
+      }
   std::vector<int32_t> wrt;
   if (autograd::grad_enabled())
     for (size_t k = 0; k < inputs.size(); k++)
