@@ -38,6 +38,12 @@ struct Builder {
     g.inputs.push_back(in);
     return v;
   }
+  int64_t constant(const Tensor& t) {  // a tensor the trace captured (as scalars in x * 2 are)
+    int64_t v = g.new_value();
+    g.values[v] = {t.dtype(), Shape(t.sizes().begin(), t.sizes().end())};
+    g.constants.push_back({v, "__constant_" + std::to_string(g.constants.size()), t});
+    return v;
+  }
   int64_t op(const std::string& name, std::vector<Arg> args, ScalarType dt, Shape s,
              Variant var = Variant::Functional) {
     Node n;
@@ -85,6 +91,7 @@ bool g_expect_fused = true;  // run_graph checks each group ran fused (or, when 
 std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& inputs) {
   std::unordered_map<int64_t, Tensor> env;
   for (size_t k = 0; k < inputs.size(); k++) env[g.inputs[k].value] = inputs[k];
+  for (const NamedTensor& c : g.constants) env[c.value] = c.tensor;
   for (const Node& n : g.nodes) {
     std::vector<Tensor> args;
     for (const Arg& a : n.args)
@@ -607,4 +614,36 @@ TEST_P(Backends, DoubleBackwardRaises) {
   Tensor x = randn({3}, kDouble).requires_grad_(true);
   Tensor y = run_graph(g, {x})[0];
   EXPECT_THROW(autograd::grad({y.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true), ember::Error);
+}
+
+TEST_P(Backends, CapturedScalarsBecomeLiterals) {
+  // x * 2 + 0.5 > 1 ? ... as a trace records it: the numbers are 0-d constants (int64 and float64)
+  for (ScalarType dt : {kFloat, kDouble}) {
+    Builder b;
+    int64_t x = b.input(dt, {4, 5});
+    int64_t two = b.constant(scalar_to_tensor(Scalar(int64_t(2))));
+    int64_t half = b.constant(scalar_to_tensor(Scalar(0.5)));
+    int64_t y = b.op("mul", {V(x), V(two)}, dt, {4, 5});
+    int64_t z = b.op("add", {V(y), V(half), I(1)}, dt, {4, 5});
+    int64_t w = b.op("pow", {V(z), V(two)}, dt, {4, 5});
+    b.outputs({w});
+    Graph ref = b.g;
+    fz::fuse(b.g);
+    ASSERT_EQ(count_groups(b.g), 1u);
+    EXPECT_EQ(b.g.nodes[0].args.size(), 1u);  // only x is an input: the scalars are literals
+    Tensor xv = randn({4, 5}, dt);
+    expect_close(run_graph(b.g, {xv})[0], run_graph(ref, {xv})[0], rtol_for(dt), 1e-6, "literals");
+    expect_close(run_graph(b.g, {xv})[0], ember::pow(xv * 2 + 0.5, 2), rtol_for(dt), 1e-6, "literals vs eager");
+  }
+  // a constant written in place is read as a tensor, never baked in
+  Builder m;
+  int64_t x = m.input(kFloat, {3});
+  int64_t k = m.constant(scalar_to_tensor(Scalar(3.0)).clone());
+  int64_t a = m.op("mul", {V(x), V(k)}, kFloat, {3});
+  int64_t e = m.op("exp", {V(a)}, kFloat, {3});
+  m.op("add", {V(k), F(1.0), I(1)}, kDouble, {}, Variant::Inplace);
+  m.outputs({e});
+  fz::fuse(m.g);
+  ASSERT_EQ(count_groups(m.g), 1u);
+  EXPECT_EQ(m.g.nodes[0].args.size(), 2u);
 }

@@ -44,8 +44,30 @@ std::vector<int64_t> value_args(const Node& n) {
   return v;
 }
 
+// 0-d constants the trace captured (the numbers in x * 2, x + 0.5) that nothing in the graph
+// writes: a group reads them as literals instead of as inputs. In a float group they never
+// promote (0-d operands do not), so the literal rounded to the group's dtype is what eager uses.
+std::unordered_map<int64_t, Arg> scalar_constants(const Graph& g) {
+  std::unordered_set<int64_t> written;
+  for (const Node& n : g.nodes)
+    if (n.variant != Variant::Functional)
+      for (int64_t v : value_args(n)) written.insert(v);
+  std::unordered_map<int64_t, Arg> out;
+  for (const NamedTensor& c : g.constants) {
+    const Tensor& t = c.tensor;
+    if (!t.defined() || t.dim() != 0 || !t.device().is_cpu() || written.count(c.value)) continue;
+    ScalarType dt = t.dtype();
+    if (dt == kFloat || dt == kDouble) out[c.value] = Arg::real(t.to(kDouble).item<double>());
+    else if (dt == kLong || dt == kInt || dt == kShort || dt == kChar || dt == kByte)
+      out[c.value] = Arg::integer(t.to(kLong).item<int64_t>());
+    else if (dt == kBool) out[c.value] = Arg::boolean(t.item<bool>());
+  }
+  return out;
+}
+
 struct Analysis {
   const Graph& g;
+  std::unordered_map<int64_t, Arg> literals;  // scalar_constants(g)
   bool known(int64_t v) const { return v >= 0 && v < int64_t(g.values.size()); }
 
   // The dtype the node computes in, or nullopt when it cannot be fused.
@@ -57,6 +79,7 @@ struct Analysis {
     else if (out != kBool) return std::nullopt;
     // operands: the compute dtype, bool, or a 0-d float (it does not promote, as eager's rules)
     for (int64_t v : value_args(n)) {
+      if (literals.count(v)) continue;
       if (!known(v)) return std::nullopt;
       const ValueInfo& vi = g.values[v];
       if (vi.dtype == kBool) continue;
@@ -100,9 +123,11 @@ Reduce reduce_mode(const Node& n, int64_t* dim) {
 }
 
 // Tries to add node i to the group; false when it cannot join.
-bool try_join(Group& G, const Graph& g, size_t i, ScalarType dt) {
+bool try_join(Group& G, const Graph& g, const std::unordered_map<int64_t, Arg>& literals, size_t i, ScalarType dt) {
   const Node& n = g.nodes[i];
-  std::vector<int64_t> reads = value_args(n);
+  std::vector<int64_t> reads;
+  for (int64_t v : value_args(n))
+    if (!literals.count(v)) reads.push_back(v);
   for (int64_t v : reads)
     if (G.reduced_values.count(v)) return false;  // a reduction ends its chain
   bool red = is_reduction_op(n.op);
@@ -142,7 +167,7 @@ void output_values(const OutputSpec& o, std::unordered_set<int64_t>& out) {
 }  // namespace
 
 void fuse(Graph& g) {
-  Analysis an{g};
+  Analysis an{g, scalar_constants(g)};
   std::unordered_set<int64_t> graph_outputs;
   output_values(g.output, graph_outputs);
   // readers of each value, by node index
@@ -174,9 +199,9 @@ void fuse(Graph& g) {
           }
         continue;
       }
-      if (!try_join(G, g, i, *dt)) {
+      if (!try_join(G, g, an.literals, i, *dt)) {
         close();
-        if (!try_join(G, g, i, *dt)) G = Group();
+        if (!try_join(G, g, an.literals, i, *dt)) G = Group();
       }
     }
     close();
@@ -221,7 +246,7 @@ void fuse(Graph& g) {
     // inputs in first-read order
     for (size_t i : grp.nodes)
       for (int64_t v : value_args(g.nodes[i]))
-        if (!grp.produced.count(v) && !id.count(v)) {
+        if (!grp.produced.count(v) && !id.count(v) && !an.literals.count(v)) {
           int64_t s = sub_value(v);
           InputSpec spec;
           spec.value = s;
@@ -236,7 +261,8 @@ void fuse(Graph& g) {
       Node copy = g.nodes[i];
       copy.fn = nullptr;
       for (Arg& a : copy.args) {
-        if (a.kind == Arg::Kind::Value) a.i = sub_value(a.i);
+        if (a.kind == Arg::Kind::Value && an.literals.count(a.i)) a = an.literals.at(a.i);
+        else if (a.kind == Arg::Kind::Value) a.i = sub_value(a.i);
         if (a.kind == Arg::Kind::Values)
           for (int64_t& v : a.ints) v = sub_value(v);
       }
