@@ -11,8 +11,8 @@ void bind_creation(nanobind::module_& m);
 void bind_interop(nanobind::module_& m);
 void bind_autograd(nanobind::module_& m);
 void bind_profiler(nanobind::module_& m);
-void bind_shm(nanobind::module_& m);
 void bind_fuser(nanobind::module_& m);  // fuser_bindings.cpp
+void bind_shm(nanobind::module_& m);
 
 nanobind::object scalar_to_python(const Scalar& s);
 nanobind::object tensor_tolist(const Tensor& t);
