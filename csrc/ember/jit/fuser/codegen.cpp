@@ -160,6 +160,21 @@ const Compiler& compiler() {
   return c;
 }
 
+// -march=native code runs only on CPUs like this one: a cache directory shared between machines
+// (a network home) must not hand one machine's kernels to another.
+const std::string& cpu_identity() {
+  static const std::string id = [] {
+    std::ifstream f("/proc/cpuinfo");
+    std::string line, model, flags;
+    while (std::getline(f, line) && (model.empty() || flags.empty())) {
+      if (model.empty() && line.rfind("model name", 0) == 0) model = line;
+      if (flags.empty() && line.rfind("flags", 0) == 0) flags = line;
+    }
+    return model + "\n" + flags;
+  }();
+  return id;
+}
+
 // 128 bits of FNV-1a (two seeds): a file name, not a security boundary.
 std::string hash_hex(const std::string& s) {
   uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
@@ -247,7 +262,7 @@ std::shared_ptr<const Kernel> make_codegen_kernel(const Program& p, uint64_t bca
   EMBER_CHECK(!cc.path.empty(), "ember fuser: no C++ compiler found ($CXX, c++, g++) for EMBER_FUSER=codegen");
   std::string src = codegen_source(p, bcast_mask);
   std::string dir = cache_dir();
-  std::string stem = dir + "/" + hash_hex(src + "\n" + kFlags + "\n" + cc.version);
+  std::string stem = dir + "/" + hash_hex(src + "\n" + kFlags + "\n" + cc.version + "\n" + cpu_identity());
   std::string so = stem + ".so";
   void* handle = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
