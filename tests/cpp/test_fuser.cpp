@@ -545,6 +545,8 @@ TEST(Fuser, CodegenCacheOnDisk) {
   if (!fz::codegen_available()) GTEST_SKIP() << "no C++ compiler";
   auto dir = std::filesystem::temp_directory_path() / ("ember_fuser_cache_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
+  const char* prev = std::getenv("EMBER_CACHE_DIR");
+  std::string saved = prev ? prev : "";
   setenv("EMBER_CACHE_DIR", dir.c_str(), 1);
   fz::Program p;
   p.num_inputs = 1;
@@ -573,7 +575,8 @@ TEST(Fuser, CodegenCacheOnDisk) {
   for (int i = 0; i < 5; i++) EXPECT_FLOAT_EQ(ys[i], xs[i] * float(0.123456789));
   auto again = fz::make_codegen_kernel(p, 0);  // warm: loaded from disk
   EXPECT_NE(again, nullptr);
-  unsetenv("EMBER_CACHE_DIR");
+  if (prev) setenv("EMBER_CACHE_DIR", saved.c_str(), 1);
+  else unsetenv("EMBER_CACHE_DIR");
   std::filesystem::remove_all(dir);
 }
 
