@@ -540,6 +540,13 @@ TEST(Fuser, GroupingRules) {
   EXPECT_EQ(b.g.nodes[4].op, "mm");
   ASSERT_EQ(b.g.nodes[5].op, "prim::FusionGroup");
   EXPECT_EQ(b.g.nodes[5].outputs, (std::vector<int64_t>{h}));  // f is used only inside
+  // a lone gelu is a group: eager runs it as five kernels
+  Builder one;
+  int64_t x1 = one.input(kFloat, {8});
+  int64_t y1 = one.op("gelu", {V(x1), Str("tanh")}, kFloat, {8});
+  one.outputs({y1});
+  fz::fuse(one.g);
+  EXPECT_EQ(count_groups(one.g), 1u);
 }
 
 TEST(Fuser, CodegenCacheOnDisk) {

@@ -6,7 +6,7 @@
 // are barriers: no read moves across a write). A group runs at its last node's position, which
 // is safe because nothing between its nodes reads its values and nothing there writes. A value
 // used after the group must have the group's full shape (one loop writes it); when one does not,
-// its node is left out and the scan runs again.
+// its node is left out and the scan runs again. A group must replace at least two eager kernels.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -159,6 +159,15 @@ bool try_join(Group& G, const Graph& g, const std::unordered_map<int64_t, Arg>& 
   return true;
 }
 
+// Kernels eager runs for the node: a group must save at least one pass over memory, so a lone
+// node is worth a group only where eager composes it of several ops.
+int eager_kernels(const Node& n) {
+  if (n.op == "gelu") return 5;
+  if (n.op == "leaky_relu") return 3;
+  if (n.op == "silu") return 2;
+  return 1;
+}
+
 void output_values(const OutputSpec& o, std::unordered_set<int64_t>& out) {
   if (o.kind == OutputSpec::Kind::Value) out.insert(o.value);
   for (const OutputSpec& it : o.items) output_values(it, out);
@@ -181,7 +190,9 @@ void fuse(Graph& g) {
     groups.clear();
     Group G;
     auto close = [&] {
-      if (G.nodes.size() >= 2) groups.push_back(std::move(G));
+      int kernels = 0;
+      for (size_t i : G.nodes) kernels += eager_kernels(g.nodes[i]);
+      if (kernels >= 2) groups.push_back(std::move(G));
       G = Group();
     };
     for (size_t i = 0; i < g.nodes.size(); i++) {
