@@ -211,7 +211,31 @@ class CodegenKernel final : public Kernel {
 
 }  // namespace
 
-bool codegen_available() { return !compiler().path.empty(); }
+// A compiler alone is not enough: the kernels include sleef.h and link libsleef. One tiny kernel
+// (cached like any other, so later processes only load it) tells whether this machine builds them.
+bool codegen_available() {
+  static const bool ok = [] {
+    if (compiler().path.empty()) return false;
+    Program probe;
+    probe.num_inputs = 1;
+    Instr in;
+    in.op = Op::Input;
+    in.input = 0;
+    Instr e;
+    e.op = Op::Exp;
+    e.a = probe.emit(in);
+    Output o;
+    o.reg = probe.emit(e);
+    probe.outputs.push_back(o);
+    try {
+      make_codegen_kernel(probe, 0);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  }();
+  return ok;
+}
 
 std::string codegen_source(const Program& p, uint64_t bcast_mask) {
   std::ostringstream s;

@@ -28,7 +28,8 @@ EMBER_API std::shared_ptr<const Kernel> make_interp_kernel(const Program& p, uin
 EMBER_API std::shared_ptr<const Kernel> make_codegen_kernel(const Program& p, uint64_t bcast_mask);
 // The C++ source make_codegen_kernel compiles (for tests and for reading).
 EMBER_API std::string codegen_source(const Program& p, uint64_t bcast_mask);
-// Whether a system C++ compiler was found ($CXX, c++, g++).
+// Whether kernels can be built here: a C++ compiler ($CXX, c++, g++) that compiles and links a
+// probe kernel (SLEEF's header and library present, the cache directory writable).
 EMBER_API bool codegen_available();
 
 }  // namespace ember::jit::fuser
