@@ -698,3 +698,28 @@ TEST_P(Backends, ConcurrentFirstCalls) {
   for (auto& t : ts) t.join();
   for (const Tensor& r : got) expect_close(r, want, 2e-6, 1e-6, "concurrent");
 }
+
+TEST_P(Backends, NarrowPrefixStartsItsOwnGroup) {
+  // layer norm as traced: mean (ends its chain), rsqrt(var + eps) on [B, 1], then the [B, N] tail.
+  // The [B, 1] ops cannot share the mean's group (read after it, narrower than its loop) but can
+  // start the tail's.
+  Builder b;
+  int64_t x = b.input(kFloat, {8, 32}), var = b.input(kFloat, {8, 1});
+  int64_t w = b.input(kFloat, {32}), bias = b.input(kFloat, {32});
+  int64_t mu = b.op("mean", {V(x), Dims({-1}), B(true), None()}, kFloat, {8, 1});
+  int64_t a = b.op("add", {V(var), F(1e-5), I(1)}, kFloat, {8, 1});
+  int64_t r = b.op("rsqrt", {V(a)}, kFloat, {8, 1});
+  int64_t c = b.op("sub", {V(x), V(mu), I(1)}, kFloat, {8, 32});
+  int64_t n = b.op("mul", {V(c), V(r)}, kFloat, {8, 32});
+  int64_t s = b.op("mul", {V(n), V(w)}, kFloat, {8, 32});
+  int64_t y = b.op("add", {V(s), V(bias), I(1)}, kFloat, {8, 32});
+  b.outputs({y});
+  fz::fuse(b.g);
+  ASSERT_EQ(b.g.nodes.size(), 2u);
+  EXPECT_EQ(b.g.nodes[0].op, "mean");
+  ASSERT_EQ(b.g.nodes[1].op, "prim::FusionGroup");
+  EXPECT_EQ(b.g.nodes[1].subgraph->nodes.size(), 6u);
+  Tensor xv = randn({8, 32}, kFloat), vv = xv.var(-1, false, true), wv = randn({32}, kFloat), bv = randn({32}, kFloat);
+  Tensor want = (xv - xv.mean(-1, true)) * ember::rsqrt(vv + 1e-5) * wv + bv;
+  expect_close(run_graph(b.g, {xv, vv, wv, bv})[0], want, 0, 0, "layer norm");
+}

@@ -6,7 +6,7 @@
 // are barriers: no read moves across a write). A group runs at its last node's position, which
 // is safe because nothing between its nodes reads its values and nothing there writes. A value
 // used after the group must have the group's full shape (one loop writes it); when one does not,
-// its node is left out and the scan runs again. A group must replace at least two eager kernels.
+// its node is kept out of that group (it may start another) and the scan runs again. A group must replace at least two eager kernels.
 #include <algorithm>
 #include <set>
 #include <unordered_map>
@@ -184,7 +184,9 @@ void fuse(Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); i++)
     for (int64_t v : value_args(g.nodes[i])) readers[v].push_back(i);
 
-  std::set<size_t> banned;
+  // (node, first node of a group): the node's value is read after that group and is narrower
+  // than its loop, so the node may not join a group starting there (it may start its own)
+  std::set<std::pair<size_t, size_t>> banned;
   std::vector<Group> groups;
   for (;;) {
     groups.clear();
@@ -201,7 +203,7 @@ void fuse(Graph& g) {
         close();
         continue;
       }
-      std::optional<ScalarType> dt = banned.count(i) ? std::nullopt : an.compute_dtype(n);
+      std::optional<ScalarType> dt = an.compute_dtype(n);
       if (!dt) {
         for (int64_t v : value_args(n))
           if (G.produced.count(v)) {
@@ -210,10 +212,12 @@ void fuse(Graph& g) {
           }
         continue;
       }
-      if (!try_join(G, g, an.literals, i, *dt)) {
+      bool may_join = G.nodes.empty() || !banned.count({i, G.nodes[0]});
+      if (!may_join || !try_join(G, g, an.literals, i, *dt)) {
         close();
         if (!try_join(G, g, an.literals, i, *dt)) G = Group();
       }
+      if (G.nodes.size() == 1 && G.nodes[0] == i && banned.count({i, i})) close();  // it must stay alone
     }
     close();
     // values read after their group must be written whole by its loop
@@ -225,7 +229,7 @@ void fuse(Graph& g) {
         bool escapes = graph_outputs.count(v) > 0;
         for (size_t r : readers[v]) escapes |= !members.count(r);
         if (escapes && !grp.reduced_values.count(v) && g.values[v].shape != grp.full) {
-          banned.insert(i);
+          banned.insert({i, grp.nodes[0]});
           retry = true;
         }
       }
