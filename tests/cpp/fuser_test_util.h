@@ -80,6 +80,7 @@ inline Arg Str(const std::string& s) {
   return a;
 }
 
+inline bool g_check_path = true;    // false: either path is fine (the caller counts)
 inline bool g_expect_fused = true;  // run_graph checks each group ran fused (or, when false, op by op)
 
 // Runs a graph: fusion groups through run_group, other nodes as eager ops (in-place add_/mul_
@@ -95,7 +96,9 @@ inline std::vector<Tensor> run_graph(const Graph& g, const std::vector<Tensor>& 
     if (n.op == "prim::FusionGroup") {
       uint64_t before = fz::stats().fused;
       auto outs = fz::run_group(n, args);
-      EXPECT_EQ(fz::stats().fused, before + (g_expect_fused ? 1 : 0)) << "the group did not run as one loop";
+      if (g_check_path) {
+        EXPECT_EQ(fz::stats().fused, before + (g_expect_fused ? 1 : 0)) << "the group did not run as one loop";
+      }
       for (size_t j = 0; j < outs.size(); j++) env[n.outputs[j]] = outs[j];
     } else if (n.variant == Variant::Inplace) {
       Tensor other = n.args[1].kind == Arg::Kind::Value ? env.at(n.args[1].i) : scalar_to_tensor(Scalar(n.args[1].f));

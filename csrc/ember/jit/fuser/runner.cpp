@@ -128,47 +128,50 @@ RunResult run_compiled(Compiled& c, std::vector<Tensor> in, bool outputs_may_bro
   const int64_t nd = int64_t(full.size());
   const size_t ni = in.size(), no = p.outputs.size();
 
-  // Each input's strides over the full shape; innermost stride must be 0 or 1.
-  std::vector<Shape> strides(ni, Shape(nd, 0));
-  for (size_t k = 0; k < ni; k++) {
-    auto fill = [&] {
-      const Tensor& t = in[k];
-      int64_t off = nd - t.dim();
-      for (int64_t d = 0; d < t.dim(); d++) strides[k][off + d] = t.size(d) == 1 ? 0 : t.stride(d);
-    };
-    fill();
-    if (nd > 0 && strides[k][nd - 1] != 0 && strides[k][nd - 1] != 1) {
-      in[k] = in[k].contiguous();
-      fill();
-    }
-  }
-  // Coalesce: drop size-1 dims; merge d into d+1 when every input steps evenly across them (and
-  // never across the reduced last dim).
+  // Each input's strides over the full shape (0 where it broadcasts), then coalesced: size-1 dims
+  // dropped (never the reduced last dim), d merged into d+1 when every input steps evenly across
+  // both. The kernel walks the innermost coalesced dim with stride 0 or 1: an input strided
+  // otherwise there is copied contiguous and the layout computed again.
   Shape sizes;
   std::vector<Shape> st(ni);
-  for (int64_t d = 0; d < nd; d++) {
-    bool last = d == nd - 1;
-    if (full[d] == 1 && !(last && p.reduce == Reduce::LastDim)) continue;
-    sizes.push_back(full[d]);
-    for (size_t k = 0; k < ni; k++) st[k].push_back(strides[k][d]);
-  }
-  if (sizes.empty()) {
-    sizes.push_back(1);
-    for (size_t k = 0; k < ni; k++) st[k].push_back(0);
-  }
-  for (int64_t d = int64_t(sizes.size()) - 2; d >= 0; d--) {
-    bool keep_last_apart = p.reduce == Reduce::LastDim && d + 1 == int64_t(sizes.size()) - 1;
-    if (keep_last_apart) continue;
-    bool ok = true;
-    for (size_t k = 0; k < ni; k++) ok &= st[k][d] == st[k][d + 1] * sizes[d + 1];
-    if (!ok) continue;
-    sizes[d] *= sizes[d + 1];
-    sizes.erase(sizes.begin() + d + 1);
+  auto layout = [&] {
+    sizes.clear();
     for (size_t k = 0; k < ni; k++) {
-      st[k][d] = st[k][d + 1];
-      st[k].erase(st[k].begin() + d + 1);
+      Shape strides(nd, 0);
+      const Tensor& t = in[k];
+      int64_t off = nd - t.dim();
+      for (int64_t d = 0; d < t.dim(); d++) strides[off + d] = t.size(d) == 1 ? 0 : t.stride(d);
+      st[k].clear();
+      for (int64_t d = 0; d < nd; d++)
+        if (full[d] != 1 || (d == nd - 1 && p.reduce == Reduce::LastDim)) st[k].push_back(strides[d]);
     }
-  }
+    for (int64_t d = 0; d < nd; d++)
+      if (full[d] != 1 || (d == nd - 1 && p.reduce == Reduce::LastDim)) sizes.push_back(full[d]);
+    if (sizes.empty()) {
+      sizes.push_back(1);
+      for (size_t k = 0; k < ni; k++) st[k].push_back(0);
+    }
+    for (int64_t d = int64_t(sizes.size()) - 2; d >= 0; d--) {
+      if (p.reduce == Reduce::LastDim && d + 1 == int64_t(sizes.size()) - 1) continue;
+      bool ok = true;
+      for (size_t k = 0; k < ni; k++) ok &= st[k][d] == st[k][d + 1] * sizes[d + 1];
+      if (!ok) continue;
+      sizes[d] *= sizes[d + 1];
+      sizes.erase(sizes.begin() + d + 1);
+      for (size_t k = 0; k < ni; k++) {
+        st[k][d] = st[k][d + 1];
+        st[k].erase(st[k].begin() + d + 1);
+      }
+    }
+  };
+  layout();
+  bool copied = false;
+  for (size_t k = 0; k < ni; k++)
+    if (st[k].back() != 0 && st[k].back() != 1) {
+      in[k] = in[k].contiguous();
+      copied = true;
+    }
+  if (copied) layout();
   const int64_t cols = sizes.back();
   int64_t rows = 1;
   for (size_t d = 0; d + 1 < sizes.size(); d++) rows *= sizes[d];
