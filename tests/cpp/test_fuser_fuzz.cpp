@@ -64,7 +64,7 @@ RandomGraph make_random_graph(uint32_t seed) {
     size_t a = vals.size() - 1 - pick(std::min<int>(3, int(vals.size())));  // mostly recent values
     size_t c = pick(int(vals.size()));
     Shape sa = shapes[a], sc = bshape(shapes[a], shapes[c]);
-    switch (pick(12)) {
+    switch (pick(20)) {
       case 0: add("tanh", {V(vals[a])}, sa); break;
       case 1: add("sigmoid", {V(vals[a])}, sa); break;
       case 2: add("mul", {V(vals[a]), V(vals[c])}, sc); break;
@@ -84,6 +84,30 @@ RandomGraph make_random_graph(uint32_t seed) {
       }
       case 9: add("mul", {V(vals[a]), F(-1.5)}, sa); break;
       case 10: add("sin", {V(vals[a])}, sa); break;
+      case 11: add("relu", {V(vals[a])}, sa); break;
+      case 12: add("leaky_relu", {V(vals[a]), F(0.1)}, sa); break;
+      case 13: add("silu", {V(vals[a])}, sa); break;
+      case 14: add("minimum", {V(vals[a]), V(vals[c])}, sc); break;
+      case 15: {  // a / (|c| + 1)
+        int64_t d = add("add", {V(add("abs", {V(vals[c])}, shapes[c])), F(1.0), I(1)}, shapes[c]);
+        add("div", {V(vals[a]), V(d), None()}, sc);
+        break;
+      }
+      case 16: {  // (|a| + 1) ^ 1.5, exp(tanh(a))
+        if (pick(2)) {
+          int64_t p1 = add("add", {V(add("abs", {V(vals[a])}, sa)), F(1.0), I(1)}, sa);
+          add("pow", {V(p1), F(1.5)}, sa);
+        } else {
+          add("exp", {V(add("tanh", {V(vals[a])}, sa))}, sa);
+        }
+        break;
+      }
+      case 17: {  // a tensor weight: eager's backward for a number weight rounds (1 - w) to float32
+        int64_t w = add("sigmoid", {V(vals[c])}, shapes[c]);
+        add("lerp", {V(vals[a]), V(vals[c]), V(w)}, sc);
+        break;
+      }
+      case 18: add("rsqrt", {V(add("add", {V(add("abs", {V(vals[a])}, sa)), F(0.5), I(1)}, sa))}, sa); break;
       default: add("clamp", {V(vals[a]), F(-0.8), F(0.9)}, sa); break;
     }
   }
@@ -126,7 +150,7 @@ TEST(FuserFuzz, RandomChainsMatchEager) {
   uint64_t fused_before = fz::stats().fused, eager_before = fz::stats().eager;
   g_check_path = false;  // random broadcasting may leave a group to run op by op: both are checked
   int groups = 0;
-  for (uint32_t seed = 0; seed < 100; seed++) {
+  for (uint32_t seed = 0; seed < 200; seed++) {
     RandomGraph r = make_random_graph(seed);
     std::vector<Tensor> want = values_and_grads(r.g, r.inputs);
     Graph fused = r.g;
@@ -146,6 +170,6 @@ TEST(FuserFuzz, RandomChainsMatchEager) {
   }
   g_check_path = true;
   uint64_t fused = fz::stats().fused - fused_before, eager = fz::stats().eager - eager_before;
-  EXPECT_GT(groups, 60);
+  EXPECT_GT(groups, 120);
   EXPECT_GT(fused, 3 * eager) << "most groups must run as one loop (fused " << fused << ", op by op " << eager << ")";
 }
