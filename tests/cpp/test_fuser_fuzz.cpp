@@ -157,7 +157,8 @@ TEST(FuserFuzz, RandomChainsMatchEager) {
     fz::fuse(fused);
     for (const Node& n : fused.nodes) groups += n.op == "prim::FusionGroup";
     for (fz::Backend be : {fz::Backend::Interp, fz::Backend::Codegen}) {
-      if (be == fz::Backend::Codegen && !fz::codegen_available()) continue;
+      // codegen compiles a kernel per new program: a quarter of the seeds keep a cold run short
+      if (be == fz::Backend::Codegen && (!fz::codegen_available() || seed % 4 != 0)) continue;
       fz::set_backend(be);
       std::vector<Tensor> got = values_and_grads(fused, r.inputs);
       ASSERT_EQ(got.size(), want.size());
