@@ -197,7 +197,7 @@ RunResult run_compiled(Compiled& c, std::vector<Tensor> in, bool outputs_may_bro
   }
   const Kernel& kern = c.kernel(backend(), mask);
   std::vector<char*> base(ni);
-  for (size_t k = 0; k < ni; k++) base[k] = static_cast<char*>(in[k].data_ptr()) + 0;
+  for (size_t k = 0; k < ni; k++) base[k] = static_cast<char*>(in[k].data_ptr());
   std::vector<char*> obase(no);
   for (size_t j = 0; j < no; j++) obase[j] = static_cast<char*>(out[j].data_ptr());
 
