@@ -11,6 +11,7 @@ void bind_creation(nanobind::module_& m);
 void bind_interop(nanobind::module_& m);
 void bind_autograd(nanobind::module_& m);
 void bind_profiler(nanobind::module_& m);
+void bind_fuser(nanobind::module_& m);  // fuser_bindings.cpp
 void bind_shm(nanobind::module_& m);
 void bind_jit(nanobind::module_& m);
 

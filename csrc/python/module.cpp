@@ -191,6 +191,7 @@ NB_MODULE(_C, m) {
   py::bind_tensor(m);
   py::bind_autograd(m);
   py::bind_profiler(m);
+  py::bind_fuser(m);
   py::bind_shm(m);
   py::bind_jit(m);
   nb::module_ ops = m.def_submodule("_ops", "generated op functions");
