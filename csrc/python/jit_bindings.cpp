@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "ember/jit/fuser/fuser.h"
 #include "ember/jit/interpreter.h"
 #include "ember/jit/serialize.h"
 #include "ember/jit/tracer.h"
@@ -86,6 +87,19 @@ void bind_jit(nb::module_& m) {
         return wrap_all(outs);
       })
       .def("check_inputs", [](const PyGraph& self, nb::handle inputs) { jit::check_inputs(*self.g, tensors_of(inputs)); })
+      .def("fused", [](const PyGraph& self) {
+        // a copy with fusion groups: the traced graph itself stays as recorded (save, export)
+        auto g = std::make_shared<jit::Graph>(*self.g);
+        g->plan = nullptr;
+        jit::fuser::fuse(*g);
+        jit::prepare(*g);
+        return PyGraph{g};
+      })
+      .def_prop_ro("num_fusion_groups", [](const PyGraph& self) {
+        size_t n = 0;
+        for (const auto& node : self.g->nodes) n += node.op == "prim::FusionGroup";
+        return n;
+      })
       .def("to_json", [](const PyGraph& self) { return jit::to_json(*self.g); })
       .def("save", [](const PyGraph& self, const std::string& path) { jit::save_graph(*self.g, path); })
       .def_prop_ro("output_spec", [](const PyGraph& self) { return output_to_python(self.g->output); })

@@ -10,6 +10,7 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/boxing.h"
+#include "ember/jit/fuser/fuser.h"
 #include "ember/jit/tracer.h"
 
 namespace ember::jit {
@@ -81,8 +82,6 @@ void put_results(Env& e, const Node& n, const Tensor* outs, size_t count) {
 
 // ---------------------------------------------------------------- prim ops
 namespace {
-GroupRunner g_group_runner = nullptr;
-
 void prim_guard_values(Env& e, const Node& n) {
   const Tensor& v = ten(e, n.args.at(0));
   const Tensor& expected = ten(e, n.args.at(1));
@@ -109,11 +108,10 @@ void prim_detach(Env& e, const Node& n) {
 }
 
 void prim_fusion_group(Env& e, const Node& n) {
-  EMBER_CHECK(g_group_runner != nullptr, "ember.jit: the graph has a fusion group but the fuser is not available");
   std::vector<Tensor> ins;
   ins.reserve(n.args.size());
   for (const Arg& a : n.args) ins.push_back(ten(e, a));
-  std::vector<Tensor> outs = g_group_runner(n, ins);
+  std::vector<Tensor> outs = fuser::run_group(n, ins);
   put_results(e, n, outs.data(), outs.size());
 }
 
@@ -130,8 +128,6 @@ struct Plan {
 };
 std::recursive_mutex g_prepare_mu;
 }  // namespace
-
-void set_group_runner(GroupRunner fn) { g_group_runner = fn; }
 
 void output_leaves(const OutputSpec& spec, std::vector<int64_t>& ids) {
   if (spec.kind == OutputSpec::Kind::Value) {

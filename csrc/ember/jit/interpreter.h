@@ -27,8 +27,4 @@ EMBER_API void output_leaves(const OutputSpec& spec, std::vector<int64_t>& ids);
 // A prim::guard_values check failed: the traced code read tensor values that differ now.
 constexpr const char* kGuardFailedPrefix = "ember.jit: guard failed: ";
 
-// prim::FusionGroup nodes run through the fuser (jit/fuser), which installs itself here.
-using GroupRunner = std::vector<Tensor> (*)(const Node& n, const std::vector<Tensor>& inputs);
-EMBER_API void set_group_runner(GroupRunner fn);
-
 }  // namespace ember::jit
