@@ -421,3 +421,37 @@ def test_compile_runs_an_untraceable_call_once():
     cf = ember.compile(f)
     cf(ember.randn(2, requires_grad=True))
     assert len(calls) == 1  # no second eager run after the trace was refused
+
+
+@pytest.mark.parametrize("backend", ["interp", "codegen"])
+def test_compile_fuses_elementwise_chains_with_fused_backward(backend, tmp_path, monkeypatch):
+    if backend == "codegen" and not ember._C._fuser_codegen_available():
+        pytest.skip("no C++ compiler for generated kernels")
+    monkeypatch.setenv("EMBER_CACHE_DIR", str(tmp_path))
+    ember._C._fuser_set_backend(backend)
+    try:
+        b = ember.randn(8, dtype=ember.float64)
+
+        def f(x):
+            h = x + b
+            return (0.5 * h * (1.0 + ember.tanh(0.79788 * (h + 0.044715 * h * h * h)))).sum(-1)
+
+        cf = ember.compile(f)
+        x = ember.randn(5, 8, dtype=ember.float64, requires_grad=True)
+        cf(x)
+        entry = next(iter(cf._cache.values()))[0]
+        assert entry.graph.num_fusion_groups >= 1
+        before = ember._C._fuser_stats()
+        got = cf(x)
+        assert ember._C._fuser_stats()[0] > before[0]  # ran as one fused loop
+        _close(got, f(x), 1e-12)
+        (g1,) = ember.autograd.grad(got.sum(), x)
+        (g2,) = ember.autograd.grad(f(x).sum(), x)
+        _close(g1, g2, 1e-10)
+        assert ember.autograd.gradcheck(cf, (x,))
+        traces = cf.stats["traces"]
+        y = ember.randn(3, 8, dtype=ember.float64, requires_grad=True)  # another batch size: the same graph
+        _close(cf(y), f(y), 1e-12)
+        assert cf.stats["traces"] == traces
+    finally:
+        ember._C._fuser_set_backend(None)
