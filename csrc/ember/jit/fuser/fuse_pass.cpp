@@ -21,18 +21,6 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
-bool broadcast_into(Shape& full, const Shape& s) {
-  if (s.size() > full.size()) full.insert(full.begin(), s.size() - full.size(), 1);
-  size_t off = full.size() - s.size();
-  for (size_t d = 0; d < s.size(); d++) {
-    int64_t& f = full[off + d];
-    if (s[d] == f || s[d] == 1) continue;
-    if (f != 1) return false;
-    f = s[d];
-  }
-  return true;
-}
-
 bool is_float(ScalarType t) { return t == kFloat || t == kDouble; }
 
 std::vector<int64_t> value_args(const Node& n) {

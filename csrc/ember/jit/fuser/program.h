@@ -65,6 +65,8 @@ EMBER_API Program lower(const Graph& sub);
 
 // True when fuse() may put this node in a group (before dtype and shape checks).
 EMBER_API bool is_fusible_op(const Node& n);
+// Broadcasts `full` with `s` in place (numpy rules); false if they do not broadcast.
+bool broadcast_into(std::vector<int64_t>& full, IntArrayRef s);
 EMBER_API bool is_reduction_op(const std::string& op);
 
 // Reverse-mode derivative of `fwd`: inputs are fwd's inputs then one gradient per fwd output (a

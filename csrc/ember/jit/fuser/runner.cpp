@@ -22,6 +22,19 @@
 #include "ember/parallel/parallel.h"
 
 namespace ember::jit::fuser {
+
+bool broadcast_into(std::vector<int64_t>& full, IntArrayRef s) {
+  if (s.size() > full.size()) full.insert(full.begin(), s.size() - full.size(), 1);
+  size_t off = full.size() - s.size();
+  for (size_t d = 0; d < s.size(); d++) {
+    int64_t& f = full[off + d];
+    if (s[d] == f || s[d] == 1) continue;
+    if (f != 1) return false;
+    f = s[d];
+  }
+  return true;
+}
+
 namespace {
 
 using Shape = std::vector<int64_t>;
@@ -79,18 +92,6 @@ std::shared_ptr<Compiled> compiled_for(const std::shared_ptr<Graph>& sub) {
     e = {sub, c};
   }
   return e.second;
-}
-
-bool broadcast_into(Shape& full, IntArrayRef s) {
-  if (s.size() > full.size()) full.insert(full.begin(), s.size() - full.size(), 1);
-  size_t off = full.size() - s.size();
-  for (size_t d = 0; d < s.size(); d++) {
-    int64_t& f = full[off + d];
-    if (s[d] == f || s[d] == 1) continue;
-    if (f != 1) return false;
-    f = s[d];
-  }
-  return true;
 }
 
 // Per-register shapes at run time; false when a fused loop would not compute what eager does.
