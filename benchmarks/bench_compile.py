@@ -88,6 +88,16 @@ def first_calls(fn, args):
     return time.perf_counter() - start
 
 
+def print_row(name, t, t_first, tcol):
+    """One table row; tcol holds what to show for torch / torch.compile when they were not timed."""
+    if "torch" in t:
+        tcol[0] = fmt_time(t["torch"])
+    if "torch.compile" in t:
+        tcol[1] = fmt_time(t["torch.compile"])
+    print(f"| {name} | {fmt_time(t['eager'])} | {fmt_time(t['compiled'])} | {t['eager'] / t['compiled']:.2f}x | "
+          f"{t_first * 1e3:.0f} ms | {tcol[0]} | {tcol[1]} |")
+
+
 def torch_compile(torch, fn):
     try:
         cf = torch.compile(fn)
@@ -131,12 +141,7 @@ def main():
                 else:
                     tcol[1] = f"fails: {err}"
         (_, t), = compare(cases)
-        if "torch" in t:
-            tcol[0] = fmt_time(t["torch"])
-        if "torch.compile" in t:
-            tcol[1] = fmt_time(t["torch.compile"])
-        print(f"| {name} | {fmt_time(t['eager'])} | {fmt_time(t['compiled'])} | {t['eager'] / t['compiled']:.2f}x | "
-              f"{t_first * 1e3:.0f} ms | {tcol[0]} | {tcol[1]} |")
+        print_row(name, t, t_first, tcol)
 
     print(f"\n## Training steps with the forward compiled, {args.threads} thread(s)")
     print("| workload | ember eager | ember.compile | speedup | first 2 steps | torch eager | torch.compile |")
@@ -157,12 +162,7 @@ def main():
                 except Exception as e:  # noqa: BLE001
                     tcol[1] = f"fails: {type(e).__name__}"
         (_, t), = compare([(w, fns)], rounds=5, min_time=0.3)
-        if "torch" in t:
-            tcol[0] = fmt_time(t["torch"])
-        if "torch.compile" in t:
-            tcol[1] = fmt_time(t["torch.compile"])
-        print(f"| {desc} | {fmt_time(t['eager'])} | {fmt_time(t['compiled'])} | {t['eager'] / t['compiled']:.2f}x | "
-              f"{t_first * 1e3:.0f} ms | {tcol[0]} | {tcol[1]} |")
+        print_row(desc, t, t_first, tcol)
 
 
 if __name__ == "__main__":
