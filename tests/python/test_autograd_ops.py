@@ -1253,3 +1253,13 @@ def test_gradcheck_does_not_disturb_input():
     v = x._version
     gradcheck(lambda t: t.exp(), (x,))
     assert x.tolist() == [0.5, -1.0, 2.0] and x._version == v and x.grad is None
+
+
+def test_lerp_scalar_weight_gradient_is_exact_in_float64():
+    # the formula once computed 1 - weight on the wrapped number alone, which rounds in float32
+    torch = pytest.importorskip("torch")
+    a = ember.zeros(3, dtype=ember.float64, requires_grad=True)
+    ember.lerp(a, ember.ones(3, dtype=ember.float64), 0.3).sum().backward()
+    t = torch.zeros(3, dtype=torch.float64, requires_grad=True)
+    torch.lerp(t, torch.ones(3, dtype=torch.float64), 0.3).sum().backward()
+    assert a.grad.tolist() == t.grad.tolist()
