@@ -43,6 +43,7 @@ NAMESPACES = [
     ("nn.utils.parametrize", "nn.utils.parametrize"),
     ("backends", "backends"),
     ("onnx", "onnx"),
+    ("jit", "jit"),
 ]
 
 _MISSING = object()

@@ -455,3 +455,17 @@ def test_compile_fuses_elementwise_chains_with_fused_backward(backend, tmp_path,
         assert cf.stats["traces"] == traces
     finally:
         ember._C._fuser_set_backend(None)
+
+
+def test_torchscript_names_keep_their_eager_meaning():
+    assert ember.jit.annotate(list, [1]) == [1]
+    fut = ember.jit.fork(lambda a, b: a + b, ember.ones(2), 1)
+    _close(ember.jit.wait(fut), ember.full((2,), 2.0))
+    assert ember.jit.Attribute(3, int) == 3
+    old = ember.jit.set_fusion_strategy([("STATIC", 1)])
+    assert ember.jit.set_fusion_strategy(old) == [("STATIC", 1)]
+    with ember.jit.strict_fusion():
+        pass
+    f = ember.jit.script_if_tracing(lambda x: x * 2)
+    t = ember.jit.trace(lambda x: f(x) + 1, ember.ones(2))
+    _close(t(ember.zeros(2)), ember.ones(2))

@@ -20,7 +20,8 @@ from ._graph import GraphView, flatten, graph_text, input_names, is_pure, record
 
 __all__ = ["trace", "trace_module", "save", "load", "TracedModule", "ScriptModule", "ScriptFunction", "TracerWarning",
            "TracingCheckError", "Error", "is_tracing", "is_scripting", "ignore", "unused", "script", "freeze",
-           "optimize_for_inference"]
+           "optimize_for_inference", "annotate", "script_if_tracing", "export", "interface", "Attribute", "fork",
+           "wait", "Future", "set_fusion_strategy", "enable_onednn_fusion", "onednn_fusion_enabled", "strict_fusion"]
 
 _jit = _C._jit
 
@@ -54,6 +55,84 @@ def ignore(drop=False, **kwargs):
 
 def unused(fn):
     return fn
+
+
+# ---- names TorchScript programs use that mean something in eager code (PyTorch's eager behaviour)
+def annotate(the_type, the_value):
+    """A type hint for the TorchScript compiler; in eager code, the value itself."""
+    return the_value
+
+
+def script_if_tracing(fn):
+    """PyTorch scripts fn when a trace reaches it; Ember has no script compiler: fn runs (and is
+    recorded op by op, with guards for what it reads) like any traced code."""
+    return fn
+
+
+def export(fn):
+    return fn
+
+
+def interface(obj):
+    return obj
+
+
+class Attribute:
+    """jit.Attribute(value, type): in eager code, the value."""
+
+    def __new__(cls, value, type=None):  # noqa: A002
+        return value
+
+
+class Future:
+    """What jit.fork returns: here the call has already run (eager code runs it synchronously)."""
+
+    def __init__(self, value):
+        self._value = value
+
+    def wait(self):
+        return self._value
+
+    def value(self):
+        return self._value
+
+    def done(self):
+        return True
+
+
+def fork(func, *args, **kwargs):
+    return Future(func(*args, **kwargs))
+
+
+def wait(future):
+    return future.wait()
+
+
+_fusion = {"strategy": [("STATIC", 2), ("DYNAMIC", 10)], "onednn": False}
+
+
+def set_fusion_strategy(strategy):
+    """Kept for TorchScript programs; ember.compile's fusion does not depend on it. Returns the old one."""
+    old, _fusion["strategy"] = _fusion["strategy"], list(strategy)
+    return old
+
+
+def enable_onednn_fusion(enabled):
+    _fusion["onednn"] = bool(enabled)
+
+
+def onednn_fusion_enabled():
+    return _fusion["onednn"]
+
+
+class strict_fusion:
+    """TorchScript's assertion that a region fuses; eager code (and Ember's traces) do not check it."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def script(obj, *args, **kwargs):
