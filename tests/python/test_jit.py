@@ -469,3 +469,27 @@ def test_torchscript_names_keep_their_eager_meaning():
     f = ember.jit.script_if_tracing(lambda x: x * 2)
     t = ember.jit.trace(lambda x: f(x) + 1, ember.ones(2))
     _close(t(ember.zeros(2)), ember.ones(2))
+
+
+def test_outputs_and_inputs_are_freed_at_once():
+    # paper §5.5: no reference cycles holding tensors until the cyclic GC runs
+    import gc
+    p, g = ember.randn(1 << 18), ember.randn(1 << 18)
+
+    def f(p, g):
+        return ((p - 0.001 * g) * 2.0, [p + g])
+
+    t, cf = ember.jit.trace(f, (p, g)), ember.compile(f)
+    cf(p, g)
+    gc.collect()
+    gc.disable()
+    try:
+        base = ember.cpu.memory_allocated()
+        for _ in range(3):
+            r = t(p, g)
+            del r
+            r = cf(p, g)
+            del r
+        assert ember.cpu.memory_allocated() == base
+    finally:
+        gc.enable()

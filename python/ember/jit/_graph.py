@@ -20,18 +20,20 @@ def flatten(obj):
     """Tensor leaves of nested tuples/lists/dicts, and a structure to rebuild it. Other leaves are
     kept in the structure (they are part of the call's signature)."""
     leaves = []
+    return leaves, _flatten_into(obj, leaves)
 
-    def go(o):
-        if isinstance(o, Tensor):
-            leaves.append(o)
-            return ("T",)
-        if isinstance(o, (tuple, list)):
-            return (type(o).__name__, tuple(go(x) for x in o))
-        if isinstance(o, dict):
-            return ("dict", tuple((k, go(v)) for k, v in o.items()))
-        return ("C", o)
 
-    return leaves, go(obj)
+# Module-level recursion, not a nested closure: a recursive closure is a reference cycle, and the
+# tensors it reaches would wait for the cyclic GC instead of being freed at once.
+def _flatten_into(o, leaves):
+    if isinstance(o, Tensor):
+        leaves.append(o)
+        return ("T",)
+    if isinstance(o, (tuple, list)):
+        return (type(o).__name__, tuple(_flatten_into(x, leaves) for x in o))
+    if isinstance(o, dict):
+        return ("dict", tuple((k, _flatten_into(v, leaves)) for k, v in o.items()))
+    return ("C", o)
 
 
 def _same_structure(a, b):
@@ -53,16 +55,17 @@ def output_spec(out, tracer):
 
 def rebuild(spec, leaves):
     """Nested outputs from the flat leaves the C++ interpreter returns, as the spec nests them."""
-    it = iter(leaves)
+    if isinstance(spec, int):  # the common case: one tensor
+        return leaves[0]
+    return _rebuild(spec, iter(leaves))
 
-    def go(s):
-        if isinstance(s, int):
-            return next(it)
-        kind, items = s
-        built = [go(x) for x in items]
-        return tuple(built) if kind == "tuple" else built
 
-    return go(spec)
+def _rebuild(s, it):
+    if isinstance(s, int):
+        return next(it)
+    kind, items = s
+    built = [_rebuild(x, it) for x in items]
+    return tuple(built) if kind == "tuple" else built
 
 
 def input_names(fn, n):
