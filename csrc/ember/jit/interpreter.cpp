@@ -12,6 +12,7 @@
 #include "ember/jit/boxing.h"
 #include "ember/jit/fuser/fuser.h"
 #include "ember/jit/tracer.h"
+#include "ember/profiler/profiler.h"
 
 namespace ember::jit {
 
@@ -108,6 +109,7 @@ void prim_detach(Env& e, const Node& n) {
 }
 
 void prim_fusion_group(Env& e, const Node& n) {
+  EMBER_RECORD_OP("prim::FusionGroup");  // one profiler range for the fused loop (its ops never run)
   std::vector<Tensor> ins;
   ins.reserve(n.args.size());
   for (const Arg& a : n.args) ins.push_back(ten(e, a));

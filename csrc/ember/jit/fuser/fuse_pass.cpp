@@ -125,6 +125,10 @@ bool try_join(Group& G, const Graph& g, const std::unordered_map<int64_t, Arg>& 
   if (!G.nodes.empty()) {
     if (G.dtype != dt) return false;
     if (G.reduce != Reduce::None && full != G.full) return false;  // reduced operands must stay full
+    // Every member computes at the loop's shape: a narrower node (rsqrt(var + eps) on [N, 1] beside
+    // [N, D] work) would be recomputed D times, so it stays out; one that widens the loop would make
+    // the narrower members so, so it starts a group of its own.
+    if (full != G.full || (!red && s != full)) return false;
   }
   int64_t dim = -1;
   if (red) {
