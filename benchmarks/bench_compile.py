@@ -89,13 +89,13 @@ def first_calls(fn, args):
 
 
 def print_row(name, t, t_first, tcol):
-    """One table row; tcol holds what to show for torch / torch.compile when they were not timed."""
+    """One table row; tcol: what to show for torch / torch.compile / its first calls when not timed."""
     if "torch" in t:
         tcol[0] = fmt_time(t["torch"])
     if "torch.compile" in t:
         tcol[1] = fmt_time(t["torch.compile"])
     print(f"| {name} | {fmt_time(t['eager'])} | {fmt_time(t['compiled'])} | {t['eager'] / t['compiled']:.2f}x | "
-          f"{t_first * 1e3:.0f} ms | {tcol[0]} | {tcol[1]} |")
+          f"{t_first * 1e3:.0f} ms | {tcol[0]} | {tcol[1]} | {tcol[2]} |")
 
 
 def torch_compile(torch, fn):
@@ -119,14 +119,15 @@ def main():
     os.environ["EMBER_CACHE_DIR"] = tempfile.mkdtemp(prefix="ember_bench_cache_")
 
     print(f"## Elementwise-heavy blocks, {args.threads} thread(s)")
-    print("| block | ember eager | ember.compile | speedup | first 2 calls | torch eager | torch.compile |")
-    print("|---|---|---|---|---|---|---|")
+    print("| block | ember eager | ember.compile | speedup | first 2 calls | torch eager | torch.compile | "
+          "its first 2 calls |")
+    print("|---|---|---|---|---|---|---|---|")
     for name, make in BLOCKS.items():
         f, a = make(ember)
         cf = ember.compile(f)
         t_first = first_calls(cf, a)
         cases = [(name, {"eager": lambda: f(*a), "compiled": lambda: cf(*a)})]
-        tcol = ["-", "-"]
+        tcol = ["-", "-", "-"]
         if torch is not None:
             tf, ta = make(torch)
             cases[0][1]["torch"] = lambda: tf(*ta)
@@ -134,7 +135,7 @@ def main():
                 tcf, err = torch_compile(torch, tf)
                 if tcf is not None:
                     try:
-                        first_calls(tcf, ta)
+                        tcol[2] = f"{first_calls(tcf, ta) * 1e3:.0f} ms"
                         cases[0][1]["torch.compile"] = lambda: tcf(*ta)
                     except Exception as e:  # noqa: BLE001
                         tcol[1] = f"fails: {type(e).__name__}"
@@ -144,20 +145,21 @@ def main():
         print_row(name, t, t_first, tcol)
 
     print(f"\n## Training steps with the forward compiled, {args.threads} thread(s)")
-    print("| workload | ember eager | ember.compile | speedup | first 2 steps | torch eager | torch.compile |")
-    print("|---|---|---|---|---|---|---|")
+    print("| workload | ember eager | ember.compile | speedup | first 2 steps | torch eager | torch.compile | "
+          "its first 2 steps |")
+    print("|---|---|---|---|---|---|---|---|")
     for w in args.workloads.split(","):
         step_e, desc = bench_training.make(ember, w)
         step_c, _ = bench_training.make(ember, w, wrap=ember.compile)
         t_first = first_calls(step_c, ())
         fns = {"eager": step_e, "compiled": step_c}
-        tcol = ["-", "-"]
+        tcol = ["-", "-", "-"]
         if torch is not None:
             fns["torch"], _ = bench_training.make(torch, w)
             if args.torch_compile:
                 try:
                     step_tc, _ = bench_training.make(torch, w, wrap=torch.compile)
-                    step_tc()
+                    tcol[2] = f"{first_calls(step_tc, ()) * 1e3:.0f} ms"
                     fns["torch.compile"] = step_tc
                 except Exception as e:  # noqa: BLE001
                     tcol[1] = f"fails: {type(e).__name__}"
