@@ -493,3 +493,13 @@ def test_outputs_and_inputs_are_freed_at_once():
         assert ember.cpu.memory_allocated() == base
     finally:
         gc.enable()
+
+
+def test_compile_dynamic_false_specializes_on_shapes():
+    f = lambda x: (x * 2).relu()  # noqa: E731
+    dyn, static = ember.compile(f), ember.compile(f, dynamic=False)
+    for n in (2, 3, 2):
+        x = ember.randn(n, 4)
+        _close(dyn(x), f(x))
+        _close(static(x), f(x))
+    assert dyn.stats["traces"] == 1 and static.stats["traces"] == 2

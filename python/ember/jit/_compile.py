@@ -36,8 +36,9 @@ class _Entry:
 class CompiledFunction:
     """The callable ember.compile returns for a function (and uses for a module's forward)."""
 
-    def __init__(self, fn, module=None, fullgraph=False, disable=False):
+    def __init__(self, fn, module=None, fullgraph=False, disable=False, dynamic=None):
         self._fn = fn
+        self._dynamic = dynamic  # False: one graph per input shape (torch's dynamic=False)
         self._module = module
         self._fullgraph = fullgraph
         self._disable = disable
@@ -56,7 +57,8 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         leaves, structure = flatten((args, kwargs))
         key = (structure, tuple((t.dtype, t.dim(), t.requires_grad) for t in leaves), _C.is_grad_enabled(),
-               self._module.training if self._module is not None else None)
+               self._module.training if self._module is not None else None,
+               tuple(tuple(t.shape) for t in leaves) if self._dynamic is False else None)
         try:
             hash(key)
         except TypeError:  # an unhashable non-tensor argument: nothing to key a graph on
@@ -135,13 +137,15 @@ class OptimizedModule(Module):
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,
             disable=False):
     """torch.compile's signature. `backend` and `mode` name PyTorch's compilers; Ember has one (trace +
-    fusion), used whatever they say. Returns a callable (for a function) or an OptimizedModule."""
+    fusion), used whatever they say. dynamic=False keys graphs on input shapes too; otherwise a graph
+    serves every shape its ops accept (unless the trace read a shape). Returns a callable (for a
+    function) or an OptimizedModule."""
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode,
                                  options=options, disable=disable)
     if not callable(model):
         raise RuntimeError(f"ember.compile: expected a callable or an nn.Module, got {type(model).__name__}")
     if isinstance(model, Module):
-        return OptimizedModule(model, CompiledFunction(model, model, fullgraph, disable))
+        return OptimizedModule(model, CompiledFunction(model, model, fullgraph, disable, dynamic))
     owner = getattr(model, "__self__", None)
-    return CompiledFunction(model, owner if isinstance(owner, Module) else None, fullgraph, disable)
+    return CompiledFunction(model, owner if isinstance(owner, Module) else None, fullgraph, disable, dynamic)
