@@ -503,3 +503,24 @@ def test_compile_dynamic_false_specializes_on_shapes():
         _close(dyn(x), f(x))
         _close(static(x), f(x))
     assert dyn.stats["traces"] == 1 and static.stats["traces"] == 2
+
+
+@pytest.mark.parametrize("name", ["bn", "gn", "in", "bce", "bilinear", "mse", "ce"])
+def test_nn_argument_checks_do_not_pin_shapes(name):
+    ember.manual_seed(0)
+    make = {
+        "bn": lambda n: (nn.BatchNorm2d(3), (ember.randn(n, 3, 4, 4),)),
+        "gn": lambda n: (nn.GroupNorm(1, 3), (ember.randn(n, 3, 4),)),
+        "in": lambda n: (nn.InstanceNorm1d(3), (ember.randn(n, 3, 5),)),
+        "bce": lambda n: (lambda a, b: F.binary_cross_entropy_with_logits(a, b), (ember.randn(n, 2), ember.rand(n, 2))),
+        "bilinear": lambda n: (nn.Bilinear(3, 2, 4), (ember.randn(n, 3), ember.randn(n, 2))),
+        "mse": lambda n: (lambda a, b: F.mse_loss(a, b), (ember.randn(n, 2), ember.randn(n, 2))),
+        "ce": lambda n: (lambda a, b: F.cross_entropy(a, b), (ember.randn(n, 5), ember.randint(0, 5, (n,)))),
+    }[name]
+    m, args = make(3)
+    if isinstance(m, nn.Module):
+        m.eval()
+    t = ember.jit.trace(m, args)
+    assert not t._c.static_shapes
+    _, other = make(6)
+    _close(t(*other), m(*other), 1e-6)

@@ -75,12 +75,13 @@ def linear(input, weight, bias=None):
 
 def bilinear(input1, input2, weight, bias=None):
     """y = x1^T A x2 + b, for every output feature (A: [out, in1, in2])."""
-    if input1.shape[:-1] != input2.shape[:-1]:
+    s1, s2 = input1._checked_shape, input2._checked_shape  # checks only: a jit trace does not pin them
+    if s1[:-1] != s2[:-1]:
         raise RuntimeError("bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
-    if weight.dim() != 3 or weight.shape[1] != input1.shape[-1] or weight.shape[2] != input2.shape[-1]:
-        raise RuntimeError(f"bilinear(): weight of shape {list(weight.shape)} does not match inputs "
-                           f"{list(input1.shape)} and {list(input2.shape)}")
+                           f"{list(s1[:-1])} and {list(s2[:-1])}")
+    if weight.dim() != 3 or weight._checked_shape[1] != s1[-1] or weight._checked_shape[2] != s2[-1]:
+        raise RuntimeError(f"bilinear(): weight of shape {list(weight._checked_shape)} does not match inputs "
+                           f"{list(s1)} and {list(s2)}")
     # (..., in1) @ (out, in1, in2) -> (..., out, in2), then contract with x2
     t = _ops.matmul(input1.unsqueeze(-2).unsqueeze(-3), weight).squeeze(-2)
     y = (t * input2.unsqueeze(-2)).sum(-1)

@@ -437,8 +437,8 @@ def _broadcast_shape(a, b):
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
-    if not (target.size() == input.size()):
-        raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
+    if not (target._checked_shape == input._checked_shape):
+        raise ValueError(f"Target size ({target._checked_shape}) must be the same as input size ({input._checked_shape})")
     return _ops.binary_cross_entropy_with_logits(input, target, weight, pos_weight, reduction_enum)
 
 
