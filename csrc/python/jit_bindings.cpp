@@ -5,6 +5,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <optional>
+
 #include "ember/jit/fuser/fuser.h"
 #include "ember/jit/interpreter.h"
 #include "ember/jit/serialize.h"
@@ -54,9 +56,9 @@ nb::list wrap_all(const std::vector<Tensor>& ts) {
   return l;
 }
 
-// While alive, ops on this thread are not recorded (printing a tensor inside traced code).
+// `with NoTrace():` nothing in the block is recorded (printing a tensor inside traced code).
 struct NoTrace {
-  jit::TracedCall call{"prim::no_trace", jit::Variant::Functional};
+  std::optional<jit::TracePause> pause;
 };
 
 }  // namespace
@@ -146,8 +148,8 @@ void bind_jit(nb::module_& m) {
   j.def("untraceable", [](const std::string& why) { jit::on_untraceable(why); });
   nb::class_<NoTrace>(j, "NoTrace")
       .def(nb::init<>())
-      .def("__enter__", [](NoTrace& self) { return &self; }, nb::rv_policy::reference)
-      .def("__exit__", [](NoTrace&, nb::args) {});
+      .def("__enter__", [](NoTrace& self) { self.pause.emplace(); return &self; }, nb::rv_policy::reference)
+      .def("__exit__", [](NoTrace& self, nb::args) { self.pause.reset(); });
 }
 
 }  // namespace ember::py

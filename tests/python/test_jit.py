@@ -524,3 +524,30 @@ def test_nn_argument_checks_do_not_pin_shapes(name):
     assert not t._c.static_shapes
     _, other = make(6)
     _close(t(*other), m(*other), 1e-6)
+
+
+def test_printing_records_nothing_and_guards_compare_nan_and_bool():
+    def f(x):
+        repr(x)  # printing inside traced code is not part of the graph
+        return x * 2
+
+    t = ember.jit.trace(f, ember.randn(3))
+    assert t.graph.nodes() == ["mul"] and not t._c.has_guards
+
+    def g(x):
+        y = x.sum()
+        return x + 1 if bool((x > 0).any()) and bool(y.isnan() | (y > -1e9)) else x
+
+    nanx = ember.tensor([float("nan"), 1.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = ember.jit.trace(lambda x: x * x.sum().item() if x.sum().isnan().item() else x, nanx)
+    _close(t(nanx.clone()), nanx * float("nan"))  # NaN read at trace time matches NaN at replay
+    with pytest.raises(RuntimeError, match="guard failed"):
+        t(ember.tensor([0.0, 1.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tb = ember.jit.trace(g, ember.ones(2))
+    _close(tb(ember.ones(2) * 3), ember.ones(2) * 4)
+    with pytest.raises(RuntimeError, match="guard failed"):
+        tb(-ember.ones(2))

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/scalar_overloads.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/boxing.h"
 #include "ember/jit/fuser/fuser.h"
@@ -87,11 +88,9 @@ void prim_guard_values(Env& e, const Node& n) {
   const Tensor& v = ten(e, n.args.at(0));
   const Tensor& expected = ten(e, n.args.at(1));
   bool same = v.sizes() == expected.sizes() && v.dtype() == expected.dtype();
-  if (same && v.numel() > 0) {
+  if (same) {  // the same values, a NaN matching a NaN (allclose with no tolerance)
     autograd::NoGradGuard no_grad;
-    Tensor eq = ember::eq(v, expected);
-    if (is_floating(v.dtype())) eq = ember::logical_or(eq, ember::logical_and(ember::isnan(v), ember::isnan(expected)));
-    same = ember::all(eq).item<bool>();
+    same = is_floating(v.dtype()) ? ember::allclose(v, expected, 0.0, 0.0, /*equal_nan=*/true) : ember::equal(v, expected);
   }
   if (!same) {
     std::string what = n.args.size() > 2 && n.args[2].kind == Arg::Kind::Str ? n.args[2].s : "its values";

@@ -205,6 +205,14 @@ void TracedCall::finish(const Tensor* outs, size_t n) {
   st->graph->nodes.push_back(std::move(node_));
 }
 
+TracePause::TracePause() : state_(tls_state) {
+  if (state_ != nullptr) state_->depth++;
+}
+
+TracePause::~TracePause() {
+  if (state_ != nullptr && tls_state == state_) state_->depth--;
+}
+
 // ---------------------------------------------------------------- Tracer
 Tracer::Tracer() {
   EMBER_CHECK(tls_state == nullptr, "ember.jit.trace: a trace is already running on this thread (traces do not nest)");
@@ -270,10 +278,9 @@ void on_values_read(const Tensor& t, const char* what) {
   // The expected values are a private copy: the tensor itself may change before the next call.
   Tensor expected;
   {
-    st->depth++;
+    TracePause pause;
     autograd::NoGradGuard no_grad;
     expected = t.detach().clone();
-    st->depth--;
   }
   int64_t eid = st->add_value(expected, false);
   st->graph->constants.push_back({eid, "__guard_" + std::to_string(st->graph->constants.size()), expected});

@@ -68,6 +68,19 @@ class EMBER_API TracedCall {
   Node node_;
 };
 
+// While alive, nothing that runs on this thread is recorded: printing inside traced code, the
+// tracer's own copies, a binding that reads values already guarded.
+class EMBER_API TracePause {
+ public:
+  TracePause();
+  ~TracePause();
+  TracePause(const TracePause&) = delete;
+  TracePause& operator=(const TracePause&) = delete;
+
+ private:
+  TracingState* state_;
+};
+
 // Traces what runs on this thread between construction and finish(). Nested tracers are refused.
 class EMBER_API Tracer {
  public:

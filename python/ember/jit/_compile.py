@@ -7,7 +7,7 @@ eagerly while being recorded, so the first call of each signature is exactly eag
 What cannot be recorded (backward() inside the function, explicit Generators, tensors reaching ops
 by untracked paths, graphs that both guard on values and mutate state) runs eagerly for good."""
 import functools
-import warnings
+import json
 
 from .. import _C
 from ..nn.modules.module import Module
@@ -105,7 +105,7 @@ class CompiledFunction:
             self.eager_reasons.append(reason)
             return out
         self.stats["traces"] += 1
-        if cgraph.has_guards and mutates(__import__("json").loads(cgraph.to_json())):
+        if cgraph.has_guards and mutates(json.loads(cgraph.to_json())):
             # a failed guard mid-graph would leave half-applied mutations: keep this one eager
             entries.append(_EAGER)
             self.eager_reasons.append("data-dependent control flow in a function that mutates state")
