@@ -56,6 +56,7 @@ from ._flags import (  # noqa: E402,F401
     get_float32_matmul_precision,
 )
 from ._comparison import allclose, isclose, equal  # noqa: E402,F401
+from ._legacy_types import *  # noqa: E402,F401,F403  (FloatTensor, LongTensor, ...)
 from . import jit  # noqa: E402,F401
 from .jit import compile  # noqa: E402,F401
 
