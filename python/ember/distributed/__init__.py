@@ -1,0 +1,1 @@
+"""ember.distributed: process groups, collectives and stores (torch.distributed's API)."""
