@@ -14,6 +14,7 @@ void bind_profiler(nanobind::module_& m);
 void bind_fuser(nanobind::module_& m);  // fuser_bindings.cpp
 void bind_shm(nanobind::module_& m);
 void bind_jit(nanobind::module_& m);
+void bind_distributed(nanobind::module_& m);  // distributed_bindings.cpp
 
 nanobind::object scalar_to_python(const Scalar& s);
 nanobind::object tensor_tolist(const Tensor& t);

@@ -96,8 +96,24 @@ void validate_outputs(const Node& node, variable_list& outs) {
 
 }  // namespace
 
+namespace {
+// Callbacks queued (queue_callback) during the innermost backward run of this thread.
+thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
+}  // namespace
+
+void queue_callback(std::function<void()> fn) {
+  EMBER_CHECK(t_final_callbacks, "Final callbacks can only be installed during backward pass.");
+  t_final_callbacks->push_back(std::move(fn));
+}
+
 variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
                            const BackwardOptions& opts) {
+  std::vector<std::function<void()>> final_callbacks;
+  struct Frame {  // nested runs (a hook calling backward) keep their own callbacks
+    std::vector<std::function<void()>>* saved;
+    explicit Frame(std::vector<std::function<void()>>* mine) : saved(t_final_callbacks) { t_final_callbacks = mine; }
+    ~Frame() { t_final_callbacks = saved; }
+  } frame(&final_callbacks);
   // A graph records forward ops only: gradients computed inside a traced function would be baked in.
   if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
   AutoGradMode mode(opts.create_graph);
@@ -238,6 +254,8 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
       if (--deps[e.fn.get()] == 0 && queued.insert(e.fn.get()).second) ready.push(e.fn);
     }
   }
+  // a callback may queue further callbacks: index, not iterators
+  for (size_t i = 0; i < final_callbacks.size(); i++) final_callbacks[i]();
   return captured;
 }
 

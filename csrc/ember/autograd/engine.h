@@ -23,6 +23,10 @@ struct BackwardOptions {
 EMBER_API variable_list run_backward(const variable_list& roots, const variable_list& grad_roots,
                                      const variable_list& inputs, const BackwardOptions& opts);
 
+// Runs `fn` once the current backward run (on this thread) has finished every node, before it
+// returns: DDP waits for its gradient buckets there. Raises outside a backward run.
+EMBER_API void queue_callback(std::function<void()> fn);
+
 // tensor.backward(gradient, retain_graph, create_graph, inputs)
 EMBER_API void backward(const variable_list& tensors, const variable_list& grad_tensors = {},
                         std::optional<bool> retain_graph = std::nullopt, bool create_graph = false,

@@ -1,0 +1,63 @@
+#include "ember/distributed/process_group.h"
+
+#include <chrono>
+
+#include "ember/distributed/errors.h"
+
+namespace ember::distributed {
+
+const char* reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::SUM: return "SUM";
+    case ReduceOp::AVG: return "AVG";
+    case ReduceOp::PRODUCT: return "PRODUCT";
+    case ReduceOp::MIN: return "MIN";
+    case ReduceOp::MAX: return "MAX";
+    case ReduceOp::BAND: return "BAND";
+    case ReduceOp::BOR: return "BOR";
+    case ReduceOp::BXOR: return "BXOR";
+  }
+  return "?";
+}
+
+void Work::wait(Milliseconds timeout) {
+  std::unique_lock<std::mutex> g(mu_);
+  if (timeout.count() > 0) {
+    if (!cv_.wait_for(g, timeout, [&] { return done_; }))
+      throw DistBackendError("Work.wait: the operation did not finish within " + std::to_string(timeout.count()) + "ms");
+  } else {
+    cv_.wait(g, [&] { return done_; });
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+bool Work::is_completed() {
+  std::lock_guard<std::mutex> g(mu_);
+  return done_;
+}
+
+bool Work::is_success() {
+  std::lock_guard<std::mutex> g(mu_);
+  return done_ && !error_;
+}
+
+std::exception_ptr Work::exception() {
+  std::lock_guard<std::mutex> g(mu_);
+  return error_;
+}
+
+std::vector<Tensor> Work::result() {
+  wait();
+  return outputs;
+}
+
+void Work::finish(std::exception_ptr error) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    done_ = true;
+    error_ = std::move(error);
+  }
+  cv_.notify_all();
+}
+
+}  // namespace ember::distributed

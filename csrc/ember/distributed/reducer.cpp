@@ -1,0 +1,287 @@
+#include "ember/distributed/reducer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/autograd/engine.h"
+#include "ember/autograd/grad_mode.h"
+#include "ember/autograd/node.h"
+#include "ember/distributed/errors.h"
+#include "ember/generated/ops.h"
+
+namespace ember::distributed {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+int64_t ns_since(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+}
+}  // namespace
+
+struct Reducer::State {
+  struct Bucket {
+    std::vector<int64_t> params;   // indices into State::params
+    std::vector<int64_t> offsets;  // element offset of each in `flat`
+    Tensor flat;                   // the gradients of the bucket, back to back
+    int64_t pending = 0;           // gradients not yet copied in this iteration
+    WorkPtr work;
+  };
+
+  std::vector<Tensor> params;
+  ProcessGroupPtr pg;
+  ReducerOptions opts;
+  std::vector<Bucket> buckets;
+  std::vector<int64_t> bucket_of;  // param -> bucket
+  std::vector<int64_t> slot_of;    // param -> position in its bucket
+  std::vector<std::shared_ptr<std::function<void(const Tensor&)>>> hooks;
+
+  std::mutex mu;
+  bool armed = false;           // prepare_for_backward ran; the next backward reduces
+  bool callback_queued = false;
+  bool incomplete = false;      // the last armed backward missed gradients
+  std::vector<int64_t> missing;
+  size_t next_launch = 0;
+  std::vector<int32_t> used;  // per param: its gradient arrived this iteration
+  Tensor used_map;            // all-reduced `used` (find_unused_parameters)
+  WorkPtr used_work;
+  ReducerStats stats;
+
+  void build_buckets() {
+    // reverse registration order, one dtype per bucket
+    std::unordered_map<int, int64_t> open;  // dtype -> bucket index being filled
+    std::unordered_map<int, int64_t> bytes;
+    for (int64_t i = int64_t(params.size()) - 1; i >= 0; i--) {
+      const Tensor& p = params[size_t(i)];
+      if (!autograd::requires_grad(p)) continue;
+      int dt = int(p.dtype());
+      auto it = open.find(dt);
+      if (it == open.end()) {
+        open[dt] = int64_t(buckets.size());
+        bytes[dt] = 0;
+        buckets.emplace_back();
+        it = open.find(dt);
+      }
+      Bucket& b = buckets[size_t(it->second)];
+      b.params.push_back(i);
+      bytes[dt] += p.nbytes();
+      int64_t cap = it->second == 0 ? opts.first_bucket_bytes : opts.bucket_cap_bytes;
+      if (bytes[dt] >= cap) open.erase(dt);
+    }
+    bucket_of.assign(params.size(), -1);
+    slot_of.assign(params.size(), -1);
+    for (size_t bi = 0; bi < buckets.size(); bi++) {
+      Bucket& b = buckets[bi];
+      int64_t n = 0;
+      for (size_t j = 0; j < b.params.size(); j++) {
+        bucket_of[size_t(b.params[j])] = int64_t(bi);
+        slot_of[size_t(b.params[j])] = int64_t(j);
+        b.offsets.push_back(n);
+        n += params[size_t(b.params[j])].numel();
+      }
+      b.flat = ember::zeros({n}, TensorOptions(params[size_t(b.params[0])].dtype()));
+    }
+  }
+
+  Tensor slot(int64_t param) {
+    Bucket& b = buckets[size_t(bucket_of[size_t(param)])];
+    const Tensor& p = params[size_t(param)];
+    return b.flat.narrow(0, b.offsets[size_t(slot_of[size_t(param)])], p.numel());
+  }
+
+  // A parameter's gradient is final: copy it into its bucket; launch every bucket that is
+  // complete, in bucket order (every rank must issue the all-reduces in the same order).
+  void mark_ready(int64_t param, bool has_grad) {
+    autograd::NoGradGuard ng;
+    Tensor s = slot(param);
+    const Tensor& g = has_grad ? autograd::meta(params[size_t(param)])->grad : Tensor();
+    if (g.defined()) {
+      s.copy_(g.reshape({-1}));
+      used[size_t(param)] = 1;
+    } else {
+      s.zero_();
+    }
+    Bucket& b = buckets[size_t(bucket_of[size_t(param)])];
+    if (--b.pending > 0) return;
+    while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
+      Bucket& ready = buckets[next_launch++];
+      // average before summing, as torch's reducer does (the same rounding)
+      Tensor d = ember::empty({}, TensorOptions(ready.flat.dtype()));
+      d.fill_(Scalar(double(pg->size())));
+      ready.flat.div_(d);
+      ready.work = pg->allreduce(ready.flat, ReduceOp::SUM);
+    }
+    if (next_launch == buckets.size() && opts.find_unused_parameters) {
+      used_map = ember::empty({int64_t(used.size())}, TensorOptions(kInt));
+      std::copy(used.begin(), used.end(), used_map.data_ptr<int32_t>());
+      used_work = pg->allreduce(used_map, ReduceOp::MAX);
+    }
+  }
+
+  void on_grad(int64_t param) {
+    std::lock_guard<std::mutex> g(mu);
+    if (!armed) return;  // no_sync(), or a backward the last forward did not arm
+    if (bucket_of[size_t(param)] < 0) return;
+    if (!waiting[size_t(param)])
+      throw DistError("DistributedDataParallel: the gradient of parameter " + std::to_string(param) +
+                      " arrived twice in one iteration (backward run twice after one forward, or the parameter "
+                      "marked unused by find_unused_parameters received a gradient)");
+    waiting[size_t(param)] = 0;
+    if (!callback_queued) {
+      callback_queued = true;
+      std::weak_ptr<State> weak = self;
+      autograd::queue_callback([weak] {
+        if (auto s = weak.lock()) s->finalize();
+      });
+    }
+    mark_ready(param, true);
+  }
+
+  void finalize() {
+    std::lock_guard<std::mutex> g(mu);
+    autograd::NoGradGuard ng;
+    armed = false;
+    callback_queued = false;
+    missing.clear();
+    for (size_t i = 0; i < waiting.size(); i++)
+      if (waiting[i]) missing.push_back(int64_t(i));
+    incomplete = !missing.empty();
+    auto t0 = Clock::now();
+    std::exception_ptr err;
+    try {
+      for (auto& b : buckets)
+        if (b.work) b.work->wait();
+      if (used_work) used_work->wait();
+    } catch (...) {
+      err = std::current_exception();
+    }
+    stats.exposed_ns += ns_since(t0);
+    stats.iterations++;
+    if (err) {
+      for (auto& b : buckets) b.work.reset();
+      used_work.reset();
+      std::rethrow_exception(err);
+    }
+    for (auto& b : buckets) {
+      if (!b.work) continue;
+      stats.buckets_reduced++;
+      stats.comm_ns += b.work->run_ns;
+      b.work.reset();
+      if (incomplete) continue;  // the next forward raises; gradients stay local
+      for (int64_t p : b.params) {
+        if (opts.find_unused_parameters && used_map.data_ptr<int32_t>()[p] == 0) continue;  // unused everywhere
+        const Tensor& param = params[size_t(p)];
+        auto& m = autograd::materialize_meta(param);
+        Tensor s = slot(p).view(param.sizes());
+        if (m.grad.defined()) m.grad.copy_(s);
+        else m.grad = s.clone();
+      }
+    }
+    used_work.reset();
+  }
+
+  std::vector<char> waiting;  // per param: armed and its gradient not arrived yet
+  std::weak_ptr<State> self;
+};
+
+Reducer::Reducer(std::vector<Tensor> params, ProcessGroupPtr pg, const ReducerOptions& opts)
+    : s_(std::make_shared<State>()) {
+  s_->self = s_;
+  s_->params = std::move(params);
+  s_->pg = std::move(pg);
+  s_->opts = opts;
+  s_->build_buckets();
+  std::weak_ptr<State> weak = s_;
+  for (size_t i = 0; i < s_->params.size(); i++) {
+    if (s_->bucket_of[i] < 0) continue;
+    auto hook = std::make_shared<std::function<void(const Tensor&)>>([weak, i](const Tensor&) {
+      if (auto s = weak.lock()) s->on_grad(int64_t(i));
+    });
+    autograd::materialize_meta(s_->params[i]).post_accumulate_hooks.push_back(hook);
+    s_->hooks.push_back(hook);
+  }
+}
+
+Reducer::~Reducer() {
+  for (auto& p : s_->params) {
+    auto* m = autograd::meta(p);
+    if (!m) continue;
+    auto& hs = m->post_accumulate_hooks;
+    hs.erase(std::remove_if(hs.begin(), hs.end(),
+                            [&](const auto& h) { return std::find(s_->hooks.begin(), s_->hooks.end(), h) != s_->hooks.end(); }),
+             hs.end());
+  }
+}
+
+void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
+  State& s = *s_;
+  std::lock_guard<std::mutex> g(s.mu);
+  if (s.incomplete) {
+    std::string idx;
+    for (size_t i = 0; i < s.missing.size() && i < 20; i++) idx += (i ? ", " : "") + std::to_string(s.missing[i]);
+    throw DistError(
+        "Expected to have finished reduction in the prior iteration before starting a new one. This error indicates "
+        "that your module has parameters that were not used in producing loss. You can enable unused parameter "
+        "detection by passing the keyword argument `find_unused_parameters=True` to "
+        "`ember.nn.parallel.DistributedDataParallel`, and by making sure all `forward` function outputs participate "
+        "in calculating loss. Parameter indices which did not receive grad for rank " +
+        std::to_string(s.pg->rank()) + ": " + idx);
+  }
+  // a forward whose backward never ran (evaluation with grad on): its reduces, if any, are dropped
+  for (auto& b : s.buckets)
+    if (b.work) b.work->wait();
+  if (s.used_work) s.used_work->wait();
+  s.used_work.reset();
+  s.armed = true;
+  s.callback_queued = false;
+  s.next_launch = 0;
+  s.used.assign(s.params.size(), 0);
+  s.waiting.assign(s.params.size(), 0);
+  for (auto& b : s.buckets) {
+    b.pending = int64_t(b.params.size());
+    b.work.reset();
+    for (int64_t p : b.params) s.waiting[size_t(p)] = 1;
+  }
+  if (!s.opts.find_unused_parameters) return;
+  // parameters the graph behind the outputs does not reach get no gradient: ready now
+  std::unordered_map<const void*, int64_t> index;
+  for (size_t i = 0; i < s.params.size(); i++) index[s.params[i].impl()] = int64_t(i);
+  std::unordered_set<autograd::Node*> seen;
+  std::vector<autograd::Node*> stack;
+  std::vector<bool> reached(s.params.size(), false);
+  for (auto& o : outputs) {
+    if (!o.defined()) continue;
+    autograd::Edge e = autograd::gradient_edge(o);
+    if (e.valid() && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+  }
+  while (!stack.empty()) {
+    autograd::Node* n = stack.back();
+    stack.pop_back();
+    if (n->is_accumulate_grad()) {
+      auto it = index.find(static_cast<autograd::AccumulateGrad*>(n)->variable.impl());
+      if (it != index.end()) reached[size_t(it->second)] = true;
+    }
+    for (auto& e : n->next_edges)
+      if (e.valid() && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+  }
+  for (size_t i = 0; i < s.params.size(); i++) {
+    if (reached[i] || s.bucket_of[i] < 0) continue;
+    s.waiting[i] = 0;
+    s.mark_ready(int64_t(i), false);
+  }
+}
+
+std::vector<std::vector<int64_t>> Reducer::bucket_indices() const {
+  std::vector<std::vector<int64_t>> r;
+  for (auto& b : s_->buckets) r.push_back(b.params);
+  return r;
+}
+
+ReducerStats Reducer::stats() const {
+  std::lock_guard<std::mutex> g(s_->mu);
+  return s_->stats;
+}
+
+}  // namespace ember::distributed

@@ -1,0 +1,266 @@
+// _C._distributed: stores, the Gloo process group, Work handles and DDP's reducer, for
+// python/ember/distributed. Blocking calls (store waits, Work.wait) run without the GIL, so other
+// Python threads (a DataLoader, a second group) keep going.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/distributed/distributed.h"
+#include "python/arg_parser.h"
+#include "python/bindings.h"
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+namespace {
+
+using namespace ember::distributed;
+
+PyObject* g_dist_error = nullptr;
+PyObject* g_store_error = nullptr;
+PyObject* g_network_error = nullptr;
+PyObject* g_backend_error = nullptr;
+
+// A timedelta, or a number of seconds
+Milliseconds to_ms(nb::handle h) {
+  double s = nb::hasattr(h, "total_seconds") ? nb::cast<double>(h.attr("total_seconds")()) : nb::cast<double>(h);
+  if (!(s >= 0)) throw nb::value_error("timeout must be a non-negative duration");
+  return Milliseconds(int64_t(s * 1000.0 + 0.5));
+}
+
+nb::object to_timedelta(Milliseconds ms) {
+  return nb::module_::import_("datetime").attr("timedelta")(nb::arg("milliseconds") = ms.count());
+}
+
+// str or bytes (torch's stores take both)
+std::string to_bytes(nb::handle h) {
+  if (PyBytes_Check(h.ptr())) return std::string(PyBytes_AS_STRING(h.ptr()), size_t(PyBytes_GET_SIZE(h.ptr())));
+  if (PyUnicode_Check(h.ptr())) return nb::cast<std::string>(h);
+  if (PyByteArray_Check(h.ptr()))
+    return std::string(PyByteArray_AS_STRING(h.ptr()), size_t(PyByteArray_GET_SIZE(h.ptr())));
+  throw nb::type_error("store values must be str or bytes");
+}
+
+nb::bytes as_bytes(const std::string& s) { return nb::bytes(s.data(), s.size()); }
+
+std::vector<Tensor> tensor_list(nb::handle seq) {
+  std::vector<Tensor> out;
+  if (seq.is_none()) return out;
+  for (nb::handle h : seq) out.push_back(unpack(h.ptr()));
+  return out;
+}
+
+template <class S, class C> void bind_store_methods(C& cls) {
+  cls.def("set", [](S& s, const std::string& key, nb::handle value) {
+        std::string v = to_bytes(value);
+        nb::gil_scoped_release nogil;
+        s.set(key, v);
+      })
+      .def("get", [](S& s, const std::string& key) {
+        std::string v;
+        {
+          nb::gil_scoped_release nogil;
+          v = s.get(key);
+        }
+        return as_bytes(v);
+      })
+      .def("add", [](S& s, const std::string& key, int64_t amount) {
+        nb::gil_scoped_release nogil;
+        return s.add(key, amount);
+      })
+      .def("compare_set", [](S& s, const std::string& key, nb::handle expected, nb::handle desired) {
+        std::string e = to_bytes(expected), d = to_bytes(desired), r;
+        {
+          nb::gil_scoped_release nogil;
+          r = s.compare_set(key, e, d);
+        }
+        return as_bytes(r);
+      })
+      .def("append", [](S& s, const std::string& key, nb::handle value) {
+        std::string v = to_bytes(value);
+        nb::gil_scoped_release nogil;
+        s.append(key, v);
+      })
+      .def("check", [](S& s, const std::vector<std::string>& keys) {
+        nb::gil_scoped_release nogil;
+        return s.check(keys);
+      })
+      .def("delete_key", [](S& s, const std::string& key) {
+        nb::gil_scoped_release nogil;
+        return s.delete_key(key);
+      })
+      .def("num_keys", [](S& s) {
+        nb::gil_scoped_release nogil;
+        return s.num_keys();
+      })
+      .def("wait", [](S& s, const std::vector<std::string>& keys, nb::handle timeout) {
+        Milliseconds t = timeout.is_none() ? s.timeout() : to_ms(timeout);
+        nb::gil_scoped_release nogil;
+        s.wait(keys, t);
+      }, nb::arg("keys"), nb::arg("timeout").none() = nb::none())
+      .def("set_timeout", [](S& s, nb::handle t) { s.set_timeout(to_ms(t)); })
+      .def_prop_ro("timeout", [](S& s) { return to_timedelta(s.timeout()); });
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const DistStoreError& e) {
+    PyErr_SetString(g_store_error, e.what());
+  } catch (const DistNetworkError& e) {
+    PyErr_SetString(g_network_error, e.what());
+  } catch (const DistBackendError& e) {
+    PyErr_SetString(g_backend_error, e.what());
+  } catch (const DistError& e) {
+    PyErr_SetString(g_dist_error, e.what());
+  }
+}
+
+}  // namespace
+
+void bind_distributed(nb::module_& parent) {
+  nb::module_ m = parent.def_submodule("_distributed", "ember.distributed's C++ half");
+
+  // ---- errors: RuntimeErrors, told apart by class as in torch.distributed
+  g_dist_error = PyErr_NewException("ember.distributed.DistError", PyExc_RuntimeError, nullptr);
+  g_store_error = PyErr_NewException("ember.distributed.DistStoreError", g_dist_error, nullptr);
+  g_network_error = PyErr_NewException("ember.distributed.DistNetworkError", g_dist_error, nullptr);
+  g_backend_error = PyErr_NewException("ember.distributed.DistBackendError", g_dist_error, nullptr);
+  m.attr("DistError") = nb::handle(g_dist_error);
+  m.attr("DistStoreError") = nb::handle(g_store_error);
+  m.attr("DistNetworkError") = nb::handle(g_network_error);
+  m.attr("DistBackendError") = nb::handle(g_backend_error);
+  nb::register_exception_translator(translate);
+
+  // ---- stores
+  auto store = nb::class_<Store>(m, "Store");
+  bind_store_methods<Store>(store);
+  nb::class_<HashStore, Store>(m, "HashStore").def(nb::init<>());
+  nb::class_<TCPStore, Store>(m, "TCPStore")
+      .def("__init__", [](TCPStore* self, const std::string& host, int port, std::optional<int64_t> world_size,
+                          bool is_master, nb::handle timeout, bool wait_for_workers) {
+        if (port < 0 || port > 65535) throw nb::value_error(("TCPStore: invalid port " + std::to_string(port)).c_str());
+        TCPStoreOptions o;
+        o.port = uint16_t(port);
+        o.is_master = is_master;
+        o.world_size = world_size;
+        o.wait_for_workers = wait_for_workers;
+        o.timeout = timeout.is_none() ? kDefaultStoreTimeout : to_ms(timeout);
+        nb::gil_scoped_release nogil;
+        new (self) TCPStore(host, o);
+      }, nb::arg("host_name"), nb::arg("port"), nb::arg("world_size").none() = nb::none(), nb::arg("is_master") = false,
+         nb::arg("timeout").none() = nb::none(), nb::arg("wait_for_workers") = true)
+      .def_prop_ro("host", [](TCPStore& s) { return s.host(); })
+      .def_prop_ro("port", [](TCPStore& s) { return int(s.port()); });
+  nb::class_<FileStore, Store>(m, "FileStore")
+      .def(nb::init<std::string, int64_t>(), nb::arg("file_name"), nb::arg("world_size") = -1)
+      .def_prop_ro("path", [](FileStore& s) { return s.path(); });
+  nb::class_<PrefixStore, Store>(m, "PrefixStore")
+      .def(nb::init<std::string, std::shared_ptr<Store>>(), nb::arg("prefix"), nb::arg("store"))
+      .def_prop_ro("underlying_store", [](PrefixStore& s) { return s.underlying_store(); });
+
+  // ---- reduce ops: torch's ReduceOp.SUM ... are plain enum members here
+  nb::enum_<ReduceOp>(m, "ReduceOp")
+      .value("SUM", ReduceOp::SUM)
+      .value("AVG", ReduceOp::AVG)
+      .value("PRODUCT", ReduceOp::PRODUCT)
+      .value("MIN", ReduceOp::MIN)
+      .value("MAX", ReduceOp::MAX)
+      .value("BAND", ReduceOp::BAND)
+      .value("BOR", ReduceOp::BOR)
+      .value("BXOR", ReduceOp::BXOR);
+
+  // ---- work handles
+  nb::class_<Work>(m, "Work")
+      .def("wait", [](Work& w, nb::handle timeout) {
+        Milliseconds t = timeout.is_none() ? Milliseconds(0) : to_ms(timeout);
+        nb::gil_scoped_release nogil;
+        w.wait(t);
+        return true;
+      }, nb::arg("timeout").none() = nb::none())
+      .def("is_completed", &Work::is_completed)
+      .def("is_success", &Work::is_success)
+      .def("exception", [](Work& w) -> nb::object {
+        std::exception_ptr e = w.exception();
+        if (!e) return nb::none();
+        try {
+          std::rethrow_exception(e);
+        } catch (const std::exception& ex) {
+          return nb::handle(PyExc_RuntimeError)(std::string(ex.what()));
+        }
+      })
+      .def("result", [](Work& w) {
+        std::vector<Tensor> r;
+        {
+          nb::gil_scoped_release nogil;
+          r = w.result();
+        }
+        return nb::steal(wrap_list(r));
+      })
+      .def("source_rank", [](Work& w) { return w.source_rank; })
+      .def("_run_ns", [](Work& w) { return w.run_ns; });
+
+  // ---- process groups
+  nb::class_<ProcessGroup>(m, "ProcessGroup")
+      .def("rank", &ProcessGroup::rank)
+      .def("size", &ProcessGroup::size)
+      .def("name", &ProcessGroup::backend_name)
+      .def("allreduce", &ProcessGroup::allreduce)
+      .def("allreduce_coalesced", [](ProcessGroup& pg, nb::handle ts, ReduceOp op) {
+        return pg.allreduce_coalesced(tensor_list(ts), op);
+      })
+      .def("broadcast", &ProcessGroup::broadcast)
+      .def("reduce", &ProcessGroup::reduce)
+      .def("allgather", [](ProcessGroup& pg, nb::handle outs, const Tensor& in) { return pg.allgather(tensor_list(outs), in); })
+      .def("allgather_into_tensor", &ProcessGroup::allgather_into_tensor)
+      .def("reduce_scatter_tensor", &ProcessGroup::reduce_scatter_tensor)
+      .def("gather", [](ProcessGroup& pg, nb::handle outs, const Tensor& in, int root) {
+        return pg.gather(tensor_list(outs), in, root);
+      })
+      .def("scatter", [](ProcessGroup& pg, const Tensor& out, nb::handle ins, int root) {
+        return pg.scatter(out, tensor_list(ins), root);
+      })
+      .def("alltoall_single", [](ProcessGroup& pg, const Tensor& out, const Tensor& in, std::vector<int64_t> out_splits,
+                                 std::vector<int64_t> in_splits) {
+        return pg.alltoall_single(out, in, AllToAllSplits{std::move(out_splits), std::move(in_splits)});
+      })
+      .def("barrier", &ProcessGroup::barrier)
+      .def("send", &ProcessGroup::send)
+      .def("recv", &ProcessGroup::recv);
+
+  m.def("gloo_available", &gloo_available);
+  m.def("new_gloo_group", [](std::shared_ptr<Store> store, int rank, int size, nb::handle timeout, const std::string& hostname) {
+    GlooOptions o;
+    o.timeout = to_ms(timeout);
+    o.hostname = hostname;
+    nb::gil_scoped_release nogil;
+    return make_gloo_process_group(std::move(store), rank, size, o);
+  }, nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"), nb::arg("hostname") = "");
+
+  // ---- DDP's reducer
+  nb::class_<Reducer>(m, "Reducer")
+      .def("__init__", [](Reducer* self, nb::handle params, std::shared_ptr<ProcessGroup> pg, int64_t bucket_cap_bytes,
+                          int64_t first_bucket_bytes, bool find_unused) {
+        ReducerOptions o;
+        o.bucket_cap_bytes = bucket_cap_bytes;
+        o.first_bucket_bytes = first_bucket_bytes;
+        o.find_unused_parameters = find_unused;
+        new (self) Reducer(tensor_list(params), std::move(pg), o);
+      })
+      .def("prepare_for_backward", [](Reducer& r, nb::handle outputs) { r.prepare_for_backward(tensor_list(outputs)); })
+      .def("bucket_indices", &Reducer::bucket_indices)
+      .def("stats", [](Reducer& r) {
+        ReducerStats s = r.stats();
+        nb::dict d;
+        d["iterations"] = s.iterations;
+        d["buckets_reduced"] = s.buckets_reduced;
+        d["comm_ns"] = s.comm_ns;
+        d["exposed_ns"] = s.exposed_ns;
+        return d;
+      });
+}
+
+}  // namespace ember::py

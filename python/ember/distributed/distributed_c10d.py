@@ -1,0 +1,610 @@
+"""Process groups and collectives with torch.distributed's API (init_process_group, all_reduce, ...).
+
+The byte moving is C++ (ember/distributed: Gloo groups, stores); this file keeps the bookkeeping
+torch keeps in Python: the default group, group ranks vs global ranks, rendezvous URLs, argument
+checks, object collectives.
+"""
+import datetime
+import io
+import os
+import socket
+import urllib.parse
+
+from .. import _C
+
+_D = _C._distributed
+
+Store, TCPStore, FileStore, HashStore, PrefixStore = _D.Store, _D.TCPStore, _D.FileStore, _D.HashStore, _D.PrefixStore
+ProcessGroup, Work, ReduceOp = _D.ProcessGroup, _D.Work, _D.ReduceOp
+DistError, DistStoreError, DistNetworkError, DistBackendError = (
+    _D.DistError, _D.DistStoreError, _D.DistNetworkError, _D.DistBackendError)
+
+default_pg_timeout = datetime.timedelta(minutes=30)
+
+
+class Backend(str):
+    """A backend name, normalized to lower case ("gloo", "nccl", ...)."""
+    UNDEFINED, GLOO, NCCL, UCC, MPI = "undefined", "gloo", "nccl", "ucc", "mpi"
+    backend_list = [UNDEFINED, GLOO, NCCL, UCC, MPI]
+
+    def __new__(cls, name):
+        if not isinstance(name, str):
+            raise ValueError(f"Backend constructor parameter must be string-ish, but got {type(name)}")
+        value = getattr(Backend, name.upper(), Backend.UNDEFINED)
+        if value == Backend.UNDEFINED:
+            value = name.lower()
+        return super().__new__(cls, value)
+
+
+class GroupMember:
+    WORLD = None  # the default group once initialized
+    NON_GROUP_MEMBER = -100
+
+
+class group:
+    WORLD = None
+
+
+class _World:
+    def __init__(self):
+        self.default_pg = None
+        self.store = None
+        self.init_method = None
+        self.group_ranks = {}  # pg -> list of global ranks (index = group rank)
+        self.group_backend = {}
+        self.group_count = 0
+
+
+_world = _World()
+
+
+# ------------------------------------------------------------------ queries
+def is_available():
+    return True
+
+
+def is_gloo_available():
+    return bool(_D.gloo_available())
+
+
+def is_nccl_available():
+    return False
+
+
+def is_mpi_available():
+    return False
+
+
+def is_ucc_available():
+    return False
+
+
+def is_torchelastic_launched():
+    return os.getenv("TORCHELASTIC_RUN_ID") is not None
+
+
+def is_initialized():
+    return _world.default_pg is not None
+
+
+def _get_default_group():
+    if _world.default_pg is None:
+        raise ValueError("Default process group has not been initialized, please make sure to call init_process_group.")
+    return _world.default_pg
+
+
+def _group(group):
+    return _get_default_group() if group is None else group
+
+
+def _non_member(group):
+    return group is GroupMember.NON_GROUP_MEMBER or (isinstance(group, int) and group == GroupMember.NON_GROUP_MEMBER)
+
+
+def get_rank(group=None):
+    if _non_member(group):
+        return -1
+    g = _group(group)
+    ranks = _world.group_ranks[g]
+    return ranks[g.rank()] if g is _world.default_pg else g.rank()
+
+
+def get_world_size(group=None):
+    if _non_member(group):
+        return -1
+    return _group(group).size()
+
+
+def get_backend(group=None):
+    if _non_member(group):
+        raise ValueError("Invalid process group specified")
+    return _world.group_backend[_group(group)]
+
+
+def get_process_group_ranks(group):
+    return list(_world.group_ranks[_group(group)])
+
+
+def get_global_rank(group, group_rank):
+    g = _group(group)
+    ranks = _world.group_ranks[g]
+    if not 0 <= group_rank < len(ranks):
+        raise ValueError(f"Group rank {group_rank} is not part of group {g}")
+    return ranks[group_rank]
+
+
+def get_group_rank(group, global_rank):
+    g = _group(group)
+    try:
+        return _world.group_ranks[g].index(global_rank)
+    except ValueError:
+        raise ValueError(f"Global rank {global_rank} is not part of group {g}") from None
+
+
+def get_node_local_rank(fallback_rank=None):
+    if "LOCAL_RANK" in os.environ:
+        return int(os.environ["LOCAL_RANK"])
+    if fallback_rank is not None:
+        return int(fallback_rank)
+    raise RuntimeError("LOCAL_RANK is not in the environment. Consider passing fallback_rank to allow "
+                       "`get_node_local_rank` to work, assuming you are not running in a multi-device context "
+                       "and want the code to run locally instead.")
+
+
+# ------------------------------------------------------------------ rendezvous
+def _env(name, what):
+    v = os.environ.get(name)
+    if v is None:
+        raise ValueError(f"Error initializing ember.distributed using env:// rendezvous: environment variable "
+                         f"{name} expected, but not set")
+    return v
+
+
+def _loopback(host):
+    try:
+        return socket.gethostbyname(host).startswith("127.")
+    except OSError:
+        return host in ("localhost", "::1")
+
+
+def _rendezvous(init_method, rank, world_size, timeout):
+    """(store, rank, world_size, host) from an env://, tcp:// or file:// URL."""
+    url = urllib.parse.urlparse(init_method)
+    query = dict(urllib.parse.parse_qsl(url.query))
+    if "rank" in query:
+        rank = int(query["rank"])
+    if "world_size" in query:
+        world_size = int(query["world_size"])
+    if url.scheme == "env":
+        if rank == -1:
+            rank = int(_env("RANK", "rank"))
+        if world_size == -1:
+            world_size = int(_env("WORLD_SIZE", "world size"))
+        host, port = _env("MASTER_ADDR", "address"), int(_env("MASTER_PORT", "port"))
+    elif url.scheme == "tcp":
+        if rank == -1 or world_size == -1:
+            raise ValueError(f"tcp:// rendezvous needs rank and world_size (arguments or URL query), got {init_method}")
+        host, port = url.hostname, url.port
+        if not host or port is None:
+            raise ValueError(f"tcp:// rendezvous URL must give a host and a port, got {init_method}")
+    elif url.scheme == "file":
+        if rank == -1 or world_size == -1:
+            raise ValueError(f"file:// rendezvous needs rank and world_size (arguments or URL query), got {init_method}")
+        path = url.path if not url.netloc else url.netloc + url.path
+        return FileStore(path, world_size), rank, world_size, "127.0.0.1"
+    else:
+        raise RuntimeError(f"No rendezvous handler for {url.scheme}://")
+    _check_rank(rank, world_size)
+    store = TCPStore(host, port, world_size, rank == 0, timeout)
+    return store, rank, world_size, host
+
+
+def _check_rank(rank, world_size):
+    if world_size < 1:
+        raise ValueError(f"world_size must be positive, got {world_size}")
+    if not 0 <= rank < world_size:
+        raise ValueError(f"rank must be in [0, world_size), got rank {rank} for world_size {world_size}")
+
+
+def _make_group(backend, store, rank, world_size, timeout, host):
+    backend = Backend(backend)
+    if backend == Backend.NCCL:
+        raise RuntimeError("Distributed package doesn't have NCCL built in")
+    if backend in (Backend.MPI, Backend.UCC) or backend != Backend.GLOO:
+        raise RuntimeError(f"Invalid backend: '{backend}' (this Ember has: gloo)")
+    if not is_gloo_available():
+        raise RuntimeError("Distributed package doesn't have Gloo built in")
+    # on one machine Gloo listens on loopback; across machines on the address of this host's name
+    return _D.new_gloo_group(store, rank, world_size, timeout, "127.0.0.1" if _loopback(host) else ""), backend
+
+
+def init_process_group(backend=None, init_method=None, timeout=None, world_size=-1, rank=-1, store=None,
+                       group_name="", pg_options=None, device_id=None):
+    """Start the default group: this process is `rank` of `world_size` (from the arguments, the
+    init_method URL or the environment that ember.distributed.run sets)."""
+    if _world.default_pg is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    if timeout is None:
+        timeout = default_pg_timeout
+    if not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
+    if backend is None or str(backend).lower() in ("cpu:gloo", "cpu:gloo,cuda:nccl"):
+        backend = "gloo"
+    if store is not None:
+        if init_method is not None:
+            raise ValueError("Cannot specify both init_method and store.")
+        if world_size <= 0:
+            raise ValueError("world_size must be positive if using store")
+        if rank < 0:
+            raise ValueError("rank must be non-negative if using store")
+        _check_rank(rank, world_size)
+        host = "127.0.0.1"
+        if isinstance(store, TCPStore):
+            host = store.host
+    else:
+        store, rank, world_size, host = _rendezvous(init_method or "env://", rank, world_size, timeout)
+    pg, backend = _make_group(backend, PrefixStore("default_pg", store), rank, world_size, timeout, host)
+    _world.default_pg, _world.store, _world.init_method = pg, store, init_method
+    _world.group_ranks = {pg: list(range(world_size))}
+    _world.group_backend = {pg: backend}
+    _world.group_count = 0
+    _world.timeout, _world.host = timeout, host
+    GroupMember.WORLD = group.WORLD = pg
+
+
+def destroy_process_group(group=None):
+    """Tear down `group` (default: every group, after which init_process_group may run again)."""
+    if group is None or group is _world.default_pg:
+        if _world.default_pg is None:
+            raise ValueError("Default process group has not been initialized, please make sure to call "
+                             "init_process_group.")
+        _world.__init__()
+        GroupMember.WORLD = globals()["group"].WORLD = None
+        return
+    if _non_member(group):
+        return
+    _world.group_ranks.pop(group, None)
+    _world.group_backend.pop(group, None)
+
+
+def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
+              group_desc=None, device_id=None):
+    """A group of some of the world's ranks. Every rank of the world calls it, in the same order
+    (members get the group, others GroupMember.NON_GROUP_MEMBER)."""
+    default = _get_default_group()
+    world_size, me = default.size(), get_rank()
+    ranks = sorted(range(world_size) if ranks is None else ranks)
+    if len(ranks) > world_size:
+        raise ValueError("the new group's world size should be less or equal to the world size set by "
+                         "init_process_group")
+    if len(set(ranks)) != len(ranks):
+        raise ValueError(f"new_group: ranks must be unique, got {ranks}")
+    for r in ranks:
+        if not 0 <= r < world_size:
+            raise ValueError("The new group's rank should be within the world_size set by init_process_group")
+    _world.group_count += 1
+    tag = f"group_{_world.group_count}"
+    if me not in ranks:
+        return GroupMember.NON_GROUP_MEMBER
+    pg, b = _make_group(backend or _world.group_backend[default], PrefixStore(tag, _world.store), ranks.index(me),
+                        len(ranks), timeout or _world.timeout, _world.host)
+    _world.group_ranks[pg] = ranks
+    _world.group_backend[pg] = b
+    return pg
+
+
+# ------------------------------------------------------------------ argument checks
+def _check_tensor(t, name):
+    from .._tensor import Tensor
+    if not isinstance(t, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type ember.Tensor\n"
+                        f"             but got {type(t)} instead.")
+
+
+def _check_tensor_list(ts, name):
+    from .._tensor import Tensor
+    if not isinstance(ts, (list, tuple)) or not all(isinstance(t, Tensor) for t in ts):
+        raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[ember.Tensor]\n"
+                        f"             but got {type(ts)} instead.")
+
+
+def _peer(group, global_rank, group_rank, what):
+    """The group rank of a src/dst given as a global rank or a group rank."""
+    if global_rank is not None and group_rank is not None:
+        raise ValueError(f"Can not specify both {what} and group_{what}")
+    if group_rank is not None:
+        return group_rank
+    if global_rank is None:
+        global_rank = 0
+    g = _group(group)
+    return global_rank if g is _world.default_pg else get_group_rank(g, global_rank)
+
+
+def _finish(work, async_op):
+    if async_op:
+        return work
+    work.wait()
+    return None
+
+
+def _member(group):
+    """False (and the collective does nothing) on ranks outside the group, as in torch."""
+    return not _non_member(group)
+
+
+# ------------------------------------------------------------------ collectives
+def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).allreduce(tensor, op), async_op)
+
+
+def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor_list(tensors, "tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).allreduce_coalesced(list(tensors), op), async_op)
+
+
+def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).broadcast(tensor, _peer(group, src, group_src, "src")), async_op)
+
+
+def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).reduce(tensor, _peer(group, dst, group_dst, "dst"), op), async_op)
+
+
+def all_gather(tensor_list, tensor, group=None, async_op=False):
+    _check_tensor_list(tensor_list, "tensor_list")
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).allgather(list(tensor_list), tensor), async_op)
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    _check_tensor(output_tensor, "output_tensor")
+    _check_tensor(input_tensor, "input_tensor")
+    if not _member(group):
+        return None
+    return _finish(_group(group).allgather_into_tensor(output_tensor, input_tensor), async_op)
+
+
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    if not _member(group):
+        return None
+    return _finish(_group(group).reduce_scatter_tensor(output, input, op), async_op)
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor_list(input_list, "input_list")
+    if not _member(group):
+        return None
+    from .. import cat
+    flat = cat([t.reshape(-1) for t in input_list])
+    return _finish(_group(group).reduce_scatter_tensor(output, flat, op), async_op)
+
+
+def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    if gather_list:
+        _check_tensor_list(gather_list, "gather_list")
+    if not _member(group):
+        return None
+    root = _peer(group, dst, group_dst, "dst")
+    return _finish(_group(group).gather(list(gather_list or []), tensor, root), async_op)
+
+
+def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    _check_tensor(tensor, "tensor")
+    if scatter_list:
+        _check_tensor_list(scatter_list, "scatter_list")
+    if not _member(group):
+        return None
+    root = _peer(group, src, group_src, "src")
+    return _finish(_group(group).scatter(tensor, list(scatter_list or []), root), async_op)
+
+
+def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    _check_tensor(output, "output")
+    _check_tensor(input, "input")
+    if not _member(group):
+        return None
+    return _finish(_group(group).alltoall_single(output, input, list(output_split_sizes or []),
+                                                 list(input_split_sizes or [])), async_op)
+
+
+def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    _check_tensor_list(output_tensor_list, "output_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    if not _member(group):
+        return None
+    from .. import cat
+    flat_in = cat([t.reshape(-1) for t in input_tensor_list])
+    flat_out = cat([t.reshape(-1) for t in output_tensor_list])
+    work = _group(group).alltoall_single(flat_out, flat_in, [t.numel() for t in output_tensor_list],
+                                         [t.numel() for t in input_tensor_list])
+    work.wait()
+    at = 0
+    for t in output_tensor_list:
+        t.copy_(flat_out[at:at + t.numel()].view(t.shape))
+        at += t.numel()
+    return work if async_op else None
+
+
+def barrier(group=None, async_op=False, device_ids=None):
+    if not _member(group):
+        return None
+    return _finish(_group(group).barrier(), async_op)
+
+
+def monitored_barrier(group=None, timeout=None, wait_all_ranks=False):
+    """A barrier that raises (naming the wait) when it does not complete within `timeout`."""
+    if not _member(group):
+        return None
+    work = _group(group).barrier()
+    work.wait(timeout or _world.timeout)
+
+
+# ------------------------------------------------------------------ point to point
+def _p2p_peer(group, rank, group_rank, what, allow_any=False):
+    if rank is None and group_rank is None and allow_any:
+        return -1
+    peer = _peer(group, rank, group_rank, what)
+    if peer == _group(group).rank():
+        name = "destination" if what == "dst" else "source"
+        raise ValueError(f"Invalid {name} rank: {name} rank should not be the same as the rank of the current process.")
+    return peer
+
+
+def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _group(group).send(tensor, _p2p_peer(group, dst, group_dst, "dst"), tag)
+
+
+def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    _check_tensor(tensor, "tensor")
+    if not _member(group):
+        return None
+    return _group(group).recv(tensor, _p2p_peer(group, src, group_src, "src", allow_any=True), tag)
+
+
+def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    work = isend(tensor, dst, group, tag, group_dst)
+    if work is not None:
+        work.wait()
+
+
+def recv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Blocks until the tensor arrived; returns the sender's rank (global, like torch)."""
+    work = irecv(tensor, src, group, tag, group_src)
+    if work is None:
+        return -1
+    work.wait()
+    g = _group(group)
+    r = work.source_rank()
+    return _world.group_ranks[g][r] if g is not _world.default_pg else r
+
+
+class P2POp:
+    """One isend/irecv for batch_isend_irecv."""
+
+    def __init__(self, op, tensor, peer=None, group=None, tag=0, group_peer=None):
+        if op not in (isend, irecv):
+            raise ValueError("Invalid ``op``. Expected ``op`` to be of type ``ember.distributed.isend`` or "
+                             "``ember.distributed.irecv``.")
+        _check_tensor(tensor, "tensor")
+        self.op, self.tensor, self.peer, self.group, self.tag, self.group_peer = op, tensor, peer, group, tag, group_peer
+
+
+def batch_isend_irecv(p2p_op_list):
+    if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
+        raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``ember.distributed.P2POp``.")
+    return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
+
+
+# ------------------------------------------------------------------ object collectives
+# Objects travel as ember.save bytes and come back through the restricted unpickler
+# (weights_only): a peer can send tensors, containers and allowlisted classes, never code.
+def _to_bytes(obj):
+    from .. import save
+    buf = io.BytesIO()
+    save(obj, buf)
+    return buf.getvalue()
+
+
+def _from_bytes(data):
+    from .. import load
+    return load(io.BytesIO(bytes(data)), weights_only=True)
+
+
+def _byte_tensor(data):
+    import numpy
+    from .. import from_numpy
+    return from_numpy(numpy.frombuffer(data, dtype=numpy.uint8).copy())
+
+
+def _gather_bytes(payload, group):
+    """Every rank's payload (lists of bytes), through two all_gathers (sizes, then padded bytes)."""
+    from .. import tensor, zeros, int64, uint8
+    g = _group(group)
+    n = g.size()
+    size = tensor([len(payload)], dtype=int64)
+    sizes = [zeros(1, dtype=int64) for _ in range(n)]
+    all_gather(sizes, size, group=group)
+    longest = max(int(s.item()) for s in sizes)
+    mine = zeros(longest, dtype=uint8)
+    mine[:len(payload)] = _byte_tensor(payload)
+    outs = [zeros(longest, dtype=uint8) for _ in range(n)]
+    all_gather(outs, mine, group=group)
+    return [bytes(o[:int(s.item())].numpy().tobytes()) for o, s in zip(outs, sizes)]
+
+
+def all_gather_object(object_list, obj, group=None):
+    if not _member(group):
+        return
+    if len(object_list) != _group(group).size():
+        raise ValueError(f"all_gather_object: object_list must have world_size ({_group(group).size()}) entries, "
+                         f"got {len(object_list)}")
+    for i, data in enumerate(_gather_bytes(_to_bytes(obj), group)):
+        object_list[i] = _from_bytes(data)
+
+
+def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    if not _member(group):
+        return
+    root = _peer(group, dst, group_dst, "dst")
+    # gather's sizes differ per rank: all ranks learn the sizes, only root keeps the objects
+    datas = _gather_bytes(_to_bytes(obj), group)
+    if _group(group).rank() == root:
+        if object_gather_list is None or len(object_gather_list) != _group(group).size():
+            raise ValueError("gather_object: object_gather_list must have world_size entries on the destination rank")
+        for i, data in enumerate(datas):
+            object_gather_list[i] = _from_bytes(data)
+
+
+def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    if not _member(group):
+        return
+    from .. import tensor, zeros, int64, uint8
+    g = _group(group)
+    root = _peer(group, src, group_src, "src")
+    if g.rank() == root:
+        payloads = [_to_bytes(o) for o in object_list]
+        sizes = tensor([len(p) for p in payloads], dtype=int64)
+    else:
+        sizes = zeros(len(object_list), dtype=int64)
+    g.broadcast(sizes, root).wait()
+    total = int(sizes.sum().item())
+    buf = _byte_tensor(b"".join(payloads)) if g.rank() == root else zeros(total, dtype=uint8)
+    g.broadcast(buf, root).wait()
+    if g.rank() != root:
+        raw, at = buf.numpy().tobytes(), 0
+        for i, s in enumerate(sizes.tolist()):
+            object_list[i] = _from_bytes(raw[at:at + s])
+            at += s
+
+
+def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
+                        group_src=None):
+    if not _member(group):
+        return
+    if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
+        raise ValueError("Expected argument scatter_object_output_list to be a list of size at least 1.")
+    g = _group(group)
+    root = _peer(group, src, group_src, "src")
+    objs = list(scatter_object_input_list) if g.rank() == root else [None] * g.size()
+    broadcast_object_list(objs, group_src=root, group=group)
+    scatter_object_output_list[0] = objs[g.rank()]
