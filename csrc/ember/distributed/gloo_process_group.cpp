@@ -277,8 +277,8 @@ class ProcessGroupGloo : public ProcessGroup {
     check_rank(root, "reduce", "dst");
     ReduceFn fn = checked_fn("reduce", tensor.dtype(), op);
     // non-root ranks reduce in a scratch copy: their tensor is left as it was
-    Staged s = rank_ == root ? stage(tensor) : Staged(tensor);
-    if (rank_ != root) s.buf = tensor.clone();
+    Staged s = stage(tensor);
+    if (rank_ != root && s.buf.is_same(tensor)) s.buf = tensor.clone();  // contiguous already: a private copy
     return enqueue("reduce", {kReduce, int32_t(tensor.dtype()), root, int32_t(op), tensor.numel()},
                    [=](uint32_t tag) {
                      if (s.buf.numel() == 0) return;

@@ -1,0 +1,131 @@
+"""DistributedDataParallel: data-parallel training over ember.distributed process groups.
+
+At construction rank 0's parameters and buffers are broadcast to every rank. The C++ reducer
+(ember/distributed/reducer.cpp) groups the gradients into buckets and starts each bucket's
+all-reduce from the autograd engine the moment its last gradient is accumulated, so
+communication overlaps the rest of backward; at backward's end the averaged gradients are in
+every parameter's .grad, identical on all ranks.
+"""
+import contextlib
+import zlib
+
+from ..modules.module import Module
+
+
+def _tensors_in(obj, out):
+    """Every tensor in a forward's output (nested tuples, lists, dicts)."""
+    from ..._tensor import Tensor
+    if isinstance(obj, Tensor):
+        out.append(obj)
+    elif isinstance(obj, (list, tuple)):
+        for o in obj:
+            _tensors_in(o, out)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _tensors_in(o, out)
+    return out
+
+
+class DistributedDataParallel(Module):
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
+                 process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
+                 gradient_as_bucket_view=False, static_graph=False, delay_all_reduce_named_params=None,
+                 param_to_hook_all_reduce=None, mixed_precision=None, device_mesh=None,
+                 skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
+                 forward_sync_buffers=None):
+        super().__init__()
+        from ... import distributed as dist
+        from ..._C import _distributed as D
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter that "
+                               "requires a gradient.")
+        devices = {p.device for p in module.parameters()}
+        if device_ids is not None or output_device is not None:
+            raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
+                             "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                             f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
+        if device_mesh is not None or mixed_precision is not None:
+            raise NotImplementedError("DistributedDataParallel: device_mesh and mixed_precision are not supported")
+        self.module = module
+        self.process_group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
+        self.device_ids = None
+        self.output_device = None
+        self.dim = dim
+        self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
+        self.find_unused_parameters = find_unused_parameters
+        self.gradient_as_bucket_view = gradient_as_bucket_view
+        self.static_graph = static_graph
+        self.require_backward_grad_sync = True
+        self.require_forward_param_sync = True
+        self.bucket_bytes_cap = int((25 if bucket_cap_mb is None else bucket_cap_mb) * 1024 * 1024)
+        self._check_same_model(params)
+        if init_sync:
+            self._broadcast_coalesced(list(module.parameters()) + list(module.buffers()))
+        self.reducer = D.Reducer(params, self.process_group, self.bucket_bytes_cap,
+                                 min(1024 * 1024, self.bucket_bytes_cap), find_unused_parameters)
+
+    # ---- construction
+    def _check_same_model(self, params):
+        """Every rank must wrap the same architecture (names, shapes, dtypes, order)."""
+        from ... import tensor, zeros, int64
+        desc = ";".join(f"{n}:{tuple(p.shape)}:{p.dtype}" for n, p in self.module.named_parameters() if p.requires_grad)
+        mine = tensor([len(params), zlib.crc32(desc.encode())], dtype=int64)
+        n = self.process_group.size()
+        alls = [zeros(2, dtype=int64) for _ in range(n)]
+        self.process_group.allgather(alls, mine).wait()
+        for r, other in enumerate(alls):
+            count, digest = other.tolist()
+            if count != len(params):
+                raise RuntimeError(f"DDP expects same model across all ranks, but Rank {self.process_group.rank()} has "
+                                   f"{len(params)} params, while rank {r} has inconsistent {count} params.")
+            if digest != mine[1].item():
+                raise RuntimeError(f"DDP expects same model across all ranks, but rank {r}'s parameters differ in name, "
+                                   f"shape or dtype from rank {self.process_group.rank()}'s ({desc[:200]}...)")
+
+    def _broadcast_coalesced(self, tensors):
+        """Rank 0's values into every rank's tensors: one broadcast per dtype."""
+        from ... import cat, no_grad
+        by_dtype = {}
+        for t in tensors:
+            by_dtype.setdefault(t.dtype, []).append(t)
+        with no_grad():
+            for group in by_dtype.values():
+                flat = cat([t.detach().reshape(-1) for t in group])
+                self.process_group.broadcast(flat, 0).wait()
+                at = 0
+                for t in group:
+                    t.copy_(flat[at:at + t.numel()].view(t.shape))
+                    at += t.numel()
+
+    # ---- training
+    def forward(self, *inputs, **kwargs):
+        from ... import is_grad_enabled
+        if self.broadcast_buffers and self.require_forward_param_sync:
+            buffers = list(self.module.buffers())
+            if buffers and self.process_group.size() > 1:
+                self._broadcast_coalesced(buffers)
+        out = self.module(*inputs, **kwargs)
+        if is_grad_enabled() and self.require_backward_grad_sync:
+            self.reducer.prepare_for_backward(_tensors_in(out, []) if self.find_unused_parameters else [])
+        return out
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Gradients accumulate locally inside the block; the first backward after it reduces them all."""
+        old = self.require_backward_grad_sync
+        self.require_backward_grad_sync = False
+        try:
+            yield
+        finally:
+            self.require_backward_grad_sync = old
+
+    def will_sync_module_buffers(self):
+        return self.require_forward_param_sync and self.broadcast_buffers and len(list(self.module.buffers())) > 0
+
+    def _get_bucket_indices(self):
+        return self.reducer.bucket_indices()
+
+    def _reducer_stats(self):
+        """Ember's own: iterations, buckets reduced, all-reduce time and the part backward waited for."""
+        return self.reducer.stats()

@@ -1,0 +1,312 @@
+"""Worker side of tests/python/test_distributed.py: `python dist_workers.py FN TMPDIR` runs FN as
+RANK of WORLD_SIZE (from the environment) and pickles its result to TMPDIR/RANK.pkl."""
+import datetime
+import os
+import pickle
+import sys
+import time
+
+import numpy as np
+
+import ember
+import ember.distributed as dist
+import ember.nn as nn
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8", "bool"]
+SHAPES = [(), (0,), (7,), (3, 5), (1000,)]
+
+
+def make_input(rank, dtype, shape, seed=0):
+    """Rank `rank`'s values: small integers (exact in every dtype, no overflow in products of 4)."""
+    rs = np.random.RandomState(seed * 1000 + rank * 7 + len(shape))
+    if dtype == "bool":
+        return rs.randint(0, 2, size=shape).astype(bool)
+    lo = 0 if dtype == "uint8" else -3
+    return rs.randint(lo, 4, size=shape).astype(np.float64)
+
+
+def to_ember(a, dtype):
+    return ember.tensor(a.tolist() if a.ndim else a.item(), dtype=getattr(ember, dtype)).reshape(a.shape)
+
+
+def to_numpy(t):
+    if t.dtype in (ember.bfloat16, ember.float16):
+        t = t.float()
+    return t.numpy().copy()
+
+
+def noncontig(a, dtype):
+    """The same values in a transposed (non-contiguous) tensor."""
+    t = to_ember(a.T.copy(), dtype).t() if a.ndim == 2 else to_ember(a, dtype)
+    return t
+
+
+# ------------------------------------------------------------------ collectives
+def collectives(rank, ws):
+    R = dist.ReduceOp
+    out = {}
+    for dtype in DTYPES:
+        ops = ["MAX", "MIN", "BOR"] if dtype == "bool" else ["SUM", "PRODUCT", "MIN", "MAX"]
+        if dtype in ("float32", "float64", "float16", "bfloat16"):
+            ops.append("AVG")
+        if dtype in ("int64", "int32", "int8", "uint8"):
+            ops += ["BAND", "BOR", "BXOR"]
+        for shape in SHAPES:
+            for op in ops:
+                t = noncontig(make_input(rank, dtype, shape), dtype)
+                dist.all_reduce(t, op=getattr(R, op))
+                out[("all_reduce", dtype, shape, op)] = to_numpy(t)
+            for root in range(ws):
+                t = noncontig(make_input(rank, dtype, shape), dtype)
+                dist.broadcast(t, src=root)
+                out[("broadcast", dtype, shape, root)] = to_numpy(t)
+            if dtype != "bool":
+                t = noncontig(make_input(rank, dtype, shape), dtype)
+                dist.reduce(t, dst=ws - 1, op=R.SUM)
+                out[("reduce", dtype, shape)] = to_numpy(t)
+            x = noncontig(make_input(rank, dtype, shape), dtype)
+            outs = [ember.zeros(shape, dtype=getattr(ember, dtype)) for _ in range(ws)]
+            dist.all_gather(outs, x)
+            out[("all_gather", dtype, shape)] = [to_numpy(o) for o in outs]
+            big = ember.zeros((ws,) + shape, dtype=getattr(ember, dtype))
+            dist.all_gather_into_tensor(big, x)
+            out[("all_gather_into_tensor", dtype, shape)] = to_numpy(big)
+            gl = [ember.zeros(shape, dtype=getattr(ember, dtype)) for _ in range(ws)] if rank == 0 else None
+            dist.gather(x, gl, dst=0)
+            out[("gather", dtype, shape)] = [to_numpy(o) for o in gl] if gl else None
+            sl = [to_ember(make_input(100 + i, dtype, shape), dtype) for i in range(ws)] if rank == 1 else None
+            y = ember.zeros(shape, dtype=getattr(ember, dtype))
+            dist.scatter(y, sl, src=1)
+            out[("scatter", dtype, shape)] = to_numpy(y)
+    # reduce-scatter and all-to-all on 2-D (rows split across ranks)
+    for dtype in ["float32", "int64", "float64"]:
+        inp = to_ember(make_input(rank, dtype, (ws * 3, 4)), dtype)
+        o = ember.zeros(3, 4, dtype=getattr(ember, dtype))
+        dist.reduce_scatter_tensor(o, inp, op=R.SUM)
+        out[("reduce_scatter_tensor", dtype)] = to_numpy(o)
+        o = ember.zeros(ws * 3, 4, dtype=getattr(ember, dtype))
+        dist.all_to_all_single(o, inp)
+        out[("all_to_all_single", dtype)] = to_numpy(o)
+        # uneven: rank r sends r+i+1 rows to rank i
+        in_splits = [rank + i + 1 for i in range(ws)]
+        out_splits = [i + rank + 1 for i in range(ws)]
+        inp = to_ember(make_input(rank, dtype, (sum(in_splits), 2)), dtype)
+        o = ember.zeros(sum(out_splits), 2, dtype=getattr(ember, dtype))
+        dist.all_to_all_single(o, inp, out_splits, in_splits)
+        out[("all_to_all_uneven", dtype)] = to_numpy(o)
+    # async: several queued, then waited in reverse
+    ts = [ember.full((5,), float(rank + i)) for i in range(4)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    for w in reversed(works):
+        w.wait()
+    out["async"] = [to_numpy(t) for t in ts]
+    out["async_done"] = all(w.is_completed() and w.is_success() for w in works)
+    # point to point in a ring, both orders; any-source recv
+    nxt, prv = (rank + 1) % ws, (rank - 1) % ws
+    buf = ember.zeros(4)
+    sw = dist.isend(ember.full((4,), float(rank)), nxt)
+    rw = dist.irecv(buf, prv)
+    rw.wait()
+    sw.wait()
+    out["ring"] = to_numpy(buf)
+    if rank == 0:
+        got = []
+        for _ in range(ws - 1):
+            b = ember.zeros(2, dtype=ember.int64)
+            src = dist.recv(b, tag=7)
+            got.append((src, b.tolist()))
+        out["any_source"] = sorted(got)
+    else:
+        dist.send(ember.tensor([rank, rank * 10]), 0, tag=7)
+    # objects (through the restricted unpickler)
+    objs = [None] * ws
+    dist.all_gather_object(objs, {"rank": rank, "t": ember.arange(rank + 1), "s": "x" * rank})
+    out["all_gather_object"] = [(o["rank"], o["t"].tolist(), o["s"]) for o in objs]
+    lst = [None, None, None] if rank else [1, "two", {"three": ember.ones(2)}]
+    dist.broadcast_object_list(lst, src=0)
+    out["broadcast_object_list"] = [lst[0], lst[1], lst[2]["three"].tolist()]
+    # a subgroup of the even ranks
+    g = dist.new_group([r for r in range(ws) if r % 2 == 0])
+    if rank % 2 == 0:
+        t = ember.tensor([float(rank)])
+        dist.all_reduce(t, group=g)
+        out["subgroup"] = (t.item(), dist.get_rank(g), dist.get_world_size(g))
+    else:
+        out["subgroup"] = (g == dist.GroupMember.NON_GROUP_MEMBER, dist.get_rank(g))
+    dist.barrier()
+    return out
+
+
+# ------------------------------------------------------------------ DDP
+def _model(seed):
+    ember.manual_seed(seed)
+    # per-sample layers only: BatchNorm's statistics are per rank under DDP (as in torch), so a
+    # model with it would not match single-process training on the global batch
+    return nn.Sequential(nn.Linear(6, 32), nn.Tanh(), nn.Linear(32, 32), nn.LayerNorm(32), nn.ReLU(),
+                         nn.Linear(32, 3))
+
+
+def _data():
+    ember.manual_seed(123)
+    return ember.randn(8, 16, 6, dtype=ember.float64).float(), ember.randint(0, 3, (8, 16))
+
+
+def reference_training(accumulate):
+    """Single-process training on the global batch: what DDP must reproduce."""
+    model = _model(0)
+    model.train()
+    opt = ember.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    X, Y = _data()
+    for step in range(X.shape[0] // accumulate):
+        opt.zero_grad()
+        for k in range(accumulate):
+            i = step * accumulate + k
+            loss = nn.functional.cross_entropy(model(X[i]), Y[i]) / accumulate
+            loss.backward()
+        opt.step()
+    return [to_numpy(p.detach()) for p in model.parameters()]
+
+
+def ddp_training(rank, ws, accumulate, bucket_cap_mb):
+    model = _model(rank + 10)  # different initial weights per rank: DDP broadcasts rank 0's...
+    ref_init = _model(0)
+    with ember.no_grad():  # ...so give rank 0 the reference's
+        if rank == 0:
+            for p, q in zip(model.parameters(), ref_init.parameters()):
+                p.copy_(q)
+    ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=bucket_cap_mb)
+    opt = ember.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    X, Y = _data()
+    per = X.shape[1] // ws
+    for step in range(X.shape[0] // accumulate):
+        opt.zero_grad()
+        for k in range(accumulate):
+            i = step * accumulate + k
+            xs, ys = X[i][rank * per:(rank + 1) * per], Y[i][rank * per:(rank + 1) * per]
+            ctx = ddp.no_sync() if k < accumulate - 1 else _null()
+            with ctx:
+                loss = nn.functional.cross_entropy(ddp(xs), ys) / accumulate
+                loss.backward()
+        opt.step()
+    return {"params": [to_numpy(p.detach()) for p in model.parameters()],
+            "buckets": ddp._get_bucket_indices(), "stats": ddp._reducer_stats(),
+            "keys": list(ddp.state_dict().keys())}
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+class _Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(4, 4)
+        self.b = nn.Linear(4, 4)  # used on rank 0 only
+        self.c = nn.Linear(4, 4)  # never used
+
+    def forward(self, x, use_b):
+        y = self.a(x)
+        return self.b(y) if use_b else y
+
+
+def ddp_unused(rank, ws, find_unused):
+    ember.manual_seed(0)
+    m = _Branchy()
+    ddp = nn.parallel.DistributedDataParallel(m, find_unused_parameters=find_unused)
+    x = ember.ones(2, 4) * (rank + 1)
+    out = {}
+    try:
+        for it in range(2):
+            ddp.zero_grad()
+            ddp(x, rank == 0).sum().backward()
+        out["grads"] = {n: (None if p.grad is None else to_numpy(p.grad)) for n, p in m.named_parameters()}
+    except RuntimeError as e:
+        out["error"] = str(e)
+    return out
+
+
+# ------------------------------------------------------------------ faults
+def dies_before_collective(rank, ws):
+    dist.barrier()  # everyone is up (a rank dying inside init_process_group fails init instead)
+    if rank == ws - 1:
+        os._exit(3)
+    t0 = time.time()
+    try:
+        dist.all_reduce(ember.ones(10))
+        dist.all_reduce(ember.ones(10))
+        return {"error": None}
+    except RuntimeError as e:
+        return {"error": f"{type(e).__name__}: {e}", "seconds": time.time() - t0}
+
+
+def raises_before_collective(rank, ws):
+    dist.barrier()
+    if rank == 0:
+        raise ValueError("rank 0 gave up")
+    t0 = time.time()
+    try:
+        dist.all_reduce(ember.ones(10))
+        return {"error": None}
+    except RuntimeError as e:
+        return {"error": f"{type(e).__name__}: {e}", "seconds": time.time() - t0}
+
+
+def mismatched(rank, ws):
+    out = {}
+    for name, call in [("shape", lambda: dist.all_reduce(ember.ones(3 + rank))),
+                       ("dtype", lambda: dist.all_reduce(ember.ones(3, dtype=ember.float32 if rank else ember.int32))),
+                       ("op", lambda: dist.all_reduce(ember.ones(3)) if rank else dist.broadcast(ember.ones(3), 0))]:
+        try:
+            call()
+            out[name] = None
+        except RuntimeError as e:
+            out[name] = f"{type(e).__name__}: {e}"
+    t = ember.ones(2)
+    dist.all_reduce(t)  # the group still works afterwards
+    out["after"] = t.tolist()
+    return out
+
+
+def double_init(rank, ws):
+    try:
+        dist.init_process_group("gloo")
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+def timeout_small(rank, ws):
+    """Rank 1 never joins the second collective: rank 0 fails after its 2 s timeout."""
+    if rank == 1:
+        time.sleep(6)
+        return None
+    t0 = time.time()
+    try:
+        dist.all_reduce(ember.ones(4))
+    except RuntimeError as e:
+        return {"error": str(e), "seconds": time.time() - t0}
+    return {"error": None}
+
+
+def main():
+    fn, tmp = sys.argv[1], sys.argv[2]
+    rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+    with open(os.path.join(tmp, "args.pkl"), "rb") as f:
+        args = pickle.load(f)
+    timeout = datetime.timedelta(seconds=2 if fn == "timeout_small" else 20)
+    dist.init_process_group("gloo", timeout=timeout)
+    result = globals()[fn](rank, ws, *args)
+    with open(os.path.join(tmp, f"{rank}.pkl"), "wb") as f:
+        pickle.dump(result, f)
+    sys.stdout.flush()
+    if fn in ("dies_before_collective", "raises_before_collective", "timeout_small"):
+        os._exit(0)  # peers are gone: skip the teardown barrier-free exit path
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
