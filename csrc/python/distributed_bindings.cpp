@@ -240,6 +240,10 @@ void bind_distributed(nb::module_& parent) {
     return make_gloo_process_group(std::move(store), rank, size, o);
   }, nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"), nb::arg("hostname") = "");
 
+  m.def("broadcast_coalesced", [](ProcessGroup& pg, nb::handle tensors, int root) {
+    broadcast_coalesced(pg, tensor_list(tensors), root);
+  });
+
   // ---- DDP's reducer
   nb::class_<Reducer>(m, "Reducer")
       .def("__init__", [](Reducer* self, nb::handle params, std::shared_ptr<ProcessGroup> pg, int64_t bucket_cap_bytes,

@@ -4,3 +4,4 @@
 #include "ember/distributed/process_group.h"
 #include "ember/distributed/reducer.h"
 #include "ember/distributed/store.h"
+#include "ember/distributed/ddp.h"

@@ -214,7 +214,7 @@ class P2PWork : public Work {
 class ProcessGroupGloo : public ProcessGroup {
  public:
   ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, const GlooOptions& opts)
-      : ProcessGroup(rank, size), timeout_(opts.timeout) {
+      : ProcessGroup(rank, size), store_(store), timeout_(opts.timeout) {
     if (size < 1 || rank < 0 || rank >= size)
       throw DistError("ProcessGroupGloo: invalid rank " + std::to_string(rank) + " for a group of " +
                       std::to_string(size));
@@ -692,6 +692,8 @@ class ProcessGroupGloo : public ProcessGroup {
     }
   }
 
+  // kept alive with the group: rank 0's TCPStore server must outlast every rank's rendezvous
+  std::shared_ptr<Store> store_;
   Milliseconds timeout_;
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::Context> ctx_;

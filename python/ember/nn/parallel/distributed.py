@@ -85,18 +85,8 @@ class DistributedDataParallel(Module):
 
     def _broadcast_coalesced(self, tensors):
         """Rank 0's values into every rank's tensors: one broadcast per dtype."""
-        from ... import cat, no_grad
-        by_dtype = {}
-        for t in tensors:
-            by_dtype.setdefault(t.dtype, []).append(t)
-        with no_grad():
-            for group in by_dtype.values():
-                flat = cat([t.detach().reshape(-1) for t in group])
-                self.process_group.broadcast(flat, 0).wait()
-                at = 0
-                for t in group:
-                    t.copy_(flat[at:at + t.numel()].view(t.shape))
-                    at += t.numel()
+        from ..._C import _distributed as D
+        D.broadcast_coalesced(self.process_group, tensors, 0)
 
     # ---- training
     def forward(self, *inputs, **kwargs):
