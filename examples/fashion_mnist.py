@@ -1,6 +1,10 @@
 """Train a CNN on Fashion-MNIST with Ember (or, with --backend torch, the identical model with PyTorch).
 
-    PYTHONPATH=python python3 examples/fashion_mnist.py [--backend ember|torch] [--epochs 3]
+    PYTHONPATH=python python3 examples/fashion_mnist.py [--backend ember|torch] [--epochs 3] [--nproc N]
+
+--nproc N trains data-parallel in N processes (DistributedDataParallel over Gloo, started by
+ember.distributed.run, or torch.distributed.run with --backend torch): the same global batch, each
+process a shard of every batch (DistributedSampler), gradients averaged during backward.
 
 Prints a progress bar per epoch, the train loss, test accuracy, images/s and elapsed time; writes a
 checkpoint (safetensors) and a PNG plot of the loss and accuracy curves to --out.
@@ -9,6 +13,7 @@ import argparse
 import gzip
 import os
 import struct
+import subprocess
 import sys
 import time
 
@@ -88,7 +93,15 @@ def main():
     p.add_argument("--data", default=DATA_DIR)
     p.add_argument("--out", default="out")
     p.add_argument("--limit", type=int, default=0, help="train on the first N images only (quick runs)")
+    p.add_argument("--nproc", type=int, default=1, help="data-parallel processes on this machine (DDP over Gloo)")
     args = p.parse_args()
+    if args.nproc > 1 and "RANK" not in os.environ:
+        # relaunch this script as N workers through the launcher (torchrun's interface)
+        argv = [a for a in sys.argv[1:]]
+        cmd = [sys.executable, "-m", f"{args.backend}.distributed.run", "--nproc-per-node", str(args.nproc),
+               os.path.abspath(__file__), *argv]
+        sys.exit(subprocess.call(cmd))
+    distributed = "RANK" in os.environ and int(os.environ.get("WORLD_SIZE", "1")) > 1
 
     if args.backend == "torch":
         import torch
@@ -96,7 +109,13 @@ def main():
         import ember as torch  # the same program runs on both
     nn = torch.nn
     torch.manual_seed(0)
+    rank, world = 0, 1
+    if distributed:
+        torch.distributed.init_process_group("gloo")
+        rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        args.threads = max(1, args.threads // world)  # the cores are shared by the workers
     torch.set_num_threads(args.threads)
+    log = print if rank == 0 else (lambda *a, **k: None)
 
     xtr, ytr = load_split(args.data, True)
     xte, yte = load_split(args.data, False)
@@ -106,43 +125,60 @@ def main():
     to_x = lambda a: torch.from_numpy(((a.astype(np.float32) / 255.0 - mean) / std)[:, None].copy())
     to_y = lambda a: torch.from_numpy(a.astype(np.int64))
     train = torch.utils.data.TensorDataset(to_x(xtr), to_y(ytr))
-    loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size, shuffle=True)
+    sampler = torch.utils.data.distributed.DistributedSampler(train, seed=0) if distributed else None
+    # the global batch stays --batch-size: each of the `world` processes takes its share
+    loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size // world, shuffle=sampler is None,
+                                         sampler=sampler)
     test_x, test_y = to_x(xte), to_y(yte)
 
     model = build_model(nn)
-    opt = torch.optim.Adam(model.parameters(), lr=args.lr)
+    net = nn.parallel.DistributedDataParallel(model) if distributed else model
+    opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
-    print(f"{args.backend}: {sum(p.numel() for p in model.parameters()):,} parameters, {len(train):,} training "
-          f"images, {args.threads} threads")
+    log(f"{args.backend}: {sum(p.numel() for p in model.parameters()):,} parameters, {len(train):,} training "
+        f"images, {args.threads} threads" + (f" x {world} processes (DDP, gloo)" if distributed else ""))
 
     history = []
     t_total = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         model.train()
+        if sampler is not None:
+            sampler.set_epoch(epoch)
         start = time.perf_counter()
         seen, loss_sum = 0, 0.0
         for i, (x, y) in enumerate(loader):
             opt.zero_grad()
-            loss = loss_fn(model(x), y)
+            loss = loss_fn(net(x), y)
             loss.backward()
             opt.step()
-            seen += x.shape[0]
-            loss_sum += loss.item() * x.shape[0]
-            if i % 20 == 0 or seen == len(train):
-                progress(epoch, seen, len(train), loss_sum / seen, start)
+            seen += x.shape[0] * world
+            loss_sum += loss.item() * x.shape[0] * world
+            if rank == 0 and (i % 20 == 0 or seen >= len(train)):
+                progress(epoch, min(seen, len(train)), len(train), loss_sum / seen, start)
+        if distributed:  # the epoch's loss over every rank's shard
+            total = torch.tensor([loss_sum / world, seen / world], dtype=torch.float64)
+            torch.distributed.all_reduce(total)
+            loss_sum, seen = total[0].item(), int(total[1].item())
         train_time = time.perf_counter() - start
         sched.step()
         model.eval()
         correct = 0
         with torch.no_grad():
-            for j in range(0, test_x.shape[0], 1000):
+            for j in range(rank * 1000, test_x.shape[0], 1000 * world):  # each rank a share of the test set
                 correct += (model(test_x[j:j + 1000]).argmax(1) == test_y[j:j + 1000]).sum().item()
+        if distributed:
+            c = torch.tensor([correct])
+            torch.distributed.all_reduce(c)
+            correct = c.item()
         acc = correct / test_x.shape[0]
         history.append({"epoch": epoch, "loss": loss_sum / seen, "acc": acc})
-        print(f"\repoch {epoch}: train loss {loss_sum / seen:.4f}  test accuracy {100 * acc:.2f}%  "
+        log(f"\repoch {epoch}: train loss {loss_sum / seen:.4f}  test accuracy {100 * acc:.2f}%  "
               f"{seen / train_time:,.0f} img/s  epoch {train_time:.1f}s  elapsed {time.perf_counter() - t_total:.1f}s")
 
+    if rank != 0:  # every rank holds the same model: rank 0 writes the results
+        torch.distributed.destroy_process_group()
+        return
     os.makedirs(args.out, exist_ok=True)
     ckpt = os.path.join(args.out, f"fashion_mnist_{args.backend}.safetensors")
     if args.backend == "torch":
@@ -167,6 +203,8 @@ def main():
         print(f"wrote {graph_path} (serve it from C++: examples/cpp/serve_traced.cpp)")
     save_plot(history, os.path.join(args.out, f"fashion_mnist_{args.backend}.png"), args.backend)
     print(f"final test accuracy {100 * history[-1]['acc']:.2f}% in {time.perf_counter() - t_total:.1f}s")
+    if distributed:
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

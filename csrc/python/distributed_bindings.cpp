@@ -208,7 +208,7 @@ void bind_distributed(nb::module_& parent) {
       .def("rank", &ProcessGroup::rank)
       .def("size", &ProcessGroup::size)
       .def("name", &ProcessGroup::backend_name)
-      .def("allreduce", &ProcessGroup::allreduce)
+      .def("allreduce", &ProcessGroup::allreduce, nb::arg("tensor"), nb::arg("op"), nb::arg("verify") = true)
       .def("allreduce_coalesced", [](ProcessGroup& pg, nb::handle ts, ReduceOp op) {
         return pg.allreduce_coalesced(tensor_list(ts), op);
       })

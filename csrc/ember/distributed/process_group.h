@@ -61,7 +61,9 @@ class EMBER_API ProcessGroup {
 
   // Every collective works on tensors of any layout (non-contiguous ones through a contiguous
   // staging copy) and checks what the ranks send agrees before moving bytes.
-  virtual WorkPtr allreduce(const Tensor& tensor, ReduceOp op) = 0;
+  // verify=false skips the agreement check (one round trip): for callers whose ranks agree by
+  // construction, like DDP's buckets (the model was checked to be the same on every rank).
+  virtual WorkPtr allreduce(const Tensor& tensor, ReduceOp op, bool verify = true) = 0;
   // Several tensors of one dtype in one exchange (DDP's buckets, coalesced broadcasts).
   virtual WorkPtr allreduce_coalesced(const std::vector<Tensor>& tensors, ReduceOp op) = 0;
   virtual WorkPtr broadcast(const Tensor& tensor, int root) = 0;

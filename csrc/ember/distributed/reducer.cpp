@@ -111,7 +111,7 @@ struct Reducer::State {
       Tensor d = ember::empty({}, TensorOptions(ready.flat.dtype()));
       d.fill_(Scalar(double(pg->size())));
       ready.flat.div_(d);
-      ready.work = pg->allreduce(ready.flat, ReduceOp::SUM);
+      ready.work = pg->allreduce(ready.flat, ReduceOp::SUM, /*verify=*/false);
     }
     if (next_launch == buckets.size() && opts.find_unused_parameters) {
       used_map = ember::empty({int64_t(used.size())}, TensorOptions(kInt));
@@ -234,7 +234,8 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     if (b.work) b.work->wait();
   if (s.used_work) s.used_work->wait();
   s.used_work.reset();
-  s.armed = true;
+  // one rank: its gradients are the average already
+  s.armed = s.pg->size() > 1;
   s.callback_queued = false;
   s.next_launch = 0;
   s.used.assign(s.params.size(), 0);

@@ -1,0 +1,165 @@
+"""Data-parallel training on the CPU, Ember vs PyTorch: DistributedDataParallel over Gloo at 1..N
+processes on bench_training's workloads (global throughput, medians of interleaved rounds), the
+share of all-reduce time hidden behind backward (Ember's reducer counts it), and all_reduce itself
+(latency and bus bandwidth by size).
+
+    PYTHONPATH=python python3 benchmarks/bench_ddp.py [--only mlp,lenet] [--nprocs 1,2] [--rounds 3]
+
+Each process gets cores/nproc threads; every configuration runs in fresh processes, Ember's and
+PyTorch's rounds alternate so machine noise hits both alike.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bench_training import WORKLOADS, make  # noqa: E402
+
+BATCH = {"mlp": 64, "lenet": 64, "resnet": 32, "lstm": 32, "transformer": 16}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(nproc, args):
+    """Runs this file with `args` as `nproc` ranks; rank 0's JSON line."""
+    port = free_port()
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(nproc),
+               PYTHONPATH=os.path.join(HERE, "..", "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    procs = [subprocess.Popen([sys.executable, __file__, *args], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(nproc)]
+    outs = [p.communicate() for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        if p.returncode != 0:
+            raise RuntimeError(f"worker failed ({' '.join(args)}):\n{err[-3000:]}")
+    return json.loads(outs[0][0].strip().splitlines()[-1])
+
+
+# ------------------------------------------------------------------ workers
+def train_worker(lib_name, workload, steps, threads):
+    lib = __import__(lib_name)
+    lib.set_num_threads(threads)
+    dist = lib.distributed
+    dist.init_process_group("gloo")
+    holder = {}
+
+    def wrap(model):
+        holder["ddp"] = lib.nn.parallel.DistributedDataParallel(model)
+        return holder["ddp"]
+    step, _ = make(lib, workload, wrap=wrap)
+    for _ in range(3):
+        step()
+    ddp = holder["ddp"]
+    before = ddp._reducer_stats() if lib_name == "ember" else None
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t)
+    res = {"step": statistics.median(times)}
+    if before is not None:
+        after = ddp._reducer_stats()
+        comm = after["comm_ns"] - before["comm_ns"]
+        exposed = after["exposed_ns"] - before["exposed_ns"]
+        res["hidden"] = 1 - exposed / comm if comm > 0 else None
+        res["comm_ms"] = comm / 1e6 / steps
+    # every rank's step time: the slowest rank sets the pace
+    t = lib.tensor([res["step"]], dtype=lib.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    res["step"] = t.item()
+    if dist.get_rank() == 0:
+        print(json.dumps(res))
+    dist.destroy_process_group()
+
+
+def allreduce_worker(lib_name, sizes, iters):
+    lib = __import__(lib_name)
+    lib.set_num_threads(1)
+    dist = lib.distributed
+    dist.init_process_group("gloo")
+    res = {}
+    for nbytes in sizes:
+        t = lib.ones(max(1, nbytes // 4))
+        for _ in range(3):
+            dist.all_reduce(t)
+        n = iters if nbytes <= 1 << 20 else max(5, iters // 20)
+        times = []
+        for _ in range(n):
+            dist.barrier()
+            s = time.perf_counter()
+            dist.all_reduce(t)
+            times.append(time.perf_counter() - s)
+        res[str(nbytes)] = statistics.median(times)
+    if dist.get_rank() == 0:
+        print(json.dumps(res))
+    dist.destroy_process_group()
+
+
+# ------------------------------------------------------------------ driver
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--train-worker":
+        return train_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+    if len(sys.argv) > 1 and sys.argv[1] == "--allreduce-worker":
+        return allreduce_worker(sys.argv[2], [int(s) for s in sys.argv[3].split(",")], int(sys.argv[4]))
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--only", default="mlp,lenet,resnet,transformer")
+    p.add_argument("--nprocs", default="1,2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--no-allreduce", action="store_true")
+    args = p.parse_args()
+    try:
+        import torch  # noqa: F401
+        libs = ["ember", "torch"]
+    except ImportError:
+        libs = ["ember"]
+    cores = os.cpu_count()
+    print(f"{cores} cores; each process cores/nproc threads; medians of {args.rounds} interleaved rounds "
+          f"x {args.steps} steps (the slowest rank's)")
+    print(f"{'workload':<12} {'procs':>5} {'ember samples/s':>16} {'torch samples/s':>16} {'ratio':>6} "
+          f"{'ember allreduce ms/step':>24} {'hidden':>7}")
+    for w in args.only.split(","):
+        assert w in WORKLOADS, w
+        for nproc in [int(n) for n in args.nprocs.split(",")]:
+            threads = max(1, cores // nproc)
+            runs = {lib: [] for lib in libs}
+            for _ in range(args.rounds):
+                for lib in libs:
+                    runs[lib].append(launch(nproc, ["--train-worker", lib, w, str(args.steps), str(threads)]))
+            step = {lib: statistics.median(r["step"] for r in runs[lib]) for lib in libs}
+            thr = {lib: nproc * BATCH[w] / step[lib] for lib in libs}
+            hidden = [r["hidden"] for r in runs["ember"] if r.get("hidden") is not None]
+            comm = statistics.median(r["comm_ms"] for r in runs["ember"])
+            ratio = f"{thr['ember'] / thr['torch']:.2f}x" if "torch" in thr else "-"
+            hid = f"{100 * statistics.median(hidden):.0f}%" if hidden and nproc > 1 else "-"
+            print(f"{w:<12} {nproc:>5} {thr['ember']:>16,.0f} {thr.get('torch', float('nan')):>16,.0f} {ratio:>6} "
+                  f"{comm:>24.2f} {hid:>7}", flush=True)
+    if args.no_allreduce:
+        return
+    sizes = [4, 1 << 10, 1 << 16, 1 << 20, 1 << 22, 1 << 24]
+    print("\nall_reduce (SUM, float32) at 2 processes: median latency; bus bandwidth = 2(n-1)/n x bytes / time")
+    print(f"{'bytes':>10} {'ember us':>10} {'torch us':>10} {'ratio':>6} {'ember GB/s':>11} {'torch GB/s':>11}")
+    res = {lib: [] for lib in libs}
+    for _ in range(args.rounds):
+        for lib in libs:
+            res[lib].append(launch(2, ["--allreduce-worker", lib, ",".join(map(str, sizes)), "200"]))
+    for nb in sizes:
+        t = {lib: statistics.median(r[str(nb)] for r in res[lib]) for lib in libs}
+        bw = {lib: (nb / t[lib]) / 1e9 for lib in libs}  # 2(n-1)/n = 1 at n = 2
+        tt = t.get("torch", float("nan"))
+        ratio = f"{tt / t['ember']:.2f}x" if "torch" in t else "-"
+        print(f"{nb:>10} {t['ember'] * 1e6:>10.1f} {tt * 1e6:>10.1f} {ratio:>6} {bw['ember']:>11.2f} "
+              f"{bw.get('torch', float('nan')):>11.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
