@@ -17,6 +17,8 @@ quiet "$tmp/build/autograd"
 data=/usr/share/datasets/fashion-mnist
 if [ -e "$data/train-images-idx3-ubyte.gz" ] || [ -e "$data/train-images-idx3-ubyte" ]; then
   "$tmp/build/fashion_mnist" --epochs 1 --limit 1024 | tail -1
+  # data-parallel from C++: two processes over Gloo, replicas checked identical at the end
+  "$tmp/build/ddp_train" --nproc 2 --epochs 1 --limit 2048 | tail -1
   # a model trained in Python, served from C++: identical outputs, then the test set
   PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" python3 "$root/examples/fashion_mnist.py" --epochs 1 \
     --limit 1024 --out "$tmp/out" | grep -E "wrote .*traced|final"
