@@ -44,6 +44,8 @@ NAMESPACES = [
     ("backends", "backends"),
     ("onnx", "onnx"),
     ("jit", "jit"),
+    ("distributed", "distributed"),
+    ("nn.parallel", "nn.parallel"),
 ]
 
 _MISSING = object()
