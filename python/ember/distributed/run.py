@@ -368,17 +368,21 @@ class _Config:
             raise LaunchConfigError(f"--rdzv-backend must be 'static' or 'c10d', got {args.rdzv_backend!r}")
         if args.standalone:
             if self.nnodes != 1:
-                raise LaunchConfigError("--standalone runs a single node; for several use --node-rank and --master-addr")
+                raise LaunchConfigError("--standalone runs one node; for several give --node-rank and --master-addr")
             self.master_addr, self.master_port = "127.0.0.1", _free_port()
             self.run_id = str(uuid.uuid4())
         elif args.rdzv_backend == "c10d" and self.nnodes > 1:
             raise LaunchConfigError("ember.distributed.run assigns node ranks statically: use --rdzv-backend static "
                              "and give every node its --node-rank")
         if args.rdzv_endpoint and not args.standalone:
-            host, _, port = args.rdzv_endpoint.rpartition(":") if ":" in args.rdzv_endpoint else (
-                args.rdzv_endpoint, "", "")
+            host, sep, port = args.rdzv_endpoint.rpartition(":")
+            if not sep:  # a bare host keeps --master-port
+                host, port = port, ""
+            try:
+                self.master_port = int(port) if port else self.master_port
+            except ValueError:
+                raise LaunchConfigError(f"--rdzv-endpoint must be host[:port], got {args.rdzv_endpoint!r}") from None
             self.master_addr = host.strip("[]") or self.master_addr
-            self.master_port = int(port) if port else self.master_port
         if not 0 < self.master_port < 65536:
             raise LaunchConfigError(f"--master-port must be in [1, 65535], got {self.master_port}")
         if args.max_restarts < 0:
