@@ -83,7 +83,8 @@ def test_environment_matches_torchrun(tmp_path):
     pytest.importorskip("torch")
     script = _write(tmp_path, "dump.py", ENV_DUMP)
     results = []
-    for module, port in (("torch.distributed.run", "29583"), ("ember.distributed.run", "29583")):
+    port = str(launcher._free_port())  # torchrun binds its store there
+    for module in ("torch.distributed.run", "ember.distributed.run"):
         r = _launch(tmp_path, "--nproc-per-node", "2", "--master-port", port, script, "x", module=module)
         assert r.returncode == 0, r.stderr
         results.append([{k: v for k, v in d["env"].items() if k not in TORCH_ONLY_KEYS} for d in _dumps(tmp_path, 2)])
@@ -398,3 +399,20 @@ def test_record_matches_torch_error_file(tmp_path, monkeypatch):
     ours, theirs = files
     assert ours["message"]["message"] == theirs["message"]["message"]
     assert set(ours["message"]["extraInfo"]) == set(theirs["message"]["extraInfo"])
+
+
+def test_root_cause_is_the_earliest_failure(tmp_path):
+    files = []
+    for rank, when in ((0, 1000.7), (1, 1000.2), (2, 1000.9)):
+        path = tmp_path / f"e{rank}.json"
+        path.write_text(json.dumps({"message": {"message": f"E{rank}", "extraInfo": {"py_callstack": "",
+                                                                                   "timestamp": "1000"}}}))
+        os.utime(path, (when, when))
+        files.append(str(path))
+    failures = {r: ProcessFailure(r, 100 + r, 1, files[r], rank=r) for r in range(3)}
+    failures[3] = ProcessFailure(3, 103, -15, None, rank=3)  # no error file: seen now, later than the others
+    err = ChildFailedError("job.py", failures)
+    assert err.get_first_failure()[0] == 1
+    text = err.format_msg()
+    assert text.index("error     : E1") < text.index("Other failures") < text.index("error     : E0")
+    assert "Signal 15 (SIGTERM) received by PID 103" in text

@@ -88,8 +88,10 @@ class ProcessFailure:
             self.message = (f"Signal {-exitcode} ({self.signal_name()}) received by PID {pid}" if exitcode < 0
                             else _last_error_line(self.traceback or self.stderr_tail)
                             or f"exited with code {exitcode}")
+        # finer than the whole-second timestamp, to tell which of several failures came first
+        self.observed_at = os.path.getmtime(self.error_file) if self.error_file_data else time.time()
         if self.timestamp is None:
-            self.timestamp = int(time.time())
+            self.timestamp = int(self.observed_at)
 
     def _read_error_file(self):
         try:
@@ -138,7 +140,7 @@ class ChildFailedError(Exception):
         super().__init__(self.format_msg())
 
     def get_first_failure(self):
-        rank = min(self.failures, key=lambda r: (self.failures[r].timestamp, r))
+        rank = min(self.failures, key=lambda r: (self.failures[r].observed_at, r))
         return rank, self.failures[rank]
 
     def format_msg(self):
