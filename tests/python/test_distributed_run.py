@@ -127,6 +127,8 @@ def test_no_python_runs_executable(tmp_path):
     r = _launch(tmp_path, "--nproc-per-node", "2", "--no-python", script, "p", "q")
     assert r.returncode == 0, r.stderr
     assert [(tmp_path / f"sh{i}.txt").read_text().strip() for i in range(2)] == ["rank=0 args=p q", "rank=1 args=p q"]
+    r = _launch(tmp_path, "--nproc-per-node", "2", "--no-python", str(tmp_path / "missing.sh"))
+    assert r.returncode == 2 and "not an executable" in r.stderr
 
 
 FAILING = """
@@ -416,3 +418,15 @@ def test_root_cause_is_the_earliest_failure(tmp_path):
     text = err.format_msg()
     assert text.index("error     : E1") < text.index("Other failures") < text.index("error     : E0")
     assert "Signal 15 (SIGTERM) received by PID 103" in text
+
+
+def test_nproc_spellings():
+    assert launcher._parse_nproc("3") == 3
+    assert launcher._parse_nproc("cpu") == os.cpu_count()
+    expected = ember.cuda.device_count() if ember.cuda.is_available() else os.cpu_count()
+    assert launcher._parse_nproc("auto") == expected
+    if not ember.cuda.is_available():
+        with pytest.raises(launcher.LaunchConfigError, match="CUDA"):
+            launcher._parse_nproc("gpu")
+    else:
+        assert launcher._parse_nproc("gpu") == ember.cuda.device_count()

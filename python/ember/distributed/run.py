@@ -397,6 +397,8 @@ class _Config:
         if args.module and args.no_python:
             raise LaunchConfigError("--no-python and -m cannot be used together")
         if args.no_python:
+            if shutil.which(args.training_script) is None:
+                raise LaunchConfigError(f"--no-python: {args.training_script!r} is not an executable program")
             self.cmd = [args.training_script]
         elif args.module:
             self.cmd = [sys.executable, "-u", "-m", args.training_script]
@@ -455,7 +457,7 @@ def run(args):
             restart_count += 1
             print(f"ember.distributed.run: worker group failed ({_summary(failures)}); restart "
                   f"{restart_count} of {cfg.max_restarts}", file=sys.stderr, flush=True)
-    except SignalException:
+    except BaseException:  # a signal, a spawn that failed half way: no worker outlives the launcher
         if group is not None:
             group.stop(cfg.stop_timeout)
         raise
