@@ -2,6 +2,7 @@
 several nodes, output redirection, and the @record error-file protocol."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -312,17 +313,22 @@ def test_tee_and_redirects(tmp_path):
         import os, sys
         print("out of", os.environ["RANK"])
         print("err of", os.environ["RANK"], file=sys.stderr)
+        for i in range(300):
+            print("line", i, "of", os.environ["RANK"])
         """)
     logs = tmp_path / "logs"
     r = _launch(tmp_path, "--nproc-per-node", "2", "--tee", "3", "--log-dir", str(logs), script)
     assert r.returncode == 0, r.stderr
     assert "[default0]:out of 0" in r.stdout and "[default1]:out of 1" in r.stdout
+    # print writes a line in pieces (python -u): the prefixed lines of the two workers never mix
+    assert all(re.fullmatch(r"\[default(\d)\]:(out of \1|line \d+ of \1)", line) for line in r.stdout.splitlines())
+    assert len(r.stdout.splitlines()) == 2 * 301
     assert "[default1]:err of 1" in r.stderr
-    assert (logs / "attempt_0" / "1" / "stdout.log").read_text() == "out of 1\n"
+    assert (logs / "attempt_0" / "1" / "stdout.log").read_text().startswith("out of 1\nline 0 of 1\n")
     assert (logs / "attempt_0" / "0" / "stderr.log").read_text() == "err of 0\n"
     r = _launch(tmp_path, "--nproc-per-node", "2", "--redirects", "0:1", "--log-dir", str(tmp_path / "l2"), script)
     assert r.returncode == 0 and "out of 0" not in r.stdout and "out of 1" in r.stdout and "err of 0" in r.stderr
-    assert (tmp_path / "l2" / "attempt_0" / "0" / "stdout.log").read_text() == "out of 0\n"
+    assert (tmp_path / "l2" / "attempt_0" / "0" / "stdout.log").read_text().endswith("line 299 of 0\n")
 
 
 @pytest.mark.parametrize("args,message", [

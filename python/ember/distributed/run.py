@@ -175,7 +175,7 @@ class _OutputPump(threading.Thread):
         self.prefix = prefix
         self.tail = collections.deque() if keep_tail else None
         self.tail_bytes = 0
-        self.at_line_start = True
+        self.partial = b""  # the unfinished last line, when lines are prefixed
 
     def run(self):
         try:
@@ -196,24 +196,22 @@ class _OutputPump(threading.Thread):
         except OSError:
             pass
         finally:
+            if self.partial and self.console is not None:
+                self._to_console(b"", final=True)
             os.close(self.fd)
             if self.log:
                 self.log.close()
 
-    def _to_console(self, chunk):
+    def _to_console(self, chunk, final=False):
         if self.prefix:
-            lines = chunk.split(b"\n")
-            out = []
-            for i, line in enumerate(lines):
-                if i > 0:
-                    out.append(b"\n")
-                    self.at_line_start = True
-                if line:
-                    if self.at_line_start:
-                        out.append(self.prefix)
-                    out.append(line)
-                    self.at_line_start = False
-            chunk = b"".join(out)
+            # whole lines only: workers print a line in several writes, and the prefixed lines of
+            # several workers must not interleave mid-line
+            self.partial += chunk
+            lines = self.partial.split(b"\n")
+            self.partial = b"" if final else lines.pop()
+            if not lines:
+                return
+            chunk = b"".join(self.prefix + line + b"\n" for line in lines)
         stream = getattr(self.console, "buffer", None)
         try:
             if stream is not None:
