@@ -1,0 +1,1 @@
+"""ember.distributed.elastic.multiprocessing: how launched workers report their failures."""
