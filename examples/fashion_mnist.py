@@ -97,7 +97,14 @@ def main():
     args = p.parse_args()
     if args.nproc > 1 and "RANK" not in os.environ:
         # relaunch this script as N workers through the launcher (torchrun's interface)
-        argv = [a for a in sys.argv[1:]]
+        # the workers get every option but --nproc (they know they are workers from RANK; and the
+        # launcher's parser, like torchrun's, would take --nproc for an abbreviation of its own option)
+        argv, skip = [], False
+        for a in sys.argv[1:]:
+            if skip or a == "--nproc" or a.startswith("--nproc="):
+                skip = a == "--nproc" and not skip
+                continue
+            argv.append(a)
         cmd = [sys.executable, "-m", f"{args.backend}.distributed.run", "--nproc-per-node", str(args.nproc),
                os.path.abspath(__file__), *argv]
         sys.exit(subprocess.call(cmd))

@@ -331,3 +331,32 @@ dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}?rank={rank}
 dist.all_reduce(t); dist.all_reduce(t, op=dist.ReduceOp.AVG); dist.destroy_process_group()
 print(t.tolist())
 """
+
+
+def test_sampler_reads_the_default_group():
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        s = ember.utils.data.DistributedSampler(list(range(10)), shuffle=False)
+        assert (s.num_replicas, s.rank) == (1, 0) and list(s) == list(range(10))
+    finally:
+        dist.destroy_process_group()
+
+
+def _example(*args):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=dist_util.PYTHON_DIR)
+    import subprocess
+    out = subprocess.run([sys.executable, *args], cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/share/datasets/fashion-mnist"), reason="dataset-fashion-mnist missing")
+def test_main_job_and_ddp_example_in_two_processes(tmp_path):
+    out = _example("examples/fashion_mnist.py", "--nproc", "2", "--epochs", "1", "--limit", "1024", "--out",
+                   str(tmp_path))
+    assert "x 2 processes (DDP, gloo)" in out and "final test accuracy" in out
+    assert (tmp_path / "fashion_mnist_ember.safetensors").exists()
+    out = _example("-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_train.py", "--epochs", "1",
+                   "--limit", "1024")
+    assert "2 processes on 1 node(s)" in out and "epoch 1: train loss" in out
