@@ -133,6 +133,16 @@ def collectives(rank, ws):
         out["subgroup"] = (t.item(), dist.get_rank(g), dist.get_world_size(g))
     else:
         out["subgroup"] = (g == dist.GroupMember.NON_GROUP_MEMBER, dist.get_rank(g))
+    # object point to point, subgroups of 2 consecutive ranks
+    if rank == 0:
+        dist.send_object_list([{"a": ember.ones(2)}, "b"], dst=ws - 1)
+    elif rank == ws - 1:
+        got = [None, None]
+        out["recv_object_list"] = (dist.recv_object_list(got, src=0), got[0]["a"].tolist(), got[1])
+    mine, subs = dist.new_subgroups(2)
+    t = ember.tensor([float(rank)])
+    dist.all_reduce(t, group=mine)
+    out["new_subgroups"] = (len(subs), t.item(), dist.get_pg_count())
     dist.barrier()
     return out
 

@@ -139,6 +139,10 @@ def test_async_p2p_objects_groups(collective_results):
         else:
             assert out["subgroup"] == (True, -1)
     assert res[0]["any_source"] == sorted((k, [k, k * 10]) for k in range(1, ws))
+    assert res[ws - 1]["recv_object_list"] == (0, [1.0, 1.0], "b")
+    for r in range(ws):
+        # the even-ranks group, then ws/2 pairs: 1 + 1 + ws/2 groups
+        assert res[r]["new_subgroups"] == (ws // 2, float(2 * (r // 2) * 2 + 1), 2 + ws // 2)
 
 
 # ------------------------------------------------------------------ DDP
@@ -213,6 +217,20 @@ def test_collective_timeout():
 
 
 # ------------------------------------------------------------------ single process
+def test_small_api():
+    assert dist.is_backend_available("gloo") and not dist.is_backend_available("nccl")
+    assert dist.get_default_backend_for_device("cpu") == "gloo" and dist.get_default_backend_for_device("cuda:0") == "nccl"
+    assert dist.supports_complex(dist.ReduceOp.SUM) and not dist.supports_complex(dist.ReduceOp.MAX)
+    assert dist.Backend("GLOO") == "gloo" and dist.constants.default_pg_timeout == datetime.timedelta(minutes=30)
+    with pytest.warns(FutureWarning):
+        assert dist.reduce_op is dist.ReduceOp
+    dist.set_debug_level(dist.DebugLevel.DETAIL)
+    assert dist.get_debug_level() == "DETAIL"
+    dist.set_debug_level(dist.DebugLevel.OFF)
+    store, rank, ws = next(dist.rendezvous("tcp://127.0.0.1:%d?rank=0&world_size=1" % dist_util.free_port()))
+    assert (rank, ws) == (0, 1) and isinstance(store, dist.TCPStore)
+
+
 def test_not_initialized_errors():
     assert dist.is_available() and not dist.is_initialized()
     for f in (dist.get_rank, dist.get_world_size, lambda: dist.all_reduce(ember.ones(1))):

@@ -11,5 +11,18 @@ from .distributed_c10d import (  # noqa: F401
     get_global_rank, get_group_rank, get_node_local_rank, get_process_group_ranks, get_rank, get_world_size, group,
     init_process_group, irecv, is_available, is_gloo_available, is_initialized, is_mpi_available, is_nccl_available,
     is_torchelastic_launched, is_ucc_available, isend, monitored_barrier, new_group, recv, reduce, reduce_scatter,
-    reduce_scatter_tensor, scatter, scatter_object_list, send)
+    reduce_scatter_tensor, scatter, scatter_object_list, send, DebugLevel, get_debug_level,
+    get_default_backend_for_device, get_pg_count, is_backend_available, is_xccl_available, new_subgroups,
+    new_subgroups_by_enumeration, recv_object_list, register_rendezvous_handler, rendezvous, send_object_list,
+    set_debug_level, set_debug_level_from_env, supports_complex)
+from . import constants  # noqa: F401
 from . import distributed_c10d  # noqa: F401
+
+
+def __getattr__(name):
+    if name == "reduce_op":  # torch's deprecated spelling
+        import warnings
+        warnings.warn("`ember.distributed.reduce_op` is deprecated, please use `ember.distributed.ReduceOp` instead",
+                      FutureWarning, stacklevel=2)
+        return ReduceOp
+    raise AttributeError(f"module 'ember.distributed' has no attribute '{name}'")

@@ -19,7 +19,7 @@ ProcessGroup, Work, ReduceOp = _D.ProcessGroup, _D.Work, _D.ReduceOp
 DistError, DistStoreError, DistNetworkError, DistBackendError = (
     _D.DistError, _D.DistStoreError, _D.DistNetworkError, _D.DistBackendError)
 
-default_pg_timeout = datetime.timedelta(minutes=30)
+from .constants import default_pg_timeout  # noqa: E402
 
 
 class Backend(str):
@@ -77,6 +77,32 @@ def is_mpi_available():
 
 def is_ucc_available():
     return False
+
+
+def is_xccl_available():
+    return False
+
+
+def is_backend_available(backend):
+    return str(backend).lower() == Backend.GLOO and is_gloo_available()
+
+
+def get_default_backend_for_device(device):
+    kind = str(getattr(device, "type", device)).split(":")[0]
+    backends = {"cpu": "gloo", "cuda": "nccl"}
+    if kind not in backends:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return backends[kind]
+
+
+def supports_complex(reduceOp):
+    """Whether the op is defined on complex numbers (ordering and bitwise ops are not)."""
+    return reduceOp not in (ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PRODUCT, ReduceOp.BAND, ReduceOp.BOR, ReduceOp.BXOR)
+
+
+def get_pg_count():
+    """Process groups created since init_process_group (the default one included)."""
+    return 0 if _world.default_pg is None else _world.group_count + 1
 
 
 def is_torchelastic_launched():
@@ -192,11 +218,33 @@ def _rendezvous(init_method, rank, world_size, timeout):
             raise ValueError(f"file:// rendezvous needs rank and world_size (arguments or URL query), got {init_method}")
         path = url.path if not url.netloc else url.netloc + url.path
         return FileStore(path, world_size), rank, world_size, "127.0.0.1"
+    elif url.scheme in _rendezvous_handlers:
+        store, rank, world_size = next(_rendezvous_handlers[url.scheme](init_method, rank, world_size,
+                                                                        timeout=timeout))
+        return store, rank, world_size, "127.0.0.1" if store is None else getattr(store, "host", "")
     else:
         raise RuntimeError(f"No rendezvous handler for {url.scheme}://")
     _check_rank(rank, world_size)
     store = TCPStore(host, port, world_size, rank == 0, timeout)
     return store, rank, world_size, host
+
+
+_rendezvous_handlers = {}
+
+
+def register_rendezvous_handler(scheme, handler):
+    """init_method URLs of `scheme` go to handler(url, rank, world_size, **kwargs), a generator
+    yielding (store, rank, world_size)."""
+    if scheme in _rendezvous_handlers or scheme in ("env", "tcp", "file"):
+        raise RuntimeError(f"Rendezvous handler for {scheme}:// already registered")
+    _rendezvous_handlers[scheme] = handler
+
+
+def rendezvous(url, rank=-1, world_size=-1, **kwargs):
+    """Yields (store, rank, world_size) for an env://, tcp://, file:// or registered URL."""
+    timeout = kwargs.get("timeout", default_pg_timeout)
+    store, rank, world_size, _ = _rendezvous(url, rank, world_size, timeout)
+    yield store, rank, world_size
 
 
 def _check_rank(rank, world_size):
@@ -608,3 +656,88 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
     objs = list(scatter_object_input_list) if g.rank() == root else [None] * g.size()
     broadcast_object_list(objs, group_src=root, group=group)
     scatter_object_output_list[0] = objs[g.rank()]
+
+
+def new_subgroups_by_enumeration(ranks_per_subgroup_list, timeout=None, backend=None, pg_options=None,
+                                 group_desc=None):
+    """One group per rank list (every rank calls it); returns (this rank's subgroup, all of them)."""
+    if not ranks_per_subgroup_list:
+        raise ValueError("The arg 'ranks_per_subgroup_list' cannot be empty")
+    seen, mine, groups = set(), None, []
+    for ranks in ranks_per_subgroup_list:
+        for r in ranks:
+            if r in seen:
+                raise ValueError(f"Rank {r} has appeared in both subgroup {ranks} and another subgroup")
+            seen.add(r)
+        g = new_group(ranks, timeout=timeout, backend=backend)
+        groups.append(g)
+        if get_rank() in ranks:
+            mine = g
+    return mine, groups
+
+
+def new_subgroups(group_size=None, group=None, timeout=None, backend=None, pg_options=None, group_desc=None):
+    """The world cut into consecutive groups of group_size ranks; returns (this rank's, all)."""
+    if group_size is None:
+        raise ValueError("Default group size only takes effect when CUDA is available. If your subgroup using a "
+                         "backend that does not depend on CUDA, please pass in 'group_size' correctly.")
+    world = get_world_size(group)
+    if group_size <= 0:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must be positive")
+    if group_size > world:
+        raise ValueError(f"The arg 'group_size' ({group_size}) must not exceed the world size ({world})")
+    if world % group_size != 0:
+        raise ValueError("The world size must be divisible by 'group_size'")
+    ranks = get_process_group_ranks(_group(group))
+    return new_subgroups_by_enumeration([ranks[i:i + group_size] for i in range(0, world, group_size)],
+                                        timeout=timeout, backend=backend)
+
+
+def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None, use_batch=False):
+    """Objects to one rank (recv_object_list there), as ember.save bytes."""
+    if not _member(group):
+        return
+    from .. import tensor, int64
+    payloads = [_to_bytes(o) for o in object_list]
+    send(tensor([len(p) for p in payloads], dtype=int64), dst, group=group, group_dst=group_dst)
+    send(_byte_tensor(b"".join(payloads)), dst, group=group, group_dst=group_dst)
+
+
+def recv_object_list(object_list, src=None, group=None, device=None, group_src=None, use_batch=False):
+    """Fills object_list with what send_object_list sent; returns the sender's rank."""
+    if not _member(group):
+        return -1
+    from .. import zeros, int64, uint8
+    sizes = zeros(len(object_list), dtype=int64)
+    sender = recv(sizes, src, group=group, group_src=group_src)
+    buf = zeros(int(sizes.sum().item()), dtype=uint8)
+    recv(buf, sender, group=group)
+    raw, at = buf.numpy().tobytes(), 0
+    for i, n in enumerate(sizes.tolist()):
+        object_list[i] = _from_bytes(raw[at:at + n])
+        at += n
+    return sender
+
+
+class DebugLevel:
+    """TORCH_DISTRIBUTED_DEBUG's levels. Ember checks every collective's agreement across ranks at
+    all levels (the check DETAIL turns on in torch), so the level only records what was asked."""
+    OFF, INFO, DETAIL = "OFF", "INFO", "DETAIL"
+
+
+_debug_level = DebugLevel.OFF
+
+
+def set_debug_level(level):
+    global _debug_level
+    if level not in (DebugLevel.OFF, DebugLevel.INFO, DebugLevel.DETAIL):
+        raise ValueError(f"Invalid debug level: {level!r} (OFF, INFO or DETAIL)")
+    _debug_level = level
+
+
+def get_debug_level():
+    return _debug_level
+
+
+def set_debug_level_from_env():
+    set_debug_level(os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper())
