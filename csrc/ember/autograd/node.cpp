@@ -42,7 +42,18 @@ Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) 
 // destructor instead collects the edges of every node being destroyed and releases them in a loop.
 namespace {
 thread_local std::vector<NodePtr>* t_pending_deletes = nullptr;
-}
+// The drain vector of the outermost destructor, kept per thread with its capacity (no allocation per
+// destroyed graph) and freed when the thread ends. A node freed after that, during process exit,
+// makes a new one (reachable from the thread's storage, so no leak is reported).
+struct PendingStorage {
+  std::vector<NodePtr>* v = nullptr;
+  ~PendingStorage() {
+    delete v;
+    v = nullptr;
+  }
+};
+thread_local PendingStorage t_pending_storage;
+}  // namespace
 
 Node::~Node() {
   if (t_pending_deletes) {
@@ -50,10 +61,8 @@ Node::~Node() {
       if (e.fn) t_pending_deletes->push_back(std::move(e.fn));
     return;
   }
-  // the outermost destructor drains into one per-thread vector that keeps its capacity (no
-  // allocation per destroyed graph); never destroyed, so nodes freed during exit still find it
-  static thread_local std::vector<NodePtr>* t_pending_storage = new std::vector<NodePtr>();
-  std::vector<NodePtr>& pending = *t_pending_storage;
+  if (!t_pending_storage.v) t_pending_storage.v = new std::vector<NodePtr>();
+  std::vector<NodePtr>& pending = *t_pending_storage.v;
   t_pending_deletes = &pending;
   for (auto& e : next_edges)
     if (e.fn) pending.push_back(std::move(e.fn));
