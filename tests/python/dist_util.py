@@ -34,17 +34,9 @@ def run(fn, world_size, *args, timeout=120, expect_fail=False):
             procs.append(subprocess.Popen(
                 [sys.executable, os.path.join(HERE, "dist_workers.py"), fn, tmp],
                 env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-        outs = []
-        for p in procs:
-            try:
-                out, err = p.communicate(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                for q in procs:
-                    q.kill()
-                raise WorkerFailed(f"{fn}: a worker hung for {timeout}s")
-            outs.append((p.returncode, err.decode(errors="replace")))
+        outs = _wait_all(procs, timeout, fn)
         results = []
-        for rank, (code, err) in enumerate(outs):
+        for rank, (code, _, err) in enumerate(outs):
             path = os.path.join(tmp, f"{rank}.pkl")
             res = None
             if os.path.exists(path):
@@ -67,14 +59,22 @@ def run_script(code, world_size, *args, timeout=120):
     procs = [subprocess.Popen([sys.executable, "-c", code, str(r), str(world_size), *args, str(port)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE) for r in range(world_size)]
     results = []
-    for r, p in enumerate(procs):
+    for r, (code, out, err) in enumerate(_wait_all(procs, timeout, "script")):
+        if code != 0:
+            raise WorkerFailed(f"script rank {r} exited with {code}:\n{err[-4000:]}")
+        results.append(ast.literal_eval(out.strip().splitlines()[-1]))
+    return results
+
+
+def _wait_all(procs, timeout, what):
+    """[(returncode, stdout, stderr)] per process; all are killed when one hangs."""
+    outs = []
+    for p in procs:
         try:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             for q in procs:
                 q.kill()
-            raise WorkerFailed(f"script rank {r} hung for {timeout}s")
-        if p.returncode != 0:
-            raise WorkerFailed(f"script rank {r} exited with {p.returncode}:\n{err.decode(errors='replace')[-4000:]}")
-        results.append(ast.literal_eval(out.decode().strip().splitlines()[-1]))
-    return results
+            raise WorkerFailed(f"{what}: a worker hung for {timeout}s")
+        outs.append((p.returncode, out.decode(errors="replace"), err.decode(errors="replace")))
+    return outs
