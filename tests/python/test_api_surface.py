@@ -38,7 +38,7 @@ FLOORS = {
     "backends": 46,
     "onnx": 62,
     "jit": 70,
-    "distributed": 66,
+    "distributed": 71,
     "nn.parallel": 42,
 }
 
