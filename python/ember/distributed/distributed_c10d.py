@@ -438,8 +438,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_tensor_list(input_list, "input_list")
     if not _member(group):
         return None
-    from .. import cat
-    flat = cat([t.reshape(-1) for t in input_list])
+    flat = _C._ops.cat([t.reshape(-1) for t in input_list])
     return _finish(_group(group).reduce_scatter_tensor(output, flat, op), async_op)
 
 
@@ -477,9 +476,8 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     _check_tensor_list(input_tensor_list, "input_tensor_list")
     if not _member(group):
         return None
-    from .. import cat
-    flat_in = cat([t.reshape(-1) for t in input_tensor_list])
-    flat_out = cat([t.reshape(-1) for t in output_tensor_list])
+    flat_in = _C._ops.cat([t.reshape(-1) for t in input_tensor_list])
+    flat_out = _C._ops.cat([t.reshape(-1) for t in output_tensor_list])
     work = _group(group).alltoall_single(flat_out, flat_in, [t.numel() for t in output_tensor_list],
                                          [t.numel() for t in input_tensor_list])
     work.wait()
@@ -567,26 +565,25 @@ def batch_isend_irecv(p2p_op_list):
 # Objects travel as ember.save bytes and come back through the restricted unpickler
 # (weights_only): a peer can send tensors, containers and allowlisted classes, never code.
 def _to_bytes(obj):
-    from .. import save
+    from ..serialization import save
     buf = io.BytesIO()
     save(obj, buf)
     return buf.getvalue()
 
 
 def _from_bytes(data):
-    from .. import load
+    from ..serialization import load
     return load(io.BytesIO(bytes(data)), weights_only=True)
 
 
 def _byte_tensor(data):
     import numpy
-    from .. import from_numpy
-    return from_numpy(numpy.frombuffer(data, dtype=numpy.uint8).copy())
+    return _C.from_numpy(numpy.frombuffer(data, dtype=numpy.uint8).copy())
 
 
 def _gather_bytes(payload, group):
     """Every rank's payload (lists of bytes), through two all_gathers (sizes, then padded bytes)."""
-    from .. import tensor, zeros, int64, uint8
+    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     g = _group(group)
     n = g.size()
     size = tensor([len(payload)], dtype=int64)
@@ -626,7 +623,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     if not _member(group):
         return
-    from .. import tensor, zeros, int64, uint8
+    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     g = _group(group)
     root = _peer(group, src, group_src, "src")
     if g.rank() == root:
@@ -697,7 +694,7 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     """Objects to one rank (recv_object_list there), as ember.save bytes."""
     if not _member(group):
         return
-    from .. import tensor, int64
+    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     payloads = [_to_bytes(o) for o in object_list]
     send(tensor([len(p) for p in payloads], dtype=int64), dst, group=group, group_dst=group_dst)
     send(_byte_tensor(b"".join(payloads)), dst, group=group, group_dst=group_dst)
@@ -707,7 +704,7 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     """Fills object_list with what send_object_list sent; returns the sender's rank."""
     if not _member(group):
         return -1
-    from .. import zeros, int64, uint8
+    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     sizes = zeros(len(object_list), dtype=int64)
     sender = recv(sizes, src, group=group, group_src=group_src)
     buf = zeros(int(sizes.sum().item()), dtype=uint8)

@@ -34,7 +34,7 @@ class DistributedDataParallel(Module):
                  skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
                  forward_sync_buffers=None):
         super().__init__()
-        from ... import distributed as dist
+        from ...distributed import distributed_c10d
         from ..._C import _distributed as D
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
@@ -48,7 +48,7 @@ class DistributedDataParallel(Module):
         if device_mesh is not None or mixed_precision is not None:
             raise NotImplementedError("DistributedDataParallel: device_mesh and mixed_precision are not supported")
         self.module = module
-        self.process_group = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
+        self.process_group = process_group if process_group is not None else distributed_c10d._get_default_group()
         self.device_ids = None
         self.output_device = None
         self.dim = dim
@@ -68,7 +68,8 @@ class DistributedDataParallel(Module):
     # ---- construction
     def _check_same_model(self, params):
         """Every rank must wrap the same architecture (names, shapes, dtypes, order)."""
-        from ... import tensor, zeros, int64
+        from ... import _C
+        tensor, zeros, int64 = _C._ops.tensor, _C._ops.zeros, _C.int64
         desc = ";".join(f"{n}:{tuple(p.shape)}:{p.dtype}" for n, p in self.module.named_parameters() if p.requires_grad)
         mine = tensor([len(params), zlib.crc32(desc.encode())], dtype=int64)
         n = self.process_group.size()
@@ -90,7 +91,7 @@ class DistributedDataParallel(Module):
 
     # ---- training
     def forward(self, *inputs, **kwargs):
-        from ... import is_grad_enabled
+        from ..._C import is_grad_enabled
         if self.broadcast_buffers and self.require_forward_param_sync:
             buffers = list(self.module.buffers())
             if buffers and self.process_group.size() > 1:
