@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -184,7 +185,7 @@ int main(int argc, char** argv) {
     auto s = ddp.reducer().stats();
     std::printf("replicas identical on all %d ranks; %lld buckets reduced, %.0f%% of all-reduce time hidden behind "
                 "backward\n", world, (long long)s.buckets_reduced,
-                s.comm_ns ? 100.0 * (1.0 - double(s.exposed_ns) / double(s.comm_ns)) : 0.0);
+                s.comm_ns ? std::max(0.0, 100.0 * (1.0 - double(s.exposed_ns) / double(s.comm_ns))) : 0.0);
   }
   return 0;
 }
