@@ -88,3 +88,40 @@ def nonzero(input, *, out=None, as_tuple=False):
 def split(tensor, split_size_or_sections, dim=0):
     """torch.split: Tensor.split(split_size_or_sections, dim) under the function's argument names."""
     return tensor.split(split_size_or_sections, dim)
+
+
+def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+    """A 1-D tensor over an object's buffer (bytes, bytearray, array.array, mmap, ...), sharing its
+    memory: writes to either are seen by the other. `offset` is in bytes, `count` in elements."""
+    import numpy as np
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    length, size = view.nbytes, dtype.itemsize
+    if length == 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if not 0 <= offset < length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than buffer length "
+                         f"({length} bytes) minus 1")
+    if count < 0:
+        if (length - offset) % size != 0:
+            raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) must be a "
+                             f"multiple of element size ({size})")
+        count = (length - offset) // size
+    elif offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset ({offset} bytes) must not "
+                         f"be greater than actual buffer length ({length} bytes)")
+    if view.readonly:
+        warnings.warn("The given buffer is not writable, and Ember does not support non-writable tensors. This "
+                      "means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+                      "You may want to copy the buffer to protect its data or make it writable before converting "
+                      "it to a tensor.", UserWarning, stacklevel=2)
+    raw = np.frombuffer(view.cast("B") if view.format != "B" or view.ndim != 1 else view, dtype=np.uint8,
+                        count=count * size, offset=offset)
+    if view.readonly:
+        raw.flags.writeable = False
+    t = _C.from_numpy(raw).view(dtype)  # bytes reinterpreted in place: every dtype, bfloat16 included
+    if requires_grad:
+        t.requires_grad_(True)
+    return t

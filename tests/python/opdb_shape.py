@@ -41,6 +41,54 @@ for _n in ("hstack", "vstack", "dstack"):
 add(OpInfo("column_stack", _column_stack_samples, errors=_stack_errors))
 
 
+# ================================================================ hsplit / vsplit / dsplit, ravel, broadcast_to, sum_to_size
+def _dir_split(sections):
+    def samples(dt):
+        a, b, c = _x(dt, (4, 6, 2), key=1), _x(dt, (6,), key=2), _x(dt, (2, 4), layout="T", key=3)
+        out = [Sample(a, 2 if sections else [1, 3]), Sample(b, 3 if sections else [4]), Sample(c, 2 if sections else []),
+               Sample(_x(dt, (2, 0, 2)), 1 if sections else [0])]
+        return out
+    return samples
+
+
+def _dir_split_errors(name, sections):
+    arg = 2 if sections else [1]
+    too_few = {"hsplit": [()], "vsplit": [(), (4,)], "dsplit": [(), (4,), (4, 4)]}[name]
+    errs = [Sample(T(shape, "float32"), arg) for shape in too_few]
+    if sections:
+        errs += [Sample(T((4, 6, 4), "float32"), 5), Sample(T((4, 6, 4), "float32"), 0)]
+    return errs
+
+
+for _n in ("hsplit", "vsplit", "dsplit"):
+    add(OpInfo(f"{_n}.int", _dir_split(True), errors=lambda n=_n: _dir_split_errors(n, True)))
+    add(OpInfo(f"{_n}.array", _dir_split(False), errors=lambda n=_n: _dir_split_errors(n, False)))
+
+
+def _ravel_samples(dt):
+    return [Sample(_x(dt, (3, 4))), Sample(_x(dt, (4, 3), layout="T")), Sample(T((), dt)), Sample(_x(dt, (2, 0))),
+            Sample(_x(dt, (3, 4), layout="step"))]
+
+
+def _broadcast_to_samples(dt):
+    return [Sample(_x(dt, (3, 1)), (2, 3, 4)), Sample(_x(dt, (3, 4)), [3, 4]), Sample(T((), dt), (2,)),
+            Sample(_x(dt, (1, 4), layout="T"), (3, -1)), Sample(_x(dt, (3,)), size=(0, 3))]
+
+
+def _sum_to_size_samples(dt):
+    x = _x(dt, (2, 3, 4))
+    return [Sample(x, 3, 1), Sample(x, [4]), Sample(x, (1, 1, 1)), Sample(x, 2, 3, 4), Sample(x, ()),
+            Sample(_x(dt, (4, 3), layout="T"), 1, 3)]
+
+
+add(OpInfo("ravel", _ravel_samples))
+add(OpInfo("broadcast_to", _broadcast_to_samples,
+           errors=lambda: [Sample(T((2, 3), "float32"), (3,)), Sample(T((2, 3), "float32"), (2, 4))]))
+add(OpInfo("sum_to_size", _sum_to_size_samples, dtypes=NOT_BOOL,
+           errors=lambda: [Sample(T((2, 3), "float32"), 4), Sample(T((2, 3), "float32"), 1, 4),
+                           Sample(T((2, 3), "float32"), 1, 2, 3)]))
+
+
 # ================================================================ tensor_split
 def _ts_indices(dt):
     x = _x(dt, (5, 4))

@@ -15,8 +15,8 @@ import api_surface  # noqa: E402
 # Coverage % measured against torch 2.13.0, rounded down. The floors only go up: raise one when a
 # namespace gains names, never lower one to let a removal through.
 FLOORS = {
-    "torch": 40,
-    "Tensor": 68,
+    "torch": 41,
+    "Tensor": 69,
     "nn": 93,
     "nn.functional": 87,
     "nn.init": 100,

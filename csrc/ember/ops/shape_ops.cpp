@@ -1,4 +1,5 @@
-// Shape ops: stacking (hstack, vstack, dstack, column_stack), tensor_split, flips and rot90,
+// Shape ops: stacking (hstack, vstack, dstack, column_stack), tensor_split and h/v/dsplit, ravel,
+// broadcast_to, sum_to_size, flips and rot90,
 // repeat, tile and repeat_interleave, diagonals (diag, diag_embed, diagflat, trace), tril/triu_indices,
 // meshgrid, cartesian_prod and combinations.
 //
@@ -7,7 +8,9 @@
 // (repeat_interleave, tril/triu_indices, combinations) call kernels in kernels/cpu/shape.cpp.
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
+#include "ember/autograd/engine.h"
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/core/operators.h"
@@ -128,6 +131,58 @@ std::vector<Tensor> tensor_split(const Tensor& self, const Tensor& ios, int64_t 
   if (ios.dim() == 0) return native::tensor_split(self, ios.item().to_long(), dim);
   std::vector<int64_t> idx = host_int64_values(ios);  // split points are host numbers
   return native::tensor_split(self, IntArrayRef(idx), dim);
+}
+
+// ---------------------------------------------------------------- hsplit / vsplit / dsplit
+// tensor_split along dim 1 (dim 0 for 1-d tensors in hsplit), 0 and 2; numbers of sections must
+// divide the dimension evenly (tensor_split's do not have to).
+namespace {
+int64_t direction_dim(const Tensor& self, const char* name, int64_t min_dim, int64_t dim) {
+  EMBER_CHECK(self.dim() >= min_dim, "torch.", name, " requires a tensor with at least ", min_dim,
+              " dimension, but got a tensor with ", self.dim(), " dimensions!");
+  return dim;
+}
+std::vector<Tensor> split_even(const Tensor& self, int64_t sections, int64_t dim, const char* name) {
+  int64_t n = self.sizes()[dim];
+  EMBER_CHECK(sections != 0 && n % sections == 0, "torch.", name, " attempted to split along dimension ", dim,
+              ", but the size of the dimension ", n, " is not divisible by the split_size ", sections, "!");
+  return native::tensor_split(self, sections, dim);
+}
+int64_t hdim(const Tensor& self) { return direction_dim(self, "hsplit", 1, self.dim() == 1 ? 0 : 1); }
+}  // namespace
+
+std::vector<Tensor> hsplit(const Tensor& self, int64_t sections) { return split_even(self, sections, hdim(self), "hsplit"); }
+std::vector<Tensor> hsplit(const Tensor& self, IntArrayRef indices) { return native::tensor_split(self, indices, hdim(self)); }
+std::vector<Tensor> vsplit(const Tensor& self, int64_t sections) {
+  return split_even(self, sections, direction_dim(self, "vsplit", 2, 0), "vsplit");
+}
+std::vector<Tensor> vsplit(const Tensor& self, IntArrayRef indices) {
+  return native::tensor_split(self, indices, direction_dim(self, "vsplit", 2, 0));
+}
+std::vector<Tensor> dsplit(const Tensor& self, int64_t sections) {
+  return split_even(self, sections, direction_dim(self, "dsplit", 3, 2), "dsplit");
+}
+std::vector<Tensor> dsplit(const Tensor& self, IntArrayRef indices) {
+  return native::tensor_split(self, indices, direction_dim(self, "dsplit", 3, 2));
+}
+
+// ---------------------------------------------------------------- ravel, broadcast_to, sum_to_size
+Tensor ravel(const Tensor& self) { return ember::reshape(self, {-1}); }
+Tensor broadcast_to(const Tensor& self, IntArrayRef size) { return self.expand(size); }
+
+Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
+  // `size` must broadcast to self's shape (each dim equal or 1, aligned from the right)
+  bool ok = int64_t(size.size()) <= self.dim();
+  for (size_t i = 0; ok && i < size.size(); i++) {
+    int64_t s = size[size.size() - 1 - i], t = self.sizes()[self.dim() - 1 - int64_t(i)];
+    ok = s == t || s == 1;
+  }
+  if (!ok) {
+    std::ostringstream os;
+    os << "size {" << size << "} is not expandable to size {" << self.sizes() << "}.";
+    EMBER_FAIL(Runtime, os.str());
+  }
+  return autograd::sum_to(self, size);
 }
 
 // ---------------------------------------------------------------- flips and rotations
