@@ -240,6 +240,18 @@ binary("pow", low=-3, high=3, rhs_low=0, rhs_high=4, scalars=False, extra=_pow_e
 add(OpInfo("float_power", lambda dt: binary_samples(dt, low=0.0, high=3.0, rhs_low=0, rhs_high=3),
            tol={"float64": (1e-7, 1e-7)}))
 binary("atan2", tol=_fp_tol)
+_lae_tol = {"float32": (2e-6, 1e-5), "float16": (2e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}
+add(OpInfo("logaddexp", binary_samples, tol=_lae_tol, dtypes=FLOATS,
+           errors=lambda: [Sample(T((3,), "int64"), T((3,), "int64"))]))
+add(OpInfo("logaddexp2", binary_samples, tol=_lae_tol, dtypes=FLOATS,
+           errors=lambda: [Sample(T((3,), "int32"), T((3,), "bool"))]))
+add(OpInfo("xlogy.Tensor", lambda dt: binary_samples(dt, rhs_low=0.0, scalars=False) +
+           [Sample(T((4,), dt, data=[0, 0, 1, 2]), T((4,), "float32", data=[float("nan"), 0.0, 0.0, 3.0]))],
+           tol=_fp_tol, function=lambda lib, a, b, **k: lib.xlogy(a, b, **k)))
+add(OpInfo("xlogy.Scalar_Self", lambda dt: [Sample(2, T((3, 4), dt, low=0)), Sample(0, T((5,), dt)),
+                                            Sample(1.5, T((), dt, low=0))], tol=_fp_tol))
+add(OpInfo("xlogy.Scalar_Other", lambda dt: [Sample(T((3, 4), dt), 3), Sample(T((5,), dt), 0.5),
+                                             Sample(T((2, 3), dt, layout="T"), 0)], tol=_fp_tol))
 binary("hypot", tol=_fp_tol)
 for _n in ("minimum", "maximum", "fmin", "fmax"):
     binary(_n)
@@ -367,6 +379,29 @@ def _mean_samples(dt):
 
 
 add(OpInfo("mean", _mean_samples, errors=_dim_errors, tol={"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}))
+
+
+def _with_nans(dt, shape, key):
+    """A tensor with about a third NaNs (floating dtypes)."""
+    if dt not in FLOATS:
+        return T(shape, dt, key=key)
+    rng = np.random.default_rng(sum(map(ord, key)))
+    a = rng.uniform(-3, 3, shape)
+    a[rng.random(shape) < 0.35] = np.nan
+    return T(shape, dt, data=a)
+
+
+def _nan_reduction_samples(dt):
+    s = [x for x in reduction_samples(dt) if not any(getattr(a, "shape", None) == (70_000,) for a in x.args)]
+    y = _with_nans(dt, (3, 5), "n0")
+    s += [Sample(y), Sample(y, 1), Sample(y, (0, 1), True), Sample(y, dim=-1, keepdim=True),
+          Sample(T((4,), dt, data=[float("nan")] * 4) if dt in FLOATS else y), Sample(y, 0, dtype=DType("float64"))]
+    return s
+
+
+add(OpInfo("nansum", _nan_reduction_samples, errors=_dim_errors, tol=_SUM_TOL))
+add(OpInfo("nanmean", _nan_reduction_samples, dtypes=FLOATS, errors=lambda: _dim_errors() + [Sample(T((3,), "int64"))],
+           tol={"float16": (1e-3, 1e-3), "bfloat16": (1.6e-2, 1e-2)}))
 
 
 def _prod_samples(dt):

@@ -720,7 +720,8 @@ DIFFERENTIABLE_COMPOSITES = {
     "repeat_interleave.self_Tensor", "repeat_interleave.self_int", "take", "take_along_dim", "diff", "diag",
     "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cross", "linalg_cross",
     "grid_sampler", "affine_grid_generator", "linear", "hsplit.int", "hsplit.array", "vsplit.int", "vsplit.array",
-    "dsplit.int", "dsplit.array", "ravel", "broadcast_to", "sum_to_size",
+    "dsplit.int", "dsplit.array", "ravel", "broadcast_to", "sum_to_size", "nansum", "nanmean", "logaddexp",
+    "logaddexp2", "xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),
@@ -741,6 +742,13 @@ add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))
     S("ravel", "noncontig", lambda lib, a: lib.ravel(a), A((3, 2), layout="t")),
     S("broadcast_to", "new_dims", lambda lib, a: lib.broadcast_to(a, (2, 3, 4)), A((3, 1))),
     S("sum_to_size", "keep_ones", lambda lib, a: a.sum_to_size(3, 1), A((2, 3, 4))),
+    S("nansum", "dim_keepdim", lambda lib, a: lib.nansum(a, 1, True), A((3, 4))),
+    S("nanmean", "all", lambda lib, a: a.nanmean(), A((2, 3))),
+    S("logaddexp", "broadcast", lambda lib, a, b: lib.logaddexp(a, b), A((3, 1)), A((4,))),
+    S("logaddexp2", "same", lambda lib, a, b: lib.logaddexp2(a, b), A((2, 3)), A((2, 3))),
+    S("xlogy.Tensor", "positive", lambda lib, a, b: lib.xlogy(a, b), A((2, 3)), A((2, 3), lo=0.5)),
+    S("xlogy.Scalar_Self", "scalar_x", lambda lib, b: lib.xlogy(2.0, b), A((3,), lo=0.5)),
+    S("xlogy.Scalar_Other", "scalar_y", lambda lib, a: a.xlogy(3.0), A((2, 2))),
     S("fliplr", "basic", lambda lib, a: lib.fliplr(a), A((2, 3))),
     S("flipud", "noncontig", lambda lib, a: a.flipud(), A((3, 2), layout="t")),
     S("rot90", "k1", lambda lib, a: lib.rot90(a), A((2, 3))),

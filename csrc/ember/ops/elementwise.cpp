@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/elementwise.h"
@@ -380,6 +381,43 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
   where_impl(mask, v, self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);
   return self;
 }
+
+// ---- logaddexp, logaddexp2, xlogy: composites of differentiable ops (their gradients follow:
+// maximum splits ties evenly and |x| has slope 0 at 0, which gives sigmoid(0) = 1/2, torch's value)
+namespace {
+ScalarType floating_result(const Tensor& a, const Tensor& b, const char* name) {
+  ScalarType dt = promote_types(a.dtype(), b.dtype());
+  EMBER_CHECK_KIND(is_floating(dt), NotImplemented, "\"", name, "_cpu\" not implemented for '", dt, "'");
+  return dt;
+}
+// log(base^a + base^b) from max + log1p(base^-|a-b|); equal infinities give themselves (not inf - inf)
+Tensor logaddexp_base(const Tensor& a, const Tensor& b, bool base2) {
+  Tensor m = ember::maximum(a, b);
+  Tensor negdiff = ember::neg(ember::abs(ember::sub(a, b)));
+  Tensor r = base2 ? ember::add(m, ember::mul(ember::log1p(ember::exp2(negdiff)), Scalar(1.4426950408889634)))
+                   : ember::add(m, ember::log1p(ember::exp(negdiff)));
+  return ember::where(ember::logical_and(ember::isinf(a), ember::eq(a, b)), m, r);
+}
+}  // namespace
+
+Tensor logaddexp(const Tensor& self, const Tensor& other) {
+  floating_result(self, other, "logaddexp");
+  return logaddexp_base(self, other, false);
+}
+
+Tensor logaddexp2(const Tensor& self, const Tensor& other) {
+  floating_result(self, other, "logaddexp2");
+  return logaddexp_base(self, other, true);
+}
+
+// self * log(other), 0 where self is 0 (even when other is 0), NaN where other is NaN
+Tensor xlogy(const Tensor& self, const Tensor& other) {
+  Tensor r = ember::mul(self, ember::log(other));
+  r = ember::where(ember::eq(self, Scalar(0)), Scalar(0.0), r);
+  return ember::where(ember::isnan(other), Scalar(std::numeric_limits<double>::quiet_NaN()), r);
+}
+Tensor xlogy(const Scalar& self, const Tensor& other) { return native::xlogy(scalar_to_tensor(self), other); }
+Tensor xlogy(const Tensor& self, const Scalar& other) { return native::xlogy(self, scalar_to_tensor(other)); }
 
 }  // namespace native
 }  // namespace ember

@@ -448,4 +448,19 @@ const Tensor& cumprod_out(const Tensor& out, const Tensor& self, int64_t dim, st
   return write_out(out, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype()), true));
 }
 
+// ---- nansum / nanmean: NaNs count as zero (and, for the mean, not at all). Composites: masked_fill
+// gives the NaN positions a zero gradient.
+Tensor nansum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  Tensor x = is_floating(self.dtype()) ? ember::masked_fill(self, ember::isnan(self), Scalar(0.0)) : self;
+  return ember::sum(x, dim, keepdim, dtype);
+}
+
+Tensor nanmean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  ScalarType dt = dtype ? *dtype : self.dtype();
+  EMBER_CHECK(is_floating(self.dtype()) && is_floating(dt), "nanmean(): expected input to have floating point or "
+              "complex dtype but got ", dtype_cname(dtype && is_floating(self.dtype()) ? dt : self.dtype()));
+  Tensor count = ember::sum(ember::logical_not(ember::isnan(self)), dim, keepdim, dt);
+  return ember::div(native::nansum(self, dim, keepdim, dtype), count);
+}
+
 }  // namespace ember::native
