@@ -20,6 +20,25 @@ namespace ember::py {
 
 namespace {
 
+// mT / mH / H / adjoint(): Ember has no complex dtypes, so the conjugate transposes are transposes.
+// A 0-D tensor comes back as a view of itself with torch's deprecation warning; H takes matrices only.
+nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefix, bool matrices_only) {
+  if (t.dim() == 0) {
+    std::string msg = std::string(prefix) + what + " is deprecated on 0-D tensors. " +
+                      (std::string(what) == "mT" ? "This function is the identity in these cases." : "Consider using x.conj().");
+    if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
+    return nb::steal(wrap(t.view(t.sizes())));
+  }
+  if (matrices_only) {
+    EMBER_CHECK(t.dim() == 2, "tensor.", what, " is only supported on matrices (2-D tensors). Got ", t.dim(),
+                "-D tensor.", t.dim() > 2 ? " For batches of matrices, consider using tensor.mH" : "");
+  } else {
+    EMBER_CHECK(t.dim() >= 2, "tensor.", what, " is only supported on matrices or batches of matrices. Got ", t.dim(),
+                "-D tensor.");
+  }
+  return nb::steal(wrap(t.transpose(-2, -1)));
+}
+
 // Operand of a binary operator: a Tensor object or a Python number (wrapped); else NotImplemented.
 struct Operand {
   const Tensor* t = nullptr;
@@ -317,10 +336,10 @@ void bind_tensor(nb::module_& m) {
         for (int64_t i = 0; i < t.dim(); i++) p[size_t(i)] = t.dim() - 1 - i;
         return nb::steal(wrap(t.permute(p)));
       })
-      .def_prop_ro("mT", [](const Tensor& t) {
-        EMBER_CHECK(t.dim() >= 2, "tensor.mT is only supported on matrices or batches of matrices. Got ", t.dim(), "-D tensor.");
-        return nb::steal(wrap(t.transpose(-2, -1)));
-      })
+      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT", "Tensor.", false); })
+      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH", "Tensor.", false); })
+      .def_prop_ro("H", [](const Tensor& t) { return matrix_transpose(t, "H", "Tensor.", true); })
+      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()", "", false); })
       .def("dim", &Tensor::dim)
       .def("ndimension", &Tensor::dim)
       .def("numel", [](const Tensor& t) { shape_read(t, "Tensor.numel()"); return t.numel(); })

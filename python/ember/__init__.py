@@ -22,7 +22,7 @@ from ._C._ops import *  # noqa: F401,F403  every generated op (ember.add, ember.
 from ._C._ops import tensor  # noqa: F401
 from ._tensor import Tensor, Size  # noqa: F401
 from ._functional import (  # noqa: F401
-    cartesian_prod, einsum, frombuffer, meshgrid, nonzero, split, tensordot, unique, unique_consecutive,
+    adjoint, cartesian_prod, einsum, frombuffer, meshgrid, nonzero, split, tensordot, unique, unique_consecutive,
 )
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd, linalg  # noqa: F401

@@ -125,3 +125,8 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a transpose: Ember has no complex dtypes)."""
+    return input.adjoint()
