@@ -99,12 +99,12 @@ def main():
         # relaunch this script as N workers through the launcher (torchrun's interface)
         # the workers get every option but --nproc (they know they are workers from RANK; and the
         # launcher's parser, like torchrun's, would take --nproc for an abbreviation of its own option)
-        argv, skip = [], False
-        for a in sys.argv[1:]:
-            if skip or a == "--nproc" or a.startswith("--nproc="):
-                skip = a == "--nproc" and not skip
-                continue
-            argv.append(a)
+        argv, rest = [], iter(sys.argv[1:])
+        for a in rest:
+            if a == "--nproc":
+                next(rest, None)  # and its value
+            elif not a.startswith("--nproc="):
+                argv.append(a)
         cmd = [sys.executable, "-m", f"{args.backend}.distributed.run", "--nproc-per-node", str(args.nproc),
                os.path.abspath(__file__), *argv]
         sys.exit(subprocess.call(cmd))

@@ -117,10 +117,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                       "means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
                       "You may want to copy the buffer to protect its data or make it writable before converting "
                       "it to a tensor.", UserWarning, stacklevel=2)
-    raw = np.frombuffer(view.cast("B") if view.format != "B" or view.ndim != 1 else view, dtype=np.uint8,
-                        count=count * size, offset=offset)
-    if view.readonly:
-        raw.flags.writeable = False
+    raw = np.frombuffer(view.cast("B"), dtype=np.uint8, count=count * size, offset=offset)  # read-only stays so
     t = _C.from_numpy(raw).view(dtype)  # bytes reinterpreted in place: every dtype, bfloat16 included
     if requires_grad:
         t.requires_grad_(True)

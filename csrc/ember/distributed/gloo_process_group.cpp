@@ -557,11 +557,7 @@ class ProcessGroupGloo : public ProcessGroup {
     autograd::NoGradGuard ng;
     return Staged(t);
   }
-  void divide(const Tensor& t) const {
-    Tensor d = ember::empty({}, TensorOptions(t.dtype()));
-    d.fill_(Scalar(double(size_)));
-    t.div_(d);
-  }
+  void divide(const Tensor& t) const { t.div_(scalar_to_tensor(Scalar(double(size_)))); }
 
   WorkPtr allreduce_impl(const std::vector<Tensor>& tensors, ReduceOp op, Kind kind, bool verify = true) {
     const char* name = kind == kAllreduce ? "all_reduce" : "all_reduce_coalesced";

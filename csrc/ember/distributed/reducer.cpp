@@ -34,6 +34,7 @@ struct Reducer::State {
   ProcessGroupPtr pg;
   ReducerOptions opts;
   std::vector<Bucket> buckets;
+  std::unordered_map<const TensorImpl*, int64_t> index_of;  // a parameter's impl -> its index (graph search)
   std::vector<int64_t> bucket_of;  // param -> bucket
   std::vector<int64_t> slot_of;    // param -> position in its bucket
   std::vector<std::shared_ptr<std::function<void(const Tensor&)>>> hooks;
@@ -70,6 +71,7 @@ struct Reducer::State {
       int64_t cap = it->second == 0 ? opts.first_bucket_bytes : opts.bucket_cap_bytes;
       if (bytes[dt] >= cap) open.erase(dt);
     }
+    for (size_t i = 0; i < params.size(); i++) index_of[params[i].impl()] = int64_t(i);
     bucket_of.assign(params.size(), -1);
     slot_of.assign(params.size(), -1);
     for (size_t bi = 0; bi < buckets.size(); bi++) {
@@ -108,9 +110,7 @@ struct Reducer::State {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       Bucket& ready = buckets[next_launch++];
       // average before summing, as torch's reducer does (the same rounding)
-      Tensor d = ember::empty({}, TensorOptions(ready.flat.dtype()));
-      d.fill_(Scalar(double(pg->size())));
-      ready.flat.div_(d);
+      ready.flat.div_(scalar_to_tensor(Scalar(double(pg->size()))));
       ready.work = pg->allreduce(ready.flat, ReduceOp::SUM, /*verify=*/false);
     }
     if (next_launch == buckets.size() && opts.find_unused_parameters) {
@@ -123,7 +123,6 @@ struct Reducer::State {
   void on_grad(int64_t param) {
     std::lock_guard<std::mutex> g(mu);
     if (!armed) return;  // no_sync(), or a backward the last forward did not arm
-    if (bucket_of[size_t(param)] < 0) return;
     if (!waiting[size_t(param)])
       throw DistError("DistributedDataParallel: the gradient of parameter " + std::to_string(param) +
                       " arrived twice in one iteration (backward run twice after one forward, or the parameter "
@@ -247,8 +246,6 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
   }
   if (!s.opts.find_unused_parameters) return;
   // parameters the graph behind the outputs does not reach get no gradient: ready now
-  std::unordered_map<const void*, int64_t> index;
-  for (size_t i = 0; i < s.params.size(); i++) index[s.params[i].impl()] = int64_t(i);
   std::unordered_set<autograd::Node*> seen;
   std::vector<autograd::Node*> stack;
   std::vector<bool> reached(s.params.size(), false);
@@ -261,8 +258,8 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     autograd::Node* n = stack.back();
     stack.pop_back();
     if (n->is_accumulate_grad()) {
-      auto it = index.find(static_cast<autograd::AccumulateGrad*>(n)->variable.impl());
-      if (it != index.end()) reached[size_t(it->second)] = true;
+      auto it = s.index_of.find(static_cast<autograd::AccumulateGrad*>(n)->variable.impl());
+      if (it != s.index_of.end()) reached[size_t(it->second)] = true;
     }
     for (auto& e : n->next_edges)
       if (e.valid() && seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());

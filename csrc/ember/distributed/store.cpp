@@ -226,6 +226,19 @@ struct FileStore::Log {
     refresh();
   }
 
+  // Runs a KeyValues operation on a scratch copy of `key`'s entry and appends the entry when it
+  // changed (caller holds LOCK_EX): the map itself changes only by replaying the file, so it never
+  // holds a value the file does not.
+  template <class F> auto update(const std::string& key, F&& f) {
+    KeyValues scratch;
+    auto it = kv.kv.find(key);
+    if (it != kv.kv.end()) scratch.kv[key] = it->second;
+    auto r = f(scratch);
+    auto now = scratch.kv.find(key);
+    if (now != scratch.kv.end() && (it == kv.kv.end() || it->second != now->second)) write(kSet, key, now->second);
+    return r;
+  }
+
   template <class F> auto exclusive(F&& f) {
     std::lock_guard<std::mutex> g(mu);
     Lock l(fd, LOCK_EX);
@@ -246,19 +259,14 @@ FileStore::FileStore(std::string path, int64_t num_workers)
   log_->fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (log_->fd < 0) throw DistStoreError("FileStore: cannot open " + path_ + ": " + std::strerror(errno));
   // every instance registers; the last one to leave removes the file (torch's cleanup rule)
-  log_->exclusive([&] {
-    int64_t n = log_->kv.kv.count("cleanup/") ? parse_int("cleanup/", log_->kv.kv["cleanup/"]) : 0;
-    log_->write(Log::kSet, "cleanup/", std::to_string(n + 1));
-    return 0;
-  });
+  log_->exclusive([&] { return log_->update("cleanup/", [](KeyValues& kv) { return kv.add("cleanup/", 1); }); });
 }
 
 FileStore::~FileStore() {
   try {
     log_->exclusive([&] {
-      int64_t left = parse_int("cleanup/", log_->kv.kv["cleanup/"]) - 1;
-      log_->write(Log::kSet, "cleanup/", std::to_string(left));
-      if (num_workers_ > 0 && left <= 0 && log_->kv.kv.count("finished/") == 0) ::unlink(path_.c_str());
+      int64_t left = log_->update("cleanup/", [](KeyValues& kv) { return kv.add("cleanup/", -1); });
+      if (num_workers_ > 0 && left <= 0) ::unlink(path_.c_str());
       return 0;
     });
   } catch (const std::exception&) {  // a destructor never throws: a file left behind is harmless
@@ -274,30 +282,14 @@ std::string FileStore::get(const std::string& key) {
   return log_->shared([&] { return log_->kv.kv.at(key); });
 }
 int64_t FileStore::add(const std::string& key, int64_t amount) {
-  return log_->exclusive([&] {
-    auto it = log_->kv.kv.find(key);
-    int64_t v = (it == log_->kv.kv.end() ? 0 : parse_int(key, it->second)) + amount;
-    log_->write(Log::kSet, key, std::to_string(v));
-    return v;
-  });
+  return log_->exclusive([&] { return log_->update(key, [&](KeyValues& kv) { return kv.add(key, amount); }); });
 }
 std::string FileStore::compare_set(const std::string& key, const std::string& expected, const std::string& desired) {
-  return log_->exclusive([&] {
-    KeyValues probe;
-    auto it = log_->kv.kv.find(key);
-    if (it != log_->kv.kv.end()) probe.kv[key] = it->second;
-    std::string r = probe.compare_set(key, expected, desired);
-    if (probe.kv.count(key) && (it == log_->kv.kv.end() || it->second != probe.kv[key]))
-      log_->write(Log::kSet, key, probe.kv[key]);
-    return r;
-  });
+  return log_->exclusive(
+      [&] { return log_->update(key, [&](KeyValues& kv) { return kv.compare_set(key, expected, desired); }); });
 }
 void FileStore::append(const std::string& key, const std::string& value) {
-  log_->exclusive([&] {
-    auto it = log_->kv.kv.find(key);
-    log_->write(Log::kSet, key, (it == log_->kv.kv.end() ? std::string() : it->second) + value);
-    return 0;
-  });
+  log_->exclusive([&] { return log_->update(key, [&](KeyValues& kv) { return kv.kv[key] += value, 0; }); });
 }
 bool FileStore::check(const std::vector<std::string>& keys) {
   return log_->shared([&] { return log_->kv.has_all(keys); });

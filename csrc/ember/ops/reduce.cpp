@@ -458,7 +458,7 @@ Tensor nansum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::op
 Tensor nanmean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   ScalarType dt = dtype ? *dtype : self.dtype();
   EMBER_CHECK(is_floating(self.dtype()) && is_floating(dt), "nanmean(): expected input to have floating point or "
-              "complex dtype but got ", dtype_cname(dtype && is_floating(self.dtype()) ? dt : self.dtype()));
+              "complex dtype but got ", dtype_cname(is_floating(self.dtype()) ? dt : self.dtype()));
   Tensor count = ember::sum(ember::logical_not(ember::isnan(self)), dim, keepdim, dt);
   return ember::div(native::nansum(self, dim, keepdim, dtype), count);
 }

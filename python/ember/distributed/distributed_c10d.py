@@ -11,8 +11,10 @@ import socket
 import urllib.parse
 
 from .. import _C
+from .._tensor import Tensor as _Tensor
 
 _D = _C._distributed
+_new_tensor, _zeros, _int64, _uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
 
 Store, TCPStore, FileStore, HashStore, PrefixStore = _D.Store, _D.TCPStore, _D.FileStore, _D.HashStore, _D.PrefixStore
 ProcessGroup, Work, ReduceOp = _D.ProcessGroup, _D.Work, _D.ReduceOp
@@ -130,9 +132,7 @@ def _non_member(group):
 def get_rank(group=None):
     if _non_member(group):
         return -1
-    g = _group(group)
-    ranks = _world.group_ranks[g]
-    return ranks[g.rank()] if g is _world.default_pg else g.rank()
+    return _group(group).rank()
 
 
 def get_world_size(group=None):
@@ -258,7 +258,7 @@ def _make_group(backend, store, rank, world_size, timeout, host):
     backend = Backend(backend)
     if backend == Backend.NCCL:
         raise RuntimeError("Distributed package doesn't have NCCL built in")
-    if backend in (Backend.MPI, Backend.UCC) or backend != Backend.GLOO:
+    if backend != Backend.GLOO:
         raise RuntimeError(f"Invalid backend: '{backend}' (this Ember has: gloo)")
     if not is_gloo_available():
         raise RuntimeError("Distributed package doesn't have Gloo built in")
@@ -343,15 +343,13 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
 
 # ------------------------------------------------------------------ argument checks
 def _check_tensor(t, name):
-    from .._tensor import Tensor
-    if not isinstance(t, Tensor):
+    if not isinstance(t, _Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type ember.Tensor\n"
                         f"             but got {type(t)} instead.")
 
 
 def _check_tensor_list(ts, name):
-    from .._tensor import Tensor
-    if not isinstance(ts, (list, tuple)) or not all(isinstance(t, Tensor) for t in ts):
+    if not isinstance(ts, (list, tuple)) or not all(isinstance(t, _Tensor) for t in ts):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[ember.Tensor]\n"
                         f"             but got {type(ts)} instead.")
 
@@ -541,7 +539,7 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
     work.wait()
     g = _group(group)
     r = work.source_rank()
-    return _world.group_ranks[g][r] if g is not _world.default_pg else r
+    return _world.group_ranks[g][r]
 
 
 class P2POp:
@@ -583,16 +581,15 @@ def _byte_tensor(data):
 
 def _gather_bytes(payload, group):
     """Every rank's payload (lists of bytes), through two all_gathers (sizes, then padded bytes)."""
-    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     g = _group(group)
     n = g.size()
-    size = tensor([len(payload)], dtype=int64)
-    sizes = [zeros(1, dtype=int64) for _ in range(n)]
+    size = _new_tensor([len(payload)], dtype=_int64)
+    sizes = [_zeros(1, dtype=_int64) for _ in range(n)]
     all_gather(sizes, size, group=group)
     longest = max(int(s.item()) for s in sizes)
-    mine = zeros(longest, dtype=uint8)
+    mine = _zeros(longest, dtype=_uint8)
     mine[:len(payload)] = _byte_tensor(payload)
-    outs = [zeros(longest, dtype=uint8) for _ in range(n)]
+    outs = [_zeros(longest, dtype=_uint8) for _ in range(n)]
     all_gather(outs, mine, group=group)
     return [bytes(o[:int(s.item())].numpy().tobytes()) for o, s in zip(outs, sizes)]
 
@@ -623,17 +620,16 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     if not _member(group):
         return
-    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     g = _group(group)
     root = _peer(group, src, group_src, "src")
     if g.rank() == root:
         payloads = [_to_bytes(o) for o in object_list]
-        sizes = tensor([len(p) for p in payloads], dtype=int64)
+        sizes = _new_tensor([len(p) for p in payloads], dtype=_int64)
     else:
-        sizes = zeros(len(object_list), dtype=int64)
+        sizes = _zeros(len(object_list), dtype=_int64)
     g.broadcast(sizes, root).wait()
     total = int(sizes.sum().item())
-    buf = _byte_tensor(b"".join(payloads)) if g.rank() == root else zeros(total, dtype=uint8)
+    buf = _byte_tensor(b"".join(payloads)) if g.rank() == root else _zeros(total, dtype=_uint8)
     g.broadcast(buf, root).wait()
     if g.rank() != root:
         raw, at = buf.numpy().tobytes(), 0
@@ -694,9 +690,8 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     """Objects to one rank (recv_object_list there), as ember.save bytes."""
     if not _member(group):
         return
-    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
     payloads = [_to_bytes(o) for o in object_list]
-    send(tensor([len(p) for p in payloads], dtype=int64), dst, group=group, group_dst=group_dst)
+    send(_new_tensor([len(p) for p in payloads], dtype=_int64), dst, group=group, group_dst=group_dst)
     send(_byte_tensor(b"".join(payloads)), dst, group=group, group_dst=group_dst)
 
 
@@ -704,10 +699,9 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     """Fills object_list with what send_object_list sent; returns the sender's rank."""
     if not _member(group):
         return -1
-    tensor, zeros, int64, uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
-    sizes = zeros(len(object_list), dtype=int64)
+    sizes = _zeros(len(object_list), dtype=_int64)
     sender = recv(sizes, src, group=group, group_src=group_src)
-    buf = zeros(int(sizes.sum().item()), dtype=uint8)
+    buf = _zeros(int(sizes.sum().item()), dtype=_uint8)
     recv(buf, sender, group=group)
     raw, at = buf.numpy().tobytes(), 0
     for i, n in enumerate(sizes.tolist()):

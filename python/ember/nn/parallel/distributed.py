@@ -9,12 +9,14 @@ every parameter's .grad, identical on all ranks.
 import contextlib
 import zlib
 
+from ... import _C
+from ..._C import _distributed as _D
+from ..._tensor import Tensor
 from ..modules.module import Module
 
 
 def _tensors_in(obj, out):
     """Every tensor in a forward's output (nested tuples, lists, dicts)."""
-    from ..._tensor import Tensor
     if isinstance(obj, Tensor):
         out.append(obj)
     elif isinstance(obj, (list, tuple)):
@@ -34,8 +36,7 @@ class DistributedDataParallel(Module):
                  skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
                  forward_sync_buffers=None):
         super().__init__()
-        from ...distributed import distributed_c10d
-        from ..._C import _distributed as D
+        from ...distributed import distributed_c10d  # on first use: `import ember` stays light
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter that "
@@ -62,13 +63,12 @@ class DistributedDataParallel(Module):
         self._check_same_model(params)
         if init_sync:
             self._broadcast_coalesced(list(module.parameters()) + list(module.buffers()))
-        self.reducer = D.Reducer(params, self.process_group, self.bucket_bytes_cap,
+        self.reducer = _D.Reducer(params, self.process_group, self.bucket_bytes_cap,
                                  min(1024 * 1024, self.bucket_bytes_cap), find_unused_parameters)
 
     # ---- construction
     def _check_same_model(self, params):
         """Every rank must wrap the same architecture (names, shapes, dtypes, order)."""
-        from ... import _C
         tensor, zeros, int64 = _C._ops.tensor, _C._ops.zeros, _C.int64
         desc = ";".join(f"{n}:{tuple(p.shape)}:{p.dtype}" for n, p in self.module.named_parameters() if p.requires_grad)
         mine = tensor([len(params), zlib.crc32(desc.encode())], dtype=int64)
@@ -86,18 +86,16 @@ class DistributedDataParallel(Module):
 
     def _broadcast_coalesced(self, tensors):
         """Rank 0's values into every rank's tensors: one broadcast per dtype."""
-        from ..._C import _distributed as D
-        D.broadcast_coalesced(self.process_group, tensors, 0)
+        _D.broadcast_coalesced(self.process_group, tensors, 0)
 
     # ---- training
     def forward(self, *inputs, **kwargs):
-        from ..._C import is_grad_enabled
         if self.broadcast_buffers and self.require_forward_param_sync:
             buffers = list(self.module.buffers())
             if buffers and self.process_group.size() > 1:
                 self._broadcast_coalesced(buffers)
         out = self.module(*inputs, **kwargs)
-        if is_grad_enabled() and self.require_backward_grad_sync:
+        if _C.is_grad_enabled() and self.require_backward_grad_sync:
             self.reducer.prepare_for_backward(_tensors_in(out, []) if self.find_unused_parameters else [])
         return out
 
