@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(cmake ninja-build g++ libopenblas-dev libopenblas-openmp-dev libsleef-dev libdnnl-dev libgtest-dev libgloo-dev zlib1g-dev ccache dataset-fashion-mnist)
+APT_PACKAGES=(cmake ninja-build g++ libopenblas-dev libopenblas-openmp-dev libsleef-dev libdnnl-dev libgtest-dev libgloo-dev libboost-dev zlib1g-dev ccache dataset-fashion-mnist)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

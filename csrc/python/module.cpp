@@ -1,5 +1,5 @@
 // ember._C: the extension module. Registers the Tensor type, dtype/device/Generator objects,
-// the generated op functions (in ember._C._ops and ember._C._nn) and the hand-written helpers.
+// the generated op functions (in ember._C._ops, ember._C._nn and ember._C._special) and the hand-written helpers.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
@@ -20,6 +20,7 @@ using namespace ember;
 
 extern PyMethodDef ember_generated_functions[];
 extern PyMethodDef ember_generated_nn_functions[];
+extern PyMethodDef ember_generated_special_functions[];
 
 namespace {
 
@@ -201,6 +202,9 @@ NB_MODULE(_C, m) {
   // ops that PyTorch keeps in torch._C._nn (torch.nn.functional's builtins): ops.yaml's python_module: nn
   nb::module_ nn_ops = m.def_submodule("_nn", "generated torch.nn.functional ops");
   add_functions(nn_ops, ember_generated_nn_functions);
+  // torch.special's ops (torch._C._special): ops.yaml's python_module: special
+  nb::module_ special_ops = m.def_submodule("_special", "generated torch.special ops");
+  add_functions(special_ops, ember_generated_special_functions);
 
   m.def("_set_tensor_class", [](nb::handle cls) { py::set_tensor_class((PyTypeObject*)cls.ptr()); });
   m.def("_set_size_class", [](nb::handle cls) { py::register_size_type(cls.ptr()); });

@@ -48,7 +48,7 @@ from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.visio
 from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401
-from . import accelerator, backends, cuda, onnx, testing  # noqa: E402,F401
+from . import accelerator, backends, cuda, onnx, special, testing  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
 from ._flags import (  # noqa: E402,F401
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,

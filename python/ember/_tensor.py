@@ -316,6 +316,14 @@ class Tensor(_C.TensorBase):
     def cpu(self, memory_format=None):
         return self
 
+    # torch.polygamma(n, x) takes the order first; the method form is x.polygamma(n)
+    def polygamma(self, n):
+        return _C._ops.polygamma(n, self)
+
+    def polygamma_(self, n):
+        # the op's graph saves its input: compute from a copy so writing self leaves that intact
+        return self.copy_(_C._ops.polygamma(n, self.clone() if self.requires_grad else self))
+
     def cuda(self, device=None, non_blocking=False, memory_format=None):
         if isinstance(device, (str, _C.device)) and _C.device(device).type != "cuda":
             raise RuntimeError("Invalid device, must be cuda device")

@@ -63,11 +63,11 @@ class OpInfo:
         self.self_inplace = self.base.endswith("_") if self_inplace is None else self_inplace
         pyname = self.pyname
 
-        # python_module: nn ops live in ember._C._nn, as PyTorch's in torch._C._nn
-        nn_module = self.entry.get("python_module") == "nn"
+        # python_module: nn / special ops live in ember._C._nn / _special, as PyTorch's in torch._C._nn / _special
+        submodule = self.entry.get("python_module")
 
         def namespace(lib):
-            return lib._C._nn if nn_module else lib
+            return getattr(lib._C, "_" + submodule) if submodule else lib
 
         def default_fn(lib, *a, **k):
             return getattr(namespace(lib), pyname)(*a, **k)
@@ -1223,6 +1223,7 @@ import opdb_nn  # noqa: E402,F401  (NN-core and BLAS ops)
 import opdb_nn_functional  # noqa: E402,F401  (activations, normalization, dropout, embeddings, losses)
 import opdb_optim  # noqa: E402,F401  (fused optimizer updates)
 import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling and extra random ops)
+import opdb_special  # noqa: E402,F401  (special functions: torch.special and the gamma/Bessel ops)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 

@@ -704,6 +704,49 @@ add(S("linalg_det", "3x3", lambda lib, a: _la("det")(lib, a), A((3, 3))),
     S("linalg_svd", "tall", lambda lib, a: tuple(t.abs() for t in _la("svd")(lib, a, False)), A((4, 3))))
 
 
+# ---- special functions (ember.special and the gamma/Bessel ops); sp(lib) is torch.special / ember.special
+def sp(lib):
+    return lib.special
+
+
+for _name, _dom in {"lgamma": dict(lo=0.3, hi=3.0), "digamma": dict(lo=0.3, hi=3.0), "i0": {},
+                    "sinc": dict(lo=0.2, hi=1.8, kind="signed")}.items():
+    add(S(_name, "2x3", lambda lib, x, n=_name: getattr(lib, n)(x), A((2, 3), **_dom)),
+        S(_name, "noncontig_method", lambda lib, x, n=_name: getattr(x, n)(), A((3, 2), layout="t", **_dom)),
+        S(_name, "inplace", lambda lib, x, n=_name: getattr(x.clone(), n + "_")(), A((2, 3), **_dom)))
+add(S("lgamma", "negative_noninteger", lambda lib, x: lib.lgamma(x), A((4,), values=[-0.5, -1.3, -2.7, 4.2])),
+    S("digamma", "negative_noninteger", lambda lib, x: lib.digamma(x), A((3,), values=[-0.5, -1.3, -2.7])),
+    S("polygamma", "n0_n1", lambda lib, x: (lib.polygamma(0, x), lib.polygamma(1, x)), A((2, 3), lo=0.3, hi=3.0)),
+    S("polygamma", "n3_method", lambda lib, x: x.polygamma(3), A((3,), lo=0.5, hi=3.0)),
+    S("mvlgamma", "p3", lambda lib, x: lib.mvlgamma(x, 3), A((2, 3), lo=1.5, hi=4.0)),
+    S("mvlgamma", "method_p1", lambda lib, x: x.mvlgamma(1), A((3,), lo=0.5, hi=4.0)),
+    S("igamma", "other", lambda lib, a, x: lib.igamma(a, x), A((2, 3), lo=0.5, hi=3.0, grad=False),
+      A((2, 3), lo=0.2, hi=3.0)),
+    S("igammac", "other_broadcast", lambda lib, a, x: lib.igammac(a, x), A((3,), lo=0.5, hi=3.0, grad=False),
+      A((2, 3), lo=0.2, hi=3.0)),
+    S("logit", "no_eps", lambda lib, x: lib.logit(x), A((2, 3), lo=0.1, hi=0.9)),
+    S("logit", "eps_clamped", lambda lib, x: lib.logit(x, eps=0.2), A((4,), values=[0.05, 0.3, 0.6, 0.95])),
+    S("logit", "inplace", lambda lib, x: x.clone().logit_(), A((3,), lo=0.1, hi=0.9)),
+    S("sinc", "at_zero", lambda lib, x: lib.sinc(x), A((3,), values=[0.0, 0.4, -1.3]), gg=False),
+    S("xlogy.Tensor", "at_zero_self", lambda lib, a, b: lib.xlogy(a, b), A((3,), values=[0.0, 0.0, 1.5]),
+      A((3,), values=[2.0, 0.5, 3.0]), gc=False),
+    S("special_i0e", "signed", lambda lib, x: sp(lib).i0e(x), A((2, 3), lo=0.2, hi=3.0, kind="signed")),
+    S("special_i1", "signed", lambda lib, x: sp(lib).i1(x), A((2, 3), lo=0.2, hi=3.0, kind="signed")),
+    S("special_i1", "at_zero", lambda lib, x: sp(lib).i1(x), A((2,), values=[0.0, 1.0]), gg=False),
+    S("special_i1e", "signed", lambda lib, x: sp(lib).i1e(x), A((2, 3), lo=0.2, hi=3.0, kind="signed")),
+    S("special_erfcx", "2x3", lambda lib, x: sp(lib).erfcx(x), A((2, 3))),
+    S("special_ndtri", "2x3", lambda lib, x: sp(lib).ndtri(x), A((2, 3), lo=0.05, hi=0.95)),
+    S("special_log_ndtr", "tails", lambda lib, x: sp(lib).log_ndtr(x), A((4,), values=[-8.0, -1.5, 0.3, 4.0])),
+    S("special_ndtr", "2x3", lambda lib, x: sp(lib).ndtr(x), A((2, 3))),
+    S("special_entr", "positive", lambda lib, x: sp(lib).entr(x), A((2, 3), lo=0.2, hi=3.0)),
+    S("special_xlog1py", "both", lambda lib, a, b: sp(lib).xlog1py(a, b), A((2, 3)), A((2, 3), lo=-0.5, hi=2.0)),
+    S("special_xlog1py.self_scalar", "scalar_x", lambda lib, b: sp(lib).xlog1py(2.0, b), A((3,), lo=-0.5, hi=2.0)),
+    S("special_xlog1py.other_scalar", "scalar_y", lambda lib, a: sp(lib).xlog1py(a, 0.5), A((3,))),
+    S("special_zeta", "q", lambda lib, x, q: sp(lib).zeta(x, q), A((3,), lo=1.5, hi=4.0, grad=False),
+      A((2, 3), lo=0.5, hi=3.0)),
+    S("special_zeta.self_scalar", "scalar_x", lambda lib, q: sp(lib).zeta(3.0, q), A((3,), lo=0.5, hi=3.0)))
+
+
 # ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")
 # Ops with a grad: formula, and the differentiable composites (no formula of their own: gradients
 # come from the ops they call), which are listed in DIFFERENTIABLE_COMPOSITES.
@@ -721,7 +764,8 @@ DIFFERENTIABLE_COMPOSITES = {
     "diagflat", "trace", "meshgrid", "cartesian_prod", "combinations", "cross", "linalg_cross",
     "grid_sampler", "affine_grid_generator", "linear", "hsplit.int", "hsplit.array", "vsplit.int", "vsplit.array",
     "dsplit.int", "dsplit.array", "ravel", "broadcast_to", "sum_to_size", "nansum", "nanmean", "logaddexp",
-    "logaddexp2", "xlogy.Tensor", "xlogy.Scalar_Self", "xlogy.Scalar_Other",
+    "logaddexp2", "xlogy.Scalar_Self", "xlogy.Scalar_Other", "mvlgamma", "special_ndtr",
+    "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_zeta.self_scalar",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),

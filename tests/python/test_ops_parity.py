@@ -104,8 +104,8 @@ def test_declared_variants_exist():
         names = [py] + e.get("aliases", [])
         for n in names:
             module = ember._C._ops if n.startswith("_") else ember
-            if e.get("python_module") == "nn":  # functions PyTorch keeps in torch._C._nn
-                module = ember._C._nn
+            if e.get("python_module"):  # functions PyTorch keeps in torch._C._nn / torch._C._special
+                module = getattr(ember._C, "_" + e["python_module"])
             if "function" in variants and not hasattr(module, n):
                 missing.append(f"{module.__name__}.{n}")
             if "function" in variants and e.get("inplace_function") and not hasattr(module, n + "_"):

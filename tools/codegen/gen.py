@@ -9,11 +9,11 @@ Outputs (all headed `// @generated from ops.yaml`):
   ember/generated/kernels.h        the elementwise kernel enums and X-macro lists
   generated_ops.cpp                ember::* forwarding functions, Tensor methods, generated kernels' bodies
   generated_python.cpp             Python bindings: one vectorcall function per Python name
-                                   (tables: ember._C._ops, Tensor methods, ember._C._nn)
+                                   (tables: ember._C._ops, Tensor methods, ember._C._nn, ember._C._special)
 
 ops.yaml keys read here besides those its header lists: `python_module: nn` binds the function in
 ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
-ember namespace; `inplace_function: true` also binds op_ as a Python function (torch.selu_).
+ember namespace, and `python_module: special` in ember._C._special (torch._C._special); `inplace_function: true` also binds op_ as a Python function (torch.selu_).
 The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
 import os
@@ -202,6 +202,17 @@ def load(path):
 
 
 # ---------------------------------------------------------------- C++ API
+# ops that declare their own (Tensor self, Scalar other) overload in ops.yaml (xlogy.Scalar_Other, ...):
+# the generated C++ convenience overload would collide with it
+EXPLICIT_SCALAR_OTHER = set()
+
+
+def scalar_convenience(op):
+    """True when the binary kernel op gets a generated C++ overload taking a Scalar `other`."""
+    return bool(op.kernel and op.kernel.startswith("binary") and op.name not in EXPLICIT_SCALAR_OTHER
+                and op.params[1].name in ("other", "exponent"))
+
+
 def gen_headers(ops, out):
     decl, native, methods = [], [], []
     for op in ops:
@@ -218,7 +229,7 @@ def gen_headers(ops, out):
             op_ = op.cpp_params(True, prefix=op.out_prefix())
             decl.append(f"EMBER_API {op.out_ret()} {op.name}_out({op_});")
             native.append(f"{op.out_ret()} {op.name}_out({op.cpp_params(False, prefix=op.out_prefix())});")
-        if op.kernel and op.kernel.startswith("binary"):
+        if scalar_convenience(op):
             # C++ convenience: a Scalar on the right (t + 2.0), wrapped as PyTorch wraps numbers.
             sp = op.cpp_params(True).replace("const Tensor& other", "const Scalar& other", 1)
             sp = re.sub(r"const Tensor& (exponent)", r"const Scalar& \1", sp)
@@ -229,7 +240,7 @@ def gen_headers(ops, out):
                 methods.append(f"{ret} {op.name}({op.cpp_params(True, skip_self=True)}){const};")
                 if op.inplace:
                     methods.append(f"const Tensor& {op.name}_({op.cpp_params(True, skip_self=True)}){const};")
-                if op.kernel and op.kernel.startswith("binary"):
+                if scalar_convenience(op):
                     sp = op.cpp_params(True, skip_self=True).replace("const Tensor& other", "const Scalar& other", 1)
                     methods.append(f"Tensor {op.name}({sp}){const};")
                     if op.inplace:
@@ -274,15 +285,18 @@ def kernel_body(op, mode):
         flags.append("kPromoteToFloat")
     if op.entry.get("result") == "bool":
         flags.append("kResultBool")
+    if op.entry.get("reduced_float") is False:
+        flags.append("kNoReducedFloat")
     flag = " | ".join(flags) or "0"
-    out = {"functional": "Tensor()", "inplace": "self", "out": "out"}[mode]
+    first = op.params[0].name  # self, or x for the torch.special ops whose schema names it so
+    out = {"functional": "Tensor()", "inplace": first, "out": "out"}[mode]
     m = {"functional": "OutMode::Functional", "inplace": "OutMode::Inplace", "out": "OutMode::Out"}[mode]
     if kind == "unary":
-        call = f'unary_op(UnaryKernel::{functor}, {flag}, self, {out}, {m}, "{op.name}")'
+        call = f'unary_op(UnaryKernel::{functor}, {flag}, {first}, {out}, {m}, "{op.name}")'
     else:
         other = op.params[1].name
         alpha = "alpha" if any(p.name == "alpha" for p in op.params) else "Scalar(1)"
-        call = f'binary_op(BinaryKernel::{functor}, {flag}, self, {other}, {alpha}, {out}, {m}, "{op.name}")'
+        call = f'binary_op(BinaryKernel::{functor}, {flag}, {first}, {other}, {alpha}, {out}, {m}, "{op.name}")'
     return f"return {call};" if mode == "functional" else f"{call};\n  return {out};"
 
 
@@ -339,7 +353,7 @@ def gen_ops_cpp(ops, out):
             body = [record_line(op, op.name)] + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
             o.extend(traced_entry(op, op.out_ret(), op.name + "_out", op.cpp_params(False, prefix=op.out_prefix()),
                                   f"{op.out_names()}, {names}", "Out", body))
-        if op.kernel and op.kernel.startswith("binary"):
+        if scalar_convenience(op):
             sp = op.cpp_params(False).replace("const Tensor& other", "const Scalar& other", 1)
             o.append(f"Tensor {op.name}({sp}) {{ return ember::{op.name}({names.replace('other', 'scalar_to_tensor(other)', 1)}); }}")
         if "method" in op.variants and op.params and op.params[0].name == "self":
@@ -349,7 +363,7 @@ def gen_ops_cpp(ops, out):
             if op.inplace:
                 o.append(f"const Tensor& Tensor::{op.name}_({op.cpp_params(False, skip_self=True)}) const "
                          f"{{ return ember::{op.name}_({args}); }}")
-            if op.kernel and op.kernel.startswith("binary"):
+            if scalar_convenience(op):
                 sp = op.cpp_params(False, skip_self=True).replace("const Tensor& other", "const Scalar& other", 1)
                 sargs = args.replace("other", "scalar_to_tensor(other)", 1)
                 o.append(f"Tensor Tensor::{op.name}({sp}) const {{ return ember::{op.name}({sargs}); }}")
@@ -486,11 +500,17 @@ def gen_binding(pyname, overloads, method, prefix=""):
 """
 
 
+# python_module -> (binding-name prefix, C table name): ops that PyTorch binds outside torch's namespace
+SUBMODULE_TABLES = {"nn": ("nn_", "ember_generated_nn_functions"),
+                    "special": ("special_", "ember_generated_special_functions")}
+
+
 def gen_python(ops, out):
-    funcs, meths, nn_funcs = {}, {}, {}
+    funcs, meths = {}, {}
+    sub_funcs = {m: {} for m in SUBMODULE_TABLES}
     for op in ops:
         names = [op.python_name] + op.aliases
-        fgroup = nn_funcs if op.python_module == "nn" else funcs
+        fgroup = sub_funcs[op.python_module] if op.python_module else funcs
         for n in names:
             if "function" in op.variants:
                 fgroup.setdefault(n, []).append((op, False))
@@ -501,15 +521,15 @@ def gen_python(ops, out):
                 if op.inplace:
                     meths.setdefault(n + "_", []).append((op, True))
     code = [HEADER, '#include "python/arg_parser.h"', '#include "ember/generated/ops.h"', ""]
-    ftable, mtable, nntable = [], [], []
-    for table, group, method in ((ftable, funcs, False), (mtable, meths, True), (nntable, nn_funcs, False)):
+    tables = [("ember_generated_functions", funcs, False, ""), ("ember_generated_methods", meths, True, "")]
+    tables += [(table, sub_funcs[m], False, prefix) for m, (prefix, table) in SUBMODULE_TABLES.items()]
+    for table_name, group, method, prefix in tables:
+        rows = []
         for pyname, ovs in group.items():
-            fn, body = gen_binding(pyname, ovs, method, "nn_" if table is nntable else "")
+            fn, body = gen_binding(pyname, ovs, method, prefix)
             code.append(body)
-            table.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, nullptr}},')
-    code.append("PyMethodDef ember_generated_functions[] = {\n" + "\n".join(ftable) + "\n  {nullptr, nullptr, 0, nullptr}};")
-    code.append("PyMethodDef ember_generated_methods[] = {\n" + "\n".join(mtable) + "\n  {nullptr, nullptr, 0, nullptr}};")
-    code.append("PyMethodDef ember_generated_nn_functions[] = {\n" + "\n".join(nntable) + "\n  {nullptr, nullptr, 0, nullptr}};")
+            rows.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, nullptr}},')
+        code.append(f"PyMethodDef {table_name}[] = {{\n" + "\n".join(rows) + "\n  {nullptr, nullptr, 0, nullptr}};")
     with open(os.path.join(out, "generated_python.cpp"), "w") as f:
         f.write("\n".join(code) + "\n")
 
@@ -518,6 +538,8 @@ def main():
     src, out = sys.argv[1], sys.argv[2]
     os.makedirs(os.path.join(out, "ember/generated"), exist_ok=True)
     ops = load(src)
+    EXPLICIT_SCALAR_OTHER.update(op.name for op in ops if len(op.params) >= 2 and op.params[0].type == "Tensor"
+                                 and op.params[1].type == "Scalar" and op.params[1].name == "other")
     gen_headers(ops, out)
     gen_ops_cpp(ops, out)
     gen_python(ops, out)

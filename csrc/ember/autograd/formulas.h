@@ -17,6 +17,15 @@ std::vector<SavedVariable> save_list(const std::vector<Tensor>& ts);
 std::vector<Tensor> unpack_list(const std::vector<SavedVariable>& vs, const std::shared_ptr<Node>& owner);
 
 Tensor zeros_like_grad(const Tensor& grad);
+// An input PyTorch has no derivative for (igamma's `input`, zeta's `self`): backward through it raises
+// NotImplementedError "the derivative for 'what' is not implemented."
+Tensor not_implemented(const char* what);
+
+// special functions (special_formulas.cpp)
+Tensor xlogy_self_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool log1p);
+Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps);
+Tensor sinc_backward(const Tensor& grad, const Tensor& self);
+Tensor i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled);
 Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha);
 Tensor mul_grad(const Tensor& grad, const Tensor& other, ScalarType self_dtype);
 Tensor div_self_grad(const Tensor& grad, const Tensor& other, std::optional<std::string_view> mode);

@@ -5,7 +5,8 @@
 
 namespace ember {
 
-enum ElementwiseFlags : int { kPromoteToFloat = 1, kResultBool = 2 };
+// kNoReducedFloat: no float16/bfloat16 kernel in PyTorch (its special functions' CPU kernels): raise its error
+enum ElementwiseFlags : int { kPromoteToFloat = 1, kResultBool = 2, kNoReducedFloat = 4 };
 
 Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out, OutMode mode, const char* name,
                 const Scalar& arg0 = Scalar());

@@ -11,6 +11,13 @@
 
 namespace ember {
 
+// PyTorch's message names its CPU kernel: "erfcx_cpu" for special_erfcx
+static void check_no_reduced_float(ScalarType dt, std::string_view name) {
+  if (dt != kHalf && dt != kBFloat16) return;
+  if (name.substr(0, 8) == "special_") name.remove_prefix(8);
+  EMBER_FAIL(NotImplemented, "\"", name, "_cpu\" not implemented for '", dt, "'");
+}
+
 Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out, OutMode mode, const char* name,
                 const Scalar& arg0) {
   EMBER_CHECK(k != UnaryKernel::Neg || self.dtype() != kBool,
@@ -37,6 +44,7 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
       break;
   }
   TensorIter it(cfg);
+  if (flags & kNoReducedFloat) check_no_reduced_float(it.common_dtype(), name);
   KernelArgs args;
   args.s0 = arg0;
   args.name = name;
@@ -76,6 +84,7 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
        k == BinaryKernel::FloorDiv) && other.numel() == 1)
     cfg.unrounded_input = 1;
   TensorIter it(cfg);
+  if (flags & kNoReducedFloat) check_no_reduced_float(it.common_dtype(), name);
   if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
   KernelArgs args;
   args.s0 = alpha;
@@ -382,7 +391,7 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
   return self;
 }
 
-// ---- logaddexp, logaddexp2, xlogy: composites of differentiable ops (their gradients follow:
+// ---- logaddexp, logaddexp2: composites of differentiable ops (their gradients follow:
 // maximum splits ties evenly and |x| has slope 0 at 0, which gives sigmoid(0) = 1/2, torch's value)
 namespace {
 ScalarType floating_result(const Tensor& a, const Tensor& b, const char* name) {
@@ -409,15 +418,6 @@ Tensor logaddexp2(const Tensor& self, const Tensor& other) {
   floating_result(self, other, "logaddexp2");
   return logaddexp_base(self, other, true);
 }
-
-// self * log(other), 0 where self is 0 (even when other is 0), NaN where other is NaN
-Tensor xlogy(const Tensor& self, const Tensor& other) {
-  Tensor r = ember::mul(self, ember::log(other));
-  r = ember::where(ember::eq(self, Scalar(0)), Scalar(0.0), r);
-  return ember::where(ember::isnan(other), Scalar(std::numeric_limits<double>::quiet_NaN()), r);
-}
-Tensor xlogy(const Scalar& self, const Tensor& other) { return native::xlogy(scalar_to_tensor(self), other); }
-Tensor xlogy(const Tensor& self, const Scalar& other) { return native::xlogy(self, scalar_to_tensor(other)); }
 
 }  // namespace native
 }  // namespace ember

@@ -6,6 +6,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/special_math.h"
 
 namespace ember::EMBER_CPU_NS {
 
@@ -144,6 +145,42 @@ template <class T> struct Pow {
     }
   }
 };
+// Special functions of two arguments (kernels/cpu/special_math.cpp)
+#define SPECIAL_FN2(Name, fn) \
+  template <class T> struct Name { \
+    static constexpr int mask = kFloats; \
+    T operator()(T a, T b) const { return T(special_math::fn(double(a), double(b))); } \
+  };
+SPECIAL_FN2(Xlogy, xlogy)
+SPECIAL_FN2(Xlog1py, xlog1py)
+SPECIAL_FN2(Igamma, igamma)
+SPECIAL_FN2(Igammac, igammac)
+SPECIAL_FN2(Zeta, zeta)
+#undef SPECIAL_FN2
+// P_n(x): the degree arrives in the floating compute dtype and is truncated, as PyTorch does
+#define POLYNOMIAL_FN(Name, fn) \
+  template <class T> struct Name { \
+    static constexpr int mask = kFloats; \
+    T operator()(T x, T n) const { \
+      if (std::isnan(n)) return n; \
+      double d = std::trunc(double(n)); \
+      return T(special_math::fn(double(x), d < -1.0 ? int64_t(-1) : d > 9.0e18 ? std::numeric_limits<int64_t>::max() : int64_t(d))); \
+    } \
+  };
+POLYNOMIAL_FN(ChebyshevT, chebyshev_t)
+POLYNOMIAL_FN(ChebyshevU, chebyshev_u)
+POLYNOMIAL_FN(ChebyshevV, chebyshev_v)
+POLYNOMIAL_FN(ChebyshevW, chebyshev_w)
+POLYNOMIAL_FN(ShiftedChebyshevT, shifted_chebyshev_t)
+POLYNOMIAL_FN(ShiftedChebyshevU, shifted_chebyshev_u)
+POLYNOMIAL_FN(ShiftedChebyshevV, shifted_chebyshev_v)
+POLYNOMIAL_FN(ShiftedChebyshevW, shifted_chebyshev_w)
+POLYNOMIAL_FN(HermiteH, hermite_h)
+POLYNOMIAL_FN(HermiteHe, hermite_he)
+POLYNOMIAL_FN(LaguerreL, laguerre_l)
+POLYNOMIAL_FN(LegendreP, legendre_p)
+#undef POLYNOMIAL_FN
+
 template <class T> struct Atan2 {
   static constexpr int mask = kFloats;
   T operator()(T a, T b) const { return std::atan2(a, b); }

@@ -6,6 +6,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/isa/loops.h"
 #include "ember/kernels/cpu/isa/vec_math.h"
+#include "ember/kernels/cpu/special_math.h"
 
 namespace ember::EMBER_CPU_NS {
 
@@ -41,6 +42,58 @@ FLOAT_FN(Erfinv, T(erfinv_double(double(x))))
 FLOAT_FN(Reciprocal, T(1) / x)
 FLOAT_FN(Frac, x - std::trunc(x))
 #undef FLOAT_FN
+
+// Special functions: scalar double code, out of line (kernels/cpu/special_math.cpp)
+#define SPECIAL_FN(Name, fn) \
+  template <class T> struct Name { \
+    static constexpr int mask = kFloats; \
+    T operator()(T x) const { return T(special_math::fn(double(x))); } \
+  };
+SPECIAL_FN(Lgamma, lgamma)
+SPECIAL_FN(Digamma, digamma)
+SPECIAL_FN(I0, i0)
+SPECIAL_FN(I0e, i0e)
+SPECIAL_FN(I1, i1)
+SPECIAL_FN(I1e, i1e)
+SPECIAL_FN(BesselK0, k0)
+SPECIAL_FN(BesselK1, k1)
+SPECIAL_FN(BesselK0e, k0e)
+SPECIAL_FN(BesselK1e, k1e)
+SPECIAL_FN(BesselJ0, j0)
+SPECIAL_FN(BesselJ1, j1)
+SPECIAL_FN(BesselY0, y0)
+SPECIAL_FN(BesselY1, y1)
+SPECIAL_FN(SphericalJ0, spherical_j0)
+SPECIAL_FN(AiryAi, airy_ai)
+SPECIAL_FN(Erfcx, erfcx)
+SPECIAL_FN(Ndtri, ndtri)
+SPECIAL_FN(LogNdtr, log_ndtr)
+SPECIAL_FN(Entr, entr)
+SPECIAL_FN(Sinc, sinc)
+#undef SPECIAL_FN
+
+template <class T> struct Polygamma {
+  static constexpr int mask = kFloats;
+  int64_t n;
+  explicit Polygamma(const KernelArgs& a) : n(a.s0.to_long()) {}
+  T operator()(T x) const { return T(special_math::polygamma(n, double(x))); }
+};
+// logit(x) = log(x / (1 - x)), x first clamped to [eps, 1 - eps] when eps >= 0 (s0 = eps, -1 for none)
+template <class T> struct Logit {
+  static constexpr int mask = kFloats;
+  T lo, hi;
+  bool clamp;
+  explicit Logit(const KernelArgs& a) {
+    double eps = a.s0.to<double>();
+    clamp = eps >= 0;
+    lo = T(eps);
+    hi = T(1 - eps);
+  }
+  T operator()(T x) const {
+    if (clamp) x = x < lo ? lo : (x > hi ? hi : x);  // NaN stays NaN
+    return std::log(x / (T(1) - x));
+  }
+};
 
 // Rounding ops are the identity on integers.
 #define ROUND_FN(Name, fexpr) \
