@@ -15,6 +15,14 @@ __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn", "get_s
            "get_swa_avg_fn"]
 
 
+_INTEGER_ADDCDIV = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+    "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+    "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) "
+    "for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * tensor1 / "
+    "tensor2), for all dtypes.")
+
+
 def _check_decay(decay):
     if decay < 0.0 or decay > 1.0:
         raise ValueError(f"Invalid decay value {decay} provided. Please provide a value in [0,1] range.")
@@ -48,13 +56,12 @@ def get_swa_multi_avg_fn():
                 weight = weight.item()
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
                 p_avg.lerp_(p_model, weight)
+        elif isinstance(num_averaged, _C.TensorBase):
+            # torch's integer path divides with addcdiv, which refuses integer division
+            raise RuntimeError(_INTEGER_ADDCDIV)
         else:
             for p_avg, p_model in zip(averaged_param_list, current_param_list):
-                diff = p_model - p_avg
-                if isinstance(num_averaged, _C.TensorBase):
-                    p_avg.addcdiv_(diff, num_averaged + 1)
-                else:
-                    p_avg.add_(diff, alpha=1.0 / (num_averaged + 1))
+                p_avg.add_(p_model - p_avg, alpha=1.0 / (num_averaged + 1))
     return swa_update
 
 
