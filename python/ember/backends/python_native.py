@@ -128,7 +128,10 @@ class _PythonNativeModule(types.ModuleType):
         raise AttributeError(f"module '{self.__name__}' has no attribute '{name}'")
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | set(_ALL_DSLS))
+        public = {"available_dsls", "all_dsls", "get_dsl_operations", "disable_operations", "enable_operations",
+                  "disable_dispatch_keys", "enable_dispatch_keys", "operations_disabled", "is_operation_disabled",
+                  "is_dsl_disabled"}
+        return sorted(set(super().__dir__()) | public | set(_ALL_DSLS))
 
 
 sys.modules[__name__].__class__ = _PythonNativeModule
