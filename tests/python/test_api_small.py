@@ -43,7 +43,7 @@ def test_scatter_of_objects_matches_torch(inputs, devices):
     assert [type(x) for x in got] == [type(x) for x in value]
 
 
-@pytest.mark.parametrize("devices", [["cpu"], [0, "cpu"], [ "cuda:0", "cpu"]])
+@pytest.mark.parametrize("devices", [["cpu"], [0, "cpu"], ["cuda:0", "cpu"]])
 def test_scatter_of_tensors_to_cpu_devices_matches_torch(devices):
     kind, _ = _same_outcome(lambda lib: lambda: lib.nn.parallel.scatter([lib.ones(4)], devices))
     assert kind == "ValueError"
@@ -83,7 +83,7 @@ def test_replicate_matches_torch():
     def net(lib):
         return lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Sequential(lib.nn.Tanh(), None))
     assert _same_outcome(lambda lib: lambda: lib.nn.parallel.replicate(lib.nn.Linear(2, 2), []))[0] == "ok"
-    for devices in (["cpu"], [lib_dev for lib_dev in ("cuda:0", "cpu")]):
+    for devices in (["cpu"], ["cuda:0", "cpu"]):
         assert _same_outcome(lambda lib: lambda: lib.nn.parallel.replicate(net(lib), devices))[0] == "ValueError"
     assert _same_outcome(lambda lib: lambda: lib.nn.parallel.replicate(lib.nn.Linear(2, 2), [0]))[0] == \
         "AssertionError"
