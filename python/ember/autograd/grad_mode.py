@@ -3,6 +3,7 @@ usable as context managers and as decorators."""
 import functools
 import inspect
 import sys
+import threading
 
 from .. import _C
 
@@ -121,3 +122,56 @@ def is_grad_enabled():
 
 def is_inference_mode_enabled():
     return _C.is_inference_mode_enabled()
+
+
+class _EngineSwitches(threading.local):
+    """Per-thread settings of torch's engine that Ember's already behaves as: its backward always runs
+    on the calling thread (torch's mode=False), and an accumulated gradient is stored as the engine
+    produced it. The values are kept so that code reading or restoring them sees its own."""
+    multithreading = True
+    grad_layout_enforcement = True
+
+
+_engine_switches = _EngineSwitches()
+
+
+class set_multithreading_enabled(_DecoratorContextManager):
+    """set_multithreading_enabled(mode): whether backward may run on per-device worker threads; set at
+    once (as a function) or within a `with` block. Ember has no device threads (see _EngineSwitches)."""
+
+    def __init__(self, mode):
+        self.prev = _engine_switches.multithreading
+        _engine_switches.multithreading = mode
+        self.mode = mode
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _engine_switches.multithreading = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """enforce_grad_layout_policy(enable=True): whether accumulated gradients are forced to their
+    parameter's strides; set at once or within a `with` block (as a decorator, within calls only)."""
+
+    def __init__(self, enable=True):
+        self.prev = _engine_switches.grad_layout_enforcement
+        _engine_switches.grad_layout_enforcement = enable
+        self.mode = enable
+
+    def __call__(self, fn):
+        _engine_switches.grad_layout_enforcement = self.prev
+        return super().__call__(fn)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        _engine_switches.grad_layout_enforcement = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)

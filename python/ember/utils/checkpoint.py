@@ -9,6 +9,8 @@ their gradients, so autograd.grad and double backward work; keyword arguments an
 structures are accepted.
 """
 import contextlib
+import enum
+import threading
 import types
 import warnings
 
@@ -17,8 +19,10 @@ from .._random import get_rng_state, set_rng_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
 
-__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction",
-           "noop_context_fn", "detach_variable", "check_backward_validity", "set_checkpoint_early_stop"]
+__all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "check_backward_validity",
+           "detach_variable", "get_device_states", "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
+           "DefaultDeviceType", "set_checkpoint_debug_enabled", "CheckpointPolicy", "SelectiveCheckpointContext",
+           "create_selective_checkpoint_contexts", "SAC_IGNORED_OPS", "GraphExecGroup"]
 
 _early_stop = True
 
@@ -34,6 +38,64 @@ def set_checkpoint_early_stop(enable):
     finally:
         _early_stop = prev
 
+
+_checkpoint_debug_enabled = None
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled):
+    """Overrides checkpoint's ``debug`` argument inside the block (None defers to the argument).
+    Ember's CheckpointError reports the forward and recomputed metadata either way, so the setting
+    is only recorded."""
+    global _checkpoint_debug_enabled
+    prev, _checkpoint_debug_enabled = _checkpoint_debug_enabled, enabled
+    try:
+        yield
+    finally:
+        _checkpoint_debug_enabled = prev
+
+
+class DefaultDeviceType:
+    """The device type whose random states checkpoint saves when no argument names one: set_device_type
+    sets it ("cuda" by default); unset, it is the accelerator's type, or "cpu" without one."""
+
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device="cuda"):
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type():
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+            acc = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def get_device_states(*args):
+    """(device ids, random states) of the accelerator devices the arguments' tensors live on. Ember's
+    tensors are all on the CPU, whose random state checkpoint keeps apart, so both lists are empty."""
+    return [], []
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the random state of each device of ``device_type`` (default:
+    DefaultDeviceType.get_device_type()) from ``states``, through ember.<device_type>'s device
+    context and set_rng_state, as torch does (ember.cpu has no device context, as torch.cpu has
+    none); a "meta" type has none to restore."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    from .. import cpu, cuda
+    device_module = {"cpu": cpu, "cuda": cuda}.get(device_type)
+    if device_module is None:
+        raise AttributeError(f"module 'ember' has no attribute '{device_type}'")
+    for device, state in zip(devices, states):
+        with device_module.device(device):
+            device_module.set_rng_state(state)
 
 
 class CheckpointError(RuntimeError):
@@ -173,19 +235,15 @@ class _NonReentrantCheckpoint(Function):
     def backward(ctx, *grads):
         state = ctx.state
         create_graph = _C.is_grad_enabled()
-        saved = tuple(ctx.saved_tensors)
-        # double backward needs the recomputation attached to the real inputs
-        inputs = saved if create_graph else detach_variable(saved)
-        with state.rng.fork(), enable_grad(), state.recompute_ctx:
-            out = state.call(inputs)
-        leaves = []
-        _flatten(out, leaves)
-        if state.determinism_check == "default":
-            meta = [(t.shape, t.dtype) for t in leaves]
-            if meta != state.out_meta:
-                raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have "
-                                      f"different metadata than during the forward pass.\nforward: {state.out_meta}"
-                                      f"\nrecompute: {meta}")
+        group = _graph_exec_group.current
+        kept = getattr(state, "recomputed", None)
+        if group is not None and kept is not None and kept[0] is group:
+            inputs, leaves = kept[1], kept[2]
+        else:
+            inputs, leaves = _recompute(state, tuple(ctx.saved_tensors), create_graph)
+            if group is not None:
+                state.recomputed = (group, inputs, leaves)
+                group._segments.append(state)
         outs, gs = [], []
         for o, g in zip(leaves, grads):
             if o.requires_grad and g is not None:
@@ -196,7 +254,8 @@ class _NonReentrantCheckpoint(Function):
         result = {}
         if outs and (wanted or others):
             from ..autograd import grad as _grad
-            got = _grad(outs, wanted + others, gs, allow_unused=True, create_graph=create_graph)
+            got = _grad(outs, wanted + others, gs, allow_unused=True, create_graph=create_graph,
+                        retain_graph=True if group is not None else None)
             for t, g in zip(wanted, got):
                 result[id(t)] = g
             # leaves the callable reached that the scan did not find: accumulate as backward would
@@ -206,6 +265,23 @@ class _NonReentrantCheckpoint(Function):
                         t.grad = g if t.grad is None else t.grad + g
         grads_in = tuple(result.get(id(t)) if t.requires_grad else None for t in inputs)
         return (None,) + grads_in + tuple(result.get(id(p)) for p in state.params)
+
+
+def _recompute(state, saved, create_graph):
+    """The segment run again on its saved inputs: (the inputs it ran on, its output tensors)."""
+    # double backward needs the recomputation attached to the real inputs
+    inputs = saved if create_graph else detach_variable(saved)
+    with state.rng.fork(), enable_grad(), state.recompute_ctx:
+        out = state.call(inputs)
+    leaves = []
+    _flatten(out, leaves)
+    if state.determinism_check == "default":
+        meta = [(t.shape, t.dtype) for t in leaves]
+        if meta != state.out_meta:
+            raise CheckpointError("torch.utils.checkpoint: Recomputed values for the following tensors have "
+                                  f"different metadata than during the forward pass.\nforward: {state.out_meta}"
+                                  f"\nrecompute: {meta}")
+    return inputs, leaves
 
 
 def _other_leaves(outs, known):
@@ -277,6 +353,104 @@ def _segment_tensors(fn, out, seen, depth=0):
 
 class _SegmentState:
     pass
+
+
+class _GroupState(threading.local):
+    current = None
+
+
+_graph_exec_group = _GroupState()
+
+
+class GraphExecGroup:
+    """Backward calls inside one instance of this context recompute each non-reentrant checkpoint at
+    most once: the first recomputation is kept (with its graph) for the later calls of the block,
+    which must reach disjoint parts of the segment's outputs. Groups do not nest."""
+
+    def __enter__(self):
+        if _graph_exec_group.current is not None:
+            raise RuntimeError(f"GraphExecGroup contexts cannot be nested. Already inside group "
+                               f"{_graph_exec_group.current}")
+        self._segments = []
+        _graph_exec_group.current = self
+        return self
+
+    def __exit__(self, *exc):
+        _graph_exec_group.current = None
+        # the kept recomputations (and their graphs) are freed with the group
+        for state in self._segments:
+            state.recomputed = None
+        self._segments = []
+
+    @classmethod
+    def _get_current_group(cls):
+        return _graph_exec_group.current
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's output: save it in forward (MUST_/PREFER_SAVE),
+    recompute it in backward (MUST_/PREFER_RECOMPUTE) or save it offloaded to the CPU
+    (MUST_/PREFER_CPU_OFFLOAD). MUST_ forms are not to be overridden by compilers."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpoint policy function receives first: is_recompute (always False: the
+    policy is consulted in forward only) and the op's output."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+# ops whose outputs are metadata, never worth a policy decision; Ember has no op-overload objects,
+# so no op can be named in a policy list and the set is empty
+SAC_IGNORED_OPS = set()
+
+
+class _SelectiveCheckpointMode:
+    """One of the two contexts create_selective_checkpoint_contexts returns (forward, recompute).
+    Ember's ops run in C++ with no per-op dispatch hook for Python, so the policy cannot be asked
+    op by op: every op of the segment is recomputed, i.e. PREFER_RECOMPUTE throughout. Values and
+    gradients are the same as under any policy; only the memory/compute trade-off differs."""
+
+    def __init__(self, policy_fn, storage, allow_cache_entry_mutation=False):
+        self.policy_fn = policy_fn
+        self.storage = storage
+        self.allow_cache_entry_mutation = allow_cache_entry_mutation
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """The (forward, recompute) context pair for checkpoint(..., context_fn=...): a policy function
+    policy(ctx, op, *args, **kwargs) -> CheckpointPolicy, or a list of ops to save. Lists must hold
+    op overloads; Ember has none to offer, so only an empty list passes. See _SelectiveCheckpointMode
+    for what the policy can change on Ember."""
+    if isinstance(policy_fn_or_list, list):
+        if policy_fn_or_list:
+            op = policy_fn_or_list[0]
+            raise ValueError(f"Expected op in `op_list` to be an OpOverload but got: {op} of type {type(op)}. ")
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            # an empty save list: every op is recomputed
+            return CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    storage = {}
+    return (_SelectiveCheckpointMode(policy_fn, storage),
+            _SelectiveCheckpointMode(None, storage, allow_cache_entry_mutation))
 
 
 def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check, args, kwargs):
