@@ -1,0 +1,6 @@
+"""ember.utils.tensorboard: SummaryWriter writes TensorBoard event files (scalars, histograms,
+images, text, graphs, hparams, PR curves, embeddings, custom scalar layouts) with no dependency on
+tensorflow, tensorboard or protobuf; view them with `tensorboard --logdir runs`."""
+from .writer import FileWriter, SummaryWriter
+
+__all__ = ["FileWriter", "SummaryWriter"]
