@@ -203,14 +203,9 @@ def graph_def(nodes, producer=22):
     return repeated_messages(1, nodes) + message_field(4, int_field(1, producer))
 
 
-def run_metadata(device, node_stats):
-    """RunMetadata with one DeviceStepStats; node_stats: (name, all_start_micros, total_bytes)."""
-    stats = []
-    for name, start, total_bytes in node_stats:
-        memory = message_field(6, bytes_field(1, "cpu") + int_field(2, total_bytes))
-        stats.append(bytes_field(1, name) + int_field(2, start) + memory)
-    device_stats = bytes_field(1, device) + repeated_messages(2, stats)
-    return message_field(1, message_field(1, device_stats))
+def run_metadata(device):
+    """RunMetadata holding one (empty) DeviceStepStats, which TensorBoard uses to name the device."""
+    return message_field(1, message_field(1, bytes_field(1, device)))
 
 
 # ---- plugins -----------------------------------------------------------------------------------
