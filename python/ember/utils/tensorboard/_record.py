@@ -150,7 +150,9 @@ class EventFileWriter:
                 raise IOError("Writer is closed")
             self._pending.append(event_bytes)
             if len(self._pending) >= self._max_queue:
+                # a full queue forces the events to disk, as torch documents for max_queue
                 self._write_pending()
+                self._file.flush()
 
     def _write_pending(self):
         if self._pending:
