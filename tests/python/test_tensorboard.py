@@ -550,3 +550,56 @@ def test_figure(tmp_path, tb):
         writer.add_figure("fig", figure, 0)
     (image,) = load(tb, tmp_path).Images("fig")
     assert (image.width, image.height) == (100, 50)
+
+
+def test_record_writer(tmp_path):
+    from ember.utils.tensorboard import RecordWriter
+    path = tmp_path / "r"
+    with open(path, "wb") as f:
+        writer = RecordWriter(f)
+        writer.write(b"one")
+        writer.write(b"two")
+        writer.flush()
+        assert not writer.closed
+        writer.close()
+        assert writer.closed
+    assert list(read_records(str(path))) == [b"one", b"two"]
+
+
+def test_mesh_matches_torch(tmp_path, tb, torch_tb):
+    torch, _, torch_summary = torch_tb
+    rng = np.random.default_rng(5)
+    vertices = rng.random((1, 6, 3)).astype(np.float32)
+    faces = rng.integers(0, 6, (1, 4, 3))
+    colors = rng.integers(0, 256, (1, 6, 3)).astype(np.uint8)
+    config = {"camera": {"cls": "PerspectiveCamera", "fov": 75}}
+    assert ember_summary.mesh("m", ember.tensor(vertices), ember.tensor(colors), ember.tensor(faces),
+                              config) == torch_summary.mesh(
+        "m", torch.tensor(vertices), torch.tensor(colors), torch.tensor(faces), config).SerializeToString()
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_mesh("cloud", ember.tensor(vertices), global_step=2)
+        with pytest.raises(ValueError):
+            writer.add_mesh("bad", ember.tensor(vertices[0]))
+    (event,) = load(tb, tmp_path).Tensors("cloud_VERTEX")
+    assert event.step == 2
+    assert np.allclose(np.array(event.tensor_proto.float_val).reshape(1, 6, 3), vertices)
+
+
+def test_onnx_graph(tmp_path, tb, torch_tb):
+    pytest.importorskip("onnx")
+    import ember.onnx
+    from torch.utils.tensorboard._onnx_graph import load_onnx_graph
+    model = ember.nn.Sequential(ember.nn.Linear(3, 4), ember.nn.Softmax(dim=1))
+    path = str(tmp_path / "model.onnx")
+    ember.onnx.export(model, (ember.randn(2, 3),), path)
+    with SummaryWriter(str(tmp_path / "run")) as writer:
+        writer.add_onnx_graph(path)
+    mine = load(tb, tmp_path / "run").Graph().node
+    theirs = load_onnx_graph(path).node
+    assert [(n.name, n.op, list(n.input)) for n in mine] == \
+        [(n.name, n.op, list(n.input)) for n in theirs]
+    variables = [n for n in mine if n.op == "Variable"]
+    assert variables and all(n.attr["dtype"] == t.attr["dtype"] and n.attr["shape"] == t.attr["shape"]
+                             for n, t in zip(variables, theirs))
+    softmax = next(n for n in mine if n.op == "Softmax")
+    assert softmax.attr["parameters"].s == b"axis = 1"

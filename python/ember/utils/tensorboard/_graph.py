@@ -194,3 +194,23 @@ def _spec_values(spec):
         return [spec["value"]]
     items = spec.get("tuple", spec.get("list", []))
     return [v for item in items for v in _spec_values(item)]
+
+
+def onnx_graph(path):
+    """Serialized GraphDef of an ONNX model file: graph inputs and outputs as Variable nodes
+    (element type and shape), each op node named by its first output."""
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(path)
+    nodes = []
+    for value in list(model.graph.input) + list(model.graph.output):
+        tensor_type = value.type.tensor_type
+        dims = [d.dim_value for d in tensor_type.shape.dim]
+        attrs = {"dtype": _proto.attr_type(tensor_type.elem_type), "shape": _proto.attr_shape(dims)}
+        nodes.append(_proto.node_def(value.name, "Variable", attrs=attrs))
+    for node in model.graph.node:
+        params = ", ".join(f"{a.name} = {helper.get_attribute_value(a)}" for a in node.attribute)
+        nodes.append(_proto.node_def(node.output[0], node.op_type, inputs=list(node.input),
+                                     attrs={"parameters": _proto.attr_string(params)}))
+    return _proto.graph_def(nodes)

@@ -143,8 +143,9 @@ def summary_value(tag, simple_value=None, image=None, histo=None, audio=None, te
             + message_field(8, tensor) + message_field(9, metadata))
 
 
-def summary_metadata(plugin_name, content=b""):
-    return message_field(1, bytes_field(1, plugin_name) + bytes_field(2, content))
+def summary_metadata(plugin_name, content=b"", display_name=None, description=None):
+    return (message_field(1, bytes_field(1, plugin_name) + bytes_field(2, content))
+            + bytes_field(2, display_name or "") + bytes_field(3, description or ""))
 
 
 def image_message(height, width, colorspace, encoded):
@@ -186,6 +187,14 @@ def attr_string(value):
     return bytes_field(2, value, always=True)
 
 
+def attr_type(dtype_enum):
+    return int_field(6, dtype_enum, always=True)
+
+
+def attr_shape(dims):
+    return message_field(7, tensor_shape(dims))
+
+
 def attr_shapes(shapes):
     """AttrValue.list of shapes (torch's `_output_shapes`)."""
     return message_field(1, repeated_messages(7, [tensor_shape(s) for s in shapes]))
@@ -216,6 +225,14 @@ def text_plugin_data():
 
 def pr_curve_plugin_data(num_thresholds):
     return int_field(1, 0) + int_field(2, num_thresholds)
+
+
+MESH_VERTEX, MESH_FACE, MESH_COLOR = 1, 2, 3
+
+
+def mesh_plugin_data(name, content_type, components, shape, json_config):
+    return (bytes_field(2, name) + int_field(3, content_type) + bytes_field(5, json_config)
+            + packed_varints(6, shape) + int_field(7, components))
 
 
 def layout(categories):

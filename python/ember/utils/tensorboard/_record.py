@@ -74,6 +74,26 @@ def read_records(path):
         pos = end + 4
 
 
+class RecordWriter:
+    """Frames each write() as one TFRecord on a binary file-like object."""
+
+    def __init__(self, writer):
+        self._writer = writer
+
+    def write(self, data):
+        self._writer.write(encode_record(data))
+
+    def flush(self):
+        self._writer.flush()
+
+    def close(self):
+        self._writer.close()
+
+    @property
+    def closed(self):
+        return self._writer.closed
+
+
 class _Counter:
     """Process-wide file number, so that two writers created in the same second differ."""
 

@@ -3,6 +3,7 @@
 custom_scalars and tensor plugins, with the tags and plugin metadata TensorBoard expects.
 """
 import io
+import json
 import math
 import wave
 
@@ -14,7 +15,7 @@ from ._png import encode_png
 
 __all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "image",
            "image_boxes", "audio", "text", "hparams", "pr_curve", "pr_curve_raw",
-           "compute_curve", "custom_scalars", "tensor_proto", "convert_to_HWC", "make_grid",
+           "compute_curve", "custom_scalars", "mesh", "tensor_proto", "convert_to_HWC", "make_grid",
            "figure_to_image", "tensorflow_bins"]
 
 
@@ -366,6 +367,31 @@ def pr_curve_raw(tag, tp, fp, tn, fn, precision, recall, num_thresholds=127, wei
     num_thresholds = min(num_thresholds, 127)
     data = np.stack([make_np(x) for x in (tp, fp, tn, fn, precision, recall)])
     return _pr_summary(tag, data, num_thresholds)
+
+
+# ---- meshes ------------------------------------------------------------------------------------
+
+def mesh(tag, vertices, colors, faces, config_dict, display_name=None, description=None):
+    """One tensor summary per given part (vertices, faces, colors; each B x N x 3) for the mesh
+    plugin, tagged <tag>_VERTEX / _FACE / _COLOR and sharing a bitmask of the parts present."""
+    json_config = "{}" if config_dict is None else json.dumps(config_dict, sort_keys=True)
+    parts = [(vertices, _proto.MESH_VERTEX, "VERTEX"), (faces, _proto.MESH_FACE, "FACE"),
+             (colors, _proto.MESH_COLOR, "COLOR")]
+    parts = [p for p in parts if p[0] is not None]
+    components = 0
+    for _, content_type, _ in parts:
+        components |= 1 << content_type
+    values = []
+    for data, content_type, suffix in parts:
+        array = make_np(data)
+        if array.ndim != 3:
+            raise ValueError(f"Tensor shape should be of shape BxNx3, but got {list(array.shape)}.")
+        content = _proto.mesh_plugin_data(tag, content_type, components, array.shape, json_config)
+        metadata = _proto.summary_metadata("mesh", content, display_name, description)
+        tensor = _proto.tensor_proto(_proto.DT_FLOAT, array.shape,
+                                     float_val=array.reshape(-1).astype(np.float32).tolist())
+        values.append(_proto.summary_value(f"{tag}_{suffix}", tensor=tensor, metadata=metadata))
+    return _proto.summary(values)
 
 
 # ---- custom scalars ----------------------------------------------------------------------------

@@ -219,6 +219,17 @@ class SummaryWriter:
         ["Margin", [value, lower, upper]]}}; call once, before or after the scalars."""
         self._get_file_writer().add_summary(_summary.custom_scalars(layout))
 
+    def add_mesh(self, tag, vertices, colors=None, faces=None, config_dict=None,
+                 global_step=None, walltime=None):
+        """Point clouds / meshes for the mesh plugin: vertices (B x N x 3 coordinates), faces
+        (B x F x 3 vertex indices), colors (B x N x 3, 0..255); config_dict: three.js settings."""
+        self._add(_summary.mesh(tag, vertices, colors, faces, config_dict), global_step, walltime)
+
+    def add_onnx_graph(self, prototxt):
+        """Logs the graph of an ONNX model file (reading it needs the `onnx` package)."""
+        from ._graph import onnx_graph
+        self._get_file_writer().add_graph(onnx_graph(prototxt))
+
     def flush(self):
         if self.all_writers is None:
             return
