@@ -603,3 +603,34 @@ def test_onnx_graph(tmp_path, tb, torch_tb):
                              for n, t in zip(variables, theirs))
     softmax = next(n for n in mine if n.op == "Softmax")
     assert softmax.attr["parameters"].s == b"axis = 1"
+
+
+def test_image_with_boxes_matches_torch(tmp_path, tb, torch_tb):
+    torch, TorchWriter, torch_summary = torch_tb
+    pil = pytest.importorskip("PIL.Image")
+    import io
+    from tensorboard.compat.proto.summary_pb2 import Summary
+    rng = np.random.default_rng(6)
+    for trial in range(40):
+        image = rng.random((3, 20, 24)).astype(np.float32)
+        # any corners: inverted, degenerate, fractional and off-image boxes included
+        boxes = rng.random((int(rng.integers(1, 4)), 4)) * 30 - 3
+        if trial % 2:
+            boxes = np.round(boxes)
+        a = Summary.FromString(ember_summary.image_boxes("i", ember.tensor(image),
+                                                         ember.tensor(boxes))).value[0].image
+        b = torch_summary.image_boxes("i", torch.tensor(image), torch.tensor(boxes)).value[0].image
+        assert (a.height, a.width, a.colorspace) == (b.height, b.width, b.colorspace)
+        assert np.array_equal(decode_png(a.encoded_image_string),
+                              np.array(pil.open(io.BytesIO(b.encoded_image_string)))), boxes
+    # labels and rescaling go through Pillow, as in torch
+    image, boxes = rng.random((3, 16, 20)).astype(np.float32), np.array([[2, 3, 12, 14], [5, 1, 18, 9]])
+    with SummaryWriter(str(tmp_path / "e")) as ew, TorchWriter(str(tmp_path / "t")) as tw:
+        ew.add_image_with_boxes("b", ember.tensor(image), ember.tensor(boxes), 1, rescale=2,
+                                labels=["cat", "dog"])
+        tw.add_image_with_boxes("b", torch.tensor(image), torch.tensor(boxes), 1, rescale=2,
+                                labels=["cat", "dog"])
+    (a,), (b,) = load(tb, tmp_path / "e").Images("b"), load(tb, tmp_path / "t").Images("b")
+    pa = np.array(pil.open(io.BytesIO(a.encoded_image_string)))
+    pb = np.array(pil.open(io.BytesIO(b.encoded_image_string)))
+    assert pa.shape == (32, 40, 3) and np.array_equal(pa, pb)

@@ -164,24 +164,70 @@ def image(tag, tensor, dataformats="NCHW"):
 
 
 def _draw_boxes(hwc, boxes):
-    """Draws 2-pixel red rectangle outlines (x1, y1, x2, y2 in pixels) onto an RGB image."""
+    """Red 2-pixel outlines of boxes (x1, y1, x2, y2 in pixels) on the same pixels as the
+    ImageDraw.line(width=2) path torch's writer draws: coordinates truncate to integers; each
+    side of the path (left, bottom, right, top) covers its own pixels plus the next ones to the
+    right of its direction, and a zero-length side is one pixel."""
     hwc = hwc.copy()
     height, width = hwc.shape[:2]
-    red = np.array([255, 0, 0] + [255] * (hwc.shape[2] - 3), np.uint8)
-    for x1, y1, x2, y2 in np.asarray(boxes, dtype=float).reshape(-1, 4):
-        left, right = int(np.clip(round(x1), 0, width - 1)), int(np.clip(round(x2), 0, width - 1))
-        top, bottom = int(np.clip(round(y1), 0, height - 1)), int(np.clip(round(y2), 0, height - 1))
-        hwc[top:min(top + 2, height), left:right + 1] = red
-        hwc[max(bottom - 1, 0):bottom + 1, left:right + 1] = red
-        hwc[top:bottom + 1, left:min(left + 2, width)] = red
-        hwc[top:bottom + 1, max(right - 1, 0):right + 1] = red
+    red = np.array([255, 0, 0, 255][:hwc.shape[2]], np.uint8)
+    for box in np.asarray(boxes, dtype=float).reshape(-1, 4):
+        left, top, right, bottom = (int(v) for v in box)
+        path = [(left, top), (left, bottom), (right, bottom), (right, top), (left, top)]
+        for (x0, y0), (x1, y1) in zip(path, path[1:]):
+            dx, dy = (x1 > x0) - (x1 < x0), (y1 > y0) - (y1 < y0)
+            c0, c1 = max(min(x0, x1, x0 + dy), 0), min(max(x0, x1, x0 + dy), width - 1)
+            r0, r1 = max(min(y0, y1, y0 + dx), 0), min(max(y0, y1, y0 + dx), height - 1)
+            if c0 <= c1 and r0 <= r1:
+                hwc[r0:r1 + 1, c0:c1 + 1] = red
     return hwc
 
 
-def image_boxes(tag, tensor_image, tensor_boxes, dataformats="CHW"):
+def _draw_labels(hwc, boxes, labels):
+    """Box captions need a font rasterizer: PIL's default font, as torch's writer uses."""
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError as err:
+        raise ImportError("add_image_with_boxes: drawing labels needs the Pillow package") from err
+    image = Image.fromarray(hwc)
+    draw, font = ImageDraw.Draw(image), ImageFont.load_default()
+    for (left, _, _, bottom), label in zip(np.asarray(boxes, dtype=float).reshape(-1, 4), labels):
+        if not label:
+            continue
+        x0, y0, x1, y1 = font.getbbox(label)
+        text_width, text_height = x1 - x0, y1 - y0
+        margin = np.ceil(0.05 * text_height)
+        draw.rectangle([(left, bottom - text_height - 2 * margin), (left + text_width, bottom)],
+                       fill="Red")
+        draw.text((left + margin, bottom - text_height - margin), label, fill="black", font=font)
+    return np.asarray(image)
+
+
+def _rescale(hwc, rescale):
+    try:
+        from PIL import Image
+    except ImportError as err:
+        raise ImportError("add_image_with_boxes: rescale != 1 needs the Pillow package") from err
+    height, width = hwc.shape[:2]
+    size = (int(width * rescale), int(height * rescale))
+    return np.asarray(Image.fromarray(hwc).resize(size, Image.Resampling.LANCZOS))
+
+
+def image_boxes(tag, tensor_image, tensor_boxes, rescale=1, dataformats="CHW", labels=None):
     hwc = _to_uint8(convert_to_HWC(make_np(tensor_image), dataformats))
-    hwc = _draw_boxes(hwc, make_np(tensor_boxes))
-    return _proto.summary([_proto.summary_value(tag, image=_image_message(hwc))])
+    boxes = np.asarray(make_np(tensor_boxes), dtype=float).reshape(-1, 4)
+    if labels is None:
+        hwc = _draw_boxes(hwc, boxes)
+    else:
+        # box, caption, next box, ...: a later outline may cross an earlier caption
+        for box, label in zip(boxes, labels):
+            hwc = _draw_labels(_draw_boxes(hwc, box[None]), box[None], [label])
+    height, width, channels = hwc.shape
+    if rescale != 1:
+        hwc = _rescale(hwc, rescale)
+    # like torch's, the message keeps the size before rescaling
+    message = _proto.image_message(height, width, channels, encode_png(hwc))
+    return _proto.summary([_proto.summary_value(tag, image=message)])
 
 
 def figure_to_image(figures, close=True):

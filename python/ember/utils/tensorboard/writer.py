@@ -153,11 +153,15 @@ class SummaryWriter:
 
     def add_image_with_boxes(self, tag, img_tensor, box_tensor, global_step=None, walltime=None,
                              rescale=1, dataformats="CHW", labels=None):
-        """Draws box outlines (x1, y1, x2, y2 per row of box_tensor) onto the image. Labels are
-        not rendered (no font rasterizer without PIL); rescale other than 1 is not supported."""
-        if rescale != 1:
-            raise NotImplementedError("add_image_with_boxes: rescale != 1 is not supported")
-        self._add(_summary.image_boxes(tag, img_tensor, box_tensor, dataformats=dataformats),
+        """Draws box outlines (x1, y1, x2, y2 per row of box_tensor) onto the image; labels
+        (one per box, drawn with Pillow's default font) are dropped if their count differs."""
+        if labels is not None:
+            if isinstance(labels, str):
+                labels = [labels]
+            if len(labels) != box_tensor.shape[0]:
+                labels = None
+        self._add(_summary.image_boxes(tag, img_tensor, box_tensor, rescale=rescale,
+                                       dataformats=dataformats, labels=labels),
                   global_step, walltime)
 
     def add_figure(self, tag, figure, global_step=None, close=True, walltime=None):
