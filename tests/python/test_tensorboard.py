@@ -634,3 +634,57 @@ def test_image_with_boxes_matches_torch(tmp_path, tb, torch_tb):
     pa = np.array(pil.open(io.BytesIO(a.encoded_image_string)))
     pb = np.array(pil.open(io.BytesIO(b.encoded_image_string)))
     assert pa.shape == (32, 40, 3) and np.array_equal(pa, pb)
+
+
+def test_gif_encoder_decodes_with_pillow():
+    pil = pytest.importorskip("PIL.Image")
+    import io
+    from ember.utils.tensorboard._gif import encode_gif
+    rng = np.random.default_rng(7)
+    # lengths around the points where LZW codes widen (512, 1024, 2048) and the table is cleared
+    for n in (1, 255, 256, 257, 511, 512, 513, 1023, 1025, 2047, 2049, 4095, 4096, 4097, 9000):
+        for data in (rng.integers(0, 256, n), np.arange(n) % 7, rng.integers(0, 3, n)):
+            data = data.astype(np.uint8)
+            image = pil.open(io.BytesIO(encode_gif(data.reshape(1, 1, n, 1), fps=4)))
+            assert np.array_equal(np.array(image.convert("L"))[0], data), n
+    with pytest.raises(ValueError):
+        encode_gif(np.zeros((1, 1, 70000, 1), np.uint8), 4)
+
+
+def test_video(tmp_path, tb, torch_tb):
+    torch, _, _ = torch_tb
+    pil = pytest.importorskip("PIL.Image")
+    import io
+    from torch.utils.tensorboard._utils import _prepare_video
+    from ember.utils.tensorboard._gif import _indices, _palette
+    rng = np.random.default_rng(8)
+    for batch in (1, 2, 3, 5):
+        clip = rng.random((batch, 3, 3, 4, 5)).astype(np.float32)
+        assert np.array_equal(ember_summary.prepare_video(clip), _prepare_video(clip))
+        clip = (clip * 255).astype(np.uint8)
+        assert np.array_equal(ember_summary.prepare_video(clip), _prepare_video(clip))
+    grey = rng.random((3, 4, 1, 6, 5)).astype(np.float32)
+    colour = rng.integers(0, 256, (2, 3, 3, 5, 4)).astype(np.uint8)
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_video("grey", ember.tensor(grey), 1, fps=2)
+        writer.add_video("colour", ember.tensor(colour), 1)
+        with pytest.raises(ValueError):
+            writer.add_video("bad", ember.tensor(grey[0]))
+    acc = load(tb, tmp_path)
+    for tag, clip, frames in (("grey", grey, 4), ("colour", colour, 3)):
+        (event,) = acc.Images(tag)
+        expected = ember_summary.prepare_video(clip)
+        expected = (expected * 255).clip(0, 255).astype(np.uint8)
+        assert (event.height, event.width) == expected.shape[1:3]
+        gif = pil.open(io.BytesIO(event.encoded_image_string))
+        assert gif.n_frames == frames
+        for k in range(frames):
+            gif.seek(k)
+            pixels = np.array(gif.convert("RGB"))
+            if expected.shape[3] == 1:  # grey: 256 levels, lossless
+                assert np.array_equal(pixels, np.repeat(expected[k], 3, 2)), (tag, k)
+            else:  # colour: the nearest of 6 x 7 x 6 levels
+                assert np.array_equal(pixels, _palette(3)[_indices(expected[k])]), (tag, k)
+                assert np.abs(pixels.astype(int) - expected[k]).max() <= 26
+    gif = pil.open(io.BytesIO(acc.Images("grey")[0].encoded_image_string))
+    assert gif.info["duration"] == 500 and gif.info["loop"] == 0

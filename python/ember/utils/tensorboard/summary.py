@@ -11,11 +11,12 @@ import numpy as np
 
 from ..._tensor import Tensor
 from . import _proto
+from ._gif import encode_gif
 from ._png import encode_png
 
 __all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "image",
            "image_boxes", "audio", "text", "hparams", "pr_curve", "pr_curve_raw",
-           "compute_curve", "custom_scalars", "mesh", "tensor_proto", "convert_to_HWC", "make_grid",
+           "compute_curve", "custom_scalars", "mesh", "video", "prepare_video", "tensor_proto", "convert_to_HWC", "make_grid",
            "figure_to_image", "tensorflow_bins"]
 
 
@@ -248,6 +249,34 @@ def figure_to_image(figures, close=True):
     if isinstance(figures, list):
         return np.stack([render(f) for f in figures])
     return render(figures)
+
+
+# ---- video -------------------------------------------------------------------------------------
+
+def prepare_video(video):
+    """B x T x C x H x W -> T x H' x W' x C: the batch tiled into a grid per frame (the batch is
+    padded with black clips to a power of two; rows = 2 ** floor(log2(B) / 2))."""
+    batch, frames, channels, height, width = video.shape
+    if video.dtype == np.uint8:
+        video = np.float32(video) / 255.0
+    if batch & (batch - 1):
+        padding = (1 << batch.bit_length()) - batch
+        video = np.concatenate([video, np.zeros((padding, frames, channels, height, width))], 0)
+    rows = 2 ** ((batch.bit_length() - 1) // 2)
+    cols = video.shape[0] // rows
+    video = video.reshape(rows, cols, frames, channels, height, width)
+    video = video.transpose(2, 0, 4, 1, 5, 3)
+    return video.reshape(frames, rows * height, cols * width, channels)
+
+
+def video(tag, tensor, fps=4):
+    array = make_np(tensor)
+    if array.ndim != 5:
+        raise ValueError(f"add_video expects a 5-D (N, T, C, H, W) tensor, got {array.ndim}-D")
+    frames = _to_uint8(prepare_video(array))
+    _, height, width, channels = frames.shape
+    message = _proto.image_message(height, width, channels, encode_gif(frames, fps))
+    return _proto.summary([_proto.summary_value(tag, image=message)])
 
 
 # ---- audio, text, tensors ----------------------------------------------------------------------

@@ -170,6 +170,11 @@ class SummaryWriter:
         self.add_image(tag, image, global_step, walltime,
                        dataformats="NCHW" if isinstance(figure, list) else "CHW")
 
+    def add_video(self, tag, vid_tensor, global_step=None, fps=4, walltime=None):
+        """vid_tensor: N x T x C x H x W (uint8 0..255 or float 0..1); the N clips play side by
+        side as one animated GIF."""
+        self._add(_summary.video(tag, vid_tensor, fps), global_step, walltime)
+
     def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
         self._add(_summary.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
 
