@@ -108,6 +108,26 @@ def test_crc32c_known_vectors():
     assert masked_crc32c(b"") == 0xA282EAD8
 
 
+def test_crc32c_large_inputs():
+    # inputs of 256 KiB and more take the vectorised path: it must equal the byte-wise one
+    from ember.utils.tensorboard import _record
+    rng = np.random.default_rng(9)
+    for n in (_record._VECTOR_MIN - 1, _record._VECTOR_MIN, 2 * _record._VECTOR_MIN + 13):
+        data = rng.integers(0, 256, n).astype(np.uint8).tobytes()
+        expected = _record._crc_bytes(data, 0xFFFFFFFF) ^ 0xFFFFFFFF
+        assert crc32c(data) == expected
+        assert crc32c(data[1000:], crc32c(data[:1000])) == expected
+
+
+def test_masked_crc32c_matches_tensorboard():
+    pytest.importorskip("tensorboard")
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c as reference
+    rng = np.random.default_rng(10)
+    for n in (0, 1, 7, 100, 5000):
+        data = rng.integers(0, 256, n).astype(np.uint8).tobytes()
+        assert masked_crc32c(data) == reference(data)
+
+
 def test_record_framing_round_trip_and_corruption(tmp_path):
     record = encode_record(b"abc")
     assert record[:8] == struct.pack("<Q", 3)
