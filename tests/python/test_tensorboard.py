@@ -337,11 +337,12 @@ def load(tb, path, **size_guidance):
 
 def test_scalar_records_match_torch_bytes(tmp_path, torch_tb):
     torch, TorchWriter, _ = torch_tb
-    values = [0.0, -1.25, 3.5e10, float("nan"), float("inf")]
+    values = [0.0, -1.25, 3.5e10, float("nan"), float("inf"), 1e300, -1e-300]
     for cls, sub, convert in [(SummaryWriter, "ember", ember.tensor), (TorchWriter, "torch", torch.tensor)]:
         with cls(str(tmp_path / sub)) as writer:
             for step, v in enumerate(values):
-                writer.add_scalar("loss", convert(v), step, walltime=1000.0 + step)
+                writer.add_scalar("loss", convert(v) if abs(v) < 1e38 else v, step,
+                                  walltime=1000.0 + step)
                 writer.add_scalar("plain", v, step * 10, walltime=2000.0)
             writer.add_scalar("new", 1.5, 1, walltime=5.0, new_style=True)
             writer.add_scalar("double", 1.5, 1, walltime=5.0, new_style=True, double_precision=True)

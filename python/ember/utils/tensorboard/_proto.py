@@ -8,6 +8,8 @@ node_def.proto, attr_value.proto) and the hparams / custom_scalar / pr_curve / t
 """
 import struct
 
+import numpy as np
+
 # tensorflow DataType enum values used by the writer
 DT_FLOAT, DT_DOUBLE, DT_INT32, DT_UINT8, DT_INT16, DT_INT8 = 1, 2, 3, 4, 5, 6
 DT_STRING, DT_INT64, DT_BOOL, DT_BFLOAT16, DT_HALF = 7, 9, 10, 14, 19
@@ -45,10 +47,19 @@ def double_field(field, value, always=False):
     return _key(field, _FIXED64) + struct.pack("<d", value)
 
 
+def _as_float32_bytes(values):
+    # like protobuf's C cast: doubles beyond float32's range become +-inf instead of failing
+    with np.errstate(over="ignore"):
+        return np.asarray(values, dtype=np.float64).astype("<f4").tobytes()
+
+
 def float_field(field, value, always=False):
     if value == 0 and not always and not _is_negative_zero(value):
         return b""
-    return _key(field, _FIXED32) + struct.pack("<f", value)
+    try:
+        return _key(field, _FIXED32) + struct.pack("<f", value)
+    except OverflowError:
+        return _key(field, _FIXED32) + _as_float32_bytes([value])
 
 
 def _is_negative_zero(value):
@@ -91,7 +102,7 @@ def packed_floats(field, values):
     values = list(values)
     if not values:
         return b""
-    return bytes_field(field, struct.pack(f"<{len(values)}f", *values))
+    return bytes_field(field, _as_float32_bytes(values))
 
 
 def packed_varints(field, values):

@@ -1,6 +1,7 @@
 """Summary builders: turn values (Ember tensors, numpy arrays, Python numbers) into serialized
-`Summary` messages for the scalars, histograms, images, audio, text, hparams, pr_curves,
-custom_scalars and tensor plugins, with the tags and plugin metadata TensorBoard expects.
+`Summary` messages for the scalars, histograms, images (and GIF videos), audio, text, hparams,
+pr_curves, mesh, custom_scalars and tensor plugins, with the tags and plugin metadata
+TensorBoard expects.
 """
 import io
 import json
@@ -15,9 +16,9 @@ from ._gif import encode_gif
 from ._png import encode_png
 
 __all__ = ["make_np", "scalar", "histogram", "histogram_raw", "make_histogram", "image",
-           "image_boxes", "audio", "text", "hparams", "pr_curve", "pr_curve_raw",
-           "compute_curve", "custom_scalars", "mesh", "video", "prepare_video", "tensor_proto", "convert_to_HWC", "make_grid",
-           "figure_to_image", "tensorflow_bins"]
+           "image_boxes", "video", "prepare_video", "audio", "text", "hparams", "pr_curve",
+           "pr_curve_raw", "compute_curve", "mesh", "custom_scalars", "tensor_proto",
+           "convert_to_HWC", "make_grid", "figure_to_image", "tensorflow_bins"]
 
 
 def make_np(x):
