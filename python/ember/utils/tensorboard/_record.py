@@ -191,7 +191,6 @@ class EventFileWriter:
         self._path = os.path.join(self._logdir, name) + filename_suffix
         self._file = open(self._path, "wb")
         self._max_queue = max(int(max_queue), 1)
-        self._flush_secs = flush_secs
         self._pending = []
         self._lock = threading.Lock()
         self._closed = False
