@@ -565,12 +565,28 @@ def test_figure(tmp_path, tb):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    figure = plt.figure(figsize=(2, 1), dpi=50)
-    plt.plot([0, 1], [1, 0])
+
+    def make_figure():
+        figure = plt.figure(figsize=(2, 1), dpi=50)
+        plt.plot([0, 1], [1, 0])
+        return figure
+
     with SummaryWriter(tmp_path) as writer:
-        writer.add_figure("fig", figure, 0)
-    (image,) = load(tb, tmp_path).Images("fig")
+        writer.add_figure("fig", make_figure(), 0)
+        writer.add_figure("figs", [make_figure(), make_figure(), make_figure()], 0)
+    acc = load(tb, tmp_path)
+    (image,) = acc.Images("fig")
     assert (image.width, image.height) == (100, 50)
+    (grid,) = acc.Images("figs")
+    assert (grid.width, grid.height) == (300, 50)
+    assert not plt.get_fignums()  # close=True closed them
+    try:
+        from torch.utils.tensorboard._utils import figure_to_image
+    except ImportError:
+        return
+    mine = ember_summary.figure_to_image([make_figure(), make_figure()])
+    theirs = figure_to_image([make_figure(), make_figure()])
+    assert mine.shape == theirs.shape == (2, 3, 50, 100) and np.array_equal(mine, theirs)
 
 
 def test_record_writer(tmp_path):
