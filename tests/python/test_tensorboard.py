@@ -725,3 +725,33 @@ def test_video(tmp_path, tb, torch_tb):
                 assert np.abs(pixels.astype(int) - expected[k]).max() <= 26
     gif = pil.open(io.BytesIO(acc.Images("grey")[0].encoded_image_string))
     assert gif.info["duration"] == 500 and gif.info["loop"] == 0
+
+
+def test_error_types_match_torch(tmp_path, torch_tb):
+    torch, TorchWriter, _ = torch_tb
+    cases = [
+        lambda w, T: w.add_scalar("a", T.ones(3)),
+        lambda w, T: w.add_scalar("a", [1.0]),
+        lambda w, T: w.add_scalar("a", "x"),
+        lambda w, T: w.add_histogram("h", np.zeros(0)),
+        lambda w, T: w.add_histogram("h", T.ones(4), bins="nonsense"),
+        lambda w, T: w.add_image("i", T.zeros(3, 4), dataformats="CHW"),
+        lambda w, T: w.add_image("i", T.zeros(3, 4, 4), dataformats="CCW"),
+        lambda w, T: w.add_images("i", T.zeros(2, 4, 4, 4)),
+        lambda w, T: w.add_hparams([("lr", 0.1)], {}),
+        lambda w, T: w.add_hparams({"lr": 0.1}, {}, hparam_domain_discrete={"lr": [1]}),
+        lambda w, T: w.add_hparams({"lr": [0.1]}, {}),
+        lambda w, T: w.add_histogram_raw("h", 0, 1, 2, 1, 1, [0.5, 1.0], [2]),
+        lambda w, T: w.add_custom_scalars_marginchart(["a", "b"]),
+        lambda w, T: w.add_embedding(T.zeros(3, 2), metadata=["a", "b"]),
+        lambda w, T: w.add_embedding(T.zeros(3, 2, 1)),
+        lambda w, T: w.add_text("t", 3),
+        lambda w, T: w.add_video("v", T.zeros(2, 3, 4, 4)),
+        lambda w, T: w.add_mesh("m", T.zeros(4, 3)),
+    ]
+    with SummaryWriter(str(tmp_path / "e")) as ew, TorchWriter(str(tmp_path / "t")) as tw:
+        for k, case in enumerate(cases):
+            with pytest.raises(Exception) as theirs:
+                case(tw, torch)
+            with pytest.raises(theirs.type):
+                case(ew, ember)
