@@ -156,7 +156,7 @@ def graph(model, args, verbose=False):
     for node in doc["nodes"]:
         outputs = node["outputs"]
         scope = recorder.scope_of(outputs[0], root) if outputs else root
-        op = node["op"] + ("_" if node["variant"] == "inplace" else "")
+        op = node["op"] + {"inplace": "_", "out": "_out"}.get(node["variant"], "")
         name = f"{scope}/{node['op'].split('.')[0]}.{outputs[0] if outputs else len(nodes)}"
         inputs, others = [], []
         for arg in node["args"]:
