@@ -540,6 +540,37 @@ def test_graph_read_back(tmp_path, tb):
     assert acc.RunMetadata("step1").step_stats.dev_stats[0].device == "/device:CPU:0"
 
 
+def test_graph_several_inputs_outputs_and_shared_module(tmp_path, tb):
+    class Twice(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shared = ember.nn.Linear(4, 4)
+            self.conv = ember.nn.Conv2d(1, 2, 3)
+            self.drop = ember.nn.Dropout(0.5)
+
+        def forward(self, x, image):
+            hidden = self.shared(self.shared(x))
+            hidden.relu_()
+            return hidden, self.drop(self.conv(image)).flatten(1).sum(1)
+
+    with SummaryWriter(tmp_path) as writer:
+        writer.add_graph(Twice(), (ember.randn(2, 4), ember.randn(2, 1, 5, 5)))
+    nodes = list(load(tb, tmp_path).Graph().node)
+    names = [n.name for n in nodes]
+    assert names[:2] == ["input/x", "input/image"]
+    assert [n for n in names if n.startswith("output/")] == ["output/output.1", "output/output.2"]
+    ops = [(n.name.rsplit("/", 1)[0], n.op) for n in nodes if n.op.startswith("aten::")]
+    # the shared layer appears once per call; dropout records nothing in eval mode
+    assert ops[:3] == [("Twice/Linear[shared]", "aten::linear"),
+                       ("Twice/Linear[shared]", "aten::linear"), ("Twice", "aten::relu_")]
+    assert ("Twice/Conv2d[conv]", "aten::conv2d") in ops
+    assert not any("Dropout" in scope for scope, _ in ops)
+    by_name = {n.name: n for n in nodes}
+    second = [n for n in nodes if n.op == "aten::linear"][1]
+    assert list(second.input)[0] == [n.name for n in nodes if n.op == "aten::linear"][0]
+    assert list(by_name["output/output.1"].input) == [next(n.name for n in nodes if n.op == "aten::relu_")]
+
+
 def test_embedding_matches_torch(tmp_path, torch_tb):
     torch, TorchWriter, _ = torch_tb
     rng = np.random.default_rng(4)
