@@ -134,12 +134,15 @@ class RecordWriter:
         self._writer = writer
 
     def write(self, data):
+        """Writes `data` as one record."""
         self._writer.write(encode_record(data))
 
     def flush(self):
+        """Flushes the underlying file."""
         self._writer.flush()
 
     def close(self):
+        """Closes the underlying file."""
         self._writer.close()
 
     @property

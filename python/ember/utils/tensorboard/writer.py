@@ -21,9 +21,11 @@ class FileWriter:
         self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
 
     def get_logdir(self):
+        """The directory the event file is in."""
         return self.event_writer.get_logdir()
 
     def add_event(self, event_bytes):
+        """Queues one serialized Event message."""
         self.event_writer.add_event(event_bytes)
 
     def add_summary(self, summary, global_step=None, walltime=None):
@@ -33,6 +35,7 @@ class FileWriter:
                                     summary=summary))
 
     def add_graph(self, graph_def, run_metadata=None, walltime=None):
+        """Writes a GraphDef event, then the RunMetadata tagged "step1" if given."""
         wall_time = time.time() if walltime is None else walltime
         self.add_event(_proto.event(wall_time=wall_time, graph_def=graph_def))
         if run_metadata is not None:
@@ -40,9 +43,11 @@ class FileWriter:
             self.add_event(_proto.event(wall_time=wall_time, tagged_run_metadata=tagged))
 
     def flush(self):
+        """Writes the queued events to disk."""
         self.event_writer.flush()
 
     def close(self):
+        """Flushes and closes the event file."""
         self.event_writer.close()
 
 
@@ -88,6 +93,7 @@ class SummaryWriter:
         return self.file_writer
 
     def get_logdir(self):
+        """The directory this writer logs to."""
         return self.log_dir
 
     def _add(self, summary, global_step, walltime):
@@ -110,6 +116,7 @@ class SummaryWriter:
 
     def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False,
                    double_precision=False):
+        """Logs one number (a Python number, 1-element array or tensor) at global_step."""
         self._add(_summary.scalar(tag, scalar_value, new_style=new_style,
                                   double_precision=double_precision), global_step, walltime)
 
@@ -127,6 +134,7 @@ class SummaryWriter:
             writer.add_summary(_summary.scalar(main_tag, value), global_step, walltime)
 
     def add_tensor(self, tag, tensor, global_step=None, walltime=None):
+        """Logs a whole tensor (tensor plugin) in TensorFlow's TensorProto."""
         self._add(_summary.tensor_proto(tag, tensor), global_step, walltime)
 
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow", walltime=None,
@@ -138,6 +146,7 @@ class SummaryWriter:
 
     def add_histogram_raw(self, tag, min, max, num, sum, sum_squares, bucket_limits,
                           bucket_counts, global_step=None, walltime=None):
+        """Logs a histogram from precomputed statistics and bucket counts."""
         if len(bucket_limits) != len(bucket_counts):
             raise ValueError("len(bucket_limits) != len(bucket_counts), see the document.")
         self._add(_summary.histogram_raw(tag, min, max, num, sum, sum_squares, bucket_limits,
@@ -176,9 +185,11 @@ class SummaryWriter:
         self._add(_summary.video(tag, vid_tensor, fps), global_step, walltime)
 
     def add_audio(self, tag, snd_tensor, global_step=None, sample_rate=44100, walltime=None):
+        """Logs a mono clip (1-D, values in [-1, 1]) as 16-bit WAV."""
         self._add(_summary.audio(tag, snd_tensor, sample_rate=sample_rate), global_step, walltime)
 
     def add_text(self, tag, text_string, global_step=None, walltime=None):
+        """Logs a string (rendered as Markdown by TensorBoard)."""
         self._add(_summary.text(tag, text_string), global_step, walltime)
 
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
@@ -204,6 +215,7 @@ class SummaryWriter:
 
     def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
                      weights=None, walltime=None):
+        """Logs a precision-recall curve of binary labels vs predicted probabilities."""
         labels, predictions = _summary.make_np(labels), _summary.make_np(predictions)
         self._add(_summary.pr_curve(tag, labels, predictions, num_thresholds, weights),
                   global_step, walltime)
@@ -211,14 +223,17 @@ class SummaryWriter:
     def add_pr_curve_raw(self, tag, true_positive_counts, false_positive_counts,
                          true_negative_counts, false_negative_counts, precision, recall,
                          global_step=None, num_thresholds=127, weights=None, walltime=None):
+        """Logs a precision-recall curve from precomputed counts, precision and recall."""
         self._add(_summary.pr_curve_raw(tag, true_positive_counts, false_positive_counts,
                                         true_negative_counts, false_negative_counts, precision,
                                         recall, num_thresholds, weights), global_step, walltime)
 
     def add_custom_scalars_multilinechart(self, tags, category="default", title="untitled"):
+        """A custom-scalars layout with one chart plotting `tags` together."""
         self.add_custom_scalars({category: {title: ["Multiline", tags]}})
 
     def add_custom_scalars_marginchart(self, tags, category="default", title="untitled"):
+        """A custom-scalars layout with one chart of a value and its lower/upper bounds."""
         if len(tags) != 3:
             raise AssertionError(f"Expected 3 tags, got {len(tags)}.")
         self.add_custom_scalars({category: {title: ["Margin", tags]}})
@@ -240,12 +255,14 @@ class SummaryWriter:
         self._get_file_writer().add_graph(onnx_graph(prototxt))
 
     def flush(self):
+        """Writes every pending event of this writer (and its add_scalars runs) to disk."""
         if self.all_writers is None:
             return
         for writer in self.all_writers.values():
             writer.flush()
 
     def close(self):
+        """Flushes and closes all event files; using the writer again opens a new one."""
         if self.all_writers is None:
             return  # closing twice is harmless
         for writer in self.all_writers.values():
