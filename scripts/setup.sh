@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what Ember needs on a fresh Debian machine (apt + pip), then builds it in place:
 # build/ holds libember.so, the C++ tests and the extension, which lands in python/ember/.
-# Usage: scripts/setup.sh [--test|--main]   (--test: also pytest, torch, safetensors, hypothesis, pillow; --main: matplotlib)
+# Usage: scripts/setup.sh [--test|--main]   (--test: also pytest, torch, tensorboard, safetensors, hypothesis, pillow; --main: matplotlib)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +32,8 @@ if [ "${1:-}" = "--test" ]; then
   $PY -c "import pytest" 2>/dev/null || pip_need+=(pytest)
   # torch is the oracle of the parity tests (a CPU build installed from a local file here)
   $PY -c "import torch" 2>/dev/null || pip_need+=("torch==2.13.0")
+  # TensorBoard's own event reader checks ember.utils.tensorboard's files (and torch's writer needs it)
+  $PY -c "import tensorboard" 2>/dev/null || pip_need+=(tensorboard)
   $PY -c "import safetensors" 2>/dev/null || pip_need+=(safetensors)
   $PY -c "import hypothesis" 2>/dev/null || pip_need+=(hypothesis)  # the op fuzzer (tests/fuzz)
   $PY -c "import PIL" 2>/dev/null || pip_need+=(pillow)  # ember.vision ImageFolder / PIL transform tests
