@@ -58,6 +58,8 @@ from ._flags import (  # noqa: E402,F401
 from ._comparison import allclose, isclose, equal  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403  (FloatTensor, LongTensor, ...)
 from . import jit  # noqa: E402,F401
+from . import func  # noqa: E402,F401
+from .func import vmap  # noqa: E402,F401
 from .jit import compile  # noqa: E402,F401
 
 
