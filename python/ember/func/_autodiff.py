@@ -128,6 +128,9 @@ def _split_aux(out, has_aux, api):
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
         raise RuntimeError(f"{api}: output of function f should be a tuple: (output, aux) if has_aux is True")
+    for a in tree_flatten(out[1])[0]:
+        if not _is_tensor(a):  # aux leaves are released like outputs, so they must be tensors
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
     return out
 
 
@@ -195,7 +198,7 @@ def vjp(func, *primals, has_aux=False):
         flat_cot, cot_spec = tree_flatten(cotangents)
         if cot_spec != out_spec:
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of outputs "
-                               f"to the function. cotangents: {cot_spec}, primal output: {out_spec}")
+                               f"to the function. cotangents: {cot_spec.pprint()}, primal output: {out_spec.pprint()}")
         keep_result = _C.is_grad_enabled() if create_graph is None else create_graph
         with enable_grad():
             create = keep_result and (any(_is_tensor(c) and c.requires_grad for c in flat_cot)
@@ -328,10 +331,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         out, aux = _split_aux(func(*tree_unflatten(lifted, p_spec)), has_aux, _JVP)
         flat_out, out_spec = tree_flatten(out)
         _check_outputs(flat_out, _JVP, out)
-        if has_aux:
-            for a in tree_flatten(aux)[0]:
-                if not _is_tensor(a):
-                    raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
         products = _ForwardProducts(flat_out, lifted, fresh, strict)
         tangents_out = products([t.to(p.dtype) for t, p in zip(flat_t, flat_p)], keep)
     out, aux = _release((out, aux), fresh, keep)
@@ -372,10 +371,9 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """Returns a function computing the Jacobian of `func` with respect to the arguments at `argnums`, one
     forward product per input element; same result layout as jacrev. randomness as in vmap: 'error'
     rejects a random op inside func."""
-    _check_randomness(randomness)
-
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        _check_randomness(randomness)
         nums = _check_argnums(argnums, len(args))
         flat_p, p_spec = tree_flatten(_slice(args, nums))
         for p in flat_p:

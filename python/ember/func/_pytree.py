@@ -33,6 +33,20 @@ class TreeSpec:
         return f"TreeSpec({self.type.__name__}, {context}, [{kids}])"
 
 
+    def pprint(self):
+        """The structure written as the containers would be, leaves as '*': "(*, {'k': *})"."""
+        if self.type is None:
+            return "*"
+        kids = [c.pprint() for c in self.children]
+        if self.type is collections.namedtuple:
+            return f"{self.context.__name__}(" + ", ".join(f"{f}={k}" for f, k in zip(self.context._fields, kids)) + ")"
+        if issubclass(self.type, dict):
+            return "{" + ", ".join(f"{key!r}: {k}" for key, k in zip(self.context, kids)) + "}"
+        if issubclass(self.type, list):
+            return "[" + ", ".join(kids) + "]"
+        return "(" + ", ".join(kids) + ("," if len(kids) == 1 else "") + ")"
+
+
 LEAF = TreeSpec(None, None, [])
 
 

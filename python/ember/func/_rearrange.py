@@ -99,16 +99,16 @@ def rearrange(tensor, pattern, **axes_lengths):
     else:
         ellipsis = []
 
-    def expand(groups):
+    def expand(groups, parenthesized):
         out = []
-        for g in groups:
-            if g == [_ELLIPSIS]:
+        for g, paren in zip(groups, parenthesized):
+            if g == [_ELLIPSIS] and not paren:  # '...' alone: one group per dimension it stands for
                 out.extend([e] for e in ellipsis)
             else:
                 out.append([n for a in g for n in (ellipsis if a == _ELLIPSIS else [a])])
         return out
 
-    left, right = expand(left), expand(right)
+    left, right = expand(left, left_paren), expand(right, right_paren)
     sizes = {}
     for group, dim in zip(left, tensor.shape):
         known = [axes_lengths[a] for a in group if a in axes_lengths]
