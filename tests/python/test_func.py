@@ -305,6 +305,16 @@ def test_jacobian_has_aux_dict_input_and_errors(kind):
     assert isinstance(t, Exception)
 
 
+@pytest.mark.parametrize("index", range(5))
+def test_forward_products_through_piecewise_constant_ops(index):
+    f = [lambda x: x.floor(), lambda x: x.sign() * 2, lambda x: x.round() + x, lambda x: (x > 0).double() * x,
+         lambda x: x.abs().max()][index]
+    x = np.array([1.5, -2.3, 0.7])
+    _parity(lambda lib, func: func.jvp(f, (_t(lib, x),), (_t(lib, Y3),)))
+    _parity(lambda lib, func: func.jacfwd(f)(_t(lib, x)))
+    _parity(lambda lib, func: func.hessian(lambda v: f(v).sum())(_t(lib, x)))
+
+
 def test_jacrev_chunk_size_and_jacfwd_randomness():
     _parity(lambda lib, func: func.jacrev(lambda x: x.exp(), chunk_size=2)(_t(lib, X3)))
     e, t = _run_both(lambda lib, func: func.jacrev(lambda x: x, chunk_size=0))
@@ -516,7 +526,9 @@ def test_stack_module_state_ensembles_under_vmap():
         out = func.vmap(lambda p, b, data: func.functional_call(base, (p, b), (data,)), in_dims=(0, 0, None))(
             params, buffers, lib.tensor(x.tolist(), dtype=lib.float32))
         flags = sorted((k, v.requires_grad, v.is_leaf) for k, v in params.items())
-        return out, flags, out[1] - models[1](lib.tensor(x.tolist(), dtype=lib.float32))
+        (out ** 2).sum().backward()  # the stacked parameters are leaves an optimizer can train
+        grads = {k: v.grad for k, v in params.items()}
+        return out, flags, grads, out[1] - models[1](lib.tensor(x.tolist(), dtype=lib.float32))
 
     _parity(run, atol=1e-5, check_grad=False)
     errors = [

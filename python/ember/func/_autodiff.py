@@ -272,10 +272,10 @@ class _ForwardProducts:
         if self.diff:
             self.vjps = _autograd_grad([outputs[k] for k in self.diff], inputs, self.us, retain_graph=True,
                                        create_graph=True, allow_unused=True)
-        for g in self.vjps:
-            if g is not None and not g.requires_grad:
-                raise RuntimeError("jvp: an op in f has a backward that is not differentiable, which forward "
-                                   "products need in Ember (they are computed as derivatives of a backward pass)")
+        # A vjp recorded without a path to u (the backward of floor, sign, comparisons, ... is a constant
+        # zero) contributes nothing to J t. This relies on backward formulas being differentiable, which
+        # gradgradcheck holds Ember's ops to.
+        self.vjps = [g if g is not None and g.requires_grad else None for g in self.vjps]
         self.outside = _reaches_outside(outputs, fresh)
 
     def __call__(self, tangents, keep_graph):
