@@ -353,6 +353,10 @@ def test_vmap_in_dims_out_dims_and_kwargs():
         lambda lib, func: func.vmap(lambda x, c: x + c, in_dims=(0, None))(_t(lib, a), _t(lib, a[0])),
         lambda lib, func: func.vmap(lambda x: x[0] * 0 + _t(lib, [1.0, 2.0]))(_t(lib, a)),  # an unbatched value
         lambda lib, func: func.vmap(lambda x: x, chunk_size=3)(_t(lib, a)),
+        lambda lib, func: func.vmap(lambda x: x, out_dims=(1,))(_t(lib, a)),
+        lambda lib, func: func.vmap(lambda x: [x, x], out_dims=[0, 1])(_t(lib, a)),
+        lambda lib, func: func.vmap(lambda x: x, out_dims=True)(_t(lib, a)),
+        lambda lib, func: func.vmap(lambda x: x[0], in_dims=([0, 1],))([_t(lib, a), _t(lib, b)]),
         lambda lib, func: func.vmap(lambda x: (x, 7), out_dims=(0, None))(_t(lib, a)),
         lambda lib, func: func.vmap(lambda x: _t(lib, [5.0]), out_dims=None)(_t(lib, a)),
     ]
@@ -382,6 +386,9 @@ VMAP_ERRORS = [
     lambda lib, func: func.vmap(lambda x: 1.0)(_t(lib, X3)),
     lambda lib, func: func.vmap(lambda x: None)(_t(lib, X3)),
     lambda lib, func: func.vmap(lambda x: x, out_dims=None)(_t(lib, X3)),
+    lambda lib, func: func.vmap(lambda x: x[1:], out_dims=(None,))(lib.zeros(3, 2)),
+    lambda lib, func: func.vmap(lambda x: x.sum(), in_dims=True)(_t(lib, M23)),
+    lambda lib, func: func.vmap(lambda x: x, in_dims=(1.0,))(_t(lib, X3)),
     lambda lib, func: func.vmap(lambda x: x, out_dims=1.0)(_t(lib, X3)),
     lambda lib, func: func.vmap(lambda x: x, out_dims=(0, 0))(_t(lib, X3)),
     lambda lib, func: func.vmap(lambda x: x, out_dims=1)(_t(lib, X3)),

@@ -5,6 +5,9 @@ composes with itself and with the autodiff transforms (per-sample gradients: vma
 stacking is differentiable, so grad of vmap works too. What a loop cannot see, and torch rejects:
 .item() or data-dependent control flow on a batched tensor (here they simply run per sample) and in-place
 writes of batched values into unbatched tensors (here the last sample's write wins).
+An output with out_dims None must not vary over the batch: here, it must not be a view of a mapped input
+and every sample must return equal values (torch knows from its batched tensors, so it also rejects
+a batched value that happens to be constant).
 randomness: 'different' is the loop itself; 'same' replays the default generator's state for every
 sample; 'error' compares the default generator's state around each call, so a random op drawing from
 it raises (one drawing from an explicit Generator object is not seen).
@@ -83,6 +86,8 @@ def _flat_in_dims(func, in_dims, args):
         if not isinstance(dim, int):
             raise ValueError(f"{where}: Got in_dim={dim} for an input but in_dim must be either an integer dimension "
                              "or None.")
+        if isinstance(dim, bool):  # torch fails the same way, indexing sizes with a bool
+            raise TypeError("size(): argument 'dim' (position 1) must be int, not bool")
         if not isinstance(arg, _C.TensorBase):
             raise ValueError(f"{where}: Got in_dim={dim} for an input but the input is of type {type(arg)}. We cannot "
                              "vmap over non-Tensor arguments, please use None as the respective in_dim")
@@ -124,10 +129,11 @@ def _vmap_call(func, in_dims, out_dims, randomness, args, kwargs):
             _C.default_generator.set_state(start)
         with _RandomnessGuard(randomness):
             results.append(func(*tree_unflatten(_sample(flat_args, flat_dims, i), args_spec), **kwargs))
-    return _stack_outputs(func, results, out_dims, size)
+    mapped = {a._storage_ptr() for a, d in zip(flat_args, flat_dims) if d is not None} - {0}  # 0: no memory
+    return _stack_outputs(func, results, out_dims, size, mapped)
 
 
-def _stack_outputs(func, results, out_dims, size):
+def _stack_outputs(func, results, out_dims, size, mapped_storages):
     flats = [tree_flatten(r) for r in results]
     out_spec = flats[0][1]
     if any(spec != out_spec for _, spec in flats):
@@ -136,6 +142,8 @@ def _stack_outputs(func, results, out_dims, size):
     if not (out_dims is None or isinstance(out_dims, (int, tuple, list))):
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a python "
                          "collection of ints representing where in the outputs the vmapped dimension should appear.")
+    if isinstance(out_dims, tuple) and len(out_dims) == 1 and out_spec.is_leaf():
+        out_dims = out_dims[0]  # torch reads (d,) for a single output as d
     flat_out_dims = broadcast_prefix(out_dims, out_spec)
     if flat_out_dims is None:
         raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with "
@@ -146,21 +154,25 @@ def _stack_outputs(func, results, out_dims, size):
         per_sample = [leaves[j] for leaves, _ in flats]
         first = per_sample[0]
         if dim is None:
-            stacked.append(_unmapped(func, first, per_sample))
+            stacked.append(_unmapped(func, first, per_sample, mapped_storages))
             continue
         if not isinstance(first, _C.TensorBase):
             raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
                              f"{type(first)}. Did you mean to set out_dims= to None for output?")
-        out = _ops.stack(per_sample, dim)
+        out = _ops.stack(per_sample, int(dim))
         stacked.append(out if size else out.narrow(dim, 0, 0))
     return tree_unflatten(stacked, out_spec)
 
 
-def _unmapped(func, first, per_sample):
+def _unmapped(func, first, per_sample, mapped_storages):
     """An output with out_dim None: it must not vary over the batch. Without batched tensors to tell,
-    an output counts as unmapped when every sample returned the same object or equal values."""
+    an output counts as unmapped when it is no view of a mapped input and every sample returned the
+    same object or equal values."""
     if not isinstance(first, _C.TensorBase):
         return first
+    if first._storage_ptr() in mapped_storages:
+        raise ValueError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a BatchedTensor when out_dim "
+                         "is None")
     for other in per_sample[1:]:
         same = other is first or other._is_same(first) or (
             isinstance(other, _C.TensorBase) and other.shape == first.shape and other.dtype == first.dtype
