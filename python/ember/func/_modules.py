@@ -75,9 +75,9 @@ def replace_all_batch_norm_modules_(root):
 
 def functionalize(func, *, remove="mutations"):
     """Returns func run without mutating its inputs in place: it works on copies of the tensor arguments,
-    and the inputs it mutated are then updated with one copy each; outputs never alias the inputs.
-    remove='mutations_and_views' also returns outputs that share no memory with one another. In eager Ember
-    the values are exactly func's."""
+    and the inputs it mutated are then updated with one copy each. remove='mutations_and_views' also
+    returns outputs that alias nothing; with 'mutations' a view of an unmutated input stays one. In eager
+    Ember the values are exactly func's."""
     if remove not in ("mutations", "mutations_and_views"):
         raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. "
                            "Valid options are:\n     remove='mutations': all inplace and out= operators will be "
@@ -94,14 +94,29 @@ def functionalize(func, *, remove="mutations"):
         it = iter(copies)
         call_args, call_kwargs = tree_unflatten([next(it) if isinstance(x, _C.TensorBase) else x for x in flat], spec)
         out = func(*call_args, **call_kwargs)
-        for orig, copy, version in zip(originals, copies, versions):
-            if copy._version != version:
+        mutated = [copy._version != version for copy, version in zip(copies, versions)]
+        for orig, copy, changed in zip(originals, copies, mutated):
+            if changed:
                 orig.copy_(copy)
+        flat_out, out_spec = tree_flatten(out)
         if remove == "mutations_and_views":
-            flat_out, out_spec = tree_flatten(out)
-            out = tree_unflatten([o.clone() if isinstance(o, _C.TensorBase) else o for o in flat_out], out_spec)
-        return out
+            flat_out = [o.clone() if isinstance(o, _C.TensorBase) else o for o in flat_out]
+        else:
+            flat_out = [_view_of_original(o, originals, copies, mutated) for o in flat_out]
+        return tree_unflatten(flat_out, out_spec)
     return wrapper
+
+
+def _view_of_original(out, originals, copies, mutated):
+    """With remove='mutations', an output that is a view of an input func left unmutated stays a view of
+    that input (as torch's regenerated views are); anything else is returned as computed."""
+    if not isinstance(out, _C.TensorBase):
+        return out
+    for orig, copy, changed in zip(originals, copies, mutated):
+        if (not changed and out._storage_ptr() == copy._storage_ptr() != 0 and orig.is_contiguous()
+                and copy.is_contiguous()):
+            return orig.as_strided(tuple(out.shape), out.stride(), orig.storage_offset() + out.storage_offset())
+    return out
 
 
 def debug_unwrap(tensor, *, recurse=True):
