@@ -58,20 +58,21 @@ from ._flags import (  # noqa: E402,F401
 from ._comparison import allclose, isclose, equal  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403  (FloatTensor, LongTensor, ...)
 from . import jit  # noqa: E402,F401
-from . import func  # noqa: E402,F401
-from .func import vmap  # noqa: E402,F401
 from .jit import compile  # noqa: E402,F401
 
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
 # so `import ember` stays fast; `import ember.distributions` works as usual.
-_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed")
+_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func")
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        import importlib
+        return importlib.import_module(f"{__name__}.func").vmap
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from .version import __version__  # noqa: E402,F401
