@@ -304,6 +304,10 @@ def test_jacobian_has_aux_dict_input_and_errors(kind):
         assert isinstance(t, Exception) and str(e) == str(t)
     e, t = _run_both(lambda lib, func: getattr(func, kind)(lambda x: x.sin())(lib.arange(3)))
     assert isinstance(t, Exception)
+    _parity(lambda lib, func: getattr(func, kind)(lambda x: (x > 0).long())(_t(lib, X3)))
+    for f in (lambda x: x[:0], lambda x: [x.sum(), x.float()]):
+        _parity(lambda lib, func: getattr(func, kind)(f)(_t(lib, X3)))
+    _parity(lambda lib, func: getattr(func, kind)(lambda x: x.sum())(_t(lib, X3[:0])))
 
 
 @pytest.mark.parametrize("index", range(5))

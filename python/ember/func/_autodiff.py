@@ -134,6 +134,14 @@ def _split_aux(out, has_aux, api):
     return out
 
 
+def _check_vjp_outputs(flat_out, out):
+    _check_outputs(flat_out, _VJP, out)
+    for o in flat_out:
+        if not o.is_floating_point():
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
+                               f"Tensor with dtype {o.dtype}")
+
+
 def _check_outputs(flat_out, api, out):
     if not flat_out or (len(flat_out) == 1 and flat_out[0] is None):
         raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {out})")
@@ -187,11 +195,7 @@ def vjp(func, *primals, has_aux=False):
         lifted = tree_map(lambda x: _lift(x, fresh), primals)
         out, aux = _split_aux(func(*lifted), has_aux, _VJP)
         flat_out, out_spec = tree_flatten(out)
-        _check_outputs(flat_out, _VJP, out)
-        for o in flat_out:
-            if not o.is_floating_point():
-                raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got "
-                                   f"Tensor with dtype {o.dtype}")
+        _check_vjp_outputs(flat_out, out)
     flat_in, in_spec = tree_flatten(lifted)
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
@@ -230,7 +234,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
             diff = tree_map(lambda x: _lift(x, fresh), _slice(args, nums))
             out, aux = _split_aux(func(*_replace(args, nums, diff), **kwargs), has_aux, _VJP)
             flat_out, out_spec = tree_flatten(out)
-            _check_outputs(flat_out, _VJP, out)
+            _check_vjp_outputs(flat_out, out)
             flat_in, in_spec = tree_flatten(diff)
             create = keep and _reaches_outside(flat_out, fresh)
             jac = tree_unflatten([tree_unflatten(_reverse_jacobian(o, flat_in, create), in_spec) for o in flat_out],
