@@ -214,17 +214,13 @@ def vjp(func, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def _check_jacrev_chunk(chunk_size):
-    if not (chunk_size is None or chunk_size > 0):
-        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
-
-
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """Returns a function computing the Jacobian of `func` with respect to the arguments at `argnums`, one
     reverse pass per output element: for each output, a tensor of shape output.shape + input.shape
     (nested like the outputs, then like the differentiated arguments). chunk_size only bounds memory
     in torch; here rows are always computed one at a time."""
-    _check_jacrev_chunk(chunk_size)
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
