@@ -26,9 +26,14 @@ def _parse_side(text):
                 groups.append([])
         else:
             if name != _ELLIPSIS and not name.isidentifier():
-                raise ValueError(f"Invalid axis identifier: {name}")
+                raise ValueError(f"Invalid axis identifier: {name}\nnot a valid python identifier")
+            if name.startswith("_") or name.endswith("_"):
+                raise ValueError(f"Invalid axis identifier: {name}\naxis name should should not start or end with "
+                                 "underscore")
+            if name == _ELLIPSIS and name in names_seen:
+                raise ValueError("Expression may contain dots only inside ellipsis (...); only one ellipsis for tensor ")
             if name in names_seen:
-                raise ValueError(f"Indexing expression contains duplicate dimension \"{name}\"")
+                raise ValueError(f"Indexing expression contains duplicate dimension '{name}'")
             names_seen.add(name)
             (current if current is not None else groups).append(name if current is not None else [name])
         name = ""
@@ -69,8 +74,6 @@ def rearrange(tensor, pattern, **axes_lengths):
     sides = pattern.split("->")
     if len(sides) != 2:
         raise ValueError("Pattern must contain a single '->' separator")
-    if "..." in axes_lengths:
-        raise ValueError("'...' is not an allowed axis identifier")
     left, left_paren, left_names = _parse_side(sides[0])
     right, right_paren, right_names = _parse_side(sides[1])
     if _ELLIPSIS in right_names and _ELLIPSIS not in left_names:
