@@ -4,7 +4,7 @@ Ember has no batching rules, so this is the loop torch's vmap is specified to be
 composes with itself and with the autodiff transforms (per-sample gradients: vmap(grad(f))), and
 stacking is differentiable, so grad of vmap works too. What a loop cannot see, and torch rejects:
 .item() or data-dependent control flow on a batched tensor (here they simply run per sample) and in-place
-writes of batched values into unbatched tensors (here the last sample's write wins).
+writes of batched values into unbatched tensors (here each sample's write lands in turn).
 An output with out_dims None must not vary over the batch: here, it must not be a view of a mapped input
 and every sample must return equal values (torch knows from its batched tensors, so it also rejects
 a batched value that happens to be constant).
