@@ -333,6 +333,10 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         _check_outputs(flat_out, _JVP, out)
         products = _ForwardProducts(flat_out, lifted, fresh, strict)
         tangents_out = products([t.to(p.dtype) for t, p in zip(flat_t, flat_p)], keep)
+        # forward-mode AD computes in the tangents' precision: a float64 tangent gives a float64 result
+        wide = functools.reduce(_C.promote_types, [t.dtype for t in flat_t])
+        tangents_out = [j.to(_C.promote_types(j.dtype, wide)) if j.is_floating_point() and o.requires_grad else j
+                        for j, o in zip(tangents_out, flat_out)]
     out, aux = _release((out, aux), fresh, keep)
     tangents_out = tree_unflatten(tangents_out, out_spec)
     return (out, tangents_out, aux) if has_aux else (out, tangents_out)
