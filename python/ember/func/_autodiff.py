@@ -344,15 +344,15 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 def linearize(func, *primals):
     """(func(*primals), jvp_fn): jvp_fn(*tangents) is the Jacobian-vector product at primals, reusing one
-    recorded graph for every call."""
+    recorded graph for every call. Outputs that are not tensors come back unchanged from jvp_fn."""
     keep, fresh = _C.is_grad_enabled(), []
     flat_p, p_spec = tree_flatten(primals)
     with enable_grad():
         lifted = [_lift(p, fresh) for p in flat_p]
         out = func(*tree_unflatten(lifted, p_spec))
         flat_out, out_spec = tree_flatten(out)
-        _check_outputs(flat_out, _JVP, out)
-        products = _ForwardProducts(flat_out, lifted, fresh)
+        tensor_outs = [k for k, o in enumerate(flat_out) if _is_tensor(o)]
+        products = _ForwardProducts([flat_out[k] for k in tensor_outs], lifted, fresh)
 
     def jvp_fn(*tangents):
         flat_t, t_spec = tree_flatten(tangents)
@@ -361,11 +361,14 @@ def linearize(func, *primals):
         for i, (t, p) in enumerate(zip(flat_t, flat_p)):
             if not _is_tensor(t):
                 raise RuntimeError(f"Expected tangents to only contain Tensors, got {type(t)}")
-            if tuple(t.shape) != tuple(p.shape):
-                raise RuntimeError(f"tangent:{i} with shape {t.shape} in flattened pytree doesn't match the shape "
-                                   f"{p.shape} of the corresponding primal.")
+            for what, got, want in (("shape", t.shape, p.shape), ("dtype", t.dtype, p.dtype)):
+                if got != want:
+                    raise RuntimeError(f"tangent:{i} with {what} {got} in flattened pytree doesn't match the {what} "
+                                       f"{want} of the corresponding primal.")
         with enable_grad():
-            result = products([t.to(p.dtype) for t, p in zip(flat_t, flat_p)], _C.is_grad_enabled() and keep)
+            result = list(flat_out)
+            for k, j in zip(tensor_outs, products(flat_t, _C.is_grad_enabled() and keep)):
+                result[k] = j
         return tree_unflatten(result, out_spec)
 
     return _release(out, fresh, keep), jvp_fn
