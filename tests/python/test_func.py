@@ -668,3 +668,13 @@ def test_autograd_functional_still_matches_torch():
     e = ember.autograd.functional.vjp(lambda x: x.exp(), _t(ember, X3), _t(ember, Y3))
     t = torch.autograd.functional.vjp(lambda x: x.exp(), _t(torch, X3), _t(torch, Y3))
     _assert_same(e, t)
+
+
+@pytest.mark.parametrize("name", tfunc.__all__)
+def test_signatures_match_torch(name):
+    import inspect
+
+    def shape(fn):
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+    assert shape(getattr(efunc, name)) == shape(getattr(tfunc, name))
