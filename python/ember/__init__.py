@@ -63,13 +63,16 @@ from .jit import compile  # noqa: E402,F401
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
 # so `import ember` stays fast; `import ember.distributions` works as usual.
-_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed")
+_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func")
 
 
 def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "vmap":  # torch.vmap is torch.func.vmap
+        import importlib
+        return importlib.import_module(f"{__name__}.func").vmap
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from .version import __version__  # noqa: E402,F401

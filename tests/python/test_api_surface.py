@@ -27,7 +27,7 @@ FLOORS = {
     "fft": 0,
     "special": 0,
     "distributions": 100,
-    "func": 0,
+    "func": 100,
     "autograd": 82,
     "cuda": 35,
     "amp": 0,

@@ -91,6 +91,11 @@ def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, t
     warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 and will be removed "
                   "in a future version of PyTorch. Please use `torch.func.functional_call` instead which is a "
                   "drop-in replacement.", FutureWarning, stacklevel=2)
+    return _functional_call(module, parameters_and_buffers, args, kwargs, tie_weights=tie_weights, strict=strict)
+
+
+def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *, tie_weights=True, strict=False):
+    """functional_call without the deprecation warning (ember.func.functional_call's body)."""
     if isinstance(parameters_and_buffers, (list, tuple)):
         merged = {}
         for d in parameters_and_buffers:
