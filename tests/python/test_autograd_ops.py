@@ -747,6 +747,46 @@ add(S("lgamma", "negative_noninteger", lambda lib, x: lib.lgamma(x), A((4,), val
     S("special_zeta.self_scalar", "scalar_x", lambda lib, q: sp(lib).zeta(3.0, q), A((3,), lo=0.5, hi=3.0)))
 
 
+# ---- more of torch.* (ops/math_extra.cpp): copysign has a formula, the rest are composites
+_NAN = float("nan")
+add(S("copysign.Tensor", "2x3", lambda lib, a, b: lib.copysign(a, b), A((2, 3), lo=0.3, hi=2.0, kind="signed"),
+      A((2, 3), lo=0.3, hi=2.0, kind="signed")),
+    S("copysign.Scalar", "method", lambda lib, a: a.copysign(-1.0), A((3,), lo=0.3, hi=2.0, kind="signed")),
+    # (non-negative: torch's own ldexp gradient computes 2**e in integers, 0 for a negative e)
+    S("ldexp.Tensor", "int_exponent", lambda lib, a: lib.ldexp(a, lib.tensor([1, 0, 3])), A((2, 3))),
+    S("deg2rad", "inplace", lambda lib, a: a.clone().deg2rad_(), A((2, 3))),
+    S("rad2deg", "2x3", lambda lib, a: lib.rad2deg(a), A((2, 3))),
+    S("addcmul", "value", lambda lib, s_, a, b: lib.addcmul(s_, a, b, value=-0.5), A((2, 3)), A((3,)), A((2, 1))),
+    S("addcdiv", "inplace", lambda lib, s_, a, b: s_.clone().addcdiv_(a, b, value=2), A((2, 3)), A((2, 3)),
+      A((2, 3), lo=0.5, hi=2.0, kind="signed")),
+    S("positive", "2x3", lambda lib, a: lib.positive(a) * 2, A((2, 3))),
+    S("rsub.Tensor", "alpha", lambda lib, a, b: lib.rsub(a, b, alpha=2), A((2, 3)), A((3,))),
+    S("rsub.Scalar", "scalar", lambda lib, a: lib.rsub(a, 3.0), A((2, 3))),
+    S("aminmax", "dim", lambda lib, a: tuple(lib.aminmax(a, dim=1)), A((3, 4))),
+    S("dist", "p3", lambda lib, a, b: lib.dist(a, b, 3), A((2, 3)), A((3,))),
+    S("renorm", "clamped", lambda lib, a: lib.renorm(a, 2, 0, 1.0), A((3, 4))),
+    S("msort", "2d", lambda lib, a: lib.msort(a), A((4, 3))),
+    S("nanmedian", "all", lambda lib, a: lib.nanmedian(a), A((5,), values=[0.3, _NAN, -1.2, 2.2, 0.9])),
+    S("nanmedian.dim", "dim", lambda lib, a: lib.nanmedian(a, 1)[0],
+      A((2, 4), values=[[0.3, _NAN, -1.2, 2.2], [1.1, 0.2, _NAN, _NAN]]), gc=False),
+    S("quantile", "linear", lambda lib, a: lib.quantile(a, lib.tensor([0.2, 0.7], dtype=lib.float64), dim=1), A((2, 5))),
+    S("quantile.scalar", "midpoint", lambda lib, a: lib.quantile(a, 0.4, interpolation="midpoint"), A((7,))),
+    S("nanquantile", "linear", lambda lib, a: lib.nanquantile(a, lib.tensor([0.3], dtype=lib.float64)),
+      A((5,), values=[0.3, _NAN, -1.2, 2.2, 0.9]), gc=False),
+    S("nanquantile.scalar", "dim", lambda lib, a: lib.nanquantile(a, 0.5, dim=0), A((4, 2))),
+    S("cov", "weights", lambda lib, a, w: lib.cov(a, aweights=w), A((2, 5)), A((5,), lo=0.2, hi=2.0)),
+    S("corrcoef", "3vars", lambda lib, a: lib.corrcoef(a), A((3, 6))),
+    S("trapezoid.x", "x", lambda lib, y, x: lib.trapezoid(y, x), A((2, 4)), A((4,))),
+    S("trapezoid.dx", "dx", lambda lib, y: lib.trapezoid(y, dx=0.5, dim=0), A((3, 2))),
+    S("trapz.x", "x", lambda lib, y, x: lib.trapz(y, x), A((4,)), A((4,))),
+    S("trapz.dx", "dx", lambda lib, y: lib.trapz(y, dx=2.0), A((3, 4))),
+    S("cumulative_trapezoid.x", "x", lambda lib, y, x: lib.cumulative_trapezoid(y, x), A((2, 4)), A((4,))),
+    S("cumulative_trapezoid.dx", "dx", lambda lib, y: lib.cumulative_trapezoid(y, dim=0), A((3, 2))),
+    S("diagonal_scatter", "offset", lambda lib, a, b: lib.diagonal_scatter(a, b, 1), A((3, 4)), A((3,))),
+    S("select_scatter", "dim1", lambda lib, a, b: lib.select_scatter(a, b, 1, 2), A((3, 4)), A((3,))),
+    S("slice_scatter", "step", lambda lib, a, b: lib.slice_scatter(a, b, 1, 0, 4, 2), A((3, 4)), A((3, 2))))
+
+
 # ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")
 # Ops with a grad: formula, and the differentiable composites (no formula of their own: gradients
 # come from the ops they call), which are listed in DIFFERENTIABLE_COMPOSITES.
@@ -766,6 +806,10 @@ DIFFERENTIABLE_COMPOSITES = {
     "dsplit.int", "dsplit.array", "ravel", "broadcast_to", "sum_to_size", "nansum", "nanmean", "logaddexp",
     "logaddexp2", "xlogy.Scalar_Self", "xlogy.Scalar_Other", "mvlgamma", "special_ndtr",
     "special_xlog1py.self_scalar", "special_xlog1py.other_scalar", "special_zeta.self_scalar",
+    "copysign.Scalar", "ldexp.Tensor", "deg2rad", "rad2deg", "addcmul", "addcdiv", "positive", "rsub.Tensor",
+    "rsub.Scalar", "aminmax", "dist", "renorm", "msort", "nanmedian", "nanmedian.dim", "quantile", "quantile.scalar",
+    "nanquantile", "nanquantile.scalar", "cov", "corrcoef", "trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx",
+    "cumulative_trapezoid.x", "cumulative_trapezoid.dx", "diagonal_scatter", "select_scatter", "slice_scatter",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),

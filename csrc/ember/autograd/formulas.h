@@ -26,6 +26,7 @@ Tensor xlogy_self_grad(const Tensor& grad, const Tensor& self, const Tensor& oth
 Tensor logit_backward(const Tensor& grad, const Tensor& self, std::optional<double> eps);
 Tensor sinc_backward(const Tensor& grad, const Tensor& self);
 Tensor i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result, bool scaled);
+Tensor copysign_self_grad(const Tensor& grad, const Tensor& self, const Tensor& result);
 Tensor maybe_multiply(const Tensor& grad, const Scalar& alpha);
 Tensor mul_grad(const Tensor& grad, const Tensor& other, ScalarType self_dtype);
 Tensor div_self_grad(const Tensor& grad, const Tensor& other, std::optional<std::string_view> mode);

@@ -44,4 +44,9 @@ Tensor i1_backward(const Tensor& grad, const Tensor& self, const Tensor& result,
   return grad * ember::where(ember::eq(self, Scalar(0.0)), Scalar(0.5), d);
 }
 
+// copysign(x, y) = +-x: the slope is result / x (+-1), and 0 at x = 0 as PyTorch's
+Tensor copysign_self_grad(const Tensor& grad, const Tensor& self, const Tensor& result) {
+  return grad * ember::where(ember::eq(self, Scalar(0.0)), Scalar(0.0), result / self);
+}
+
 }  // namespace ember::autograd

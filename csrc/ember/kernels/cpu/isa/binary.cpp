@@ -145,6 +145,48 @@ template <class T> struct Pow {
     }
   }
 };
+template <class T> struct Copysign {
+  static constexpr int mask = kFloats;
+  T operator()(T a, T b) const { return std::copysign(a, b); }
+};
+// 0 below zero, 1 above, `values` at zero (NaN compares false: 0)
+template <class T> struct Heaviside {
+  static constexpr int mask = kAll;
+  T operator()(T x, T v) const {
+    if constexpr (is_b<T>) return x ? true : v;
+    else return x == T(0) ? v : T(x > T(0));
+  }
+};
+template <class T> struct Gcd {
+  static constexpr int mask = kInts;
+  T operator()(T a, T b) const {
+    // Euclid on magnitudes (unsigned, so INT_MIN's magnitude is representable)
+    using U = std::make_unsigned_t<T>;
+    U x = a < 0 ? U(0) - U(a) : U(a), y = b < 0 ? U(0) - U(b) : U(b);
+    while (y != 0) { U r = U(x % y); x = y; y = r; }
+    return T(x);
+  }
+};
+// |a / gcd * b|, computed as PyTorch's: 8- and 16-bit operands in int (their product fits), then wrapped
+template <class T> struct Lcm {
+  static constexpr int mask = kInts;
+  T operator()(T a, T b) const {
+    T g = Gcd<T>()(a, b);
+    if (g == 0) return T(0);
+    if constexpr (sizeof(T) < 4) {
+      int l = int(a / g) * int(b);
+      return T(l < 0 ? -l : l);
+    } else {
+      T l = wrapping_mul(T(a / g), b);
+      return l < 0 ? wrapping_neg(l) : l;
+    }
+  }
+};
+template <class T> struct Nextafter {
+  static constexpr int mask = kFloats;
+  T operator()(T a, T b) const { return std::nextafter(a, b); }
+};
+
 // Special functions of two arguments (kernels/cpu/special_math.cpp)
 #define SPECIAL_FN2(Name, fn) \
   template <class T> struct Name { \
