@@ -539,5 +539,94 @@ const Tensor& fill_diagonal_(const Tensor& self, const Scalar& fill_value, bool 
   return self;
 }
 
+// ---- functional index_put, flat put, index_reduce
+Tensor index_put(const Tensor& self, TensorList indices, const Tensor& values, bool accumulate) {
+  return ember::index_put_(self.clone(), indices, values, accumulate);
+}
+
+// self.flatten()[index] = source (+= with accumulate), on self's row-major element order
+const Tensor& put_(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  EMBER_CHECK_KIND(index.dtype() == kLong, Index, "put_(): Expected a long tensor for index, but got ", index.dtype());
+  EMBER_CHECK(source.dtype() == self.dtype(), "put_(): self and source expected to have the same dtype, but got "
+              "self.dtype = ", self.dtype(), " and source.dtype = ", source.dtype());
+  EMBER_CHECK_KIND(index.numel() == source.numel(), Index, "put_(): Expected source and index to have the same number of "
+                   "elements, but got source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
+  int64_t n = self.numel();
+  if (index.numel() > 0) {
+    EMBER_CHECK_KIND(n > 0, Index, "put_(): Tried to put elements into an empty tensor");
+    Tensor flat_index = index.reshape({-1});
+    int64_t lo = ember::amin(flat_index).item().to<int64_t>(), hi = ember::amax(flat_index).item().to<int64_t>();
+    EMBER_CHECK_KIND(lo >= -n && hi < n, Index, "out of range: tried to access index ", hi >= n ? hi : lo,
+                     " on a tensor of ", n, " elements.");
+  }
+  std::vector<Tensor> idx{index.reshape({-1})};
+  if (self.is_contiguous()) {
+    ember::index_put_(self.reshape({-1}), idx, source.reshape({-1}), accumulate);
+  } else {
+    Tensor flat = self.contiguous().reshape({-1});
+    ember::index_put_(flat, idx, source.reshape({-1}), accumulate);
+    ember::copy_(self, flat.reshape(self.sizes()));
+  }
+  return self;
+}
+Tensor put(const Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  return ember::put_(self.clone(), index, source, accumulate);
+}
+
+// index_reduce along dim: scatter_reduce with the index repeated over source's other dimensions
+namespace {
+Tensor index_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                         std::string_view reduce, bool include_self, bool inplace) {
+  EMBER_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
+              "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
+  EMBER_CHECK_KIND(index.dim() <= 1, Index, "index_reduce_(): Index is supposed to be a vector");
+  EMBER_CHECK_KIND(index.dtype() == kLong || index.dtype() == kInt, Index,
+                   "index_reduce_(): Expected dtype int32/int64 for index but got: ", index.dtype());
+  EMBER_CHECK(self.dtype() == source.dtype(), "index_reduce_(): self (", self.dtype(), ") and source (",
+              source.dtype(), ") must have the same scalar type");
+  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  int64_t src_len = source.dim() ? source.sizes()[d] : 1;
+  EMBER_CHECK_KIND(index.numel() == src_len, Index, "index_reduce_(): Number of indices (", index.numel(),
+                   ") should be equal to source.size(dim) (", src_len, ")");
+  std::vector<int64_t> shape(std::max<int64_t>(source.dim(), 1), 1);
+  shape[d] = index.numel();
+  Tensor idx = index.to(kLong).reshape(shape).expand(source.dim() ? source.sizes() : IntArrayRef{1});
+  if (inplace) return ember::scatter_reduce_(self, d, idx, source, reduce, include_self);
+  return ember::scatter_reduce(self, d, idx, source, reduce, include_self);
+}
+}  // namespace
+Tensor index_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, std::string_view reduce,
+                    bool include_self) {
+  return index_reduce_impl(self, dim, index, source, reduce, include_self, false);
+}
+const Tensor& index_reduce_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                            std::string_view reduce, bool include_self) {
+  index_reduce_impl(self, dim, index, source, reduce, include_self, true);
+  return self;
+}
+const Tensor& index_reduce_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index,
+                               const Tensor& source, std::string_view reduce, bool include_self) {
+  return copy_to_out(out, native::index_reduce(self, dim, index, source, reduce, include_self), true);
+}
+
+// ---- resizing in place: contiguous strides, storage grown (its bytes kept) when too small
+const Tensor& resize_(const Tensor& self, IntArrayRef size, std::optional<MemoryFormat> memory_format) {
+  EMBER_CHECK(!self.requires_grad(), "cannot resize variables that require grad");
+  (void)memory_format;  // Ember's memory formats (contiguous, preserve) both give contiguous strides here
+  resize_output(self, size);
+  return self;
+}
+const Tensor& resize_as_(const Tensor& self, const Tensor& the_template, std::optional<MemoryFormat> memory_format) {
+  return native::resize_(self, the_template.sizes(), memory_format);
+}
+
+// real tensors only (Ember has no complex dtypes): 0, or pi for negative values; NaN stays NaN
+Tensor angle(const Tensor& self) {
+  Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
+  Tensor r = ember::where(ember::lt(x, Scalar(0.0)), Scalar(M_PI), Scalar(0.0)).to(x.dtype());
+  return ember::where(ember::isnan(x), x, r);
+}
+const Tensor& angle_out(const Tensor& out, const Tensor& self) { return copy_to_out(out, native::angle(self), false); }
+
 }  // namespace native
 }  // namespace ember

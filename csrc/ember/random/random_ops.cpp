@@ -73,6 +73,32 @@ const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
   return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, lambd, g); });
 }
 
+// Cauchy, log-normal and geometric draws: transforms of uniform / normal ones (inverse CDFs)
+const Tensor& cauchy_(const Tensor& self, double median, double sigma, Generator* gen) {
+  check_float(self, "cauchy_cpu");
+  EMBER_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  native::uniform_(self, 0.0, 1.0, gen);
+  return self.sub_(Scalar(0.5)).mul_(Scalar(M_PI)).tan_().mul_(Scalar(sigma)).add_(Scalar(median));
+}
+
+const Tensor& log_normal_(const Tensor& self, double mean, double std, Generator* gen) {
+  check_float(self, "log_normal_cpu");
+  EMBER_CHECK(std > 0.0, "log_normal_ expects std > 0.0, but found std=", std);
+  native::normal_(self, mean, std, gen);
+  return self.exp_();
+}
+
+// trials until the first success: ceil(log(1 - u) / log(1 - p)) >= 1
+const Tensor& geometric_(const Tensor& self, double p, Generator* gen) {
+  EMBER_CHECK(p > 0 && p < 1, "geometric_ expects p to be in (0, 1), but found p=", p);
+  if (self.numel() == 0) return self;
+  Tensor u = empty_tensor(self.sizes(), kDouble, self.device());
+  native::uniform_(u, 0.0, 1.0, gen);
+  Tensor draws = u.neg_().log1p_().div_(scalar_to_tensor(Scalar(std::log1p(-p)))).ceil_().clamp_min_(scalar_to_tensor(Scalar(1.0)));
+  ember::copy_(self, draws);
+  return self;
+}
+
 const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
   if (self.numel() == 0) return self;
   // p may be a CPU number (dropout's keep probability) for a tensor on any device
