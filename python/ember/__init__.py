@@ -73,3 +73,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from .version import __version__  # noqa: E402,F401
+
+# Python-level torch.* names: constants and runtime switches, the *_copy family, atleast_*/block_diag/
+# histogram, asarray and other constructors, windows, and the NN functions torch also has at top level.
+from ._runtime import *  # noqa: E402,F401,F403
+from ._view_copy import *  # noqa: E402,F401,F403
+from ._functional_extra import *  # noqa: E402,F401,F403
+from ._creation import *  # noqa: E402,F401,F403
+from ._nn_aliases import *  # noqa: E402,F401,F403

@@ -1,0 +1,281 @@
+"""torch.* functions written in Python on Ember's ops: atleast_1d/2d/3d, broadcast_tensors, block_diag,
+unravel_index, histogram and histogramdd."""
+import collections
+import math
+
+from . import _C
+from ._C import _ops
+from ._tensor import Tensor
+
+histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"], module="ember.return_types")
+histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"], module="ember.return_types")
+
+
+def _tensors_arg(fn, tensors):
+    """f(a, b, ...) or f([a, b, ...]): the tuple of tensors, each checked."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    for t in tensors:
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"{fn}(): expected Tensor as element of argument 'tensors', but got {type(t).__name__}")
+    return tensors
+
+
+def _atleast(fn, rank, reshape, tensors):
+    single = len(tensors) == 1 and isinstance(tensors[0], _C.TensorBase)
+    result = tuple(t if t.dim() >= rank else reshape(t) for t in _tensors_arg(fn, tensors))
+    return result[0] if single else result
+
+
+def atleast_1d(*tensors):
+    """Each tensor with 0 dims as a 1-element 1-d view; one tensor in, one out, else a tuple."""
+    return _atleast("atleast_1d", 1, lambda t: t.reshape(1), tensors)
+
+
+def atleast_2d(*tensors):
+    return _atleast("atleast_2d", 2, lambda t: t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1), tensors)
+
+
+def atleast_3d(*tensors):
+    """A 0-d or 1-d tensor (n) becomes (1, n, 1) and a 2-d one (m, n) becomes (m, n, 1), as NumPy."""
+    def to3(t):
+        if t.dim() == 2:
+            return t.unsqueeze(-1)
+        return t.reshape(1, -1, 1) if t.dim() == 1 else t.reshape(1, 1, 1)
+    return _atleast("atleast_3d", 3, to3, tensors)
+
+
+def _broadcast_shape(shapes):
+    out = []
+    for shape in shapes:
+        for i, s in enumerate(reversed(shape)):
+            if i == len(out):
+                out.append(s)
+            elif out[i] == 1:
+                out[i] = s
+            elif s != 1 and s != out[i]:
+                raise RuntimeError(f"The size of tensor a ({out[i]}) must match the size of tensor b ({s}) at "
+                                   f"non-singleton dimension {len(shape) - 1 - i}")
+    return tuple(reversed(out))
+
+
+def broadcast_tensors(*tensors):
+    """Expanded views of the tensors, all to their common broadcast shape."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    shape = _broadcast_shape([tuple(t.shape) for t in tensors])
+    return tuple(t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors)
+
+
+def _result_dtype(tensors):
+    """torch.result_type over many tensors: tensors with dims decide unless a 0-d one is of a higher
+    category (bool < integer < floating)."""
+    dims = [t.dtype for t in tensors if t.dim() > 0]
+    zeros = [t.dtype for t in tensors if t.dim() == 0]
+    fold = lambda ds: ds[0] if len(ds) == 1 else _C.promote_types(fold(ds[:-1]), ds[-1])  # noqa: E731
+    if not dims or not zeros:
+        return fold(dims or zeros)
+    return _C.result_type(_ops.empty((1,), dtype=fold(dims)), _ops.empty((), dtype=fold(zeros)))
+
+
+def block_diag(*tensors):
+    """The tensors (0-d as 1x1, 1-d as one row) placed along the diagonal of a zero matrix."""
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+        if t.dim() > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
+                               f"{t.dim()} dimensions")
+    if not tensors:
+        return _ops.empty((1, 0))
+    dtype = _result_dtype(tensors)
+    blocks = [t.reshape(1, -1) if t.dim() < 2 else t for t in tensors]
+    width = sum(b.shape[1] for b in blocks)
+    rows, col = [], 0
+    for b in blocks:
+        r, c = b.shape
+        # zeros left and right of the block, then the rows stacked: all differentiable in the blocks
+        rows.append(_ops.cat([_ops.zeros((r, col), dtype=dtype), b.to(dtype),
+                              _ops.zeros((r, width - col - c), dtype=dtype)], 1))
+        col += c
+    return _ops.cat(rows, 0)
+
+
+def unravel_index(indices, shape):
+    """The coordinates, one int64 tensor per dim of `shape`, of flat (row-major) indices; indices
+    wrap modulo the size as in PyTorch (no bounds check)."""
+    if not isinstance(indices, _C.TensorBase):
+        indices = _ops.tensor(indices)
+    if indices.is_floating_point() or indices.dtype == _C.bool:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = (shape,)
+    for s in shape:
+        if not isinstance(s, int) or isinstance(s, bool):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(s)}")
+    shape = tuple(shape)
+    if any(s < 0 for s in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {shape}")
+    if 0 in shape:
+        raise RuntimeError("ZeroDivisionError")
+    coords, stride = [], 1
+    for s in reversed(shape):
+        coords.append(_ops.remainder(_ops.floor_divide(indices.to(_C.int64), stride), s))
+        stride *= s
+    return tuple(reversed(coords))
+
+
+def _check_hist_input(fn, input, weight):
+    if not input.is_floating_point() or input.dtype in (_C.float16, _C.bfloat16):
+        name = {_C.float16: "Half", _C.bfloat16: "BFloat16"}.get(input.dtype, _TYPE_NAMES.get(input.dtype))
+        raise NotImplementedError(f'"histogramdd" not implemented for \'{name}\'')
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided, input tensor and weight tensor should "
+                           f"have the same dtype, but got input({_C_NAMES[input.dtype]}), and "
+                           f"weight({_C_NAMES.get(weight.dtype, weight.dtype)})")
+
+
+_TYPE_NAMES = {_C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
+               _C.bool: "Bool"}
+_C_NAMES = {_C.float32: "float", _C.float64: "double", _C.float16: "c10::Half", _C.bfloat16: "c10::BFloat16",
+            _C.int64: "long int", _C.int32: "int", _C.int16: "short int", _C.int8: "signed char",
+            _C.uint8: "unsigned char", _C.bool: "bool"}
+
+
+def _fmt(v):
+    return f"{v:g}"
+
+
+def _edges(points, dim, bins, lo_hi, dtype):
+    """Evenly spaced edges for one dim: over lo_hi, else the data's [min, max] ([0, 1] when empty),
+    widened by 0.5 each way when the two ends meet."""
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension {dim}")
+    if lo_hi is not None:
+        lo, hi = float(lo_hi[0]), float(lo_hi[1])
+    elif points.numel() == 0:
+        lo, hi = 0.0, 1.0
+    else:
+        lo, hi = float(points.min()), float(points.max())
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        raise RuntimeError(f"torch.histogramdd: dimension {dim}'s range [{_fmt(lo)}, {_fmt(hi)}] is not finite")
+    if lo > hi:
+        raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min {_fmt(lo)} max {_fmt(hi)} "
+                           f"for dimension {dim}")
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return _ops.linspace(lo, hi, bins + 1, dtype=dtype)
+
+
+def _bin_index(points, edges):
+    """Each point's bin in `edges` (right edge of the last bin inclusive) and whether it falls inside."""
+    nbins = edges.numel() - 1
+    idx = _ops.searchsorted(edges, points, right=True) - 1
+    idx = _ops.where(points == edges[-1], nbins - 1, idx)
+    inside = (points >= edges[0]) & (points <= edges[-1])
+    return idx.clamp(0, max(nbins - 1, 0)), inside
+
+
+def _histogramdd(fn, input, bins, range, weight, density):
+    """The shared core: input (..., D) points, bins a list of D ints or D edge tensors."""
+    d = input.shape[-1]
+    points = input.reshape(-1, d).detach()
+    if weight is not None:
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                               "input tensor excluding its innermost dimension, but got input with shape "
+                               f"{list(input.shape)} and weight with shape {list(weight.shape)}")
+        weight = weight.reshape(-1).detach()
+    if range is not None and len(range) != 2 * d:
+        raise RuntimeError(f"torch.histogramdd: for a {d}-dimensional histogram range should have {2 * d} elements, "
+                           f"but got {len(range)}")
+    edges = []
+    for i, b in enumerate(bins):
+        if isinstance(b, _C.TensorBase):
+            if b.dim() != 1:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got {b.dim()} "
+                                   f"dimensions in the bins tensor for dimension {i}")
+            if b.numel() < 1:
+                raise RuntimeError(f"torch.histogramdd: bins tensor should have at least 1 element, but got "
+                                   f"{b.numel()} elements in the bins tensor for dimension {i}")
+            edges.append(b.detach().to(input.dtype))
+        else:
+            edges.append(_edges(points[:, i], i, b, None if range is None else range[2 * i:2 * i + 2], input.dtype))
+    sizes = [e.numel() - 1 for e in edges]
+    flat = _ops.zeros((points.shape[0],), dtype=_C.int64)
+    keep = _ops.ones((points.shape[0],), dtype=_C.bool)
+    for i, e in enumerate(edges):
+        idx, inside = _bin_index(points[:, i].contiguous(), e)
+        flat = flat * sizes[i] + idx
+        keep = keep & inside
+    values = _ops.ones((points.shape[0],), dtype=input.dtype) if weight is None else weight
+    total = math.prod(sizes)
+    hist = _ops.zeros((total,), dtype=input.dtype)
+    if total:
+        hist = hist.index_add(0, flat.masked_select(keep), values.masked_select(keep))
+    hist = hist.reshape(sizes)
+    if density:
+        # divide by the total and by each bin's volume (the product of its widths along every dim)
+        hist = hist / hist.sum()
+        for i, e in enumerate(edges):
+            shape = [1] * d
+            shape[i] = sizes[i]
+            hist = hist / (e[1:] - e[:-1]).reshape(shape)
+    return hist, edges
+
+
+def _write_pair(out, hist, edges):
+    if len(out) != 2:
+        raise TypeError("histogram(): out= expects a tuple of 2 tensors (hist, bin_edges)")
+    for o, r in zip(out, (hist, edges)):
+        _ops.where(_ops.tensor(True), r, r, out=o)  # resizes o
+    return histogram_result(*out)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
+    """(hist, bin_edges) of the flattened input: `bins` equal bins over `range` (default: the data's
+    [min, max]) or the edges given as a 1-d tensor; the last bin includes its right edge. With
+    `weight` each element adds its weight; with `density` the histogram integrates to 1."""
+    _check_hist_input("histogram", input, weight)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
+                           f"input tensor excluding its innermost dimension, but got input with shape "
+                           f"{list(input.reshape(-1, 1).shape)} and weight with shape {list(weight.shape)}")
+    if not isinstance(bins, _C.TensorBase):
+        if not isinstance(bins, int) or isinstance(bins, bool):
+            raise TypeError(f"histogram(): argument 'bins' must be int or Tensor, not {type(bins).__name__}")
+    elif range is not None:
+        raise TypeError("histogram(): argument 'range' is not accepted with a Tensor of bin edges")
+    hist, edges = _histogramdd("histogram", input.reshape(-1, 1), [bins], range,
+                               None if weight is None else weight.reshape(-1), density)
+    if out is not None:
+        return _write_pair(out, hist, edges[0])
+    return histogram_result(hist, edges[0])
+
+
+def histogramdd(input, bins, *, range=None, weight=None, density=False):
+    """The D-dimensional histogram of the points input[..., :D]: bins is an int (for every dim), D
+    ints, or D 1-d tensors of edges; range is [min_0, max_0, min_1, max_1, ...]."""
+    _check_hist_input("histogramdd", input, weight)
+    if input.dim() < 2:
+        raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
+    d = input.shape[-1]
+    if isinstance(bins, int):
+        bins = [bins] * d
+    else:
+        bins = list(bins)
+        if len(bins) != d:
+            raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
+    hist, edges = _histogramdd("histogramdd", input, bins, range, weight, density)
+    return histogramdd_result(hist, tuple(edges))
+
+
+def _histogram_method(self, bins=100, *, range=None, weight=None, density=False):
+    return histogram(self, bins, range=range, weight=weight, density=density)
+
+
+Tensor.histogram = _histogram_method
+
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
+           "histogramdd"]

@@ -1,0 +1,171 @@
+"""The `*_copy` family (torch.t_copy, torch.narrow_copy, ...): each view op's result as a new
+contiguous tensor that shares no memory with its input (what functionalized programs call instead
+of views). They are the view followed by a contiguous clone, so autograd flows through both.
+Also split_with_sizes and the unsafe_* splits, whose results are the plain splits' views."""
+from . import _C
+from ._C import _ops
+from ._tensor import Tensor
+from ._utils import contiguous_format
+
+_TRUE = None  # a 0-d True, made on first use: `where(True, r, r, out=out)` writes r into out, resizing it
+
+
+def _fresh(view):
+    return _ops.clone(view, memory_format=contiguous_format)
+
+
+def _write_out(result, out):
+    """out= as torch's generated out variants: same dtype required, resized to the result's shape."""
+    global _TRUE
+    if out.dtype != result.dtype:
+        raise RuntimeError(f"Expected out tensor to have dtype {_dtype_word(result.dtype)}, but got "
+                           f"{_dtype_word(out.dtype)} instead")
+    if _TRUE is None:
+        _TRUE = _ops.tensor(True)
+    return _ops.where(_TRUE, result, result, out=out)
+
+
+def _dtype_word(dtype):
+    # c10's type names, which torch's dtype-mismatch message uses
+    return {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}.get(str(dtype).split(".")[-1], str(dtype))
+
+
+def _single(name, view, out):
+    result = _fresh(view)
+    return result if out is None else _write_out(result, out)
+
+
+def _many(name, views, out):
+    results = tuple(_fresh(v) for v in views)
+    if out is None:
+        return results
+    if len(out) != len(results):
+        raise RuntimeError(f"{name}_out() expected an out= argument of size {len(results)}, got size {len(out)}")
+    for r, o in zip(results, out):
+        _write_out(r, o)
+    return None  # torch's list-out copies return nothing
+
+
+def alias_copy(input, *, out=None):
+    return _single("alias_copy", input, out)
+
+
+def detach_copy(input, *, out=None):
+    return _single("detach_copy", input.detach(), out)
+
+
+def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    return _single("as_strided_copy", input.as_strided(size, stride, storage_offset), out)
+
+
+def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    return _single("diagonal_copy", input.diagonal(offset, dim1, dim2), out)
+
+
+def expand_copy(input, size, *, implicit=False, out=None):
+    return _single("expand_copy", input.expand(*size), out)  # `implicit` only marks traced broadcasts
+
+
+def narrow_copy(input, dim, start, length, *, out=None):
+    if isinstance(start, _C.TensorBase):
+        start = int(start.item())
+    return _single("narrow_copy", input.narrow(dim, start, length), out)
+
+
+def permute_copy(input, dims, *, out=None):
+    return _single("permute_copy", input.permute(*dims), out)
+
+
+def select_copy(input, dim, index, *, out=None):
+    return _single("select_copy", input.select(dim, index), out)
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
+    return _single("slice_copy", _ops._slice(input, dim, start, end, step), out)
+
+
+def squeeze_copy(input, dim=None, *, out=None):
+    return _single("squeeze_copy", input.squeeze() if dim is None else input.squeeze(dim), out)
+
+
+def t_copy(input, *, out=None):
+    return _single("t_copy", input.t(), out)
+
+
+def transpose_copy(input, dim0, dim1, *, out=None):
+    return _single("transpose_copy", input.transpose(dim0, dim1), out)
+
+
+def unfold_copy(input, dimension, size, step, *, out=None):
+    return _single("unfold_copy", input.unfold(dimension, size, step), out)
+
+
+def unsqueeze_copy(input, dim, *, out=None):
+    return _single("unsqueeze_copy", input.unsqueeze(dim), out)
+
+
+def view_copy(input, size, *, out=None):
+    """size: a shape, or a dtype to reinterpret the bytes as (torch's view_copy.dtype)."""
+    view = input.view(size) if isinstance(size, _C.dtype) else input.view(*_int_list("view_copy", "size", size))
+    return _single("view_copy", view, out)
+
+
+def _int_list(fn, arg, value):
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, int) for v in value):
+        return list(value)
+    raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, not {type(value).__name__}")
+
+
+def _int_arg(fn, arg, value):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    raise TypeError(f"{fn}(): argument '{arg}' (position 2) must be int, not {type(value).__name__}")
+
+
+def split_copy(input, split_size, dim=0, *, out=None):
+    return _many("split_copy_Tensor", input.split(_int_arg("split_copy", "split_size", split_size), dim), out)
+
+
+def split_with_sizes_copy(input, split_sizes, dim=0, *, out=None):
+    return _many("split_with_sizes_copy", split_with_sizes(input, split_sizes, dim), out)
+
+
+def unbind_copy(input, dim=0, *, out=None):
+    return _many("unbind_copy_int", input.unbind(dim), out)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of consecutive pieces of `input` along dim, of the given sizes (which must sum to its size)."""
+    return input.split(_int_list("split_with_sizes", "split_sizes", split_sizes), dim)
+
+
+def unsafe_split(input, split_size, dim=0):
+    """torch.split with an int size; "unsafe" because PyTorch skips the views' version tracking."""
+    return input.split(_int_arg("unsafe_split", "split_size", split_size), dim)
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    return input.chunk(chunks, dim)
+
+
+# Tensor methods of the same names (torch has these four and narrow_copy as methods)
+Tensor.split_with_sizes = split_with_sizes
+Tensor.unsafe_split = unsafe_split
+Tensor.unsafe_split_with_sizes = unsafe_split_with_sizes
+Tensor.unsafe_chunk = unsafe_chunk
+Tensor.narrow_copy = narrow_copy
+
+__all__ = [
+    "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
+    "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
+    "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes", "unsafe_split",
+    "unsafe_split_with_sizes", "unsafe_chunk",
+]
