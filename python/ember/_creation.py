@@ -10,7 +10,8 @@ from ._runtime import _warn_always
 from ._utils import _check_device_available
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+                      "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool"}
 
 
 def _check_device(device):

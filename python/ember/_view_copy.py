@@ -44,7 +44,7 @@ def _many(name, views, out):
     if len(out) != len(results):
         raise RuntimeError(f"{name}_out() expected an out= argument of size {len(results)}, got size {len(out)}")
     for r, o in zip(results, out):
-        _write_out(r, o)
+        o.copy_(r)  # list outs are copied into as they are (not resized), as in PyTorch
     return None  # torch's list-out copies return nothing
 
 
@@ -83,6 +83,8 @@ def select_copy(input, dim, index, *, out=None):
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
     return _single("slice_copy", _ops._slice(input, dim, start, end, step), out)
 
 

@@ -1,0 +1,725 @@
+"""Python-level torch.* names against torch 2.13 on the same inputs: constants and runtime switches,
+the *_copy family and split variants, atleast_*/broadcast_tensors/block_diag/unravel_index,
+histogram(dd), asarray and the other constructors, the windows, and the NN functions torch has at top
+level (values, dtypes, shapes, error types, gradients)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+from parity import assert_same
+
+torch = pytest.importorskip("torch")
+
+LIBS = (torch, ember)
+RNG = np.random.default_rng(18)
+
+
+def _run(fn, lib):
+    try:
+        return "ok", fn(lib)
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return "error", e
+
+
+def same(fn, **kw):
+    """fn(lib) with both libraries: the same result (values, dtypes, shapes) or the same exception type."""
+    (tk, tv), (ek, ev) = (_run(fn, lib) for lib in LIBS)
+    if tk == "error":
+        assert ek == "error", f"torch raised {type(tv).__name__}: {tv}; ember returned {ev!r}"
+        assert type(ev).__name__ == type(tv).__name__, f"ember raised {type(ev).__name__}: {ev}; torch {tv!r}"
+        return None
+    if ek == "error":
+        raise ev
+    assert_same(_detached(ev), _detached(tv), **kw)
+    return ev
+
+
+def arr(*shape, dtype=np.float64, low=-2.0, high=2.0):
+    return RNG.uniform(low, high, shape).astype(dtype)
+
+
+def lib_tensor(lib, a, requires_grad=False):
+    t = lib.tensor(a)
+    return t.requires_grad_() if requires_grad else t
+
+
+def same_grads(fn, *arrays, **kw):
+    """fn(lib, *leaves) forward and backward (weighted sum of every output) in both libraries."""
+    results = []
+    for lib in LIBS:
+        leaves = [lib_tensor(lib, a, requires_grad=True) for a in arrays]
+        out = fn(lib, *leaves)
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        total = sum((o * lib.tensor(np.linspace(0.5, 1.5, o.numel()).reshape(tuple(o.shape)), dtype=o.dtype)).sum()
+                    for o in outs if o is not None and o.requires_grad)
+        total.backward()
+        results.append((out, [leaf.grad for leaf in leaves]))
+    (tout, tgrads), (eout, egrads) = results
+    tout, eout = _detached(tout), _detached(eout)
+    assert_same(eout, tout, **kw)
+    assert_same(egrads, tgrads, **kw)
+
+
+def _detached(x):
+    if isinstance(x, (tuple, list)):
+        return type(x)(_detached(v) for v in x) if not hasattr(x, "_fields") else type(x)(*map(_detached, x))
+    return x.detach() if hasattr(x, "detach") else x
+
+
+# ---------------------------------------------------------------- constants and runtime switches
+
+def test_constants_equal_torchs():
+    for name in ("e", "pi", "inf", "nan", "newaxis"):
+        a, b = getattr(ember, name), getattr(torch, name)
+        assert type(a) is type(b) and (a == b or (a != a and b != b)), name
+    assert ember.ones(2)[ember.newaxis].shape == (1, 2)
+
+
+def test_build_facts_are_truthful():
+    assert ember.has_lapack is True and ember.has_openmp is True
+    assert ember.has_mkl is ember.backends.mkl.is_available()
+    assert ember.has_spectral is hasattr(ember, "fft")
+    assert ember.is_vulkan_available() is False
+
+
+def test_default_device():
+    assert ember.get_default_device() == ember.device("cpu")
+    ember.set_default_device("cpu")
+    assert ember.get_default_device() == ember.device("cpu")
+    ember.set_default_device(None)
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        ember.set_default_device("cuda")
+    assert ember.get_default_device().type == "cpu"
+    with ember.device("cpu") as d:
+        assert d == ember.device("cpu") and ember.get_default_device() == d
+    with pytest.raises(AssertionError, match="not compiled with CUDA"):
+        with ember.device("cuda"):
+            pass
+    assert ember.get_default_device().type == "cpu"
+
+
+def test_set_default_tensor_type_matches_torch():
+    before = ember.get_default_dtype()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for t in ("DoubleTensor", "FloatTensor"):
+                same(lambda lib: (lib.set_default_tensor_type(getattr(lib, t)), lib.get_default_dtype())[1])
+                same(lambda lib: (lib.set_default_tensor_type(f"torch.{t}"), lib.get_default_dtype())[1])
+            for bad in ("torch.LongTensor", "torch.cuda.FloatTensor", "no_such_module.FloatTensor"):
+                same(lambda lib: lib.set_default_tensor_type(bad))
+            same(lambda lib: lib.set_default_tensor_type(lib.float64))
+    finally:
+        ember.set_default_dtype(before)
+        torch.set_default_dtype(torch.float32)
+
+
+def test_interop_threads_and_init():
+    n = ember.get_num_interop_threads()
+    assert isinstance(n, int) and n >= 1
+    with pytest.raises(RuntimeError, match="positive integer"):
+        ember.set_num_interop_threads(0)
+    ember.init_num_threads()
+    assert ember.get_num_threads() >= 1
+
+
+def test_flush_denormal():
+    with pytest.raises(RuntimeError):
+        ember.set_flush_denormal(1)
+    supported = ember.set_flush_denormal(True)
+    try:
+        tiny = ember.tensor([1e-320], dtype=ember.float64)
+        if supported:  # denormals read and written as zero in this thread
+            assert (tiny * 1.0).item() == 0.0
+    finally:
+        assert ember.set_flush_denormal(False) == supported
+    assert (ember.tensor([1e-320], dtype=ember.float64) * 1.0).item() != 0.0
+
+
+def test_warn_always_flag():
+    assert ember.is_warn_always_enabled() is False
+    with pytest.raises(RuntimeError):
+        ember.set_warn_always(1)
+    ember.set_warn_always(True)
+    try:
+        assert ember.is_warn_always_enabled() is True
+        for _ in range(2):  # warned every time while the flag is on
+            with pytest.warns(UserWarning, match="indexing"):
+                ember.meshgrid(ember.ones(2), ember.ones(2))
+    finally:
+        ember.set_warn_always(False)
+
+
+def test_set_anomaly_enabled():
+    ember.set_anomaly_enabled(True, check_nan=False)
+    try:
+        assert ember.is_anomaly_enabled() and not ember.is_anomaly_check_nan_enabled()
+    finally:
+        ember.set_anomaly_enabled(False)
+    assert not ember.is_anomaly_enabled()
+
+
+def test_typename_and_predicates_match_torch():
+    for obj in (1, None, "s", 2.5):
+        assert ember.typename(obj) == torch.typename(obj)
+    same(lambda lib: lib.typename(lib.ones(2, dtype=lib.int64)).replace("ember", "torch"))
+    same(lambda lib: lib.typename(lib.ones(2)).replace("ember", "torch"))
+    assert ember.typename(ember.nn.Linear) == "ember.nn.modules.linear.Linear"
+    assert ember.typename(ember.nn.Linear(1, 1)) == "ember.nn.modules.linear.Linear"
+    same(lambda lib: lib.is_storage(lib.ones(1)))
+    same(lambda lib: lib.get_device(lib.ones(1)))
+    same(lambda lib: lib.get_device(1))
+    same(lambda lib: lib.is_inference(lib.ones(1)))
+    same(lambda lib: lib.is_distributed(lib.ones(1)))
+
+
+def test_get_device_module():
+    assert ember.get_device_module() is ember.cpu
+    assert ember.get_device_module("cpu") is ember.cpu
+    assert ember.get_device_module(ember.device("cuda:0")) is ember.cuda
+    for bad in ("xla", 3, "foo"):
+        same(lambda lib: lib.get_device_module(bad))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.sym_int(3.7), lambda lib: lib.sym_int(-3.7), lambda lib: lib.sym_int(True),
+    lambda lib: lib.sym_float(2), lambda lib: lib.sym_max(1, 2.0), lambda lib: lib.sym_max(3, 2.0),
+    lambda lib: lib.sym_max(2, 3), lambda lib: lib.sym_min(1, 2.5), lambda lib: lib.sym_min(4, 2),
+    lambda lib: lib.sym_not(0), lambda lib: lib.sym_not(True), lambda lib: lib.sym_ite(True, 1, 2),
+    lambda lib: lib.sym_ite(False, 1.0, 2.0), lambda lib: lib.sym_ite(1, 1, 2), lambda lib: lib.sym_ite(True, 1, 2.0),
+    lambda lib: lib.sym_sqrt(4), lambda lib: lib.sym_sqrt(-1), lambda lib: lib.sym_sum([1, 2, 3]),
+    lambda lib: lib.sym_sum(1, 2), lambda lib: lib.sym_sum([1.5, 2]), lambda lib: lib.sym_sum([]),
+    lambda lib: lib.sym_max("a", 1), lambda lib: lib.sym_float(lib.tensor(2)), lambda lib: lib.sym_int(lib.tensor(1.5)),
+])
+def test_sym_helpers_match_torch(call):
+    same(call)
+
+
+# ---------------------------------------------------------------- *_copy family and splits
+
+X = arr(3, 4, 5)
+
+COPY_CALLS = {
+    "alias_copy": lambda lib, x: lib.alias_copy(x),
+    "detach_copy": lambda lib, x: lib.detach_copy(x),
+    "as_strided_copy": lambda lib, x: lib.as_strided_copy(x, (2, 3), (4, 1), 2),
+    "diagonal_copy": lambda lib, x: lib.diagonal_copy(x, 1, 2, 0),
+    "expand_copy": lambda lib, x: lib.expand_copy(x[:, :1], (2, 3, 4, 5)),
+    "narrow_copy": lambda lib, x: lib.narrow_copy(x, 1, 1, 2),
+    "narrow_copy_tensor_start": lambda lib, x: lib.narrow_copy(x, 2, lib.tensor(1), 3),
+    "narrow_copy_method": lambda lib, x: x.narrow_copy(-1, 0, 2),
+    "permute_copy": lambda lib, x: lib.permute_copy(x, (2, 0, 1)),
+    "select_copy": lambda lib, x: lib.select_copy(x, 1, -1),
+    "slice_copy": lambda lib, x: lib.slice_copy(x, 2, 1, None, 2),
+    "slice_copy_clamped": lambda lib, x: lib.slice_copy(x, 1, -10, 100),
+    "squeeze_copy": lambda lib, x: lib.squeeze_copy(x[:1, :, :1]),
+    "squeeze_copy_dim": lambda lib, x: lib.squeeze_copy(x[:1, :, :1], 2),
+    "squeeze_copy_dims": lambda lib, x: lib.squeeze_copy(x[:1, :, :1], (0, 2)),
+    "t_copy": lambda lib, x: lib.t_copy(x[0]),
+    "transpose_copy": lambda lib, x: lib.transpose_copy(x, 0, 2),
+    "unfold_copy": lambda lib, x: lib.unfold_copy(x, 2, 2, 1),
+    "unsqueeze_copy": lambda lib, x: lib.unsqueeze_copy(x, -1),
+    "view_copy": lambda lib, x: lib.view_copy(x, (4, -1)),
+    "split_copy": lambda lib, x: lib.split_copy(x, 2, 2),
+    "split_with_sizes_copy": lambda lib, x: lib.split_with_sizes_copy(x, [1, 3], 1),
+    "unbind_copy": lambda lib, x: lib.unbind_copy(x, 1),
+    "split_with_sizes": lambda lib, x: lib.split_with_sizes(x, [2, 3], -1),
+    "split_with_sizes_method": lambda lib, x: x.split_with_sizes([1, 2], 0),
+    "unsafe_split": lambda lib, x: lib.unsafe_split(x, 2, 1),
+    "unsafe_split_method": lambda lib, x: x.unsafe_split(3, 2),
+    "unsafe_split_with_sizes": lambda lib, x: lib.unsafe_split_with_sizes(x, [3, 1], 1),
+    "unsafe_split_with_sizes_method": lambda lib, x: x.unsafe_split_with_sizes([1, 4], 2),
+    "unsafe_chunk": lambda lib, x: lib.unsafe_chunk(x, 2, 1),
+    "unsafe_chunk_method": lambda lib, x: x.unsafe_chunk(3, -1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPY_CALLS))
+def test_copy_family_values_and_gradients_match_torch(name):
+    call = COPY_CALLS[name]
+    if name == "detach_copy":  # no gradient through a detach
+        same(lambda lib: call(lib, lib.tensor(X)))
+        return
+    same_grads(call, X)
+
+
+@pytest.mark.parametrize("name", [n for n in COPY_CALLS if n.endswith("_copy") or "_copy_" in n])
+def test_copy_results_are_contiguous_and_fresh(name):
+    x = ember.tensor(X)
+    out = COPY_CALLS[name](ember, x)
+    for o in (out if isinstance(out, tuple) else (out,)):
+        assert o.is_contiguous()
+        assert o._storage_ptr() != x._storage_ptr()
+    before = X.copy()
+    for o in (out if isinstance(out, tuple) else (out,)):
+        o.fill_(7.0)
+    assert np.array_equal(x.numpy(), before)
+
+
+def test_view_copy_dtype_and_out():
+    same(lambda lib: lib.view_copy(lib.tensor(X, dtype=lib.float32), lib.int32))
+    same(lambda lib: lib.t_copy(lib.tensor(X[0]), out=lib.empty(0, dtype=lib.float64)))
+    same(lambda lib: lib.t_copy(lib.tensor(X[0]), out=lib.empty(0, dtype=lib.int64)))
+    def split_into(lib, shapes, dtype="float64"):
+        out = [lib.empty(s, dtype=getattr(lib, dtype)) for s in shapes]
+        return lib.split_copy(lib.tensor(X), 2, 0, out=out), out
+    same(lambda lib: split_into(lib, [(2, 4, 5), (1, 4, 5)]))
+    same(lambda lib: split_into(lib, [(2, 4, 5), (1, 4, 5)], "float32"))
+    same(lambda lib: split_into(lib, [(0,), (0,)]))
+    same(lambda lib: lib.unbind_copy(lib.tensor(X), 0, out=[lib.empty(4, 5, dtype=lib.float64) for _ in range(3)]))
+    same(lambda lib: lib.split_copy(lib.tensor(X), 2, 0, out=[lib.empty(0)]))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.split_with_sizes(x, [1, 1]),
+    lambda lib, x: lib.split_copy(x, [1, 2]),
+    lambda lib, x: lib.unsafe_split(x, [1, 2], 1),
+    lambda lib, x: lib.narrow_copy(x, 1, 1, 10),
+    lambda lib, x: lib.slice_copy(x, 1, 0, 3, 0),
+    lambda lib, x: lib.select_copy(x, 0, 5),
+    lambda lib, x: lib.view_copy(x, (7, -1)),
+    lambda lib, x: lib.permute_copy(x, (0, 0, 1)),
+    lambda lib, x: lib.as_strided_copy(x, (100, 100), (1, 1)),
+])
+def test_copy_family_errors_match_torch(call):
+    same(lambda lib: call(lib, lib.tensor(X)))
+
+
+# ---------------------------------------------------------------- atleast, broadcast, block_diag, unravel
+
+@pytest.mark.parametrize("fn", ["atleast_1d", "atleast_2d", "atleast_3d"])
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4), (1, 2, 3, 4)])
+def test_atleast_matches_torch(fn, shape):
+    a = arr(*shape)
+    same_grads(lambda lib, x: getattr(lib, fn)(x), a)
+    b = arr(2)
+    same(lambda lib: getattr(lib, fn)(lib.tensor(a), lib.tensor(b)))
+    same(lambda lib: getattr(lib, fn)([lib.tensor(a)]))
+    same(lambda lib: getattr(lib, fn)((lib.tensor(a), lib.tensor(1))))
+
+
+def test_atleast_edge_cases_match_torch():
+    same(lambda lib: lib.atleast_1d())
+    same(lambda lib: lib.atleast_2d(1.0))
+
+
+def test_broadcast_tensors_matches_torch():
+    same_grads(lambda lib, a, b, c: lib.broadcast_tensors(a, b, c), arr(3, 1), arr(4), arr(2, 1, 1))
+    same(lambda lib: lib.broadcast_tensors())
+    same(lambda lib: lib.broadcast_tensors(lib.ones(2), lib.ones(3)))
+    same(lambda lib: lib.broadcast_tensors([lib.ones(2), lib.ones(3, 1)]))
+    same(lambda lib: lib.broadcast_tensors(lib.ones(2, dtype=lib.int32), lib.ones(3, 1, dtype=lib.bool)))
+
+
+def test_block_diag_matches_torch():
+    same_grads(lambda lib, a, b, c: lib.block_diag(a, b, c), arr(2, 3), arr(4), np.array(1.5))
+    same(lambda lib: lib.block_diag())
+    same(lambda lib: lib.block_diag(lib.ones(2, 2, 2)))
+    same(lambda lib: lib.block_diag(lib.tensor(2), lib.ones(2, dtype=lib.int32), lib.ones(2, 2, dtype=lib.float64)))
+    same(lambda lib: lib.block_diag(lib.tensor(2), lib.ones(2, dtype=lib.int32)))
+    same(lambda lib: lib.block_diag(lib.tensor(True), lib.ones(2, dtype=lib.uint8), lib.ones(1, dtype=lib.int8)))
+    same(lambda lib: lib.block_diag(lib.ones(0, 2), lib.ones(2, 0)))
+    same(lambda lib: lib.block_diag([lib.ones(2)]))
+
+
+@pytest.mark.parametrize("indices, shape", [
+    ([4, 5], (2, 3)), (4, [2, 3]), (4, 5), (-1, (2, 3)), (6, (2, 3)), ([[0, 7], [23, 11]], (2, 3, 4)), (1, ()),
+    ([1, 2], (2, -3)), (1, (2.0, 3)), (1, (2, 0)),
+])
+def test_unravel_index_matches_torch(indices, shape):
+    same(lambda lib: lib.unravel_index(lib.tensor(indices), lib.Size(shape) if isinstance(shape, list) else shape))
+
+
+def test_unravel_index_dtypes_match_torch():
+    for dtype in ("int32", "uint8", "int16", "float32", "bool"):
+        same(lambda lib: lib.unravel_index(lib.tensor([1, 0], dtype=getattr(lib, dtype)), (2, 3)))
+
+
+# ---------------------------------------------------------------- histogram, histogramdd
+
+DATA = np.array([1.0, 2, 1, 4, 2.5, -3, 0.25, 4, 3.75, 1.5])
+
+
+@pytest.mark.parametrize("kw", [
+    dict(bins=3), dict(bins=7, range=(0.0, 2.0)), dict(bins=4, density=True),
+    dict(bins=4, range=(0.0, 2.0), weight=True, density=True), dict(bins=5, weight=True),
+    dict(bins="tensor"), dict(bins="tensor", weight=True, density=True),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_histogram_matches_torch(kw, dtype):
+    def call(lib):
+        d = getattr(lib, dtype)
+        args = dict(kw)
+        if args.get("bins") == "tensor":
+            args["bins"] = lib.tensor([-1.0, 0.5, 1.5, 2.5, 10], dtype=d)
+        if args.pop("weight", False):
+            args["weight"] = lib.tensor(np.linspace(0.1, 2, DATA.size), dtype=d)
+        return lib.histogram(lib.tensor(DATA, dtype=d), **args)
+    same(call)
+    same(lambda lib: lib.tensor(DATA).reshape(2, 5).histogram(4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.histogram(lib.tensor([3.0, 3.0]), 4),
+    lambda lib: lib.histogram(lib.tensor([]), 4),
+    lambda lib: lib.histogram(lib.tensor([1, 2]), 4),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0], dtype=lib.float16), 4),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 0),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 3, range=(2.0, 1.0)),
+    lambda lib: lib.histogram(lib.tensor([1.0, float("nan")]), 3),
+    lambda lib: lib.histogram(lib.tensor([1.0, float("inf")]), 3),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), lib.tensor([[0.0, 1.5]])),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 3, weight=lib.ones(3)),
+    lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), 3, weight=lib.ones(2, dtype=lib.float64)),
+])
+def test_histogram_edge_cases_and_errors_match_torch(call):
+    same(call)
+
+
+def test_histogram_out_matches_torch():
+    def call(lib):
+        out = (lib.empty(0), lib.empty(0))
+        r = lib.histogram(lib.tensor(DATA, dtype=lib.float32), 3, out=out)
+        return r.hist is out[0], r.bin_edges is out[1], out
+    same(call)
+
+
+@pytest.mark.parametrize("kw", [
+    dict(bins=[3, 3]), dict(bins=2, range=[0.0, 1.0, 0.0, 1.0], density=True), dict(bins=[2, 4], weight=True),
+    dict(bins="tensors"), dict(bins=[3, 2], weight=True, density=True),
+])
+def test_histogramdd_matches_torch(kw):
+    pts = np.array([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0], [2.0, 2.0], [0.5, 0.5], [1.5, 1.9]])
+
+    def call(lib):
+        args = dict(kw)
+        if args.get("bins") == "tensors":
+            args["bins"] = [lib.tensor([0.0, 1, 2]), lib.tensor([0.0, 3])]
+        if args.pop("weight", False):
+            args["weight"] = lib.tensor([1.0, 2, 4, 8, 0.5, 3])
+        return lib.histogramdd(lib.tensor(pts, dtype=lib.float32), **args)
+    same(call)
+    pts3 = arr(2, 3, 3)
+    same(lambda lib: lib.histogramdd(lib.tensor(pts3), bins=[2, 3, 4]))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.histogramdd(lib.tensor([0.0, 0.0, 1.0]), bins=2),
+    lambda lib: lib.histogramdd(lib.tensor([[0.0, 0.0, 1.0]]), bins=[2, 3]),
+    lambda lib: lib.histogramdd(lib.tensor([[0.0, 0.0, 1.0]]), bins=2, range=[0.0, 1.0]),
+])
+def test_histogramdd_errors_match_torch(call):
+    same(call)
+
+
+# ---------------------------------------------------------------- constructors
+
+def test_scalar_tensor_matches_torch():
+    for s, kw in ((1, {}), (True, {}), (2, {"dtype": "int32"}), (1.5, {"dtype": "float64"}), (2.5, {"dtype": "int64"})):
+        same(lambda lib: lib.scalar_tensor(s, **{k: getattr(lib, v) for k, v in kw.items()}))
+    same(lambda lib: lib.scalar_tensor(1.5, requires_grad=True).requires_grad)
+    same(lambda lib: lib.scalar_tensor(lib.tensor(2)))
+    same(lambda lib: lib.scalar_tensor(lib.tensor([2, 3])))
+    same(lambda lib: lib.scalar_tensor("a"))
+    same(lambda lib: lib.scalar_tensor(1, device="cuda"))
+
+
+def test_empty_strided_and_permuted_match_torch():
+    for size, stride in (((2, 3), (1, 2)), ((2, 3, 4), (12, 1, 3)), ((0, 3), (3, 1)), ((), ())):
+        same(lambda lib: (lib.empty_strided(size, stride).stride(), lib.empty_strided(size, stride).shape))
+    same(lambda lib: lib.empty_strided((2, 3), (1, 2), dtype=lib.float64, requires_grad=True).requires_grad)
+    for size, stride in (((2, 3), (1,)), ((2, -3), (1, 2)), ((2, 3), (1, -2))):
+        same(lambda lib: lib.empty_strided(size, stride))
+    same(lambda lib: lib.empty_strided((2, 3), (1, 2), dtype=lib.int32, requires_grad=True))
+    for layout in ((2, 0, 1), (0, 1, 2), (1, 2, 0)):
+        same(lambda lib: (lib.empty_permuted((2, 3, 4), layout).stride(), lib.empty_permuted((2, 3, 4), layout).shape))
+    same(lambda lib: lib.empty_permuted((2, 3, 4), (2, 0, 0)))
+    same(lambda lib: lib.empty_permuted((2, 3, 4), (2, 0)))
+    same(lambda lib: lib.empty_permuted((2, 3), (1, 0), dtype=lib.int16).dtype)
+
+
+def test_fill_matches_torch():
+    same(lambda lib: lib.fill(lib.ones(2, 3), 3))
+    same(lambda lib: lib.fill(lib.ones(2, dtype=lib.int32), 3.7))
+    same(lambda lib: lib.fill(lib.ones(2), lib.tensor(5.0, dtype=lib.float64)))
+    same(lambda lib: lib.fill(lib.ones(2), lib.tensor([5.0])))
+    same_grads(lambda lib, x, v: lib.fill(x, v), arr(2, 3), np.array(2.0))
+
+
+def test_randint_like_matches_torch_in_kind():
+    for args, kw in (((5,), {}), ((3, 5), {"dtype": "int32"}), ((), {"high": 5}), ((), {"low": 1, "high": 5}),
+                     ((5,), {"requires_grad": True})):
+        def call(lib):
+            k = {n: getattr(lib, v) if n == "dtype" else v for n, v in kw.items()}
+            r = lib.randint_like(lib.ones(40, 3), *args, **k)
+            lo, hi = (args if len(args) == 2 else (k.get("low", 0), args[0] if args else k["high"]))
+            return r.dtype, r.shape, r.requires_grad, bool(((r >= lo) & (r < hi)).all())
+        same(call)
+    same(lambda lib: lib.randint_like(lib.ones(2, 3), 5, 3))
+    same(lambda lib: lib.randint_like(lib.ones(2, 3), lib.tensor(5)).shape)
+    g1, g2 = ember.Generator().manual_seed(3), ember.Generator().manual_seed(3)
+    assert ember.equal(ember.randint_like(ember.ones(9), 100, generator=g1),
+                       ember.randint_like(ember.ones(9), 100, generator=g2))
+
+
+@pytest.mark.filterwarnings("ignore:torch.asarray. unspecified requires_grad")
+def test_asarray_tensor_aliasing_matches_torch():
+    for lib in LIBS:
+        t = lib.ones(3)
+        assert lib.asarray(t) is t and lib.asarray(t, dtype=lib.float32) is t and lib.asarray(t, copy=True) is not t
+        assert lib.asarray(t, copy=True).data_ptr() != t.data_ptr()
+        r = lib.asarray(t, requires_grad=True)  # set on the input itself
+        assert r is t and t.requires_grad
+        tg = lib.ones(2, requires_grad=True)
+        r = lib.asarray(tg, requires_grad=False)
+        assert r is tg and not tg.requires_grad
+        nl = lib.ones(2, requires_grad=True) * 2
+        r = lib.asarray(nl, requires_grad=False)
+        assert r is not nl and not r.requires_grad and r.data_ptr() == nl.data_ptr()
+        r = lib.asarray(nl, dtype=lib.float64)
+        assert r.requires_grad and r.grad_fn is not None
+        r = lib.asarray(nl, copy=True, requires_grad=False)
+        assert not r.requires_grad and r.is_leaf
+    same(lambda lib: lib.asarray(lib.ones(3), dtype=lib.float64, copy=False))
+    with pytest.warns(UserWarning, match="requires_grad"):
+        ember.set_warn_always(True)
+        try:
+            ember.asarray(ember.ones(2, requires_grad=True))
+        finally:
+            ember.set_warn_always(False)
+
+
+def test_asarray_numpy_and_buffers_match_torch():
+    for lib in LIBS:
+        a = np.arange(3.0)
+        lib.asarray(a)[0] = 5  # shares
+        assert a[0] == 5
+        a = np.arange(3.0)
+        lib.asarray(a, copy=True)[0] = 5
+        assert a[0] == 0
+        b = bytearray(b"\x01\x02\x03\x04")
+        lib.asarray(b)[0] = 9.0
+        assert b == bytearray(b"\x00\x00\x10A")
+    import array
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj in (np.arange(3.0), np.arange(3), np.float64(1.0), np.array([1, 2], dtype=np.int16),
+                    bytearray(b"\x01\x02\x03\x04"), array.array("f", [1, 2]), memoryview(b"abcd"), b"ab"):
+            same(lambda lib: lib.asarray(obj))
+        same(lambda lib: lib.asarray(bytearray(b"\x01\x02\x03\x04"), dtype=lib.int16))
+        same(lambda lib: lib.asarray(np.arange(3.0), dtype=lib.float32))
+        same(lambda lib: lib.asarray(np.arange(3.0), dtype=lib.float32, copy=False))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.asarray([1, 2, 3]), lambda lib: lib.asarray([1.0, 2, 3], copy=False),
+    lambda lib: lib.asarray([1.0, 2, 3], dtype=lib.float64), lambda lib: lib.asarray(3.5),
+    lambda lib: lib.asarray(True), lambda lib: lib.asarray([[1, 2], [3, 4.5]]),
+    lambda lib: lib.asarray((1, 2), dtype=lib.int32, device="cpu"), lambda lib: lib.asarray("abc"),
+    lambda lib: lib.asarray(None), lambda lib: lib.asarray([1, 2], device="cuda"),
+    lambda lib: lib.asarray([1, 2], requires_grad=True), lambda lib: lib.asarray([1.0, 2], requires_grad=True),
+    lambda lib: lib.asarray([lib.tensor(1.0), lib.tensor(2.0)]),
+    lambda lib: lib.asarray(lib.ones(2), device=lib.device("cpu")),
+])
+def test_asarray_sequences_match_torch(call):
+    same(call)
+
+
+def test_asarray_dlpack_shares_memory():
+    src = torch.arange(4.0)
+    t = ember.asarray(src)
+    t[0] = 7.0
+    assert src[0].item() == 7.0
+
+
+# ---------------------------------------------------------------- windows
+
+WINDOWS = [
+    ("hann_window", ()), ("hamming_window", ()), ("hamming_window", (0.5,)), ("hamming_window", (0.5, 0.3)),
+    ("blackman_window", ()), ("bartlett_window", ()), ("kaiser_window", ()), ("kaiser_window", (3.0,)),
+]
+
+
+@pytest.mark.parametrize("name, extra", WINDOWS)
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 16])
+@pytest.mark.parametrize("periodic", [True, False])
+def test_windows_match_torch(name, extra, n, periodic):
+    for dtype in ("float32", "float64"):
+        same(lambda lib: getattr(lib, name)(n, periodic, *extra, dtype=getattr(lib, dtype)), atol=1e-6)
+    same(lambda lib: getattr(lib, name)(n), atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window", "bartlett_window",
+                                  "kaiser_window"])
+def test_window_options_and_errors_match_torch(name):
+    same(lambda lib: getattr(lib, name)(4, requires_grad=True).requires_grad)
+    same(lambda lib: getattr(lib, name)(-1))
+    same(lambda lib: getattr(lib, name)(3, dtype=lib.int64))
+    same(lambda lib: getattr(lib, name)(3.0))
+    same(lambda lib: getattr(lib, name)(3, device="cuda"))
+
+
+# ---------------------------------------------------------------- NN functions at top level
+
+XN = arr(2, 3, 9)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.adaptive_avg_pool1d(x, 4),
+    lambda lib, x: lib.adaptive_max_pool1d(x, 4),
+    lambda lib, x: lib.adaptive_max_pool1d(x, (2,)),
+    lambda lib, x: lib.avg_pool1d(x, 2),
+    lambda lib, x: lib.avg_pool1d(x, 3, (), 1, True, False),
+    lambda lib, x: lib.avg_pool1d(x, 2, 1),
+    lambda lib, x: lib.max_pool1d_with_indices(x, 2),
+    lambda lib, x: lib.max_pool1d_with_indices(x, 3, 2, 1, 1, True),
+    lambda lib, x: lib.constant_pad_nd(x, (1, 2), 3.0),
+    lambda lib, x: lib.constant_pad_nd(x, [1, -2, 0, 1]),
+    lambda lib, x: lib.pixel_shuffle(x.reshape(2, 9, 3, 1), 3),
+    lambda lib, x: lib.pixel_unshuffle(x.reshape(2, 3, 3, 3), 3),
+    lambda lib, x: lib.pdist(x[0]),
+    lambda lib, x: lib.pdist(x[1], 1.5),
+])
+def test_nn_aliases_values_and_gradients_match_torch(call):
+    same_grads(call, XN)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.constant_pad_nd(x, [1, 2, 3]),
+    lambda lib, x: lib.constant_pad_nd(x, [1] * 8),
+    lambda lib, x: lib.grid_sampler_2d(x.reshape(1, 2, 3, 9), lib.zeros(1, 2, 2, 2, 3, dtype=x.dtype), 0, 0, False),
+    lambda lib, x: lib.grid_sampler_3d(x.reshape(1, 2, 3, 9), lib.zeros(1, 2, 2, 2, dtype=x.dtype), 0, 0, False),
+    lambda lib, x: lib.grid_sampler_3d(x.reshape(1, 2, 3, 3, 3), lib.zeros(1, 2, 2, 2, 3, dtype=x.dtype), 2, 0,
+                                       False),
+    lambda lib, x: lib.rnn_tanh_cell(x[0, :, :4], x[0, :, :4], lib.ones(4, 5, dtype=x.dtype),
+                                     lib.ones(4, 4, dtype=x.dtype)),
+    lambda lib, x: lib.lstm_cell(x[0, :, :3], (x[0, :, :4],), lib.ones(16, 3, dtype=x.dtype),
+                                 lib.ones(16, 4, dtype=x.dtype)),
+    lambda lib, x: lib.native_group_norm(x, None, None, 2, 3, 4, 3, 1e-5),
+    lambda lib, x: lib.native_dropout(x, 1.5, True),
+    lambda lib, x: lib.native_dropout(lib.ones(4, dtype=lib.int64), 0.5, True),
+])
+def test_nn_alias_errors_match_torch(call):
+    same(lambda lib: call(lib, lib.tensor(XN)))
+
+
+def test_grid_sampler_and_affine_grid_generator_match_torch():
+    theta = np.array([[[0.9, 0.2, 0.1], [-0.1, 1.1, 0.05]]])
+    img = arr(1, 2, 4, 5)
+    grid = arr(1, 3, 3, 2, low=-1.1, high=1.1)
+    for mode in (0, 1, 2):
+        for pad in (0, 1, 2):
+            for align in (False, True):
+                same_grads(lambda lib, i, g: lib.grid_sampler(i, g, mode, pad, align), img, grid)
+    same_grads(lambda lib, i, g: lib.grid_sampler_2d(i, g, 0, 0, True), img, grid)
+    same_grads(lambda lib, i, g: lib.grid_sampler_3d(i, g, 0, 1, False), arr(1, 2, 3, 4, 5),
+               arr(1, 2, 2, 3, 3, low=-1, high=1))
+    for align in (False, True):
+        same_grads(lambda lib, t: lib.affine_grid_generator(t, [1, 1, 3, 4], align), theta)
+
+
+def test_rnn_cells_match_torch():
+    x, h, c = arr(3, 4), arr(3, 5), arr(3, 5)
+    w_ih1, w_hh1, b1, b2 = arr(5, 4), arr(5, 5), arr(5), arr(5)
+    same_grads(lambda lib, *a: lib.rnn_tanh_cell(*a), x, h, w_ih1, w_hh1, b1, b2)
+    same_grads(lambda lib, *a: lib.rnn_relu_cell(*a), x, h, w_ih1, w_hh1, b1, b2)
+    same_grads(lambda lib, *a: lib.rnn_tanh_cell(*a), x, h, w_ih1, w_hh1)
+    same_grads(lambda lib, *a: lib.gru_cell(*a), x, h, arr(15, 4), arr(15, 5), arr(15), arr(15))
+    same_grads(lambda lib, *a: lib.gru_cell(*a), x, h, arr(15, 4), arr(15, 5))
+    same_grads(lambda lib, x, h, c, *w: lib.lstm_cell(x, [h, c], *w), x, h, c, arr(20, 4), arr(20, 5), arr(20),
+               arr(20))
+    same_grads(lambda lib, x, h, c, *w: lib.lstm_cell(x, (h, c), *w), x, h, c, arr(20, 4), arr(20, 5))
+
+
+def test_native_channel_shuffle_matches_torch():
+    x = arr(2, 9, 3)
+    same(lambda lib: lib.native_channel_shuffle(lib.tensor(x), 3))
+    # torch has no derivative for the native form; Ember's is channel_shuffle's
+    same_grads(lambda lib, t: lib.native_channel_shuffle(t, 3) if lib is ember else
+               lib.nn.functional.channel_shuffle(t, 3), x)
+
+
+def test_bilinear_and_conv_tbc_match_torch():
+    same_grads(lambda lib, a, b, w, bias: lib.bilinear(a, b, w, bias), arr(3, 4), arr(3, 5), arr(2, 4, 5), arr(2))
+    same_grads(lambda lib, x, w, b: lib.conv_tbc(x, w, b, 1), arr(7, 2, 3), arr(3, 3, 4), arr(4))
+
+
+def test_native_dropout_matches_torch():
+    same(lambda lib: lib.native_dropout(lib.tensor(XN), 0.5, False))
+    same(lambda lib: lib.native_dropout(lib.tensor(XN), 0.0, True))
+    same(lambda lib: lib.native_dropout(lib.tensor(XN), 1.0, True))
+    for train in (True, None):
+        x = ember.tensor(np.abs(XN) + 1, requires_grad=True)
+        out, mask = ember.native_dropout(x, 0.25, train)
+        assert mask.dtype == ember.bool and out.shape == x.shape
+        keep = mask.numpy()
+        assert 0 < keep.mean() < 1
+        np.testing.assert_allclose(out.detach().numpy(), np.where(keep, (np.abs(XN) + 1) / 0.75, 0.0), rtol=1e-12)
+        out.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), keep / 0.75, rtol=1e-12)
+
+
+def test_native_group_norm_matches_group_norm():
+    x, w, b = arr(2, 6, 5), arr(6), arr(6)
+    out, mean, rstd = ember.native_group_norm(ember.tensor(x), ember.tensor(w), ember.tensor(b), 2, 6, 5, 3, 1e-5)
+    tout, tmean, trstd = torch.native_group_norm(torch.tensor(x), torch.tensor(w), torch.tensor(b), 2, 6, 5, 3, 1e-5)
+    assert_same((out, mean, rstd), (tout, tmean, trstd))
+    same_grads(lambda lib, x, w, b: lib.native_group_norm(x, w, b, 2, 6, 5, 3, 1e-5)[0], x, w, b)
+
+
+def test_native_norm_is_the_dense_norm():
+    x = arr(3, 4)
+    # torch has this kernel for sparse tensors only; compare with the dense norm
+    assert_same(ember.native_norm(ember.tensor(x)), torch.tensor(x).norm())
+    assert_same(ember.native_norm(ember.tensor(x), 1, [1], True, None), torch.tensor(x).norm(1, 1, True))
+    assert_same(ember.native_norm(ember.tensor(x, dtype=ember.float32), None, [0], False, ember.float64),
+                torch.tensor(x, dtype=torch.float32).to(torch.float64).norm(2, 0))
+
+
+def test_batch_norm_stat_helpers_reproduce_batch_norm():
+    """batch_norm_stats/gather/elemt make batch norm's training forward; backward_reduce/elemt its
+    input, weight and bias gradients (compared with torch's batch_norm autograd)."""
+    x, w, b, gy = arr(6, 3, 4), arr(3), arr(3), arr(6, 3, 4)
+    t_x, t_w, t_b = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
+    t_rm, t_rv = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    t_y = torch.nn.functional.batch_norm(t_x, t_rm, t_rv, t_w, t_b, training=True, momentum=0.1, eps=1e-5)
+    t_y.backward(torch.tensor(gy))
+
+    ex = ember.tensor(x)
+    halves = [ex[:2], ex[2:]]  # two "devices" with 2 and 4 samples
+    stats = [ember.batch_norm_stats(h, 1e-5) for h in halves]
+    rm, rv = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    mean, invstd = ember.batch_norm_gather_stats_with_counts(
+        ex, ember.stack([s[0] for s in stats]), ember.stack([s[1] for s in stats]), rm, rv, 0.1, 1e-5,
+        ember.tensor([2.0 * 4, 4.0 * 4], dtype=ember.float64))
+    y = ember.batch_norm_elemt(ex, ember.tensor(w), ember.tensor(b), mean, invstd, 1e-5)
+    assert_same(y, t_y.detach())
+    assert_same((rm, rv), (t_rm, t_rv))
+    sum_dy, sum_dy_xmu, gw, gb = ember.batch_norm_backward_reduce(ember.tensor(gy), ex, mean, invstd,
+                                                                  ember.tensor(w), True, True, True)
+    assert_same((gw, gb), (t_w.grad, t_b.grad))
+    gx = ember.batch_norm_backward_elemt(ember.tensor(gy), ex, mean, invstd, ember.tensor(w), sum_dy, sum_dy_xmu,
+                                         ember.tensor([8, 16], dtype=ember.int32))
+    assert_same(gx, t_x.grad)
+    assert ember.batch_norm_backward_reduce(ember.tensor(gy), ex, mean, invstd, None, False, False, False) == \
+        (None, None, None, None)
+    # equal-count form
+    rm2, rv2 = ember.zeros(3, dtype=ember.float64), ember.ones(3, dtype=ember.float64)
+    halves = [ex[:3], ex[3:]]
+    stats = [ember.batch_norm_stats(h, 1e-5) for h in halves]
+    m2, i2 = ember.batch_norm_gather_stats(ex, ember.stack([s[0] for s in stats]), ember.stack([s[1] for s in stats]),
+                                           rm2, rv2, 0.1, 1e-5, 12)
+    assert_same((m2, i2), (torch.tensor(mean.numpy()), torch.tensor(invstd.numpy())))
+    assert_same((rm2, rv2), (t_rm, t_rv))
+
+
+def test_batch_norm_update_stats_matches_torch():
+    x = arr(5, 3, 2)
+
+    def call(lib):
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+        mean, var = lib.batch_norm_update_stats(lib.tensor(x), rm, rv, 0.3)
+        return mean, var, rm, rv
+    same(call)
