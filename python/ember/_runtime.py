@@ -3,12 +3,10 @@ tensor type, inter-op threads, flush-denormal, warn-always, build facts (has_lap
 predicates (typename, is_storage, get_device, ...) and the sym_* helpers, which on plain Python
 numbers (Ember has no symbolic shapes) are the ordinary operations."""
 import builtins
-import ctypes
 import importlib
 import importlib.util
 import math
 import os
-import platform
 import sys
 
 from . import _C
@@ -79,7 +77,6 @@ def set_default_tensor_type(t, /):
     warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
                   "torch.set_default_dtype() and torch.set_default_device() as alternatives.", UserWarning,
                   stacklevel=2)
-    from . import _legacy_types
     if isinstance(t, str):
         name = t
         if ".cuda." in name:
@@ -87,8 +84,8 @@ def set_default_tensor_type(t, /):
         module, _, cls = name.rpartition(".")
         if module not in ("torch", "ember"):
             importlib.import_module(module)  # an unknown module raises ModuleNotFoundError, as in PyTorch
-        t = getattr(_legacy_types, cls, None)
-        if t is None:
+        t = getattr(sys.modules["ember"], cls, None)  # the legacy types (ember.DoubleTensor, ...)
+        if not isinstance(t, type):
             raise TypeError(f"invalid type: '{name}'")
     dtype = getattr(t, "dtype", None)
     if not isinstance(t, type) or not isinstance(dtype, _C.dtype):
@@ -126,6 +123,8 @@ _MXCSR_OFFSET = 28  # glibc's x86-64 fenv_t: x87 state (28 bytes), then the SSE 
 
 
 def _libm():
+    import ctypes
+    import platform
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         return None
     try:
@@ -139,6 +138,7 @@ def set_flush_denormal(mode):
     when the CPU mode was set (x86-64 Linux), False where Ember cannot set it."""
     if not isinstance(mode, bool):
         raise RuntimeError(f"flush_denormal expects a bool, but got {type(mode).__name__}")
+    import ctypes
     libm = _libm()
     if libm is None:
         return False
