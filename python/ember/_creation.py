@@ -1,7 +1,10 @@
 """Tensor constructors of torch's top level written in Python: asarray, scalar_tensor, empty_strided,
-empty_permuted, fill, randint_like and the signal windows (bartlett, blackman, hamming, hann, kaiser)."""
+empty_permuted, fill, randint_like, range, from_file and the signal windows (bartlett, blackman,
+hamming, hann, kaiser)."""
+import builtins  # this module defines torch.range, which hides the builtin
 import math
 import numbers
+import os
 import warnings
 
 from . import _C
@@ -64,12 +67,12 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if len(size) != len(order):
         raise RuntimeError("Number of dimensions in size does not match the length of the physical_layout; i.e. "
                            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(order)}")
-    if sorted(order) != list(range(len(order))):
+    if sorted(order) != list(builtins.range(len(order))):
         raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order)
                            else f"Dimension out of range (got physical_layout {order})")
     _check_device(device)
     physical = _ops.empty([size[d] for d in order], dtype=dtype)
-    inverse = [order.index(d) for d in range(len(order))]
+    inverse = [order.index(d) for d in builtins.range(len(order))]
     return _leaf(physical.permute(*inverse), requires_grad)
 
 
@@ -165,6 +168,54 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, values)
 
 
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
+    """Values start, start + step, ... up to and including end (deprecated in PyTorch for arange,
+    whose end is excluded); the default float dtype unless dtype is given."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because its behavior is "
+                  "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
+                  "[start, end).", UserWarning, stacklevel=2)
+    if end is None:
+        raise TypeError('range() missing 1 required positional arguments: "end"')
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and start < end):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    _check_device(device)
+    n = int(math.floor((end - start) / step)) + 1
+    dtype = dtype or _C.get_default_dtype()
+    # start + i * step in double, then cast: exact ends for the usual integral and binary-fraction steps
+    values = _ops.arange(n, dtype=_C.float64) * step + start
+    result = values.to(dtype)
+    if out is not None:
+        return _ops.where(_ops.tensor(True), result, result, out=out)
+    return _leaf(result, requires_grad)
+
+
+def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
+              requires_grad=False):
+    """A 1-d tensor of `size` elements read from the start of a file: with shared=True the tensor maps
+    the file (writes go to the file); otherwise it is a private copy."""
+    import numpy as np
+    _check_device(device)
+    dtype = dtype or _C.get_default_dtype()
+    nbytes = size * dtype.itemsize
+    try:
+        available = os.path.getsize(filename)
+    except OSError as e:
+        mode = "read-write" if shared else "read-only"
+        raise RuntimeError(f"unable to open file <{filename}> in {mode} mode: {e.strerror} ({e.errno})") from None
+    if available < nbytes:
+        raise RuntimeError(f"file <{filename}> size <{available}> is smaller than the required mapping size "
+                           f"<{nbytes}>")
+    if size == 0:
+        return _leaf(_ops.empty((0,), dtype=dtype), requires_grad)
+    if shared:
+        raw = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,)).view(np.ndarray)  # keeps the map
+    else:
+        raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
+    return _leaf(_C.from_numpy(raw).view(dtype), requires_grad)
+
+
 _warned_requires_grad = []
 
 
@@ -229,5 +280,5 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     return tensor
 
 
-__all__ = ["asarray", "scalar_tensor", "empty_strided", "empty_permuted", "fill", "randint_like", "bartlett_window",
+__all__ = ["asarray", "range", "from_file", "scalar_tensor", "empty_strided", "empty_permuted", "fill", "randint_like", "bartlett_window",
            "blackman_window", "hamming_window", "hann_window", "kaiser_window"]

@@ -1,7 +1,9 @@
 """torch.* functions written in Python on Ember's ops: atleast_1d/2d/3d, broadcast_tensors, block_diag,
-unravel_index, histogram and histogramdd."""
+unravel_index, histogram and histogramdd, nonzero_static, put/index_put (out of place), chain_matmul,
+norm_except_dim, frobenius_norm and gradient."""
 import collections
 import math
+import warnings
 
 from . import _C
 from ._C import _ops
@@ -271,6 +273,155 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return histogramdd_result(hist, tuple(edges))
 
 
+def nonzero_static(input, *, size, fill_value=-1):
+    """nonzero() with a fixed number of rows: the first `size` indices, padded with fill_value."""
+    if not isinstance(size, int) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    found = _ops.nonzero(input)[:size]
+    pad = size - found.shape[0]
+    if pad == 0:
+        return found
+    return _ops.cat([found, _ops.full((pad, input.dim()), fill_value, dtype=_C.int64)])
+
+
+def put(input, index, source, accumulate=False):
+    """A copy of input with source written at the flat (row-major) positions index (negative ones
+    count from the end); with accumulate, repeated positions add up."""
+    n = input.numel()
+    flat_index = index.reshape(-1)
+    if flat_index.numel():
+        lo, hi = int(flat_index.min()), int(flat_index.max())
+        bad = hi if hi >= n else (lo if lo < -n else None)
+        if bad is not None:
+            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
+    if source.numel() != flat_index.numel():
+        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source.numel()}, index.numel() = {flat_index.numel()}")
+    flat_index = _ops.where(flat_index < 0, flat_index + n, flat_index)
+    flat = input.reshape(-1).clone()
+    flat.index_put_([flat_index], source.reshape(-1).to(input.dtype), accumulate)
+    return flat.reshape(tuple(input.shape))
+
+
+def index_put(input, indices, values, accumulate=False):
+    """Out-of-place Tensor.index_put_: a copy of input with values written at input[indices]."""
+    for i, t in enumerate(indices):
+        if not isinstance(t, _C.TensorBase):
+            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(t).__name__}")
+    return input.clone().index_put_(list(indices), values, accumulate)
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of the 2-D matrices (deprecated in PyTorch for linalg.multi_dot)."""
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "torch.linalg.multi_dot instead, which accepts a list of two or more tensors rather than multiple "
+                  "parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for m in matrices:
+        if m.dim() != 2:
+            raise RuntimeError(f"Tensor dimension is {m.dim()}, expected 2 instead.")
+    result = matrices[0] if len(matrices) > 1 else matrices[0].clone()
+    for i, m in enumerate(matrices[1:], 1):
+        if result.shape[1] != m.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes {list(matrices[i - 1].shape)} "
+                               f"and {list(m.shape)} cannot be multiplied")
+        result = _ops.mm(result, m)
+    if out is not None:
+        return _ops.where(_ops.tensor(True), result, result, out=out)
+    return result
+
+
+def norm_except_dim(v, pow=2, dim=0):
+    """The pow-norm over every dim but `dim` (kept, size 1 elsewhere); dim=-1: the norm of all of v.
+    (weight_norm's g.)"""
+    if dim == -1:
+        return v.norm(pow)
+    others = [d for d in range(v.dim()) if d != dim]
+    return v.norm(pow, others, True) if others else v.abs() if pow != 0 else (v != 0).to(v.dtype)
+
+
+def frobenius_norm(input, dim, keepdim=False):
+    """sqrt(sum(input^2)) over dim (at most 2 dims); deprecated in PyTorch for linalg.vector_norm."""
+    dim = [dim] if isinstance(dim, int) else list(dim)
+    if len(dim) > 2:
+        raise RuntimeError(f"Expected at most 2 dimensions, but got {len(dim)} dimensions instead.")
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed in "
+                  "a future PyTorch release. Please use `linalg.vector_norm(A, 2., dim, keepdim)` instead",
+                  UserWarning, stacklevel=2)
+    return input.norm(2, dim, keepdim)
+
+
+def _gradient_spacing(input, spacing, dims):
+    """One spacing per dim: a number (uniform) or a 1-d tensor of coordinates."""
+    if spacing is None:
+        return [1.0] * len(dims)
+    if isinstance(spacing, (list, tuple)):
+        if len(spacing) != len(dims):
+            raise RuntimeError("torch.gradient expected spacing to be unspecified, a scalar or it's spacing and dim "
+                               f"arguments to have the same length, but got a spacing argument of length "
+                               f"{len(spacing)} and a dim argument of length {len(dims)}.")
+        for s, d in zip(spacing, dims):
+            if isinstance(s, _C.TensorBase) and (s.dim() != 1 or s.shape[0] != input.shape[d]):
+                raise RuntimeError(f"torch.gradient expected each tensor to be on the same device and to have as "
+                                   f"many elements as the input's dim {d}, but got a spacing tensor of shape "
+                                   f"{list(s.shape)} for a dim of size {input.shape[d]}")
+        return list(spacing)
+    if isinstance(spacing, _C.TensorBase):
+        raise TypeError("gradient(): argument 'spacing' must be a number or a sequence of numbers or 1-d tensors, "
+                        "not Tensor")
+    return [spacing] * len(dims)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Estimates d input / d x_dim by central differences inside and one-sided ones (of order
+    edge_order, 1 or 2) at the ends, one tensor per dim; spacing is the step, per-dim steps or
+    per-dim coordinates (then second-order accurate on uneven grids, as NumPy's gradient)."""
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    dims = [d % input.dim() if input.dim() else d for d in dims]
+    steps = _gradient_spacing(input, spacing, dims)
+    for d in dims:
+        if input.shape[d] < edge_order + 1:
+            raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
+    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    return tuple(_gradient_along(x, d, s, edge_order) for d, s in zip(dims, steps))
+
+
+def _gradient_along(f, d, step, edge_order):
+    n = f.shape[d]
+    part = lambda start, length: f.narrow(d, start, length)  # noqa: E731
+    shape = [1] * f.dim()
+    shape[d] = -1
+    if isinstance(step, _C.TensorBase):
+        x = step.to(f.dtype)
+        h = x[1:] - x[:-1]
+        hs, hd = h[:-1].reshape(shape), h[1:].reshape(shape)  # spacing before and after each inner point
+        inner = (-hd / (hs * (hd + hs)) * part(0, n - 2) + (hd - hs) / (hd * hs) * part(1, n - 2)
+                 + hs / (hd * (hd + hs)) * part(2, n - 2))
+        h_first, h_last = h[0], h[-1]
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / h_first
+            last = (part(n - 1, 1) - part(n - 2, 1)) / h_last
+        else:
+            h1, h2 = h[0], h[1]
+            first = (-(2 * h1 + h2) / (h1 * (h1 + h2)) * part(0, 1) + (h1 + h2) / (h1 * h2) * part(1, 1)
+                     - h1 / (h2 * (h1 + h2)) * part(2, 1))
+            h1, h2 = h[-2], h[-1]
+            last = (h2 / (h1 * (h1 + h2)) * part(n - 3, 1) - (h1 + h2) / (h1 * h2) * part(n - 2, 1)
+                    + (2 * h2 + h1) / (h2 * (h1 + h2)) * part(n - 1, 1))
+    else:
+        inner = (part(2, n - 2) - part(0, n - 2)) / (2 * step)
+        if edge_order == 1:
+            first = (part(1, 1) - part(0, 1)) / step
+            last = (part(n - 1, 1) - part(n - 2, 1)) / step
+        else:
+            first = (-1.5 * part(0, 1) + 2 * part(1, 1) - 0.5 * part(2, 1)) / step
+            last = (0.5 * part(n - 3, 1) - 2 * part(n - 2, 1) + 1.5 * part(n - 1, 1)) / step
+    return _ops.cat([first, inner, last], d)
+
+
 def _histogram_method(self, bins=100, *, range=None, weight=None, density=False):
     return histogram(self, bins, range=range, weight=weight, density=density)
 
@@ -278,4 +429,5 @@ def _histogram_method(self, bins=100, *, range=None, weight=None, density=False)
 Tensor.histogram = _histogram_method
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
-           "histogramdd"]
+           "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
+           "gradient"]

@@ -149,6 +149,73 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     return y.reshape(tuple(input.shape)), mean, rstd
 
 
+# ---- whole recurrences: torch.rnn_tanh / rnn_relu / lstm / gru ----
+# Two forms each, told apart by their arguments: (input, hx, params, has_biases, num_layers, dropout,
+# train, bidirectional, batch_first) or, for packed sequences, (data, batch_sizes, hx, params, has_biases,
+# num_layers, dropout, train, bidirectional). params is the flat list of every layer and direction's
+# w_ih, w_hh[, b_ih, b_hh][, w_hr] (nn.RNN's _flat_weights).
+
+def _recurrence(mode, args):
+    from .nn.modules.rnn import _run_direction
+    packed = mode == "LSTM" and isinstance(args[1], _C.TensorBase) or \
+        mode != "LSTM" and isinstance(args[2], _C.TensorBase)
+    if packed:
+        x, batch_sizes, hx, params, has_biases, num_layers, dropout, train, bidirectional = args
+        sizes, batch_first = [int(b) for b in batch_sizes.tolist()], False
+    else:
+        x, hx, params, has_biases, num_layers, dropout, train, bidirectional, batch_first = args
+        if batch_first:
+            x = x.transpose(0, 1)
+        sizes = [x.shape[1]] * x.shape[0]
+    h0, c0 = (hx[0], hx[1]) if mode == "LSTM" else (hx, None)
+    projected = mode == "LSTM" and h0.shape[-1] != c0.shape[-1]
+    dirs = 2 if bidirectional else 1
+    per = 2 + (2 if has_biases else 0) + (1 if projected else 0)
+    if len(params) != per * num_layers * dirs:
+        raise RuntimeError(f"{mode.lower()}: expected {per * num_layers * dirs} parameters, got {len(params)}")
+    hs, cs = [], []
+    for layer in range(num_layers):
+        if layer > 0 and dropout > 0 and train:
+            x = F.dropout(x, dropout, True)
+        outs_by_dir = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            w = params[k * per:(k + 1) * per]
+            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
+            # as nn.RNN: LSTM / RNN add b_hh to the input projection, GRU applies it inside the reset gate
+            b_in = b_ih + b_hh if b_ih is not None and mode != "GRU" else b_ih
+            xw = F.linear(x, w[0], b_in)
+            steps = xw.split(sizes, 0) if packed else xw.unbind(0)
+            outs, h, c = _run_direction(mode, steps, sizes, h0[k], c0[k] if c0 is not None else None, w[1],
+                                        b_hh if mode == "GRU" else None, w[-1] if projected else None, d == 1)
+            outs_by_dir.append(_ops.cat(outs) if packed else _ops.stack(outs))
+            hs.append(h)
+            cs.append(c)
+        x = outs_by_dir[0] if dirs == 1 else _ops.cat(outs_by_dir, -1)
+    if batch_first:
+        x = x.transpose(0, 1)
+    if mode == "LSTM":
+        return x, _ops.stack(hs), _ops.stack(cs)
+    return x, _ops.stack(hs)
+
+
+def rnn_tanh(*args):
+    return _recurrence("RNN_TANH", args)
+
+
+def rnn_relu(*args):
+    return _recurrence("RNN_RELU", args)
+
+
+def gru(*args):
+    return _recurrence("GRU", args)
+
+
+def lstm(*args):
+    """(output, h_n, c_n); hx = (h_0, c_0)."""
+    return _recurrence("LSTM", args)
+
+
 # ---- batch-norm statistics in pieces (SyncBatchNorm's building blocks) ----
 # Channel dim 1; every other dim is reduced. PyTorch has these kernels on CUDA only.
 
@@ -238,7 +305,7 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d_with_indices", "bilinear",
     "constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "native_channel_shuffle", "pdist", "conv_tbc",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell", "rnn_relu_cell",
-    "lstm_cell", "gru_cell", "native_dropout", "native_norm", "native_group_norm", "batch_norm_stats",
+    "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "gru", "lstm", "native_dropout", "native_norm", "native_group_norm", "batch_norm_stats",
     "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts", "batch_norm_update_stats",
     "batch_norm_backward_reduce", "batch_norm_backward_elemt",
 ]

@@ -214,6 +214,14 @@ def is_distributed(input):
     return False
 
 
+def is_same_size(input, other):
+    return tuple(_tensor_arg("is_same_size", input).shape) == tuple(_tensor_arg("is_same_size", other).shape)
+
+
+def is_signed(input):
+    return _tensor_arg("is_signed", input).is_signed()
+
+
 def get_device_module(device=None):
     """The ember submodule of a device type: ember.cpu for "cpu" (and for None: Ember has no
     accelerator), ember.cuda for "cuda", ..."""
@@ -289,10 +297,33 @@ def sym_sum(*args):
     return builtins.sum(args)
 
 
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def sym_constrain_range(size, *, min=None, max=None):
+    """Asserts min <= size <= max (PyTorch records it for a symbolic size; a concrete int is checked)."""
+    lo = _INT64_MIN if min is None else min
+    hi = _INT64_MAX if max is None else max
+    if isinstance(size, int) and not lo <= size <= hi:
+        raise RuntimeError(f"Invalid value range for {size} between [{lo}, {hi}].")
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None):
+    """sym_constrain_range for a size: min defaults to 0 and max must allow sizes of 2 and more."""
+    if max is not None and max < 2:
+        raise RuntimeError(f"Max value to constrain_range_for_size must be greater than 2. got: {max}")
+    sym_constrain_range(size, min=0 if min is None else min, max=max)
+
+
+def sym_fresh_size(expr):
+    return expr
+
+
 __all__ = [
     "e", "pi", "inf", "nan", "newaxis", "has_lapack", "has_mkl", "has_openmp", "has_spectral", "is_vulkan_available",
     "set_default_device", "get_default_device", "set_default_tensor_type", "get_num_interop_threads",
     "set_num_interop_threads", "init_num_threads", "set_flush_denormal", "set_warn_always", "is_warn_always_enabled",
     "set_anomaly_enabled", "typename", "is_storage", "get_device", "is_inference", "is_distributed",
     "get_device_module", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum",
+    "is_same_size", "is_signed", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size",
 ]

@@ -48,6 +48,11 @@ def _many(name, views, out):
     return None  # torch's list-out copies return nothing
 
 
+def detach(input):
+    """A view of input's data outside the autograd graph (torch.detach; the method is Tensor.detach)."""
+    return input.detach()
+
+
 def alias_copy(input, *, out=None):
     return _single("alias_copy", input, out)
 
@@ -166,7 +171,7 @@ Tensor.unsafe_chunk = unsafe_chunk
 Tensor.narrow_copy = narrow_copy
 
 __all__ = [
-    "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
+    "detach", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
     "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
     "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes", "unsafe_split",
     "unsafe_split_with_sizes", "unsafe_chunk",

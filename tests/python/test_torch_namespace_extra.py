@@ -723,3 +723,148 @@ def test_batch_norm_update_stats_matches_torch():
         mean, var = lib.batch_norm_update_stats(lib.tensor(x), rm, rv, 0.3)
         return mean, var, rm, rv
     same(call)
+
+
+def _rnn_params(lib, params):
+    return [lib.tensor(p, requires_grad=True) for p in params]
+
+
+@pytest.mark.parametrize("mode, module", [("rnn_tanh", "RNN"), ("rnn_relu", "RNN"), ("gru", "GRU"),
+                                          ("lstm", "LSTM")])
+@pytest.mark.parametrize("bidirectional, batch_first", [(False, False), (True, True)])
+def test_whole_recurrences_match_torch(mode, module, bidirectional, batch_first):
+    kw = {"nonlinearity": "relu"} if mode == "rnn_relu" else {}
+    ref = getattr(torch.nn, module)(3, 4, num_layers=2, bidirectional=bidirectional, batch_first=batch_first,
+                                    **kw).double()
+    params = [p.detach().numpy() for p in ref._flat_weights]
+    x = arr(2, 5, 3) if batch_first else arr(5, 2, 3)
+    layers = 2 * (2 if bidirectional else 1)
+    h, c = arr(layers, 2, 4), arr(layers, 2, 4)
+
+    def call(lib, x, h, c, *ps):
+        hx = [h, c] if mode == "lstm" else h
+        return getattr(lib, mode)(x, hx, list(ps), True, 2, 0.0, False, bidirectional, batch_first)
+    same_grads(call, x, h, c, *params)
+
+
+@pytest.mark.parametrize("mode, module", [("gru", "GRU"), ("lstm", "LSTM")])
+def test_packed_recurrences_match_torch(mode, module):
+    ref = getattr(torch.nn, module)(3, 4, bidirectional=True, bias=False).double()
+    params = [p.detach().numpy() for p in ref._flat_weights]
+    seqs = [arr(5, 3), arr(3, 3), arr(2, 3)]
+    packed = torch.nn.utils.rnn.pack_sequence([torch.tensor(s) for s in seqs])
+    data, sizes = packed.data.numpy(), packed.batch_sizes.numpy()
+    h = arr(2, 3, 4)
+
+    def call(lib, d, h, *ps):
+        hx = [h, h * 0.5] if mode == "lstm" else h
+        return getattr(lib, mode)(d, lib.tensor(sizes), hx, list(ps), False, 1, 0.0, False, True)
+    same_grads(call, data, h, *params)
+
+
+def test_range_matches_torch():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args, kw in (((1, 4), {}), ((1, 4, 0.5), {"dtype": "float64"}), ((0, 5, 2), {}), ((1, 4), {"dtype": "int64"}),
+                         ((4, 1, -1), {}), ((0, 1, 0.1), {}), ((-2.5, 3), {"dtype": "float64"}), ((1, 4, -1), {}),
+                         ((1, 4, 0), {}), ((4,), {})):
+            same(lambda lib: lib.range(*args, **{k: getattr(lib, v) for k, v in kw.items()}))
+        same(lambda lib: lib.range(0, 3, requires_grad=True).requires_grad)
+    with pytest.warns(UserWarning, match="deprecated"):
+        ember.range(0, 2)
+
+
+def test_from_file_matches_torch(tmp_path):
+    path = str(tmp_path / "data.bin")
+    np.arange(6, dtype=np.float32).tofile(path)
+    same(lambda lib: lib.from_file(path, size=6))
+    same(lambda lib: lib.from_file(path, size=3, dtype=lib.float64))
+    same(lambda lib: lib.from_file(path, size=7))
+    same(lambda lib: lib.from_file(path))
+    same(lambda lib: lib.from_file(str(tmp_path / "missing.bin"), size=2))
+    private = ember.from_file(path, shared=False, size=6)
+    private[1] = 9.0
+    assert np.fromfile(path, dtype=np.float32)[1] == 1.0
+    mapped = ember.from_file(path, shared=True, size=6)
+    mapped[0] = 7.0
+    assert np.fromfile(path, dtype=np.float32)[0] == 7.0
+
+
+GRAD_F = np.array([[1.0, 2, 4, 7, 11], [2, 5, 9, 10, 8.5], [0, -1, 3, 3.5, 6]])
+
+
+@pytest.mark.parametrize("kw", [
+    {}, {"edge_order": 2}, {"spacing": 2.0}, {"spacing": 0.5, "edge_order": 2}, {"dim": 1}, {"dim": -2},
+    {"dim": (1, 0), "spacing": [2.0, 3.0]}, {"spacing": "coords"}, {"spacing": "coords", "edge_order": 2},
+    {"dim": 1, "spacing": "coords1"}, {"spacing": [1.0, 2.0, 3.0]}, {"edge_order": 3},
+])
+def test_gradient_matches_torch(kw):
+    def call(lib, f):
+        args = dict(kw)
+        if args.get("spacing") == "coords":
+            args["spacing"] = [lib.tensor([0.0, 1, 3], dtype=f.dtype), lib.tensor([0.0, 0.5, 2, 2.5, 4], dtype=f.dtype)]
+        elif args.get("spacing") == "coords1":
+            args["spacing"] = [lib.tensor([0.0, 0.5, 2, 2.5, 4], dtype=f.dtype)]
+        return lib.gradient(f, **args)
+    if kw.get("edge_order") == 3 or kw.get("spacing") == [1.0, 2.0, 3.0]:
+        same(lambda lib: call(lib, lib.tensor(GRAD_F)))
+        return
+    same_grads(call, GRAD_F)
+    same(lambda lib: call(lib, lib.tensor(GRAD_F, dtype=lib.float32)))
+
+
+def test_gradient_edge_cases_match_torch():
+    same(lambda lib: lib.gradient(lib.tensor([1, 4, 9, 16, 25], dtype=lib.int32), spacing=2))
+    same(lambda lib: lib.gradient(lib.tensor([1.0, 2.0])))
+    same(lambda lib: lib.gradient(lib.tensor([1.0, 2.0]), edge_order=2))
+    same(lambda lib: lib.gradient(lib.tensor(3.0)))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nonzero_static(lib.tensor([0, 1, 0, 2]), size=3),
+    lambda lib: lib.nonzero_static(lib.tensor([[0, 1], [3, 2]]), size=1, fill_value=7),
+    lambda lib: lib.nonzero_static(lib.tensor([[0, 1], [3, 0]]), size=4, fill_value=-5),
+    lambda lib: lib.nonzero_static(lib.tensor([0, 1]), size=-1),
+    lambda lib: lib.nonzero_static(lib.tensor(1), size=2),
+    lambda lib: lib.put(lib.zeros(2, 2), lib.tensor([0, -1]), lib.tensor([5.0, 6.0])),
+    lambda lib: lib.put(lib.zeros(2, 2), lib.tensor([0, 0]), lib.tensor([5.0, 6.0]), accumulate=True),
+    lambda lib: lib.put(lib.zeros(2, 2), lib.tensor([4]), lib.tensor([5.0])),
+    lambda lib: lib.put(lib.zeros(2, 2), lib.tensor([[1], [2]]), lib.tensor([5.0, 6.0])),
+    lambda lib: lib.index_put(lib.zeros(3), [lib.tensor([0, 0])], lib.tensor([1.0, 2.0]), True),
+    lambda lib: lib.index_put(lib.zeros(2, 3), (lib.tensor([0, 1]), lib.tensor([2, 0])), lib.tensor(3.0)),
+    lambda lib: lib.index_put(lib.zeros(2, 3), [None, lib.tensor([0, 2])], lib.tensor(1.0)),
+    lambda lib: lib.chain_matmul(lib.ones(2, 3), lib.ones(4, 1)),
+    lambda lib: lib.chain_matmul(),
+    lambda lib: lib.chain_matmul(lib.ones(2, 3, 1), lib.ones(3)),
+    lambda lib: lib.chain_matmul(lib.tensor(X[0])),
+    lambda lib: lib.norm_except_dim(lib.tensor(X), 2, 0),
+    lambda lib: lib.norm_except_dim(lib.tensor(X), 3, 1),
+    lambda lib: lib.norm_except_dim(lib.tensor(X), 2, 2),
+    lambda lib: lib.norm_except_dim(lib.tensor(X), 2, -1),
+    lambda lib: lib.frobenius_norm(lib.tensor(X), [1]),
+    lambda lib: lib.frobenius_norm(lib.tensor(X), [0, 2], True),
+    lambda lib: lib.frobenius_norm(lib.tensor(X), [0, 1, 2]),
+    lambda lib: lib.is_same_size(lib.ones(2), lib.ones(2, 1)),
+    lambda lib: lib.is_same_size(lib.ones(2, 3), lib.zeros(2, 3)),
+    lambda lib: lib.is_signed(lib.ones(1, dtype=lib.uint8)),
+    lambda lib: lib.is_signed(lib.ones(1, dtype=lib.int8)),
+    lambda lib: lib.detach(lib.ones(2, requires_grad=True)).requires_grad,
+    lambda lib: lib.sym_constrain_range(-5, max=2),
+    lambda lib: lib.sym_constrain_range(5, min=7),
+    lambda lib: lib.sym_constrain_range_for_size(-1),
+    lambda lib: lib.sym_constrain_range_for_size(1),
+    lambda lib: lib.sym_constrain_range_for_size(1, max=0),
+    lambda lib: lib.sym_fresh_size(3),
+])
+@pytest.mark.filterwarnings("ignore:.*deprecated")
+def test_small_functions_match_torch(call):
+    same(call)
+
+
+@pytest.mark.filterwarnings("ignore:.*deprecated")
+def test_small_functions_gradients_match_torch():
+    same_grads(lambda lib, a, b, c: lib.chain_matmul(a, b, c), arr(2, 3), arr(3, 4), arr(4, 2))
+    same_grads(lambda lib, x, v: lib.put(x, lib.tensor([0, 5, -1]), v), arr(2, 3), arr(3))
+    same_grads(lambda lib, x, v: lib.index_put(x, (lib.tensor([0, 1, 0]),), v, True), arr(2, 3), arr(3, 3))
+    same_grads(lambda lib, v: lib.norm_except_dim(v, 2, 1), arr(3, 4, 2))
+    same_grads(lambda lib, v: lib.frobenius_norm(v, [0, 1]), arr(3, 4))
