@@ -9,7 +9,7 @@ import warnings
 
 from . import _C
 from ._C import _ops
-from ._runtime import _warn_always
+from ._flags import is_warn_always_enabled
 from ._utils import _check_device_available
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -268,7 +268,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     elif copy:
         tensor = tensor.clone()
     if requires_grad is None:
-        if tensor is obj and tensor.requires_grad and (not _warned_requires_grad or _warn_always[0]):
+        if tensor is obj and tensor.requires_grad and (not _warned_requires_grad or is_warn_always_enabled()):
             _warned_requires_grad.append(True)
             warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
                           "False. Pass requires_grad=False explicitly to get the old behavior and silence this "

@@ -8,6 +8,7 @@ import warnings
 from . import _C
 from ._C import _ops
 from ._tensor import Tensor
+from ._utils import is_nonzero as _is_nonzero
 
 histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"], module="ember.return_types")
 histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"], module="ember.return_types")
@@ -422,12 +423,41 @@ def _gradient_along(f, d, step, edge_order):
     return _ops.cat([first, inner, last], d)
 
 
+def cond(pred, true_fn, false_fn, operands=()):
+    """true_fn(*operands) if pred else false_fn(*operands); pred is a bool, a number or a one-element
+    tensor. (PyTorch traces both branches when compiling; run eagerly, it is this branch.)"""
+    if isinstance(pred, _C.TensorBase):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = bool(pred.item())
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
+def _put_(self, index, source, accumulate=False):
+    """In place: self's flat positions index get source (added with accumulate)."""
+    return self.copy_(put(self, index, source, accumulate))
+
+
+def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
+                       requires_grad=False):
+    from ._creation import empty_strided
+    return empty_strided(size, stride, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+
+
 def _histogram_method(self, bins=100, *, range=None, weight=None, density=False):
     return histogram(self, bins, range=range, weight=weight, density=density)
 
 
 Tensor.histogram = _histogram_method
+Tensor.nonzero_static = nonzero_static
+Tensor.put = put
+Tensor.put_ = _put_
+Tensor.index_put = index_put
+Tensor.new_empty_strided = _new_empty_strided
+Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
+Tensor.is_nonzero = lambda self: _is_nonzero(self)
+Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy THD backend
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
            "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
-           "gradient"]
+           "gradient", "cond"]

@@ -10,6 +10,7 @@ import os
 import sys
 
 from . import _C
+from ._flags import is_warn_always_enabled, set_warn_always  # noqa: F401  (exported from here)
 from ._utils import _check_device_available
 
 # ---- constants and build facts ----
@@ -151,21 +152,6 @@ def set_flush_denormal(mode):
     return libm.fesetenv(env) == 0
 
 
-_warn_always = [False]
-
-
-def set_warn_always(b, /):
-    """When on, warnings Ember gives once per process (asarray's requires_grad, meshgrid's indexing)
-    are given every time."""
-    if not isinstance(b, bool):
-        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
-    _warn_always[0] = b
-
-
-def is_warn_always_enabled():
-    return _warn_always[0]
-
-
 def set_anomaly_enabled(enabled, check_nan=True):
     _C._set_anomaly_enabled(bool(enabled), bool(check_nan))
 
@@ -237,6 +223,16 @@ def get_device_module(device=None):
     if module is None or not isinstance(module, type(sys)):
         raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered as 'ember.{kind}'.")
     return module
+
+
+def thread_safe_generator():
+    """The calling DataLoader thread worker's own generator; None elsewhere (the default generator is
+    then used). Ember's DataLoader workers are processes, so this is None there too."""
+    from .utils.data import get_worker_info
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread" and getattr(info, "rng", None):
+        return info.rng.torch_generator
+    return None
 
 
 # ---- sym_* helpers: symbolic-shape-aware in PyTorch, plain arithmetic on Python numbers ----
@@ -326,4 +322,5 @@ __all__ = [
     "set_anomaly_enabled", "typename", "is_storage", "get_device", "is_inference", "is_distributed",
     "get_device_module", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum",
     "is_same_size", "is_signed", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size",
+    "thread_safe_generator",
 ]

@@ -868,3 +868,35 @@ def test_small_functions_gradients_match_torch():
     same_grads(lambda lib, x, v: lib.index_put(x, (lib.tensor([0, 1, 0]),), v, True), arr(2, 3), arr(3, 3))
     same_grads(lambda lib, v: lib.norm_except_dim(v, 2, 1), arr(3, 4, 2))
     same_grads(lambda lib, v: lib.frobenius_norm(v, [0, 1]), arr(3, 4))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.zeros(2, 3).put_(lib.tensor([0, -1]), lib.tensor([1.0, 2.0])),
+    lambda lib: lib.zeros(2, 3).t().put_(lib.tensor([1, 1]), lib.tensor([1.0, 2.0]), True),
+    lambda lib: lib.zeros(2, 3).put(lib.tensor([5]), lib.tensor([1.0])),
+    lambda lib: lib.zeros(2, 3).put_(lib.tensor([6]), lib.tensor([1.0])),
+    lambda lib: lib.tensor([[0, 1], [2, 0]]).nonzero_static(size=3),
+    lambda lib: lib.zeros(2, 3).index_put((lib.tensor([1]),), lib.tensor(5.0)),
+    lambda lib: lib.ones(2, dtype=lib.float64).new_empty_strided((2, 3), (1, 2)).stride(),
+    lambda lib: lib.ones(2, dtype=lib.float64).new_empty_strided((2, 3), (1, 2)).dtype,
+    lambda lib: lib.ones(2, dtype=lib.float64).new_empty_strided((2, 3), (3, 1), dtype=lib.int32).dtype,
+    lambda lib: lib.ones(2).is_same_size(lib.ones(2)),
+    lambda lib: lib.ones(2).is_same_size(lib.ones(1, 2)),
+    lambda lib: lib.tensor([2]).is_nonzero(),
+    lambda lib: lib.tensor([0.0]).is_nonzero(),
+    lambda lib: lib.tensor([1, 2]).is_nonzero(),
+    lambda lib: lib.ones(2).is_distributed(),
+    lambda lib: lib.cond(True, lambda x: x + 1, lambda x: x - 1, (lib.ones(3),)),
+    lambda lib: lib.cond(lib.tensor(False), lambda x: x + 1, lambda x: x - 1, [lib.ones(3)]),
+    lambda lib: lib.cond(lib.tensor([True, False]), lambda x: x + 1, lambda x: x - 1, (lib.ones(3),)),
+    lambda lib: lib.cond(0, lambda: lib.ones(1), lambda: lib.zeros(1)),
+    lambda lib: lib.cond(True, lambda x: (x + 1, x.sum()), lambda x: (x, x.sum()), (lib.ones(3),)),
+    lambda lib: lib.thread_safe_generator(),
+])
+def test_tensor_methods_and_control_flow_match_torch(call):
+    same(call)
+
+
+def test_cond_is_differentiable_through_the_taken_branch():
+    same_grads(lambda lib, x: lib.cond(x.sum() > 0, lambda t: (t * t).sum(), lambda t: t.sum(), (x,)),
+               np.abs(arr(3)) + 0.1)
