@@ -280,5 +280,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     return tensor
 
 
-__all__ = ["asarray", "range", "from_file", "scalar_tensor", "empty_strided", "empty_permuted", "fill", "randint_like", "bartlett_window",
-           "blackman_window", "hamming_window", "hann_window", "kaiser_window"]
+__all__ = [
+    "asarray", "range", "from_file", "scalar_tensor", "empty_strided", "empty_permuted", "fill", "randint_like",
+    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"
+]

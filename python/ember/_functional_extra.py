@@ -458,6 +458,8 @@ Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape
 Tensor.is_nonzero = lambda self: _is_nonzero(self)
 Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy THD backend
 
-__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
-           "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
-           "gradient", "cond"]
+__all__ = [
+    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
+    "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
+    "gradient", "cond"
+]

@@ -305,7 +305,8 @@ __all__ = [
     "adaptive_avg_pool1d", "adaptive_max_pool1d", "avg_pool1d", "max_pool1d_with_indices", "bilinear",
     "constant_pad_nd", "pixel_shuffle", "pixel_unshuffle", "native_channel_shuffle", "pdist", "conv_tbc",
     "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell", "rnn_relu_cell",
-    "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "gru", "lstm", "native_dropout", "native_norm", "native_group_norm", "batch_norm_stats",
-    "batch_norm_elemt", "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts", "batch_norm_update_stats",
-    "batch_norm_backward_reduce", "batch_norm_backward_elemt",
+    "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "gru", "lstm", "native_dropout", "native_norm",
+    "native_group_norm", "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
+    "batch_norm_gather_stats_with_counts", "batch_norm_update_stats", "batch_norm_backward_reduce",
+    "batch_norm_backward_elemt"
 ]

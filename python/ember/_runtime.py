@@ -322,5 +322,5 @@ __all__ = [
     "set_anomaly_enabled", "typename", "is_storage", "get_device", "is_inference", "is_distributed",
     "get_device_module", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_ite", "sym_sqrt", "sym_sum",
     "is_same_size", "is_signed", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size",
-    "thread_safe_generator",
+    "thread_safe_generator"
 ]

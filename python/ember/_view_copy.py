@@ -171,8 +171,8 @@ Tensor.unsafe_chunk = unsafe_chunk
 Tensor.narrow_copy = narrow_copy
 
 __all__ = [
-    "detach", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy", "permute_copy",
-    "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy",
-    "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes", "unsafe_split",
-    "unsafe_split_with_sizes", "unsafe_chunk",
+    "detach", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy",
+    "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes", "unsafe_split",
+    "unsafe_split_with_sizes", "unsafe_chunk"
 ]

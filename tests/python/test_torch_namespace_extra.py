@@ -765,9 +765,9 @@ def test_packed_recurrences_match_torch(mode, module):
 def test_range_matches_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for args, kw in (((1, 4), {}), ((1, 4, 0.5), {"dtype": "float64"}), ((0, 5, 2), {}), ((1, 4), {"dtype": "int64"}),
-                         ((4, 1, -1), {}), ((0, 1, 0.1), {}), ((-2.5, 3), {"dtype": "float64"}), ((1, 4, -1), {}),
-                         ((1, 4, 0), {}), ((4,), {})):
+        for args, kw in (((1, 4), {}), ((1, 4, 0.5), {"dtype": "float64"}), ((0, 5, 2), {}),
+                         ((1, 4), {"dtype": "int64"}), ((4, 1, -1), {}), ((0, 1, 0.1), {}),
+                         ((-2.5, 3), {"dtype": "float64"}), ((1, 4, -1), {}), ((1, 4, 0), {}), ((4,), {})):
             same(lambda lib: lib.range(*args, **{k: getattr(lib, v) for k, v in kw.items()}))
         same(lambda lib: lib.range(0, 3, requires_grad=True).requires_grad)
     with pytest.warns(UserWarning, match="deprecated"):
