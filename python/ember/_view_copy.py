@@ -57,6 +57,18 @@ def alias_copy(input, *, out=None):
     return _single("alias_copy", input, out)
 
 
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """A copy of input whose elements at the as_strided(size, stride, storage_offset) view are src's:
+    the inverse of as_strided_copy (gradients: src gets that view of grad, input the rest)."""
+    output = input.clone()
+    region = output.as_strided(size, stride, storage_offset)
+    if tuple(region.shape) != tuple(src.shape):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
+                           f"slice size = {list(region.shape)}")
+    region.copy_(src)
+    return output
+
+
 def detach_copy(input, *, out=None):
     return _single("detach_copy", input.detach(), out)
 
@@ -169,10 +181,11 @@ Tensor.unsafe_split = unsafe_split
 Tensor.unsafe_split_with_sizes = unsafe_split_with_sizes
 Tensor.unsafe_chunk = unsafe_chunk
 Tensor.narrow_copy = narrow_copy
+Tensor.as_strided_scatter = as_strided_scatter
 
 __all__ = [
-    "detach", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy", "narrow_copy",
-    "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
-    "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes", "unsafe_split",
-    "unsafe_split_with_sizes", "unsafe_chunk"
+    "detach", "as_strided_scatter", "alias_copy", "as_strided_copy", "detach_copy", "diagonal_copy", "expand_copy",
+    "narrow_copy", "permute_copy", "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy",
+    "t_copy", "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy", "split_with_sizes",
+    "unsafe_split", "unsafe_split_with_sizes", "unsafe_chunk"
 ]
