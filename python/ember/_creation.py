@@ -136,17 +136,20 @@ def _cosine_sum(coefficients):
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
+    """The Hann window 0.5 - 0.5 cos(2 pi n / (N - 1)) (periodic: N = window_length + 1)."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _cosine_sum((0.5, 0.5)))
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
+    """The Hamming window alpha - beta cos(2 pi n / (N - 1)) (periodic: N = window_length + 1)."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
                    _cosine_sum((alpha, beta)))
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
+    """The Blackman window 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
                    _cosine_sum((0.42, 0.5, 0.08)))
 

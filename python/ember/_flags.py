@@ -75,4 +75,5 @@ def set_warn_always(b, /):
 
 
 def is_warn_always_enabled():
+    """Whether once-per-process warnings are given every time (set_warn_always)."""
     return _warn_always[0]

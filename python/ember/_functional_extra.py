@@ -36,6 +36,7 @@ def atleast_1d(*tensors):
 
 
 def atleast_2d(*tensors):
+    """Each tensor with fewer than 2 dims viewed as 2-d: () -> (1, 1), (n) -> (1, n)."""
     return _atleast("atleast_2d", 2, lambda t: t.reshape(1, -1) if t.dim() == 1 else t.reshape(1, 1), tensors)
 
 

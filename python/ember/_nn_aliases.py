@@ -22,10 +22,12 @@ def _stride(stride):
 
 
 def avg_pool1d(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling; stride () means the kernel size."""
     return F.avg_pool1d(input, kernel_size, _stride(stride), padding, ceil_mode, count_include_pad)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+    """1-d max pooling returning (output, indices); stride () means the kernel size."""
     return F.max_pool1d(input, kernel_size, _stride(stride), padding, dilation, ceil_mode, return_indices=True)
 
 
@@ -65,14 +67,17 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler for 4-d input and grid."""
     return _grid_sampler(2, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """grid_sampler for 5-d input and grid."""
     return _grid_sampler(3, input, grid, interpolation_mode, padding_mode, align_corners)
 
 
 def affine_grid_generator(theta, size, align_corners):
+    """F.affine_grid's sampling grid for a batch of affine matrices theta."""
     return F.affine_grid(theta, list(size), align_corners=bool(align_corners))
 
 
@@ -88,11 +93,13 @@ def _gates(input, hx, w_ih, w_hh, b_ih, b_hh):
 
 
 def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step: tanh(input W_ih^T + b_ih + hx W_hh^T + b_hh)."""
     _check_cell(input, hx, w_ih, w_hh)
     return _gates(input, hx, w_ih, w_hh, b_ih, b_hh).tanh()
 
 
 def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman RNN step with relu."""
     _check_cell(input, hx, w_ih, w_hh)
     return _gates(input, hx, w_ih, w_hh, b_ih, b_hh).relu()
 
@@ -107,6 +114,7 @@ def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 
 
 def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step (gates r, z, n in PyTorch's order)."""
     _check_cell(input, hx, w_ih, w_hh)
     return _ops._gru_cell(F.linear(input, w_ih, b_ih), F.linear(hx, w_hh, b_hh), hx)
 
@@ -200,14 +208,17 @@ def _recurrence(mode, args):
 
 
 def rnn_tanh(*args):
+    """A multi-layer tanh RNN over a sequence: (output, h_n)."""
     return _recurrence("RNN_TANH", args)
 
 
 def rnn_relu(*args):
+    """A multi-layer relu RNN over a sequence: (output, h_n)."""
     return _recurrence("RNN_RELU", args)
 
 
 def gru(*args):
+    """A multi-layer GRU over a sequence: (output, h_n)."""
     return _recurrence("GRU", args)
 
 
@@ -234,6 +245,7 @@ def batch_norm_stats(input, eps):
 
 
 def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
+    """(input - mean) * invstd * weight + bias per channel (dim 1)."""
     y = (input - _channel_view(mean, input)) * _channel_view(invstd, input)
     if weight is not None:
         y = y * _channel_view(weight, input)
@@ -261,6 +273,7 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
 
 
 def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, momentum, eps, count):
+    """batch_norm_gather_stats_with_counts with the same count for every group."""
     counts = _ops.full((mean.shape[0],), count, dtype=mean.dtype)
     return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var, momentum, eps, counts)
 

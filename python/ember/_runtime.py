@@ -27,6 +27,7 @@ has_spectral = importlib.util.find_spec("ember.fft") is not None  # true once an
 
 
 def is_vulkan_available():
+    """False: Ember has no Vulkan backend."""
     return False
 
 
@@ -48,6 +49,7 @@ def set_default_device(device):
 
 
 def get_default_device():
+    """The device factory functions allocate on: the CPU, or the one set in a `with ember.device(...)`."""
     return _default_device[0] or _C.device("cpu")
 
 
@@ -101,10 +103,12 @@ _interop_threads = [None]  # Ember runs ops on the calling thread; the count is 
 
 
 def get_num_interop_threads():
+    """The inter-op thread count (Ember runs ops on the calling thread; the count is recorded)."""
     return _interop_threads[0] or os.cpu_count() or 1
 
 
 def set_num_interop_threads(num):
+    """Sets the inter-op thread count, once per process, as PyTorch."""
     if not isinstance(num, int) or isinstance(num, bool) or num <= 0:
         raise RuntimeError("set_num_interop_threads expects a positive integer")
     if _interop_threads[0] is not None:
@@ -153,6 +157,7 @@ def set_flush_denormal(mode):
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
+    """Turns autograd anomaly detection on or off (check_nan: NaN gradients raise)."""
     _C._set_anomaly_enabled(bool(enabled), bool(check_nan))
 
 
@@ -191,6 +196,7 @@ def get_device(input):
 
 
 def is_inference(input):
+    """Whether input is an inference-mode tensor."""
     return _tensor_arg("is_inference", input).is_inference()
 
 
@@ -201,10 +207,12 @@ def is_distributed(input):
 
 
 def is_same_size(input, other):
+    """Whether input and other have the same shape."""
     return tuple(_tensor_arg("is_same_size", input).shape) == tuple(_tensor_arg("is_same_size", other).shape)
 
 
 def is_signed(input):
+    """Whether input's dtype is signed."""
     return _tensor_arg("is_signed", input).is_signed()
 
 
@@ -246,10 +254,12 @@ def _number_types():
 
 
 def sym_int(a):
+    """int(a) (PyTorch's symbolic-shape-aware cast; Ember's sizes are plain ints)."""
     return builtins.int(a)
 
 
 def sym_float(a):
+    """float(a) (PyTorch's symbolic-shape-aware cast)."""
     return builtins.float(a)
 
 
@@ -263,18 +273,22 @@ def _sym_extreme(pick, a, b):
 
 
 def sym_max(a, b):
+    """max(a, b), a float when either is a float."""
     return _sym_extreme(builtins.max, a, b)
 
 
 def sym_min(a, b):
+    """min(a, b), a float when either is a float."""
     return _sym_extreme(builtins.min, a, b)
 
 
 def sym_not(a):
+    """not a."""
     return not a
 
 
 def sym_ite(b, t, f):
+    """t if b else f; b must be a bool and t, f of one type."""
     if not isinstance(b, builtins.bool):
         raise AssertionError(f"expected SymBool or bool, got {type(b)}")
     if type(t) is not type(f):
@@ -283,6 +297,7 @@ def sym_ite(b, t, f):
 
 
 def sym_sqrt(a):
+    """math.sqrt(a)."""
     return math.sqrt(a)
 
 
@@ -312,6 +327,7 @@ def sym_constrain_range_for_size(size, *, min=None, max=None):
 
 
 def sym_fresh_size(expr):
+    """expr itself (PyTorch makes a fresh symbolic size; a concrete one is kept)."""
     return expr
 
 

@@ -54,6 +54,7 @@ def detach(input):
 
 
 def alias_copy(input, *, out=None):
+    """input as a new contiguous tensor (torch.alias's copy)."""
     return _single("alias_copy", input, out)
 
 
@@ -70,58 +71,71 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 
 def detach_copy(input, *, out=None):
+    """input.detach() as a new contiguous tensor."""
     return _single("detach_copy", input.detach(), out)
 
 
 def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
+    """input.as_strided(size, stride, storage_offset) as a new contiguous tensor."""
     return _single("as_strided_copy", input.as_strided(size, stride, storage_offset), out)
 
 
 def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
+    """input.diagonal(offset, dim1, dim2) as a new contiguous tensor."""
     return _single("diagonal_copy", input.diagonal(offset, dim1, dim2), out)
 
 
 def expand_copy(input, size, *, implicit=False, out=None):
+    """input.expand(size) as a new contiguous tensor."""
     return _single("expand_copy", input.expand(*size), out)  # `implicit` only marks traced broadcasts
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
+    """input.narrow(dim, start, length) as a new contiguous tensor."""
     if isinstance(start, _C.TensorBase):
         start = int(start.item())
     return _single("narrow_copy", input.narrow(dim, start, length), out)
 
 
 def permute_copy(input, dims, *, out=None):
+    """input.permute(dims) as a new contiguous tensor."""
     return _single("permute_copy", input.permute(*dims), out)
 
 
 def select_copy(input, dim, index, *, out=None):
+    """input.select(dim, index) as a new contiguous tensor."""
     return _single("select_copy", input.select(dim, index), out)
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
+    """input[start:end:step] along dim as a new contiguous tensor."""
     if step <= 0:
         raise RuntimeError("slice step must be positive")
     return _single("slice_copy", _ops._slice(input, dim, start, end, step), out)
 
 
 def squeeze_copy(input, dim=None, *, out=None):
+    """input.squeeze(dim) as a new contiguous tensor."""
     return _single("squeeze_copy", input.squeeze() if dim is None else input.squeeze(dim), out)
 
 
 def t_copy(input, *, out=None):
+    """input.t() as a new contiguous tensor."""
     return _single("t_copy", input.t(), out)
 
 
 def transpose_copy(input, dim0, dim1, *, out=None):
+    """input.transpose(dim0, dim1) as a new contiguous tensor."""
     return _single("transpose_copy", input.transpose(dim0, dim1), out)
 
 
 def unfold_copy(input, dimension, size, step, *, out=None):
+    """input.unfold(dimension, size, step) as a new contiguous tensor."""
     return _single("unfold_copy", input.unfold(dimension, size, step), out)
 
 
 def unsqueeze_copy(input, dim, *, out=None):
+    """input.unsqueeze(dim) as a new contiguous tensor."""
     return _single("unsqueeze_copy", input.unsqueeze(dim), out)
 
 
@@ -146,14 +160,17 @@ def _int_arg(fn, arg, value):
 
 
 def split_copy(input, split_size, dim=0, *, out=None):
+    """input.split(split_size, dim), each piece a new contiguous tensor."""
     return _many("split_copy_Tensor", input.split(_int_arg("split_copy", "split_size", split_size), dim), out)
 
 
 def split_with_sizes_copy(input, split_sizes, dim=0, *, out=None):
+    """split_with_sizes(input, split_sizes, dim), each piece a new contiguous tensor."""
     return _many("split_with_sizes_copy", split_with_sizes(input, split_sizes, dim), out)
 
 
 def unbind_copy(input, dim=0, *, out=None):
+    """input.unbind(dim), each slice a new contiguous tensor."""
     return _many("unbind_copy_int", input.unbind(dim), out)
 
 
@@ -168,10 +185,12 @@ def unsafe_split(input, split_size, dim=0):
 
 
 def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """split_with_sizes without PyTorch's view tracking (here: the same views)."""
     return split_with_sizes(input, split_sizes, dim)
 
 
 def unsafe_chunk(input, chunks, dim=0):
+    """input.chunk(chunks, dim) without PyTorch's view tracking (here: the same views)."""
     return input.chunk(chunks, dim)
 
 
