@@ -77,8 +77,9 @@ def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners
 
 
 def affine_grid_generator(theta, size, align_corners):
-    """F.affine_grid's sampling grid for a batch of affine matrices theta."""
-    return F.affine_grid(theta, list(size), align_corners=bool(align_corners))
+    """The sampling grid of a batch of affine matrices theta: F.affine_grid's op, without its Python-level
+    checks (empty sizes give empty grids, as the native op)."""
+    return _ops._affine_grid_generator(theta, list(size), bool(align_corners))
 
 
 def _check_cell(input, hx, w_ih, w_hh):

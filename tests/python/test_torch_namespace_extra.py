@@ -635,6 +635,8 @@ def test_grid_sampler_and_affine_grid_generator_match_torch():
                arr(1, 2, 2, 3, 3, low=-1, high=1))
     for align in (False, True):
         same_grads(lambda lib, t: lib.affine_grid_generator(t, [1, 1, 3, 4], align), theta)
+    same(lambda lib: lib.affine_grid_generator(lib.zeros(0, 2, 3, dtype=lib.float64), [0, 5, 0, 0], True))
+    same(lambda lib: lib.affine_grid_generator(lib.zeros(1, 2, 3, dtype=lib.float64), [1, 5, 0, 3], True))
 
 
 def test_rnn_cells_match_torch():
