@@ -662,3 +662,34 @@ def test_tensor_methods_and_control_flow_match_torch(call):
 def test_cond_is_differentiable_through_the_taken_branch():
     same_grads(lambda lib, x: lib.cond(x.sum() > 0, lambda t: (t * t).sum(), lambda t: t.sum(), (x,)),
                np.abs(arr(3)) + 0.1)
+
+
+# ---------------------------------------------------------------- complex views on real tensors
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool", "uint8"])
+def test_complex_views_of_real_tensors_match_torch(dtype):
+    data = np.array([-1.5, 0.0, 2.0]).astype(np.float64)
+
+    def make(lib):
+        return lib.tensor(data).to(getattr(lib, dtype))
+    for fn in ("is_complex", "is_conj", "is_neg"):
+        same(lambda lib: getattr(lib, fn)(make(lib)))
+        same(lambda lib: getattr(make(lib), fn)())
+    for fn in ("conj", "resolve_conj", "resolve_neg", "conj_physical", "real"):
+        same(lambda lib: (lambda t: (getattr(lib, fn)(t) is t, getattr(lib, fn)(t)))(make(lib)))
+    for fn in ("conj", "resolve_conj", "resolve_neg", "conj_physical", "conj_physical_"):
+        same(lambda lib: (lambda t: getattr(t, fn)() is t)(make(lib)))
+    same(lambda lib: (lambda t: t.real is t)(make(lib)))
+    same(lambda lib: lib.imag(make(lib)))
+    same(lambda lib: make(lib).imag)
+    same(lambda lib: lib.is_complex(1))
+    same(lambda lib: lib.conj_physical(make(lib), out=lib.empty(0, dtype=getattr(lib, dtype))))
+
+
+def test_real_part_assignment_and_gradients_match_torch():
+    def assign(lib):
+        t = lib.tensor([1.0, 2.0])
+        t.real = lib.tensor([5.0, 6.0])
+        return t
+    same(assign)
+    same_grads(lambda lib, x: lib.conj(x) * lib.conj_physical(x) + x.real, arr(3))
