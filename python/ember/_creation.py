@@ -10,6 +10,7 @@ import warnings
 from . import _C
 from ._C import _ops
 from ._flags import is_warn_always_enabled
+from ._tensor import Tensor
 from ._utils import _check_device_available
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
@@ -219,6 +220,17 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return _leaf(_C.from_numpy(raw).view(dtype), requires_grad)
 
 
+def _tensor_new(self, *args, device=None):
+    """Tensor.new: the legacy constructor of self's type (sizes, a Size, data, or a tensor of the same
+    dtype), as ember.FloatTensor(...) is for float32."""
+    from . import _legacy_types
+    for name in _legacy_types.__all__:
+        cls = getattr(_legacy_types, name)
+        if cls.dtype is self.dtype:
+            return cls(*args, device=device)
+    raise TypeError(f"new(): no legacy tensor type for dtype {self.dtype}")
+
+
 _warned_requires_grad = []
 
 
@@ -287,3 +299,5 @@ __all__ = [
     "asarray", "range", "from_file", "scalar_tensor", "empty_strided", "empty_permuted", "fill", "randint_like",
     "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window"
 ]
+
+Tensor.new = _tensor_new

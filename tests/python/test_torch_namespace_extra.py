@@ -693,3 +693,13 @@ def test_real_part_assignment_and_gradients_match_torch():
         return t
     same(assign)
     same_grads(lambda lib, x: lib.conj(x) * lib.conj_physical(x) + x.real, arr(3))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: x.new(), lambda lib, x: x.new(2, 3).shape, lambda lib, x: x.new(lib.Size([2])).dtype,
+    lambda lib, x: x.new([1, 2]), lambda lib, x: x.new((1, 2)), lambda lib, x: x.new(2.5),
+    lambda lib, x: x.new(lib.tensor([1.0, 2.0], dtype=lib.float64)), lambda lib, x: x.new(lib.tensor([1, 2])),
+    lambda lib, x: x.new([1, 2], device="cpu"), lambda lib, x: x.to(lib.int32).new([1.7, 2]),
+])
+def test_tensor_new_matches_torch(call):
+    same(lambda lib: call(lib, lib.ones(2, dtype=lib.float64)))
