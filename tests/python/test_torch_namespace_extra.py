@@ -703,3 +703,15 @@ def test_real_part_assignment_and_gradients_match_torch():
 ])
 def test_tensor_new_matches_torch(call):
     same(lambda lib: call(lib, lib.ones(2, dtype=lib.float64)))
+
+
+def test_angle_of_real_tensors_matches_torch():
+    data = np.array([-1.0, 2.0, np.nan, np.inf, -np.inf, -0.0, 0.0])
+    same_grads(lambda lib, x: lib.angle(x), data)
+    same_grads(lambda lib, x: x.angle() * x, data[:2])
+    for dtype in ("float32", "int32", "bool", "uint8"):
+        same(lambda lib: lib.angle(lib.tensor([1.0, -2.0, 0.0]).to(getattr(lib, dtype))))
+    same(lambda lib: lib.angle(lib.tensor([-1.0]), out=lib.empty(0)))
+    for dtype in ("float64", "int64", "float16"):
+        same(lambda lib: lib.angle(lib.tensor([-1.0]), out=lib.empty(0, dtype=getattr(lib, dtype))))
+        same(lambda lib: lib.conj_physical(lib.tensor([-1.0]), out=lib.empty(0, dtype=getattr(lib, dtype))))
