@@ -142,6 +142,7 @@ def _check_hist_input(fn, input, weight):
 
 _TYPE_NAMES = {_C.int64: "Long", _C.int32: "Int", _C.int16: "Short", _C.int8: "Char", _C.uint8: "Byte",
                _C.bool: "Bool"}
+_FLOAT_NAMES = {_C.float32: "Float", _C.float64: "Double", _C.float16: "Half", _C.bfloat16: "BFloat16"}
 _C_NAMES = {_C.float32: "float", _C.float64: "double", _C.float16: "c10::Half", _C.bfloat16: "c10::BFloat16",
             _C.int64: "long int", _C.int32: "int", _C.int16: "short int", _C.int8: "signed char",
             _C.uint8: "unsigned char", _C.bool: "bool"}
@@ -424,6 +425,45 @@ def _gradient_along(f, d, step, edge_order):
     return _ops.cat([first, inner, last], d)
 
 
+_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
+_index_reduce_warned = []
+
+
+def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
+    """A copy of input where each input.select(dim, index[i]) is combined with source.select(dim, i)
+    by reduce (prod, mean, amax or amin), with or without input's own values: scatter_reduce along dim
+    with index broadcast over source's other dims."""
+    if not _index_reduce_warned:
+        _index_reduce_warned.append(True)
+        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
+    if reduce not in _INDEX_REDUCTIONS:
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
+    if index.dtype not in (_C.int32, _C.int64):
+        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{_TYPE_NAMES.get(index.dtype) or _FLOAT_NAMES[index.dtype]}")
+    d = dim % max(source.dim(), 1)
+    if index.dim() > 1 or index.numel() != (source.shape[d] if source.dim() else 1):
+        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
+                           f"source.size(dim): ({source.shape[d] if source.dim() else 1}), for dim: {dim}")
+    if source.dim() != input.dim() or any(a != b for i, (a, b) in enumerate(zip(input.shape, source.shape)) if i != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
+    if index.numel() and (int(index.max()) >= input.shape[d] or int(index.min()) < 0):
+        raise IndexError("index out of range in self")
+    shape = [1] * source.dim()
+    if shape:
+        shape[d] = -1
+    expanded = index.to(_C.int64).reshape(shape).expand(*source.shape)
+    result = input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
+    if out is not None:
+        return _ops.where(_ops.tensor(True), result, result, out=out)
+    return result
+
+
+def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
+    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
+
+
 def cond(pred, true_fn, false_fn, operands=()):
     """true_fn(*operands) if pred else false_fn(*operands); pred is a bool, a number or a one-element
     tensor. (PyTorch traces both branches when compiling; run eagerly, it is this branch.)"""
@@ -451,6 +491,8 @@ def _histogram_method(self, bins=100, *, range=None, weight=None, density=False)
 
 Tensor.histogram = _histogram_method
 Tensor.nonzero_static = nonzero_static
+Tensor.index_reduce = index_reduce
+Tensor.index_reduce_ = _index_reduce_
 Tensor.put = put
 Tensor.put_ = _put_
 Tensor.index_put = index_put
@@ -462,5 +504,5 @@ Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
     "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
-    "gradient", "cond"
+    "gradient", "cond", "index_reduce",
 ]

@@ -715,3 +715,32 @@ def test_angle_of_real_tensors_matches_torch():
     for dtype in ("float64", "int64", "float16"):
         same(lambda lib: lib.angle(lib.tensor([-1.0]), out=lib.empty(0, dtype=getattr(lib, dtype))))
         same(lambda lib: lib.conj_physical(lib.tensor([-1.0]), out=lib.empty(0, dtype=getattr(lib, dtype))))
+
+
+IR_X = np.full((3, 2), 2.5)  # no ties with source: torch splits tied amin/amax gradients with excluded self values
+IR_SRC = np.array([[1.0, 2], [3, 4], [5, 6], [7, 8]])
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_reduce_matches_torch(reduce, include_self):
+    idx = [0, 2, 0, 0]
+    same_grads(lambda lib, x, s: lib.index_reduce(x, 0, lib.tensor(idx), s, reduce, include_self=include_self),
+               IR_X, IR_SRC)
+    same(lambda lib: lib.tensor(IR_X, dtype=lib.int64).index_reduce(
+        0, lib.tensor(idx), lib.tensor(IR_SRC, dtype=lib.int64), reduce, include_self=include_self))
+    same(lambda lib: lib.tensor(IR_X).index_reduce_(1, lib.tensor([1, 1], dtype=lib.int32), lib.tensor(IR_SRC[:3]),
+                                                    reduce, include_self=include_self))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.index_reduce(lib.ones(3, 2), 0, lib.tensor([0, 1]), lib.ones(2, 2), "sum"),
+    lambda lib: lib.index_reduce(lib.ones(3, 2), 0, lib.tensor([0, 5]), lib.ones(2, 2), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 2), 0, lib.tensor([0.0, 1.0]), lib.ones(2, 2), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 2), 0, lib.tensor([0, 1, 2]), lib.ones(2, 2), "prod"),
+    lambda lib: lib.index_reduce(lib.ones(3, 2), 0, lib.tensor([0, 1]), lib.ones(2, 3), "prod"),
+])
+@pytest.mark.filterwarnings("ignore:index_reduce")
+def test_index_reduce_errors_match_torch(call):
+    same(call)
