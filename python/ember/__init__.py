@@ -83,3 +83,4 @@ from ._functional_extra import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403
+from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)

@@ -744,3 +744,11 @@ def test_index_reduce_matches_torch(reduce, include_self):
 @pytest.mark.filterwarnings("ignore:index_reduce")
 def test_index_reduce_errors_match_torch(call):
     same(call)
+
+
+def test_fork_wait_future_at_top_level_match_torch():
+    def call(lib):
+        fut = lib.fork(lambda a, b: a * b, lib.tensor([1.0, 2.0]), 3)
+        return isinstance(fut, lib.Future), lib.wait(fut)
+    same(call)
+    assert ember.fork is ember.jit.fork and ember.wait is ember.jit.wait
