@@ -130,7 +130,7 @@ def unravel_index(indices, shape):
     return tuple(reversed(coords))
 
 
-def _check_hist_input(fn, input, weight):
+def _check_hist_input(input, weight):
     if not input.is_floating_point() or input.dtype in (_C.float16, _C.bfloat16):
         name = {_C.float16: "Half", _C.bfloat16: "BFloat16"}.get(input.dtype, _TYPE_NAMES.get(input.dtype))
         raise NotImplementedError(f'"histogramdd" not implemented for \'{name}\'')
@@ -182,7 +182,7 @@ def _bin_index(points, edges):
     return idx.clamp(0, max(nbins - 1, 0)), inside
 
 
-def _histogramdd(fn, input, bins, range, weight, density):
+def _histogramdd(input, bins, range, weight, density):
     """The shared core: input (..., D) points, bins a list of D ints or D edge tensors."""
     d = input.shape[-1]
     points = input.reshape(-1, d).detach()
@@ -242,7 +242,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
     """(hist, bin_edges) of the flattened input: `bins` equal bins over `range` (default: the data's
     [min, max]) or the edges given as a 1-d tensor; the last bin includes its right edge. With
     `weight` each element adds its weight; with `density` the histogram integrates to 1."""
-    _check_hist_input("histogram", input, weight)
+    _check_hist_input(input, weight)
     if weight is not None and tuple(weight.shape) != tuple(input.shape):
         raise RuntimeError("torch.histogramdd: if weight tensor is provided it should have the same shape as the "
                            f"input tensor excluding its innermost dimension, but got input with shape "
@@ -252,7 +252,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
             raise TypeError(f"histogram(): argument 'bins' must be int or Tensor, not {type(bins).__name__}")
     elif range is not None:
         raise TypeError("histogram(): argument 'range' is not accepted with a Tensor of bin edges")
-    hist, edges = _histogramdd("histogram", input.reshape(-1, 1), [bins], range,
+    hist, edges = _histogramdd(input.reshape(-1, 1), [bins], range,
                                None if weight is None else weight.reshape(-1), density)
     if out is not None:
         return _write_pair(out, hist, edges[0])
@@ -262,7 +262,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False, out=No
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """The D-dimensional histogram of the points input[..., :D]: bins is an int (for every dim), D
     ints, or D 1-d tensors of edges; range is [min_0, max_0, min_1, max_1, ...]."""
-    _check_hist_input("histogramdd", input, weight)
+    _check_hist_input(input, weight)
     if input.dim() < 2:
         raise RuntimeError("torch.histogramdd: input tensor should have at least 2 dimensions")
     d = input.shape[-1]
@@ -272,7 +272,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         bins = list(bins)
         if len(bins) != d:
             raise RuntimeError("histogramdd: The size of bins must be equal to the innermost dimension of the input.")
-    hist, edges = _histogramdd("histogramdd", input, bins, range, weight, density)
+    hist, edges = _histogramdd(input, bins, range, weight, density)
     return histogramdd_result(hist, tuple(edges))
 
 

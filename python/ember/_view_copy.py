@@ -32,7 +32,7 @@ def _dtype_word(dtype):
             "uint8": "unsigned char", "bool": "bool"}.get(str(dtype).split(".")[-1], str(dtype))
 
 
-def _single(name, view, out):
+def _single(view, out):
     result = _fresh(view)
     return result if out is None else _write_out(result, out)
 
@@ -55,7 +55,7 @@ def detach(input):
 
 def alias_copy(input, *, out=None):
     """input as a new contiguous tensor (torch.alias's copy)."""
-    return _single("alias_copy", input, out)
+    return _single(input, out)
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None):
@@ -72,77 +72,77 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 
 def detach_copy(input, *, out=None):
     """input.detach() as a new contiguous tensor."""
-    return _single("detach_copy", input.detach(), out)
+    return _single(input.detach(), out)
 
 
 def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):
     """input.as_strided(size, stride, storage_offset) as a new contiguous tensor."""
-    return _single("as_strided_copy", input.as_strided(size, stride, storage_offset), out)
+    return _single(input.as_strided(size, stride, storage_offset), out)
 
 
 def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
     """input.diagonal(offset, dim1, dim2) as a new contiguous tensor."""
-    return _single("diagonal_copy", input.diagonal(offset, dim1, dim2), out)
+    return _single(input.diagonal(offset, dim1, dim2), out)
 
 
 def expand_copy(input, size, *, implicit=False, out=None):
     """input.expand(size) as a new contiguous tensor."""
-    return _single("expand_copy", input.expand(*size), out)  # `implicit` only marks traced broadcasts
+    return _single(input.expand(*size), out)  # `implicit` only marks traced broadcasts
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
     """input.narrow(dim, start, length) as a new contiguous tensor."""
     if isinstance(start, _C.TensorBase):
         start = int(start.item())
-    return _single("narrow_copy", input.narrow(dim, start, length), out)
+    return _single(input.narrow(dim, start, length), out)
 
 
 def permute_copy(input, dims, *, out=None):
     """input.permute(dims) as a new contiguous tensor."""
-    return _single("permute_copy", input.permute(*dims), out)
+    return _single(input.permute(*dims), out)
 
 
 def select_copy(input, dim, index, *, out=None):
     """input.select(dim, index) as a new contiguous tensor."""
-    return _single("select_copy", input.select(dim, index), out)
+    return _single(input.select(dim, index), out)
 
 
 def slice_copy(input, dim=0, start=None, end=None, step=1, *, out=None):
     """input[start:end:step] along dim as a new contiguous tensor."""
     if step <= 0:
         raise RuntimeError("slice step must be positive")
-    return _single("slice_copy", _ops._slice(input, dim, start, end, step), out)
+    return _single(_ops._slice(input, dim, start, end, step), out)
 
 
 def squeeze_copy(input, dim=None, *, out=None):
     """input.squeeze(dim) as a new contiguous tensor."""
-    return _single("squeeze_copy", input.squeeze() if dim is None else input.squeeze(dim), out)
+    return _single(input.squeeze() if dim is None else input.squeeze(dim), out)
 
 
 def t_copy(input, *, out=None):
     """input.t() as a new contiguous tensor."""
-    return _single("t_copy", input.t(), out)
+    return _single(input.t(), out)
 
 
 def transpose_copy(input, dim0, dim1, *, out=None):
     """input.transpose(dim0, dim1) as a new contiguous tensor."""
-    return _single("transpose_copy", input.transpose(dim0, dim1), out)
+    return _single(input.transpose(dim0, dim1), out)
 
 
 def unfold_copy(input, dimension, size, step, *, out=None):
     """input.unfold(dimension, size, step) as a new contiguous tensor."""
-    return _single("unfold_copy", input.unfold(dimension, size, step), out)
+    return _single(input.unfold(dimension, size, step), out)
 
 
 def unsqueeze_copy(input, dim, *, out=None):
     """input.unsqueeze(dim) as a new contiguous tensor."""
-    return _single("unsqueeze_copy", input.unsqueeze(dim), out)
+    return _single(input.unsqueeze(dim), out)
 
 
 def view_copy(input, size, *, out=None):
     """size: a shape, or a dtype to reinterpret the bytes as (torch's view_copy.dtype)."""
     view = input.view(size) if isinstance(size, _C.dtype) else input.view(*_int_list("view_copy", "size", size))
-    return _single("view_copy", view, out)
+    return _single(view, out)
 
 
 def _int_list(fn, arg, value):
