@@ -76,3 +76,14 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 from .version import __version__  # noqa: E402,F401
+
+# Python-level torch.* names: constants and runtime switches, the *_copy family, atleast_*/block_diag/
+# histogram, asarray and other constructors, windows, the NN functions torch also has at top level, and
+# the complex views/predicates as they are on real tensors.
+from ._runtime import *  # noqa: E402,F401,F403
+from ._view_copy import *  # noqa: E402,F401,F403
+from ._functional_extra import *  # noqa: E402,F401,F403
+from ._creation import *  # noqa: E402,F401,F403
+from ._nn_aliases import *  # noqa: E402,F401,F403
+from ._conj import *  # noqa: E402,F401,F403
+from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)

@@ -1,5 +1,5 @@
-"""Process-wide switches of PyTorch's top-level API: deterministic algorithms and float32 matmul
-precision. Ember's CPU kernels are deterministic and compute float32 matmuls in full float32, so the
+"""Process-wide switches of PyTorch's top-level API: deterministic algorithms, float32 matmul
+precision and warn-always. Ember's CPU kernels are deterministic and compute float32 matmuls in full float32, so the
 switches are recorded (and read back) without changing results."""
 import warnings
 
@@ -61,3 +61,19 @@ def set_float32_matmul_precision(precision):
 
 def get_float32_matmul_precision():
     return _matmul_precision[0]
+
+
+_warn_always = [False]
+
+
+def set_warn_always(b, /):
+    """When on, warnings Ember gives once per process (asarray's requires_grad, meshgrid's indexing)
+    are given every time."""
+    if not isinstance(b, bool):
+        raise RuntimeError(f"setWarnOnlyOnce expects a bool, but got {type(b).__name__}")
+    _warn_always[0] = b
+
+
+def is_warn_always_enabled():
+    """Whether once-per-process warnings are given every time (set_warn_always)."""
+    return _warn_always[0]

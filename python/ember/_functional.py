@@ -3,6 +3,7 @@ import warnings
 
 from . import _C
 from ._C import _ops
+from ._flags import is_warn_always_enabled
 
 
 def einsum(equation, *operands):
@@ -59,7 +60,7 @@ def meshgrid(*tensors, indexing=None):
     global _meshgrid_warned
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tensors[0]
-    if indexing is None and not _meshgrid_warned:
+    if indexing is None and (not _meshgrid_warned or is_warn_always_enabled()):
         _meshgrid_warned = True
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
