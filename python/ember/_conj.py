@@ -1,14 +1,12 @@
-"""The complex-number views and predicates of torch's API (is_complex, conj, real, imag, angle, ...)
+"""The complex-number views and predicates of torch's API (is_complex, conj, real, imag, ...; angle is an ops.yaml op)
 as they behave on real tensors, so code written for both kinds runs: a real tensor is its own
 conjugate and real part, has no imaginary part, and never carries a lazy conjugate or negative bit.
 Ember's dtypes are all real (dtype.is_complex is False for each), so these are exact for every tensor
 Ember can make; a complex dtype would need its own kernels here."""
-import math
 
 from . import _C
 from ._C import _ops
 from ._tensor import Tensor
-from .autograd.function import Function
 
 
 def _tensor_arg(fn, input):
@@ -79,43 +77,11 @@ def imag(input):
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
 
-def _angle_values(input):
-    """pi for negative values, 0 for the rest (+-0 and +inf included), NaN kept; float result."""
-    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
-    x = x.detach()
-    return _ops.where(x.isnan(), x, _ops.where(x < 0, _ops.full_like(x, math.pi), _ops.zeros_like(x)))
-
-
-class _Angle(Function):
-    # the angle of a real number is piecewise constant: its gradient is zero everywhere
-    @staticmethod
-    def forward(ctx, input):
-        return _angle_values(input)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _ops.zeros_like(grad)
-
-
-def angle(input, *, out=None):
-    """The argument of each element: pi for negative real numbers, 0 otherwise, NaN for NaN."""
-    _real_only("angle", input)
-    result = _Angle.apply(input) if input.requires_grad else _angle_values(input)
-    if out is None:
-        return result
-    if not _C.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {_type_name(result.dtype)} can't be cast to the desired output type "
-                           f"{_type_name(out.dtype)}")
-    result = result.to(out.dtype)
-    return _ops.where(_ops.tensor(True), result, result, out=out)
-
-
 def _type_name(dtype):
     # c10's ScalarType names, as torch's messages print them
     return _ops.empty((), dtype=dtype).type().split(".")[-1][:-len("Tensor")]
 
 
-Tensor.angle = angle
 Tensor.is_complex = is_complex
 Tensor.is_conj = is_conj
 Tensor.is_neg = is_neg
@@ -127,5 +93,4 @@ Tensor.conj_physical_ = _conj_physical_
 Tensor.real = property(real, lambda self, value: self.copy_(value))  # setting the real part of a real tensor
 Tensor.imag = property(imag, lambda self, value: imag(self))
 
-__all__ = ["is_complex", "is_conj", "is_neg", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "imag",
-           "angle"]
+__all__ = ["is_complex", "is_conj", "is_neg", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "imag"]

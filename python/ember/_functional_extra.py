@@ -1,5 +1,5 @@
 """torch.* functions written in Python on Ember's ops: atleast_1d/2d/3d, broadcast_tensors, block_diag,
-unravel_index, histogram and histogramdd, nonzero_static, put/index_put (out of place), chain_matmul,
+unravel_index, histogram and histogramdd, nonzero_static, chain_matmul,
 norm_except_dim, frobenius_norm and gradient."""
 import collections
 import math
@@ -287,33 +287,6 @@ def nonzero_static(input, *, size, fill_value=-1):
     return _ops.cat([found, _ops.full((pad, input.dim()), fill_value, dtype=_C.int64)])
 
 
-def put(input, index, source, accumulate=False):
-    """A copy of input with source written at the flat (row-major) positions index (negative ones
-    count from the end); with accumulate, repeated positions add up."""
-    n = input.numel()
-    flat_index = index.reshape(-1)
-    if flat_index.numel():
-        lo, hi = int(flat_index.min()), int(flat_index.max())
-        bad = hi if hi >= n else (lo if lo < -n else None)
-        if bad is not None:
-            raise IndexError(f"out of range: tried to access index {bad} on a tensor of {n} elements.")
-    if source.numel() != flat_index.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
-                           f"source.numel() = {source.numel()}, index.numel() = {flat_index.numel()}")
-    flat_index = _ops.where(flat_index < 0, flat_index + n, flat_index)
-    flat = input.reshape(-1).clone()
-    flat.index_put_([flat_index], source.reshape(-1).to(input.dtype), accumulate)
-    return flat.reshape(tuple(input.shape))
-
-
-def index_put(input, indices, values, accumulate=False):
-    """Out-of-place Tensor.index_put_: a copy of input with values written at input[indices]."""
-    for i, t in enumerate(indices):
-        if not isinstance(t, _C.TensorBase):
-            raise TypeError(f"expected Tensor as element {i} in argument 1, but got {type(t).__name__}")
-    return input.clone().index_put_(list(indices), values, accumulate)
-
-
 def chain_matmul(*matrices, out=None):
     """The product of the 2-D matrices (deprecated in PyTorch for linalg.multi_dot)."""
     warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
@@ -425,45 +398,6 @@ def _gradient_along(f, d, step, edge_order):
     return _ops.cat([first, inner, last], d)
 
 
-_INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
-_index_reduce_warned = []
-
-
-def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=None):
-    """A copy of input where each input.select(dim, index[i]) is combined with source.select(dim, i)
-    by reduce (prod, mean, amax or amin), with or without input's own values: scatter_reduce along dim
-    with index broadcast over source's other dims."""
-    if not _index_reduce_warned:
-        _index_reduce_warned.append(True)
-        warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
-    if reduce not in _INDEX_REDUCTIONS:
-        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}.")
-    if index.dtype not in (_C.int32, _C.int64):
-        raise RuntimeError(f"index_reduce_(): Expected dtype int32/int64 for index but got: "
-                           f"{_TYPE_NAMES.get(index.dtype) or _FLOAT_NAMES[index.dtype]}")
-    d = dim % max(source.dim(), 1)
-    if index.dim() > 1 or index.numel() != (source.shape[d] if source.dim() else 1):
-        raise RuntimeError(f"index_reduce_(): Number of indices ({index.numel()}) should be equal to "
-                           f"source.size(dim): ({source.shape[d] if source.dim() else 1}), for dim: {dim}")
-    if source.dim() != input.dim() or any(a != b for i, (a, b) in enumerate(zip(input.shape, source.shape)) if i != d):
-        raise RuntimeError("source tensor shape must match self tensor shape, excluding the specified dimension. Got "
-                           f"self.shape = {list(input.shape)} source.shape = {list(source.shape)}")
-    if index.numel() and (int(index.max()) >= input.shape[d] or int(index.min()) < 0):
-        raise IndexError("index out of range in self")
-    shape = [1] * source.dim()
-    if shape:
-        shape[d] = -1
-    expanded = index.to(_C.int64).reshape(shape).expand(*source.shape)
-    result = input.scatter_reduce(dim, expanded, source, reduce, include_self=include_self)
-    if out is not None:
-        return _ops.where(_ops.tensor(True), result, result, out=out)
-    return result
-
-
-def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
-    return self.copy_(index_reduce(self, dim, index, source, reduce, include_self=include_self))
-
-
 def cond(pred, true_fn, false_fn, operands=()):
     """true_fn(*operands) if pred else false_fn(*operands); pred is a bool, a number or a one-element
     tensor. (PyTorch traces both branches when compiling; run eagerly, it is this branch.)"""
@@ -472,11 +406,6 @@ def cond(pred, true_fn, false_fn, operands=()):
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
         pred = bool(pred.item())
     return true_fn(*operands) if pred else false_fn(*operands)
-
-
-def _put_(self, index, source, accumulate=False):
-    """In place: self's flat positions index get source (added with accumulate)."""
-    return self.copy_(put(self, index, source, accumulate))
 
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -491,11 +420,6 @@ def _histogram_method(self, bins=100, *, range=None, weight=None, density=False)
 
 Tensor.histogram = _histogram_method
 Tensor.nonzero_static = nonzero_static
-Tensor.index_reduce = index_reduce
-Tensor.index_reduce_ = _index_reduce_
-Tensor.put = put
-Tensor.put_ = _put_
-Tensor.index_put = index_put
 Tensor.new_empty_strided = _new_empty_strided
 Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
 Tensor.is_nonzero = lambda self: _is_nonzero(self)
@@ -503,6 +427,6 @@ Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy
 
 __all__ = [
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
-    "histogramdd", "nonzero_static", "put", "index_put", "chain_matmul", "norm_except_dim", "frobenius_norm",
-    "gradient", "cond", "index_reduce",
+    "histogramdd", "nonzero_static", "chain_matmul", "norm_except_dim", "frobenius_norm",
+    "gradient", "cond",
 ]

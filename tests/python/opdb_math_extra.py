@@ -165,3 +165,38 @@ add(OpInfo("slice_scatter", lambda dt: [Sample(_x(dt, (4, 6)), _x(dt, (4, 3), ke
 add(OpInfo("fill_diagonal_", lambda dt: [Sample(_x(dt, (3, 4)), 2), Sample(_x(dt, (7, 3)), 1, True),
                                          Sample(_x(dt, (7, 3)), 1, False), Sample(_x(dt, (3, 3, 3)), 0)],
            errors=lambda: [Sample(T((3, 4, 5), "float32"), 1.0), Sample(T((3,), "float32"), 1.0)]))
+
+# ---- put / index_put / index_reduce, resize_, angle, and the Cauchy / log-normal / geometric fills
+add(OpInfo("index_put", lambda dt: [Sample(_x(dt, (4, 3)), (T((2,), "int64", data=[3, 0]),), _x(dt, (2, 3), key=1)),
+                                    Sample(_x(dt, (4, 3)), (T((3,), "int64", data=[1, 1, 2]), T((3,), "int64", data=[0, 0, 2])),
+                                           _x(dt, (3,), key=2), accumulate=True)],
+           dtypes=NOT_BOOL))
+add(OpInfo("put_", lambda dt: [Sample(_x(dt, (3, 4)), T((3,), "int64", data=[0, 11, -2]), _x(dt, (3,), key=1)),
+                               Sample(_x(dt, (4, 3), layout="T"), T((2, 2), "int64", data=[[0, 5], [5, 7]]),
+                                      _x(dt, (2, 2), key=2), True)],
+           dtypes=NOT_BOOL, errors=lambda: [Sample(T((4,), "float32"), T((1,), "int64", data=[4]), T((1,), "float32")),
+                                            Sample(T((4,), "float32"), T((2,), "int64"), T((3,), "float32"))]))
+add(OpInfo("put", lambda dt: [Sample(_x(dt, (3, 4)), T((3,), "int64", data=[0, 11, -2]), _x(dt, (3,), key=1))],
+           dtypes=NOT_BOOL))
+add(OpInfo("index_reduce", lambda dt: [Sample(_x(dt, (3, 2), low=1, high=3), 0, T((4,), "int64", data=[0, 2, 0, 2]),
+                                              _x(dt, (4, 2), key=1, low=1, high=3), r, include_self=inc)
+                                       for r in ("prod", "mean", "amax", "amin") for inc in (True, False)],
+           dtypes=("float32", "float64"), tol=TOL,
+           errors=lambda: [Sample(T((3, 2), "float32"), 0, T((2,), "int64", data=[0, 5]), T((2, 2), "float32"), "prod"),
+                           Sample(T((3, 2), "float32"), 0, T((2,), "int64", data=[0, 1]), T((2, 2), "float32"), "sum")]))
+add(OpInfo("resize_", lambda dt: [Sample(_x(dt, (2, 3)), (3, 2)), Sample(_x(dt, (2, 3)), (2,)), Sample(_x(dt, (2, 3)), (0,))],
+           values=True))
+add(OpInfo("resize_as_", lambda dt: [Sample(_x(dt, (2, 3)), _x(dt, (1, 2), key=1))]))
+add(OpInfo("angle", lambda dt: unary_samples(dt, -3.0, 3.0), dtypes=FLOATS + INTEGRAL, tol=TOL))
+
+
+def _fill_samples(dt, *args):
+    return [Sample(T((3, 4), dt), *args), Sample(T((3, 4), dt, layout="T"), *args), Sample(T((0,), dt), *args)]
+
+
+add(OpInfo("cauchy_", lambda dt: _fill_samples(dt) + _fill_samples(dt, 1.0, 0.5), values=False, dtypes=FLOATS,
+           errors=lambda: [Sample(T((3,), "float32"), 0.0, -1.0), Sample(T((3,), "int64"))]))
+add(OpInfo("log_normal_", lambda dt: _fill_samples(dt) + _fill_samples(dt, 0.0, 0.5), values=False, dtypes=FLOATS,
+           errors=lambda: [Sample(T((3,), "float32"), 1.0, 0.0), Sample(T((3,), "int64"))]))
+add(OpInfo("geometric_", lambda dt: _fill_samples(dt, 0.3), values=False, dtypes=FLOATS + INTS,
+           errors=lambda: [Sample(T((3,), "float32"), 1.5), Sample(T((3,), "float32"), 0.0)]))

@@ -529,6 +529,9 @@ add(S("uniform_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().uniform_
     S("random_", "range", lambda lib, x: seeded(lib, lambda: x.clone().random_(0, 10)), A((2, 3)), values=False),
     S("exponential_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().exponential_(2.0)), A((2, 3)),
       values=False),
+    S("cauchy_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().cauchy_(0.5, 2.0)), A((2, 3)), values=False),
+    S("log_normal_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().log_normal_()), A((2, 3)), values=False),
+    S("geometric_", "basic", lambda lib, x: seeded(lib, lambda: x.clone().geometric_(0.4)), A((2, 3)), values=False),
     S("bernoulli", "probs", lambda lib, x: seeded(lib, lambda: lib.bernoulli(x)), A((2, 3), 0.1, 0.9), values=False))
 
 # ---------------------------------------------------------------- indexing
@@ -784,7 +787,15 @@ add(S("copysign.Tensor", "2x3", lambda lib, a, b: lib.copysign(a, b), A((2, 3), 
     S("cumulative_trapezoid.dx", "dx", lambda lib, y: lib.cumulative_trapezoid(y, dim=0), A((3, 2))),
     S("diagonal_scatter", "offset", lambda lib, a, b: lib.diagonal_scatter(a, b, 1), A((3, 4)), A((3,))),
     S("select_scatter", "dim1", lambda lib, a, b: lib.select_scatter(a, b, 1, 2), A((3, 4)), A((3,))),
-    S("slice_scatter", "step", lambda lib, a, b: lib.slice_scatter(a, b, 1, 0, 4, 2), A((3, 4)), A((3, 2))))
+    S("slice_scatter", "step", lambda lib, a, b: lib.slice_scatter(a, b, 1, 0, 4, 2), A((3, 4)), A((3, 2))),
+    S("index_put", "accumulate", lambda lib, a, v: lib.index_put(a, (lib.tensor([0, 2, 0]),), v, True), A((3, 2)),
+      A((3, 2))),
+    S("put", "flat", lambda lib, a, v: a.put(lib.tensor([5, 0]), v), A((2, 3)), A((2,))),
+    S("put_", "accumulate", lambda lib, a, v: a.clone().put_(lib.tensor([1, 1, 4]), v, accumulate=True), A((2, 3)),
+      A((3,))),
+    S("index_reduce", "prod", lambda lib, a, s_: lib.index_reduce(a, 0, lib.tensor([0, 2]), s_, "prod"), A((3, 2)),
+      A((2, 2))),
+    S("angle", "zero_grad", lambda lib, a: lib.angle(a), A((2, 3), lo=0.3, hi=2.0, kind="signed")))
 
 
 # ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")
@@ -810,6 +821,7 @@ DIFFERENTIABLE_COMPOSITES = {
     "rsub.Scalar", "aminmax", "dist", "renorm", "msort", "nanmedian", "nanmedian.dim", "quantile", "quantile.scalar",
     "nanquantile", "nanquantile.scalar", "cov", "corrcoef", "trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx",
     "cumulative_trapezoid.x", "cumulative_trapezoid.dx", "diagonal_scatter", "select_scatter", "slice_scatter",
+    "index_put", "put", "put_", "index_reduce", "angle",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),

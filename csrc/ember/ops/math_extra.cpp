@@ -579,15 +579,23 @@ Tensor index_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, c
                          std::string_view reduce, bool include_self, bool inplace) {
   EMBER_CHECK(reduce == "prod" || reduce == "mean" || reduce == "amax" || reduce == "amin",
               "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got ", reduce, ".");
-  EMBER_CHECK_KIND(index.dim() <= 1, Index, "index_reduce_(): Index is supposed to be a vector");
-  EMBER_CHECK_KIND(index.dtype() == kLong || index.dtype() == kInt, Index,
-                   "index_reduce_(): Expected dtype int32/int64 for index but got: ", index.dtype());
+  EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt,
+              "index_reduce_(): Expected dtype int32/int64 for index but got: ", index.dtype());
   EMBER_CHECK(self.dtype() == source.dtype(), "index_reduce_(): self (", self.dtype(), ") and source (",
               source.dtype(), ") must have the same scalar type");
-  int64_t d = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  int64_t d = wrap_dim(dim, std::max<int64_t>(source.dim(), 1));
   int64_t src_len = source.dim() ? source.sizes()[d] : 1;
-  EMBER_CHECK_KIND(index.numel() == src_len, Index, "index_reduce_(): Number of indices (", index.numel(),
-                   ") should be equal to source.size(dim) (", src_len, ")");
+  EMBER_CHECK(index.dim() <= 1 && index.numel() == src_len, "index_reduce_(): Number of indices (", index.numel(),
+              ") should be equal to source.size(dim): (", src_len, "), for dim: ", dim);
+  bool same_shape = source.dim() == self.dim();
+  for (int64_t i = 0; same_shape && i < self.dim(); i++)
+    if (i != d && self.sizes()[i] != source.sizes()[i]) same_shape = false;
+  EMBER_CHECK(same_shape, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+              "self.shape = ", self.sizes(), " source.shape = ", source.sizes());
+  if (index.numel() > 0) {
+    int64_t hi = ember::amax(index).item().to<int64_t>(), lo = ember::amin(index).item().to<int64_t>();
+    EMBER_CHECK_KIND(lo >= 0 && hi < (self.dim() ? self.sizes()[d] : 1), Index, "index out of range in self");
+  }
   std::vector<int64_t> shape(std::max<int64_t>(source.dim(), 1), 1);
   shape[d] = index.numel();
   Tensor idx = index.to(kLong).reshape(shape).expand(source.dim() ? source.sizes() : IntArrayRef{1});
@@ -620,11 +628,15 @@ const Tensor& resize_as_(const Tensor& self, const Tensor& the_template, std::op
   return native::resize_(self, the_template.sizes(), memory_format);
 }
 
-// real tensors only (Ember has no complex dtypes): 0, or pi for negative values; NaN stays NaN
+// real tensors only (Ember has no complex dtypes): 0, or pi for negative values; NaN stays NaN. The angle
+// is piecewise constant: its gradient is zero everywhere, NaN positions included (as PyTorch's)
 Tensor angle(const Tensor& self) {
   Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
-  Tensor r = ember::where(ember::lt(x, Scalar(0.0)), Scalar(M_PI), Scalar(0.0)).to(x.dtype());
-  return ember::where(ember::isnan(x), x, r);
+  Tensor xd = x.detach();
+  Tensor vals = ember::where(ember::isnan(xd), xd, ember::where(ember::lt(xd, Scalar(0.0)), Scalar(M_PI), Scalar(0.0))
+                                                        .to(x.dtype()));
+  if (!x.requires_grad()) return vals;
+  return ember::where(ember::zeros(x.sizes(), TensorOptions(kBool)), x, vals);  // attached to x, zero gradient
 }
 const Tensor& angle_out(const Tensor& out, const Tensor& self) { return copy_to_out(out, native::angle(self), false); }
 

@@ -75,7 +75,8 @@ const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
 
 // Cauchy, log-normal and geometric draws: transforms of uniform / normal ones (inverse CDFs)
 const Tensor& cauchy_(const Tensor& self, double median, double sigma, Generator* gen) {
-  check_float(self, "cauchy_cpu");
+  EMBER_CHECK(is_floating(self.dtype()), "Cauchy distribution is a continuous probability distribution. dtype must "
+              "be a floating point but you specified ", self.dtype());
   EMBER_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
   native::uniform_(self, 0.0, 1.0, gen);
   return self.sub_(Scalar(0.5)).mul_(Scalar(M_PI)).tan_().mul_(Scalar(sigma)).add_(Scalar(median));
