@@ -16,6 +16,10 @@ from . import _functional_shape
 from ._functional_shape import *  # noqa: F401,F403  interpolate, grid_sample, affine_grid
 from . import _functional_attention
 from ._functional_attention import *  # noqa: F401,F403  scaled_dot_product_attention, multi_head_attention_forward
+
+# grid_sample's mode and padding_mode names and the codes its kernel takes (as torch.nn.functional lists them)
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 from . import _functional_extra
 from ._functional_extra import *  # noqa: F401,F403  fractional/3-d pooling, gumbel_softmax, pdist, ...
 from ._reduction import _get_enum, _legacy_get_string, _reduction_enum, _reduction_str  # noqa: F401
