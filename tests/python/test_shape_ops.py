@@ -36,6 +36,9 @@ TUPLE_OUT = {
     "kthvalue": (lambda lib, x, **k: lib.kthvalue(x, 2, 1, **k), X),
     "mode": (lambda lib, x, **k: lib.mode(x, 1, **k), XI),
     "median.dim": (lambda lib, x, **k: lib.median(x, 1, True, **k), X),
+    "nanmedian.dim": (lambda lib, x, **k: lib.nanmedian(x, 1, **k), X),
+    "aminmax": (lambda lib, x, **k: lib.aminmax(x, dim=0, **k), XI),
+    "frexp.Tensor": (lambda lib, x, **k: lib.frexp(x, **k), X, "int32"),  # (mantissa, int32 exponent)
 }
 
 
@@ -59,13 +62,14 @@ def _with_out(fn, out_dtypes=None, bad_len=False, as_list=False):
 @pytest.mark.parametrize("name", sorted(TUPLE_OUT))
 def test_tuple_out(name):
     get_torch()
-    fn, x = TUPLE_OUT[name]
+    fn, x, *second = TUPLE_OUT[name]
+    idx = second[0] if second else "int64"  # the second output's dtype
     s = Sample(x)
     check(_with_out(fn), s)                                  # values, indices and the named fields
     check(_with_out(fn, as_list=True), s)                    # a list works as well as a tuple
     check(_with_out(fn, bad_len=True), s, expect_error=True)  # TypeError: one tensor for two
-    check(_with_out(fn, out_dtypes=["float64", "int64"]), s, expect_error=x.dtype != "float64")
-    check(_with_out(fn, out_dtypes=[x.dtype, "int32"]), s, expect_error=True)
+    check(_with_out(fn, out_dtypes=["float64", idx]), s, expect_error=x.dtype != "float64")
+    check(_with_out(fn, out_dtypes=[x.dtype, "int64" if idx == "int32" else "int32"]), s, expect_error=True)
     check(lambda lib, t: fn(lib, t, out=lib.empty(0)), s, expect_error=True)  # not a tuple
 
 
