@@ -34,6 +34,22 @@ void bind_amp(nb::module_& m) {
   m.def("_autocast_increment_nesting", &autocast::increment_nesting);
   m.def("_autocast_decrement_nesting", &autocast::decrement_nesting);
   m.def("_autocast_clear_cache", &autocast::clear_cache);
+
+  // For the Python-level composites that PyTorch runs as one autocast op (ember/amp/_ops.py): whether
+  // autocast applies now, the casts of a policy over the tensors of one call, and suspension of
+  // autocast for the composite's body.
+  m.def("_autocast_cpu_active", [] { return autocast::maybe_active() && autocast::cpu_active(); });
+  m.def("_autocast_cast", [](int policy, nb::handle tensors) {
+    EMBER_CHECK_KIND(policy >= 0 && policy <= int(autocast::Policy::Off), Value, "autocast: no policy ", policy);
+    std::vector<Tensor> ts;
+    for (nb::handle h : tensors) ts.push_back(unpack(h.ptr()));
+    nb::list out;
+    autocast::Redispatch cast(autocast::Policy(policy), {}, {&ts});
+    for (const Tensor& t : ts) out.append(nb::steal(wrap(cast.cast(t))));
+    return out;
+  });
+  m.def("_autocast_suspend", &autocast::suspend);
+  m.def("_autocast_resume", &autocast::resume);
 }
 
 }  // namespace ember::py

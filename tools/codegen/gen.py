@@ -14,7 +14,7 @@ Outputs (all headed `// @generated from ops.yaml`):
 ops.yaml keys read here besides those its header lists: `python_module: nn` binds the function in
 ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
 ember namespace, and `python_module: special` in ember._C._special (torch._C._special); `inplace_function: true` also binds op_ as a Python function (torch.selu_).
-`autocast: lower_precision_fp | fp32 | promote` gives the op torch's CPU autocast cast policy
+`autocast: lower_precision_fp | fp32 | promote | disabled` gives the op torch's CPU autocast cast policy
 (autocast_prelude below).
 The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
@@ -329,7 +329,9 @@ def traced_entry(op, ret, fname, params, call_args, variant, body, prelude=""):
 
 
 # ops.yaml's `autocast:` key: torch's autocast cast policy of the op on the CPU (ember/autograd/autocast.h)
-AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote"}
+# (`disabled`: no casts, autocast suspended in the body: an op PyTorch runs as one kernel, built here
+# from autocast ops)
+AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Off"}
 
 
 def autocast_prelude(op):
@@ -345,6 +347,10 @@ def autocast_prelude(op):
     args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
                      for p in op.params)
     lists_arg = f", {{{', '.join(lists)}}}" if lists else ""
+    if policy == "disabled":
+        return (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {{\n"
+                f"    ::ember::autocast::Suspend off_;\n"
+                f"    return ember::{op.name}({op.arg_names()});\n  }}\n")
     return (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {{\n"
             f"    ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, "
             f"{{{', '.join(tensors)}}}{lists_arg});\n"

@@ -75,6 +75,9 @@ int64_t increment_nesting() { return ++t_state.nesting; }
 int64_t decrement_nesting() { return --t_state.nesting; }
 void clear_cache() { t_state.cache.clear(); }
 
+void suspend() { ++t_state.suspended; }
+void resume() { --t_state.suspended; }
+
 Redispatch::Redispatch(Policy policy, std::initializer_list<const Tensor*> tensors,
                        std::initializer_list<const std::vector<Tensor>*> lists) {
   const ScalarType lower = t_state.dtype[kCPU];
@@ -85,13 +88,14 @@ Redispatch::Redispatch(Policy policy, std::initializer_list<const Tensor*> tenso
       for (const Tensor& t : *l) to_ = prioritize(to_, t, lower);
   }
   lower_ = to_ == lower;
+  off_ = policy == Policy::Off;
   ++t_state.suspended;
 }
 
 Redispatch::~Redispatch() { --t_state.suspended; }
 
 Tensor Redispatch::cast(const Tensor& t) const {
-  if (!eligible(t) || t.dtype() == to_) return t;
+  if (off_ || !eligible(t) || t.dtype() == to_) return t;
   if (lower_ && cacheable(t)) {
     auto it = t_state.cache.find(t.impl());
     if (it != t_state.cache.end()) return it->second.second;

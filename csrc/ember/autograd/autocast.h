@@ -23,8 +23,10 @@ namespace ember::autocast {
 enum class Device : int8_t { CPU = 0, CUDA, XLA, IPU, XPU, MPS, HPU, MTIA, MAIA, PrivateUse1, Count };
 
 // How an op treats its floating inputs (torch's CastPolicy): cast to the autocast dtype, cast to
-// float32, or cast to the widest floating dtype among the inputs.
-enum class Policy : int8_t { LowerPrecisionFp, Fp32, Promote };
+// float32, or cast to the widest floating dtype among the inputs. Off casts nothing and only keeps
+// autocast away from the op's body: for ops that PyTorch runs as one kernel (in their inputs' dtype)
+// while Ember composes them from autocast ops (mv and dot from matmul, ...).
+enum class Policy : int8_t { LowerPrecisionFp, Fp32, Promote, Off };
 
 // Threads whose CPU autocast is enabled. Nonzero only while some autocast region is open.
 EMBER_API extern std::atomic<int> g_cpu_enabled_threads;
@@ -44,6 +46,17 @@ EMBER_API int64_t decrement_nesting();
 // Drops the cached lower-precision copies of leaf weights.
 EMBER_API void clear_cache();
 
+// Autocast suspended on this thread between suspend() and resume() (counted), or for a Suspend
+// guard's scope (the body of an Off op).
+EMBER_API void suspend();
+EMBER_API void resume();
+struct Suspend {
+  Suspend() { suspend(); }
+  ~Suspend() { resume(); }
+  Suspend(const Suspend&) = delete;
+  Suspend& operator=(const Suspend&) = delete;
+};
+
 // One autocast re-call of an op: chosen dtype, casts, and autocast suspended until destruction.
 class EMBER_API Redispatch {
  public:
@@ -59,6 +72,7 @@ class EMBER_API Redispatch {
  private:
   ScalarType to_;
   bool lower_;  // to_ is the autocast dtype: leaf weights may come from the cache
+  bool off_;    // Policy::Off: no casts
 };
 
 }  // namespace ember::autocast

@@ -87,8 +87,7 @@ def get_autocast_dtype(device_type):
 
 
 def _check_dtype(fn, dtype):
-    from .._C import dtype as dtype_type
-    if not isinstance(dtype, dtype_type):
+    if not isinstance(dtype, _C.dtype):
         raise TypeError(f"{fn}(): argument 'dtype' (position 2) must be torch.dtype, not {type(dtype).__name__}")
 
 

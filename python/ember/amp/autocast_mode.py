@@ -7,6 +7,8 @@ import collections.abc
 import functools
 import warnings
 
+from .._C import bfloat16, float16, float64
+from .._tensor import Tensor
 from . import _state
 
 __all__ = ["autocast", "is_autocast_available", "custom_fwd", "custom_bwd"]
@@ -15,7 +17,6 @@ is_autocast_available = _state.is_autocast_available
 
 
 def _supported_dtypes():
-    from .. import bfloat16, float16
     return [bfloat16, float16]
 
 
@@ -96,9 +97,7 @@ def _exit_autocast(mode):
 
 def _cast(value, device_type, dtype):
     """Casts the floating tensors (float64 excepted) of `device_type` found in nested containers."""
-    from .._tensor import Tensor
     if isinstance(value, Tensor):
-        from .. import float64
         eligible = value.is_floating_point() and value.device.type == device_type and value.dtype is not float64
         return value.to(dtype) if eligible else value
     if isinstance(value, (str, bytes)) or type(value).__module__ == "numpy":

@@ -9,6 +9,10 @@ import warnings
 from collections import abc, defaultdict
 from enum import Enum
 
+from .._C import _ops, float16, float32, int32
+from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
+
 __all__ = ["OptState", "GradScaler"]
 
 
@@ -23,7 +27,6 @@ def _refresh_per_optimizer_state():
 
 
 def _check_scalar_float(t, name, fn):
-    from .. import float32
     if t.numel() != 1:
         raise RuntimeError(f"{fn}: {name} must be a 1-element tensor.")
     if t.dtype != float32:
@@ -33,15 +36,14 @@ def _check_scalar_float(t, name, fn):
 def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):
     """Multiplies every tensor of `self` by inv_scale in place; sets found_inf to 1.0 when any holds
     an inf or a NaN (the gradients are unscaled either way, as PyTorch's kernel does)."""
-    import ember
     fn = "_amp_foreach_non_finite_check_and_unscale_"
     _check_scalar_float(inv_scale, "inv_scale", fn)
     _check_scalar_float(found_inf, "found_inf", fn)
-    with ember.no_grad():
+    with no_grad():
         for t in self:
             if not t.is_floating_point():
                 raise RuntimeError(f"{fn}: all tensors must be floating point, got {t.dtype}.")
-            if not bool(ember.isfinite(t).all()):
+            if not bool(_ops.isfinite(t).all()):
                 found_inf.fill_(1.0)
             if inv_scale.item() != 1.0:
                 t.mul_(inv_scale.reshape(()))
@@ -50,13 +52,12 @@ def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):
 def _amp_update_scale_(self, growth_tracker, found_inf, scale_growth_factor, scale_backoff_factor, growth_interval):
     """Updates the scale in place: after an overflow it backs off and restarts the count of clean
     steps; after growth_interval clean steps it grows (unless that overflows float32). Returns it."""
-    import ember
     fn = "_amp_update_scale_"
     _check_scalar_float(self, "current_scale", fn)
     _check_scalar_float(found_inf, "found_inf", fn)
-    if growth_tracker.numel() != 1 or growth_tracker.dtype != ember.int32:
+    if growth_tracker.numel() != 1 or growth_tracker.dtype != int32:
         raise RuntimeError(f"{fn}: growth_tracker must be a 1-element int tensor.")
-    with ember.no_grad():
+    with no_grad():
         if found_inf.item():
             self.mul_(scale_backoff_factor)
             growth_tracker.fill_(0)
@@ -64,7 +65,7 @@ def _amp_update_scale_(self, growth_tracker, found_inf, scale_growth_factor, sca
             successful = int(growth_tracker.item()) + 1
             if successful == growth_interval:
                 grown = self * scale_growth_factor  # float32, as the scale
-                if bool(ember.isfinite(grown).all()):
+                if bool(_ops.isfinite(grown).all()):
                     self.copy_(grown)
                 growth_tracker.fill_(0)
             else:
@@ -123,13 +124,11 @@ class GradScaler:
         return self._scale, self._growth_tracker
 
     def _lazy_init_scale_growth_tracker(self, dev):
-        import ember
-        self._scale = ember.full((), self._init_scale, dtype=ember.float32, device=dev)
-        self._growth_tracker = ember.full((), self._init_growth_tracker, dtype=ember.int32, device=dev)
+        self._scale = _ops.full((), self._init_scale, dtype=float32, device=dev)
+        self._growth_tracker = _ops.full((), self._init_growth_tracker, dtype=int32, device=dev)
 
     def scale(self, outputs):
         """Multiplies a tensor, or each tensor of a (nested) list or tuple, by the scale."""
-        from .._tensor import Tensor
         if not self._enabled:
             return outputs
         if isinstance(outputs, Tensor):
@@ -152,19 +151,17 @@ class GradScaler:
         return apply_scale(outputs)
 
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16):
-        import ember
-        from .._tensor import Tensor
         per_device_inv_scale = _MultiDeviceReplicator(inv_scale)
         per_device_found_inf = _MultiDeviceReplicator(found_inf)
         grads_by_device_dtype = defaultdict(lambda: defaultdict(list))
-        with ember.no_grad():
+        with no_grad():
             for group in optimizer.param_groups:
                 for param in group["params"]:
                     if not isinstance(param, Tensor):
                         raise AssertionError(f"expected param to be torch.Tensor, got {type(param).__name__}")
                     if param.grad is None:
                         continue
-                    if not allow_fp16 and param.grad.dtype == ember.float16:
+                    if not allow_fp16 and param.grad.dtype == float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
                     grads_by_device_dtype[param.grad.device][param.grad.dtype].append(param.grad)
             for device, per_dtype in grads_by_device_dtype.items():
@@ -175,7 +172,6 @@ class GradScaler:
 
     def unscale_(self, optimizer):
         """Divides the optimizer's gradients by the scale (once per step), recording inf/NaN."""
-        import ember
         if not self._enabled:
             return
         self._check_scale_growth_tracker("unscale_")
@@ -186,7 +182,7 @@ class GradScaler:
             raise RuntimeError("unscale_() is being called after step().")
         # the reciprocal in float64, then float32, as PyTorch computes it
         inv_scale = self._scale.double().reciprocal().float()
-        found_inf = ember.full((), 0.0, dtype=ember.float32, device=self._scale.device)
+        found_inf = _ops.full((), 0.0, dtype=float32, device=self._scale.device)
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, found_inf, False)
         state["stage"] = OptState.UNSCALED
 
@@ -241,7 +237,6 @@ class GradScaler:
 
     def update(self, new_scale=None):
         """Sets the scale for the next iteration: new_scale if given, else backoff/growth."""
-        from .._tensor import Tensor
         if not self._enabled:
             return
         _scale, _growth_tracker = self._check_scale_growth_tracker("update")
@@ -343,10 +338,9 @@ class GradScaler:
         self.__dict__.update(state)
 
     def _check_inf_per_device(self, optimizer):
-        import ember
         _scale, _ = self._check_scale_growth_tracker("_check_inf_per_device")
-        dummy_inv_scale = ember.full((), 1.0, dtype=ember.float32, device=_scale.device)
-        found_inf = ember.full((), 0.0, dtype=ember.float32, device=_scale.device)
+        dummy_inv_scale = _ops.full((), 1.0, dtype=float32, device=_scale.device)
+        found_inf = _ops.full((), 0.0, dtype=float32, device=_scale.device)
         self._per_optimizer_states[id(optimizer)]["found_inf_per_device"] = self._unscale_grads_(
             optimizer, dummy_inv_scale, found_inf, True)
         return self._per_optimizer_states[id(optimizer)]["found_inf_per_device"]

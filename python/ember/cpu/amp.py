@@ -3,6 +3,7 @@ torch.amp.GradScaler('cpu', ...); each warns once per construction, then behaves
 import warnings
 
 from .. import amp as _amp
+from .._C import bfloat16
 
 __all__ = ["autocast", "GradScaler"]
 
@@ -13,7 +14,6 @@ class autocast(_amp.autocast):
     def __init__(self, enabled=True, dtype=None, cache_enabled=True):
         warnings.warn("`torch.cpu.amp.autocast(args...)` is deprecated. Please use "
                       "`torch.amp.autocast('cpu', args...)` instead.", FutureWarning, stacklevel=2)
-        from .. import bfloat16
         super().__init__("cpu", enabled=enabled, dtype=bfloat16 if dtype is None else dtype,
                          cache_enabled=cache_enabled)
 
