@@ -72,6 +72,16 @@ TEST(Autocast, Fp32AndPromotePolicies) {
   EXPECT_EQ(ember::mm(y.t(), y).dtype(), kBFloat16);
 }
 
+TEST(Autocast, DisabledOpsKeepAutocastOutOfTheirBody) {
+  // mv is built on matmul (an autocast op); PyTorch's mv is one kernel that keeps float32
+  Tensor a = ember::randn({3, 4}), v = ember::randn({4});
+  CpuAutocast on;
+  Tensor r = ember::mv(a, v);
+  EXPECT_EQ(r.dtype(), kFloat);
+  EXPECT_LT(max_diff(r, ember::mm(a.to(kDouble), v.to(kDouble).unsqueeze(1)).squeeze(IntArrayRef({1}))), 1e-5f);
+  EXPECT_EQ(ember::matmul(a, v).dtype(), kBFloat16);
+}
+
 TEST(Autocast, GradientsReachInputsInTheirDtype) {
   Tensor w = ember::randn({3, 5}).requires_grad_(), x = ember::randn({4, 5});
   Tensor out;
