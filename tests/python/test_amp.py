@@ -676,3 +676,17 @@ def test_amp_scale_ops_match_torch():
         big = lib.full((), 3e38)
         lib._amp_update_scale_(big, lib.full((), 0, dtype=lib.int32), lib.zeros(()), 2.0, 0.5, 1)
         assert float(big) == pytest.approx(3e38)  # growth that would overflow is skipped
+
+
+def test_bfloat16_products_match_torch():
+    """bfloat16 mm/bmm/matmul (what autocast runs) round once from a float32 accumulation, as PyTorch's;
+    contiguous, transposed and batched operands."""
+    ea, ta = _make_inputs([((96, 80), "bfloat16")], 5)
+    eb, tb = _make_inputs([((80, 72), "bfloat16")], 6)
+    cases = [lambda m, x, y: m.mm(x, y), lambda m, x, y: m.mm(y.t(), x.t()),
+             lambda m, x, y: m.matmul(x.reshape(4, 24, 80), y), lambda m, x, y: m.bmm(x.reshape(2, 48, 80),
+                                                                                      y.expand(2, 80, 72))]
+    for fn in cases:
+        e, t = fn(ember, ea[0], eb[0]), fn(torch, ta[0], tb[0])
+        assert _dtype_name(e) == _dtype_name(t) == "bfloat16"
+        np.testing.assert_allclose(_to_np(e), _to_np(t), rtol=8e-3, atol=1e-2)
