@@ -40,7 +40,7 @@ void bind_amp(nb::module_& m) {
   // autocast for the composite's body.
   m.def("_autocast_cpu_active", [] { return autocast::maybe_active() && autocast::cpu_active(); });
   m.def("_autocast_cast", [](int policy, nb::handle tensors) {
-    EMBER_CHECK_KIND(policy >= 0 && policy <= int(autocast::Policy::Off), Value, "autocast: no policy ", policy);
+    EMBER_CHECK_KIND(policy >= 0 && policy <= int(autocast::Policy::Disabled), Value, "autocast: no policy ", policy);
     std::vector<Tensor> ts;
     for (nb::handle h : tensors) ts.push_back(unpack(h.ptr()));
     nb::list out;

@@ -331,7 +331,7 @@ def traced_entry(op, ret, fname, params, call_args, variant, body, prelude=""):
 # ops.yaml's `autocast:` key: torch's autocast cast policy of the op on the CPU (ember/autograd/autocast.h)
 # (`disabled`: no casts, autocast suspended in the body: an op PyTorch runs as one kernel, built here
 # from autocast ops)
-AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Off"}
+AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Disabled"}
 
 
 def autocast_prelude(op):
@@ -346,14 +346,13 @@ def autocast_prelude(op):
     lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
     args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
                      for p in op.params)
-    lists_arg = f", {{{', '.join(lists)}}}" if lists else ""
+    check = "  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {\n"
     if policy == "disabled":
-        return (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {{\n"
-                f"    ::ember::autocast::Suspend off_;\n"
+        return (f"{check}    ::ember::autocast::Suspend suspend_;\n"
                 f"    return ember::{op.name}({op.arg_names()});\n  }}\n")
-    return (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {{\n"
-            f"    ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, "
-            f"{{{', '.join(tensors)}}}{lists_arg});\n"
+    # only promote reads the inputs to choose the dtype
+    inputs = f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "") if policy == "promote" else "{}"
+    return (f"{check}    ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, {inputs});\n"
             f"    return ember::{op.name}({args});\n  }}\n")
 
 

@@ -88,14 +88,14 @@ Redispatch::Redispatch(Policy policy, std::initializer_list<const Tensor*> tenso
       for (const Tensor& t : *l) to_ = prioritize(to_, t, lower);
   }
   lower_ = to_ == lower;
-  off_ = policy == Policy::Off;
+  disabled_ = policy == Policy::Disabled;
   ++t_state.suspended;
 }
 
 Redispatch::~Redispatch() { --t_state.suspended; }
 
 Tensor Redispatch::cast(const Tensor& t) const {
-  if (off_ || !eligible(t) || t.dtype() == to_) return t;
+  if (disabled_ || !eligible(t) || t.dtype() == to_) return t;
   if (lower_ && cacheable(t)) {
     auto it = t_state.cache.find(t.impl());
     if (it != t_state.cache.end()) return it->second.second;

@@ -23,10 +23,10 @@ namespace ember::autocast {
 enum class Device : int8_t { CPU = 0, CUDA, XLA, IPU, XPU, MPS, HPU, MTIA, MAIA, PrivateUse1, Count };
 
 // How an op treats its floating inputs (torch's CastPolicy): cast to the autocast dtype, cast to
-// float32, or cast to the widest floating dtype among the inputs. Off casts nothing and only keeps
+// float32, or cast to the widest floating dtype among the inputs. Disabled casts nothing, only keeps
 // autocast away from the op's body: for ops that PyTorch runs as one kernel (in their inputs' dtype)
 // while Ember composes them from autocast ops (mv and dot from matmul, ...).
-enum class Policy : int8_t { LowerPrecisionFp, Fp32, Promote, Off };
+enum class Policy : int8_t { LowerPrecisionFp, Fp32, Promote, Disabled };
 
 // Threads whose CPU autocast is enabled. Nonzero only while some autocast region is open.
 EMBER_API extern std::atomic<int> g_cpu_enabled_threads;
@@ -47,7 +47,7 @@ EMBER_API int64_t decrement_nesting();
 EMBER_API void clear_cache();
 
 // Autocast suspended on this thread between suspend() and resume() (counted), or for a Suspend
-// guard's scope (the body of an Off op).
+// guard's scope (the body of a Disabled op).
 EMBER_API void suspend();
 EMBER_API void resume();
 struct Suspend {
@@ -58,6 +58,7 @@ struct Suspend {
 };
 
 // One autocast re-call of an op: chosen dtype, casts, and autocast suspended until destruction.
+// `tensors` and `lists` are the op's inputs, read by Promote only (the widest floating dtype).
 class EMBER_API Redispatch {
  public:
   Redispatch(Policy policy, std::initializer_list<const Tensor*> tensors,
@@ -72,7 +73,7 @@ class EMBER_API Redispatch {
  private:
   ScalarType to_;
   bool lower_;  // to_ is the autocast dtype: leaf weights may come from the cache
-  bool off_;    // Policy::Off: no casts
+  bool disabled_;  // Policy::Disabled: no casts
 };
 
 }  // namespace ember::autocast
