@@ -690,3 +690,13 @@ def test_bfloat16_products_match_torch():
         e, t = fn(ember, ea[0], eb[0]), fn(torch, ta[0], tb[0])
         assert _dtype_name(e) == _dtype_name(t) == "bfloat16"
         np.testing.assert_allclose(_to_np(e), _to_np(t), rtol=8e-3, atol=1e-2)
+
+
+def test_batched_bfloat16_products_on_threads():
+    """bmm runs its matrices on several threads at once: each product keeps its own scratch space."""
+    for seed in range(20):
+        a, b = _np((8, 24, 40), seed), _np((8, 40, 16), seed + 50)
+        ea = ember.tensor(a.tolist()).bfloat16()
+        eb = ember.tensor(b.tolist()).bfloat16()
+        ref = ember.bmm(ea.float(), eb.float())
+        np.testing.assert_allclose(_to_np(ember.bmm(ea, eb)), _to_np(ref), rtol=1e-2, atol=5e-2)

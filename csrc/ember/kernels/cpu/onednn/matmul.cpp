@@ -40,11 +40,18 @@ memory::desc plain(const Tensor& t) {
   return memory::desc({t.sizes()[0], t.sizes()[1]}, memory::data_type::bf16, {t.strides()[0], t.strides()[1]});
 }
 
+struct Prim {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+};
+
 // A primitive per shape and operand layout: building one costs tens of microseconds, and a model
-// multiplies the same few shapes every step. Bounded, as the convolution cache.
-std::shared_ptr<dnnl::matmul> primitive(const Tensor& c, const Tensor& a, const Tensor& b) {
+// multiplies the same few shapes every step. Bounded, as the convolution cache. The scratchpad is
+// ours (allocated per call): bmm runs several products at once on its threads, and oneDNN's own
+// scratchpad is shared by every primitive.
+std::shared_ptr<Prim> primitive(const Tensor& c, const Tensor& a, const Tensor& b) {
   static std::mutex mu;
-  static std::map<std::vector<int64_t>, std::shared_ptr<dnnl::matmul>> cache;
+  static std::map<std::vector<int64_t>, std::shared_ptr<Prim>> cache;
   std::vector<int64_t> key = {a.sizes()[0], a.sizes()[1], b.sizes()[1], a.strides()[0], a.strides()[1],
                               b.strides()[0], b.strides()[1]};
   {
@@ -53,7 +60,10 @@ std::shared_ptr<dnnl::matmul> primitive(const Tensor& c, const Tensor& a, const 
     if (it != cache.end()) return it->second;
   }
   dnnl::matmul::desc d(plain(a), plain(b), plain(c));
-  auto prim = std::make_shared<dnnl::matmul>(dnnl::matmul::primitive_desc(d, engine()));
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::matmul::primitive_desc pd(d, attr, engine());
+  auto prim = std::make_shared<Prim>(Prim{pd, dnnl::matmul(pd)});
   std::lock_guard<std::mutex> lock(mu);
   if (cache.size() >= 256) cache.clear();
   cache.emplace(key, prim);
@@ -66,7 +76,7 @@ bool matmul_bf16(const Tensor& c, const Tensor& a, const Tensor& b) {
   if (disabled()) return false;
   for (const Tensor* t : {&a, &b})
     if (t->strides()[0] <= 0 || t->strides()[1] <= 0) return false;  // broadcast operands: the float path
-  std::shared_ptr<dnnl::matmul> prim;
+  std::shared_ptr<Prim> prim;
   try {
     prim = primitive(c, a, b);
   } catch (const dnnl::error&) {
@@ -74,7 +84,10 @@ bool matmul_bf16(const Tensor& c, const Tensor& a, const Tensor& b) {
   }
   dnnl::stream stream{engine()};
   memory ma(plain(a), engine(), a.data_ptr()), mb(plain(b), engine(), b.data_ptr()), mc(plain(c), engine(), c.data_ptr());
-  prim->execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}});
+  memory::desc pad_md = prim->pd.scratchpad_desc();
+  Tensor pad = empty_tensor({int64_t(pad_md.get_size())}, kByte);
+  memory mpad(pad_md, engine(), pad.data_ptr());
+  prim->prim.execute(stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_SCRATCHPAD, mpad}});
   stream.wait();
   return true;
 }
