@@ -335,25 +335,32 @@ AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "
 
 
 def autocast_prelude(op):
-    """The top of an autocast op's functional entry: inside an enabled torch.autocast region the
-    entry casts its floating Tensor arguments and calls itself again with autocast suspended.
-    Autocast off costs one relaxed load and a not-taken branch."""
+    """(cold function, check) for an autocast op's functional entry: inside an enabled torch.autocast
+    region the entry hands its arguments to the cold function, which casts the floating Tensor
+    arguments and calls the entry again with autocast suspended. Autocast off costs one relaxed
+    load and a not-taken branch; the casts' code stays out of the entry (noinline, cold)."""
     policy = op.entry.get("autocast")
     if policy is None:
-        return ""
+        return "", ""
     assert policy in AUTOCAST_POLICIES, f"{op.entry['func']}: unknown autocast policy {policy}"
-    tensors = [f"&{p.name}" for p in op.params if p.type in ("Tensor", "Tensor?")]
-    lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
-    args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
-                     for p in op.params)
-    check = "  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active()) {\n"
+    name = f"{op.name}__{op.overload or 'base'}_autocast"
     if policy == "disabled":
-        return (f"{check}    ::ember::autocast::Suspend suspend_;\n"
-                f"    return ember::{op.name}({op.arg_names()});\n  }}\n")
-    # only promote reads the inputs to choose the dtype
-    inputs = f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "") if policy == "promote" else "{}"
-    return (f"{check}    ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, {inputs});\n"
-            f"    return ember::{op.name}({args});\n  }}\n")
+        body = (f"  ::ember::autocast::Suspend suspend_;\n"
+                f"  return ember::{op.name}({op.arg_names()});\n")
+    else:
+        tensors = [f"&{p.name}" for p in op.params if p.type in ("Tensor", "Tensor?")]
+        lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
+        # only promote reads the inputs to choose the dtype
+        inputs = (f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "")
+                  if policy == "promote" else "{}")
+        args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
+                         for p in op.params)
+        body = (f"  ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, {inputs});\n"
+                f"  return ember::{op.name}({args});\n")
+    cold = (f"static __attribute__((noinline, cold)) {op.cpp_ret()} {name}({op.cpp_params(False)}) {{\n{body}}}")
+    check = (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active())\n"
+             f"    return {name}({op.arg_names()});\n")
+    return cold, check
 
 
 def gen_ops_cpp(ops, out):
@@ -376,8 +383,11 @@ def gen_ops_cpp(ops, out):
             body = ag.inplace_body(op, call)
         else:
             body = ag.functional_body(op, call)
+        autocast_fn, autocast_check = autocast_prelude(op)
+        if autocast_fn:
+            o.append(autocast_fn)
         o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
-                              [record_line(op, op.name)] + body, autocast_prelude(op)))
+                              [record_line(op, op.name)] + body, autocast_check))
         if op.inplace:
             body = [record_line(op, op.name + "_")] + ag.inplace_body(op, f"native::{op.name}_({names})")
             o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))
