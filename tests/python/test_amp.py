@@ -214,6 +214,9 @@ UNLISTED_OPS = [
                                                               ((2, 4, 5), "float32")]),
     ("einsum", lambda m, a, b: m.einsum("ij,jk->ik", a, b), [((3, 4), "float32"), ((4, 5), "float32")]),
     ("tensordot", lambda m, a, b: m.tensordot(a, b, dims=1), [((3, 4), "float32"), ((4, 5), "float32")]),
+    ("tensordot (all dims)", lambda m, a, b: m.tensordot(a, b, dims=2), [((3, 4), "float32"), ((3, 4), "float32")]),
+    ("inner (1-d)", lambda m, a, b: m.inner(a, b), [((4,), "float32"), ((4,), "float32")]),
+    ("inner (2-d)", lambda m, a, b: m.inner(a, b), [((3, 4), "float32"), ((2, 4), "float32")]),
     ("avg_pool2d", lambda m, x: _F(m).avg_pool2d(x, 2), [((1, 2, 4, 4), "bfloat16")]),
     ("batch_norm", lambda m, x: _F(m).batch_norm(x, None, None, training=True), [((4, 3), "bfloat16")]),
 ]
