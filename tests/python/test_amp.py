@@ -307,6 +307,39 @@ def test_every_autocast_key_is_checked_against_torch():
         assert op in names or aliases.get(op) in names, f"{op} ({policy}) has no parity case"
 
 
+# PyTorch 2.13's CPU autocast lists (aten/src/ATen/autocast_mode.cpp), by op name
+TORCH_CPU_LOWER_PRECISION = """conv1d conv2d conv3d bmm mm linalg_vecdot baddbmm addmm addbmm linear _convolution matmul
+    conv_tbc mkldnn_rnn_layer conv_transpose1d conv_transpose2d conv_transpose3d prelu scaled_dot_product_attention
+    _native_multi_head_attention""".split()
+TORCH_CPU_FP32 = """avg_pool3d binary_cross_entropy grid_sampler polar prod quantile nanquantile stft cdist trace
+    view_as_complex cholesky cholesky_inverse cholesky_solve inverse lu_solve orgqr ormqr pinverse max_pool3d max_unpool2d
+    max_unpool3d adaptive_avg_pool3d reflection_pad1d reflection_pad2d replication_pad1d replication_pad2d
+    replication_pad3d mse_loss cosine_embedding_loss nll_loss nll_loss2d hinge_embedding_loss poisson_nll_loss
+    smooth_l1_loss cross_entropy_loss l1_loss huber_loss margin_ranking_loss soft_margin_loss triplet_margin_loss
+    multi_margin_loss ctc_loss kl_div multilabel_margin_loss binary_cross_entropy_with_logits fft_fft fft_ifft fft_fft2
+    fft_ifft2 fft_fftn fft_ifftn fft_rfft fft_irfft fft_rfft2 fft_irfft2 fft_rfftn fft_irfftn fft_hfft fft_ihfft
+    linalg_cond linalg_matrix_rank linalg_solve linalg_cholesky linalg_svdvals linalg_eigvals linalg_eigvalsh linalg_inv
+    linalg_householder_product linalg_tensorinv linalg_tensorsolve fake_quantize_per_tensor_affine geqrf _lu_with_info
+    qr svd triangular_solve fractional_max_pool2d fractional_max_pool3d adaptive_max_pool3d linalg_qr
+    linalg_cholesky_ex linalg_svd linalg_eig linalg_eigh linalg_lstsq linalg_inv_ex""".split()
+TORCH_CPU_PROMOTE = ["stack", "cat", "index_copy"]
+
+
+def test_ops_of_torch_lists_carry_the_autocast_key():
+    """An ops.yaml op that PyTorch's CPU autocast lists name has that policy (ops added later included)."""
+    import pathlib
+    import yaml
+    root = pathlib.Path(__file__).resolve().parents[2]
+    policies = {**{n: "lower_precision_fp" for n in TORCH_CPU_LOWER_PRECISION}, **{n: "fp32" for n in TORCH_CPU_FP32},
+                **{n: "promote" for n in TORCH_CPU_PROMOTE}}
+    wrong = []
+    for entry in yaml.safe_load(open(root / "ops.yaml")):
+        base = entry["func"].split("(")[0].split(".")[0]
+        if base in policies and entry.get("autocast") != policies[base]:
+            wrong.append((entry["func"].split("(")[0], entry.get("autocast"), policies[base]))
+    assert not wrong, f"(op, autocast key, PyTorch's policy): {wrong}"
+
+
 def test_float64_inputs_are_left_alone():
     for lib in (ember, torch):
         a = lib.ones(3, 3, dtype=lib.float64)
