@@ -14,6 +14,8 @@ Outputs (all headed `// @generated from ops.yaml`):
 ops.yaml keys read here besides those its header lists: `python_module: nn` binds the function in
 ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
 ember namespace, and `python_module: special` in ember._C._special (torch._C._special); `inplace_function: true` also binds op_ as a Python function (torch.selu_).
+`autocast: lower_precision_fp | fp32 | promote | disabled` gives the op torch's CPU autocast cast policy
+(autocast_prelude below).
 The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
 import os
@@ -305,9 +307,10 @@ def record_line(op, name):
     return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
 
 
-def traced_entry(op, ret, fname, params, call_args, variant, body):
+def traced_entry(op, ret, fname, params, call_args, variant, body, prelude=""):
     """An op entry as two functions: the body, and the public entry that records the call when a
-    jit trace is running on the thread (ember/jit/tracer.h) and otherwise just calls the body."""
+    jit trace is running on the thread (ember/jit/tracer.h) and otherwise just calls the body.
+    `prelude` opens the public entry (the autocast check of autocast_prelude)."""
     schema = op.entry["func"].split("(")[0]
     impl = f"{fname}__{op.overload or 'base'}_body"
     argnames = [a.strip() for a in call_args.split(",") if a.strip()]
@@ -317,7 +320,7 @@ def traced_entry(op, ret, fname, params, call_args, variant, body):
     else:
         traced = f"{'const Tensor&' if ret == 'const Tensor&' else 'auto'} r_ = {impl}({call_args});\n    tc_.result(r_);\n    return r_;"
     return [f"static inline {ret} {impl}({params}) {{\n" + "\n".join(body) + "\n}",
-            f"{ret} {fname}({params}) {{\n"
+            f"{ret} {fname}({params}) {{\n{prelude}"
             f"  if (EMBER_UNLIKELY(::ember::jit::tracing())) {{\n"
             f"    ::ember::jit::TracedCall tc_(\"{schema}\", ::ember::jit::Variant::{variant});\n"
             f"    if (tc_.recording()) {{ {rec} }}\n"
@@ -325,11 +328,47 @@ def traced_entry(op, ret, fname, params, call_args, variant, body):
             f"  return {impl}({call_args});\n}}"]
 
 
+# ops.yaml's `autocast:` key: torch's autocast cast policy of the op on the CPU (ember/autograd/autocast.h)
+# (`disabled`: no casts, autocast suspended in the body: an op PyTorch runs as one kernel, built here
+# from autocast ops)
+AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Disabled"}
+
+
+def autocast_prelude(op):
+    """(cold function, check) for an autocast op's functional entry: inside an enabled torch.autocast
+    region the entry hands its arguments to the cold function, which casts the floating Tensor
+    arguments and calls the entry again with autocast suspended. Autocast off costs one relaxed
+    load and a not-taken branch; the casts' code stays out of the entry (noinline, cold)."""
+    policy = op.entry.get("autocast")
+    if policy is None:
+        return "", ""
+    assert policy in AUTOCAST_POLICIES, f"{op.entry['func']}: unknown autocast policy {policy}"
+    name = f"{op.name}__{op.overload or 'base'}_autocast"
+    if policy == "disabled":
+        body = (f"  ::ember::autocast::Suspend suspend_;\n"
+                f"  return ember::{op.name}({op.arg_names()});\n")
+    else:
+        tensors = [f"&{p.name}" for p in op.params if p.type in ("Tensor", "Tensor?")]
+        lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
+        # only promote reads the inputs to choose the dtype
+        inputs = (f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "")
+                  if policy == "promote" else "{}")
+        args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
+                         for p in op.params)
+        body = (f"  ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, {inputs});\n"
+                f"  return ember::{op.name}({args});\n")
+    cold = (f"static __attribute__((noinline, cold)) {op.cpp_ret()} {name}({op.cpp_params(False)}) {{\n{body}}}")
+    check = (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active())\n"
+             f"    return {name}({op.arg_names()});\n")
+    return cold, check
+
+
 def gen_ops_cpp(ops, out):
     ag.assign_node_names(ops)
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
          '#include "ember/profiler/profiler.h"', '#include "ember/jit/tracer.h"',
-         '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"', "",
+         '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"',
+         '#include "ember/autograd/autocast.h"', "",
          "namespace ember {", "namespace autograd::generated {"]
     for op in ops:
         if op.node:
@@ -344,8 +383,11 @@ def gen_ops_cpp(ops, out):
             body = ag.inplace_body(op, call)
         else:
             body = ag.functional_body(op, call)
+        autocast_fn, autocast_check = autocast_prelude(op)
+        if autocast_fn:
+            o.append(autocast_fn)
         o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
-                              [record_line(op, op.name)] + body))
+                              [record_line(op, op.name)] + body, autocast_check))
         if op.inplace:
             body = [record_line(op, op.name + "_")] + ag.inplace_body(op, f"native::{op.name}_({names})")
             o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))

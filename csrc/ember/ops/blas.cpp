@@ -181,6 +181,8 @@ Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_a, In
     if (!cb[i]) { pb.push_back(i); out_shape.push_back(other.sizes()[i]); nb = checked_mul(nb, other.sizes()[i], "numel"); }
   Tensor A = self.permute(pa).reshape({ma, csize});
   Tensor B = other.permute(pb).reshape({csize, nb});
+  // every dim contracted: a dot product (under autocast it stays in the inputs' dtype, as PyTorch's)
+  if (out_shape.empty()) return ember::dot(A.reshape({-1}), B.reshape({-1}));
   return ember::matmul(A, B).reshape(out_shape);
 }
 

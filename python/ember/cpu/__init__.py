@@ -67,3 +67,5 @@ def memory_summary(device=None, abbreviated=False):
             ("Allocations (total)", str(s["allocation.all.allocated"]))]
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v:>12}" for k, v in rows) + "\n"
+
+from . import amp  # noqa: E402,F401  (torch.cpu.amp: autocast and GradScaler for the CPU)

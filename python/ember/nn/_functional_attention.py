@@ -7,6 +7,7 @@ import warnings
 
 from .. import _C
 from .._C import _ops
+from ..amp._ops import autocast_op
 from ._functional_core import linear, pad
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -24,6 +25,7 @@ def _safe_softmax(scores):
     return out.masked_fill(dead, 0.0)
 
 
+@autocast_op("lower_precision_fp")  # one autocast op in PyTorch: bfloat16 throughout
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, *, scale=None,
                                  enable_gqa=False):
     """softmax(Q K^T * scale + mask) V over (..., L, E) queries and (..., S, E) keys / values.

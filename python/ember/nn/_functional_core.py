@@ -5,6 +5,7 @@ import math
 
 from .. import _C
 from .._C import _ops
+from ..amp._ops import autocast_op, run_autocast_op
 
 __all__ = [
     "softmax", "log_softmax", "softmin", "layer_norm", "batch_norm", "linear", "bilinear",
@@ -153,6 +154,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    if not return_indices and _C._autocast_cpu_active():  # PyTorch's max_pool3d autocasts to float32
+        return run_autocast_op("fp32", _max_pool, 3, input, kernel_size, stride, padding, dilation, ceil_mode, False)
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
@@ -186,6 +189,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
+@autocast_op("fp32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
@@ -206,6 +210,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _ops._adaptive_avg_pool_nd(input, _adaptive_size(2, input, output_size))
 
 
+@autocast_op("fp32")
 def adaptive_avg_pool3d(input, output_size):
     return _ops._adaptive_avg_pool_nd(input, _adaptive_size(3, input, output_size))
 
@@ -259,6 +264,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("fp32")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
@@ -278,7 +284,15 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 def pad(input, pad, mode="constant", value=None):
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if mode != "constant" and _C._autocast_cpu_active() and _pad_autocasts(input, pad, mode):
+        return run_autocast_op("fp32", _ops._pad, input, list(pad), mode, value)
     return _ops._pad(input, list(pad), mode, value)
+
+
+def _pad_autocasts(input, pad, mode):
+    """PyTorch autocasts to float32 its reflection_pad1d/2d and replication_pad1d/2d/3d."""
+    spatial = len(pad) // 2
+    return mode == "replicate" or (mode == "reflect" and spatial <= 2)
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):

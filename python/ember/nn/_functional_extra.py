@@ -5,6 +5,7 @@ import warnings
 
 from .. import _C
 from .._C import _ops
+from ..amp._ops import autocast_op
 from ._reduction import _get_enum, _reduction_str
 from ._functional_core import _adaptive_max, _max_unpool, _tuple, avg_pool3d, channel_shuffle, conv1d
 
@@ -16,10 +17,12 @@ __all__ = [
 ]
 
 
+@autocast_op("fp32")  # PyTorch's autocast lists of the CPU: these run in float32
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, return_indices)
 
 
+@autocast_op("fp32")
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max(3, input, output_size, True)
 
@@ -31,6 +34,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return (_ops.sign(out) * out.abs().relu()).mul(kd * kw * kh).pow(1.0 / norm_type)
 
 
+@autocast_op("fp32")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
@@ -109,6 +113,7 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
     return values, indices
 
 
+@autocast_op("fp32")
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """Fractional max pooling over (N, C, H, W): windows at pseudo-random fractional strides set by
@@ -123,6 +128,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
     return out if return_indices else out[0]
 
 
+@autocast_op("fp32")
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
     """Fractional max pooling over (N, C, T, H, W); _random_samples is (N, C, 3). Returns (values, indices)."""
@@ -169,6 +175,7 @@ def pdist(input, p=2):
     return (input.index_select(0, ij[0]) - input.index_select(0, ij[1])).norm(p, 1)
 
 
+@autocast_op("fp32")
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """sum over target classes j and non-target classes i of max(0, 1 - (x[y_j] - x[i])) / C, where
     each row of ``target`` lists class indices, ended by the first -1."""
@@ -201,6 +208,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return loss
 
 
+@autocast_op("lower_precision_fp")
 def conv_tbc(input, weight, bias, pad=0):
     """1-d convolution in time-batch-channel layout: input (T, B, C_in), weight (K, C_in, C_out),
     bias (C_out,) -> (T + 2 pad - K + 1, B, C_out)."""

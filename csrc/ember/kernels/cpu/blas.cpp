@@ -1,5 +1,5 @@
 // The CPU's matrix products: float32 on oneDNN's sgemm where it wins, OpenBLAS otherwise (float64;
-// half and bfloat16 arrive as float), integers on a plain loop. Strided operands whose layout BLAS
+// half arrives as float), bfloat16 on oneDNN's matmul (onednn/matmul.cpp), integers on a plain loop. Strided operands whose layout BLAS
 // can read (row- or column-major with any leading dimension) are passed without copies.
 #include "ember/kernels/cpu/blas.h"
 
@@ -15,6 +15,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/kernels/blas.h"
+#include "ember/kernels/cpu/onednn/matmul.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::cpu {
@@ -87,6 +88,15 @@ void gemm_cpu(const Tensor& c, const Tensor& a_in, const Tensor& b_in, double al
                 static_cast<double*>(c.data_ptr()), int(N));
 }
 
+// bfloat16 (autocast's matmuls): oneDNN's bfloat16 matmul, else through float32 (the same values:
+// bfloat16 converts to float exactly, and both accumulate in float32 and round once)
+void mm_bf16(const Tensor& c, const Tensor& a, const Tensor& b) {
+  if (onednn::matmul_bf16(c, a, b)) return;
+  Tensor c32 = native::empty_like(c, TensorOptions(kFloat), std::nullopt);
+  gemm_cpu(c32, a.to(kFloat), b.to(kFloat), 1.0, 0.0);
+  c.copy_(c32);
+}
+
 void mm_cpu(const Tensor& c, const Tensor& a, const Tensor& b) {
   int64_t M = a.sizes()[0], K = a.sizes()[1], N = b.sizes()[1];
   if (M == 0 || N == 0) return;
@@ -95,6 +105,7 @@ void mm_cpu(const Tensor& c, const Tensor& a, const Tensor& b) {
   switch (dt) {
     case kFloat:
     case kDouble: gemm_cpu(c, a, b, 1.0, 0.0); return;
+    case kBFloat16: mm_bf16(c, a, b); return;
     case kLong: naive_mm<int64_t>(a, b, c); return;
     case kInt: naive_mm<int32_t>(a, b, c); return;
     case kShort: naive_mm<int16_t>(a, b, c); return;

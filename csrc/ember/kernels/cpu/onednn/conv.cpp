@@ -62,15 +62,19 @@ Dims contiguous_strides(const Dims& sizes) {
 struct Problem {
   Dims src, src_full, wei, dst, strides, dil, pl, pr;
   bool bias = false;
+  // every tensor's type: float32, or bfloat16 (autocast's convolutions; float32 accumulation inside)
+  memory::data_type dt = memory::data_type::f32;
 
-  memory::desc src_user() const { return memory::desc(src, memory::data_type::f32, contiguous_strides(src_full)); }
-  memory::desc dst_user() const { return memory::desc(dst, memory::data_type::f32, contiguous_strides(dst)); }
-  memory::desc wei_user() const { return memory::desc(wei, memory::data_type::f32, contiguous_strides(wei)); }
-  memory::desc any(const Dims& d) const { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); }
+  memory::desc src_user() const { return memory::desc(src, dt, contiguous_strides(src_full)); }
+  memory::desc dst_user() const { return memory::desc(dst, dt, contiguous_strides(dst)); }
+  memory::desc wei_user() const { return memory::desc(wei, dt, contiguous_strides(wei)); }
+  memory::desc bias_user() const { return memory::desc({dst[1]}, dt, memory::format_tag::a); }
+  memory::desc any(const Dims& d) const { return memory::desc(d, dt, memory::format_tag::any); }
   bool cropped() const { return src != src_full; }
+  ScalarType dtype() const { return dt == memory::data_type::bf16 ? kBFloat16 : kFloat; }
 
   std::vector<int64_t> key(int64_t kind) const {
-    std::vector<int64_t> k = {kind, bias, int64_t(src.size())};
+    std::vector<int64_t> k = {kind, bias, int64_t(dt), int64_t(src.size())};
     for (const Dims* v : {&src, &src_full, &wei, &dst, &strides, &dil, &pl, &pr}) k.insert(k.end(), v->begin(), v->end());
     return k;
   }
@@ -78,8 +82,9 @@ struct Problem {
 
 // big: [N, Cb, *B], small: [N, Cs, *S]; weight as the grouped C-weight [G, Cs/G, Cb/G, *K] (or
 // [Cs, Cb, *K] when G == 1).
-Problem make_problem(IntArrayRef big, IntArrayRef small, IntArrayRef kernel, const ConvParams& g) {
+Problem make_problem(IntArrayRef big, IntArrayRef small, IntArrayRef kernel, const ConvParams& g, ScalarType dtype) {
   Problem P;
+  P.dt = dtype == kBFloat16 ? memory::data_type::bf16 : memory::data_type::f32;
   P.src_full.assign(big.begin(), big.end());
   P.src = P.src_full;
   P.dst.assign(small.begin(), small.end());
@@ -205,7 +210,7 @@ void run_forward(const Problem& P, const Tensor& src, const Tensor& wei, const T
   memory src_u = r.wrap(P.src_user(), src), wei_u = r.wrap(P.wei_user(), wei), dst_u = r.wrap(P.dst_user(), dst);
   memory s = r.in(src_u, f->pd.src_desc()), w = r.in(wei_u, f->pd.weights_desc()), o = r.out(dst_u, f->pd.dst_desc());
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, s}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, o}};
-  if (P.bias) args[DNNL_ARG_BIAS] = r.wrap(memory::desc({P.dst[1]}, memory::data_type::f32, memory::format_tag::a), bias);
+  if (P.bias) args[DNNL_ARG_BIAS] = r.wrap(P.bias_user(), bias);
   f->prim.execute(r.stream, args);
   r.finish(o, dst_u);
   r.stream.wait();
@@ -235,7 +240,7 @@ void run_backward_weights(const Problem& P, const Tensor& src, const Tensor& dif
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, s}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, dw}};
   memory db_u, db;
   if (P.bias) {
-    db_u = r.wrap(memory::desc({P.dst[1]}, memory::data_type::f32, memory::format_tag::a), diff_bias);
+    db_u = r.wrap(P.bias_user(), diff_bias);
     db = r.out(db_u, b->pd.diff_bias_desc());
     args[DNNL_ARG_DIFF_BIAS] = db;
   }
@@ -247,13 +252,34 @@ void run_backward_weights(const Problem& P, const Tensor& src, const Tensor& dif
 
 Tensor new_big(const Problem& P) {
   DimVector shape = to_dimvector(P.src_full);
-  return P.cropped() ? ember::zeros(shape, TensorOptions(kFloat)) : empty_tensor(shape, kFloat);
+  return P.cropped() ? ember::zeros(shape, TensorOptions(P.dtype())) : empty_tensor(shape, P.dtype());
+}
+
+// Whether this CPU's oneDNN runs bfloat16 convolutions (it needs AVX-512): asked once, on a tiny
+// problem, in each direction.
+bool bf16_supported() {
+  static const bool ok = [] {
+    try {
+      ConvParams g{2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1, false};
+      DimVector x = {1, 1, 2, 2}, k = {1, 1};
+      Problem P = make_problem(x, x, k, g, kBFloat16);
+      P.bias = true;
+      get_fwd(P);
+      get_bwd_data(P);
+      get_bwd_weights(P);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }();
+  return ok;
 }
 
 }  // namespace
 
 bool usable(const Tensor& input, const Tensor& weight, const ConvParams& g) {
-  if (disabled() || input.dtype() != kFloat || weight.dtype() != kFloat) return false;
+  if (disabled() || input.dtype() != weight.dtype()) return false;
+  if (input.dtype() != kFloat && !(input.dtype() == kBFloat16 && bf16_supported())) return false;
   if (input.numel() == 0 || weight.numel() == 0) return false;
   return g.ns >= 1 && g.ns <= 3;
 }
@@ -267,13 +293,13 @@ Tensor conv_forward(const Tensor& input_in, const Tensor& weight_in, const Tenso
   DimVector out_shape = {n, g.transposed ? weight.sizes()[1] * g.groups : weight.sizes()[0]};
   for (int64_t v : out_spatial) out_shape.push_back(v);
   if (!g.transposed) {
-    Problem P = make_problem(input.sizes(), out_shape, ksz, g);
+    Problem P = make_problem(input.sizes(), out_shape, ksz, g, input.dtype());
     P.bias = bias.defined();
-    Tensor out = empty_tensor(out_shape, kFloat);
+    Tensor out = empty_tensor(out_shape, input.dtype());
     run_forward(P, input, weight, bias, out);
     return out;
   }
-  Problem P = make_problem(out_shape, input.sizes(), ksz, g);
+  Problem P = make_problem(out_shape, input.sizes(), ksz, g, input.dtype());
   Tensor out = new_big(P);
   run_backward_data(P, input, weight, out);
   if (bias.defined()) {
@@ -291,28 +317,28 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward(const Tensor& grad_in, const Te
   Tensor gi, gw, gb;
   bool want_bias = mask[2] && has_bias;
   if (!g.transposed) {
-    Problem P = make_problem(input.sizes(), grad.sizes(), ksz, g);
+    Problem P = make_problem(input.sizes(), grad.sizes(), ksz, g, input.dtype());
     if (mask[0]) {
       gi = new_big(P);
       run_backward_data(P, grad, weight, gi);
     }
     if (mask[1] || want_bias) {
       P.bias = want_bias;
-      gw = empty_tensor(weight.sizes(), kFloat);
-      if (want_bias) gb = empty_tensor({grad.sizes()[1]}, kFloat);
+      gw = empty_tensor(weight.sizes(), P.dtype());
+      if (want_bias) gb = empty_tensor({grad.sizes()[1]}, P.dtype());
       run_backward_weights(P, input, grad, gw, gb);
       if (!mask[1]) gw = Tensor();
     }
     return {gi, gw, gb};
   }
   // transposed: grad lives in C's big space, input in its small one
-  Problem P = make_problem(grad.sizes(), input.sizes(), ksz, g);
+  Problem P = make_problem(grad.sizes(), input.sizes(), ksz, g, input.dtype());
   if (mask[0]) {
-    gi = empty_tensor(input.sizes(), kFloat);
+    gi = empty_tensor(input.sizes(), P.dtype());
     run_forward(P, grad, weight, Tensor(), gi);
   }
   if (mask[1]) {
-    gw = empty_tensor(weight.sizes(), kFloat);
+    gw = empty_tensor(weight.sizes(), P.dtype());
     run_backward_weights(P, grad, input, gw, Tensor());
   }
   if (want_bias) {
