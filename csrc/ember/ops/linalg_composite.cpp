@@ -5,6 +5,7 @@
 #include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
 
 namespace ember::native {
 
@@ -121,8 +122,8 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
     EMBER_CHECK(other_m == m, name, ": other.shape[-2] must be equal to input.shape[-2]");
   else
     EMBER_CHECK(other_n == m, name, ": other.shape[-1] must be equal to input.shape[-2]");
-  EMBER_CHECK(k <= std::min(left ? other_m : other_n, self.sizes().back()), name, ": tau.shape[-1] must be less "
-              "than or equal to min(", left ? "other.shape[-2]" : "other.shape[-1]", ", input.shape[-1])");
+  EMBER_CHECK(k == std::min(m, self.sizes().back()), name, ": tau.shape[-1] must be equal to min(",
+              left ? "other.shape[-2]" : "other.shape[-1]", ", input.shape[-1])");
   Tensor V = householder_vectors(self);
   Tensor C = input3;
   // H_i is symmetric: Q C applies H_{k-1} first, Q^T C applies H_0 first (and mirrored from the right)
@@ -243,7 +244,11 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A,
               self.dtype(), " and A of type ", A.dtype(), " instead.");
   Tensor X = ember::linalg_solve_triangular(transpose ? A.mT() : A, self, transpose ? !upper : upper, true,
                                             unitriangular);
-  return {X, A.clone()};
+  DimVector batch = broadcast_shapes(IntArrayRef(self.sizes().data(), size_t(self.dim() - 2)),
+                                     IntArrayRef(A.sizes().data(), size_t(A.dim() - 2)));
+  batch.push_back(A.sizes()[A.dim() - 2]);
+  batch.push_back(A.sizes().back());
+  return {X, A.expand(batch).clone()};  // A broadcast to the solution's batch shape, as torch returns it
 }
 
 }  // namespace ember::native

@@ -140,8 +140,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
 }
 
 Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
-  check_matrix(LU, "linalg.lu_solve", true);
   check_lapack_dtype(LU, "lu_solve_cpu");
+  check_matrix(LU, "linalg.lu_solve", true);
   EMBER_CHECK(LU.dtype() == B.dtype(), "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of "
               "type ", LU.dtype(), " and B of type ", B.dtype(), " instead");
   auto kernel = linalg_lu_solve_stub(LU.device(), "linalg.lu_solve");
@@ -155,8 +155,8 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
 }
 
 Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left, bool unitriangular) {
-  check_matrix(A, "linalg.solve_triangular", true);
   check_lapack_dtype(A, "triangular_solve_cpu");
+  check_matrix(A, "linalg.solve_triangular", true);
   EMBER_CHECK(A.dtype() == B.dtype(), "linalg.solve_triangular: Expected A and B to have the same dtype, but found A "
               "of type ", A.dtype(), " and B of type ", B.dtype(), " instead");
   auto kernel = linalg_triangular_solve_stub(A.device(), "linalg.solve_triangular");
