@@ -167,7 +167,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
   check_matrix(A, "linalg.cholesky", true);
-  auto kernel = linalg_cholesky_info_stub(A.device(), "linalg.cholesky_ex");
+  auto kernel = linalg_cholesky_info_stub(A.device(), "linalg.cholesky");
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
   Tensor C = to_colmajor(A).reshape({nb, n, n}).contiguous();
