@@ -56,44 +56,54 @@ LstsqResult = collections.namedtuple("LstsqResult", ["solution", "residuals", "r
 
 
 def det(A, *, out=None):
+    """The determinant of each square matrix of A."""
     return _out(_wrap(_ops._linalg_det)(A), out)
 
 
 def inv(A, *, out=None):
+    """The inverse of each square matrix of A (LinAlgError if singular)."""
     return _out(_wrap(_ops._linalg_inv)(A), out)
 
 
 def solve(A, B, *, left=True, out=None):
+    """X with A X = B (X A = B unless left)."""
     if left:
         return _out(_wrap(_ops._linalg_solve)(A, B), out)
     return _out(_wrap(_ops._linalg_solve)(A.mT, B.mT).mT, out)  # X A = B  <=>  A^T X^T = B^T
 
 
 def cholesky(A, *, upper=False, out=None):
+    """The Cholesky factor L (A = L L^T), or U = L^T with upper."""
     return _out(_wrap(_ops._linalg_cholesky)(A, upper=upper), out)
 
 
 def qr(A, mode="reduced", *, out=None):
+    """The QR decomposition (Q, R); mode 'reduced', 'complete' or 'r'."""
     return _out(QRResult(*_ops._linalg_qr(A, mode)), out)
 
 
 def eigh(A, UPLO="L", *, out=None):
+    """Eigenvalues (ascending) and eigenvectors of symmetric A, read from one triangle."""
     return _out(EighResult(*_wrap(_ops._linalg_eigh)(A, UPLO)), out)
 
 
 def eigvalsh(A, UPLO="L", *, out=None):
+    """The eigenvalues (ascending) of symmetric A."""
     return _out(eigh(A, UPLO).eigenvalues, out)
 
 
 def svd(A, full_matrices=True, *, driver=None, out=None):
+    """The singular value decomposition (U, S, Vh)."""
     return _out(SVDResult(*_wrap(_ops._linalg_svd)(A, full_matrices)), out)
 
 
 def svdvals(A, *, driver=None, out=None):
+    """The singular values (descending)."""
     return _out(svd(A, full_matrices=False).S, out)
 
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
+    """The Moore-Penrose pseudo-inverse."""
     U, S, Vh = svd(A, full_matrices=False)
     if rtol is None:
         rtol = max(A.shape[-2:]) * finfo(A.dtype).eps if atol is None else 0.0
@@ -215,10 +225,12 @@ def _check_square(A, name):
 
 
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
+    """Packed LU factors, LAPACK pivots and info (0, or the first zero pivot of U)."""
     return _out(LUFactorExResult(*_ops._linalg_lu_factor_ex(A, pivot=pivot, check_errors=check_errors)), out)
 
 
 def lu_factor(A, *, pivot=True, out=None):
+    """Packed LU factors and LAPACK pivots (raises if U has a zero pivot)."""
     LU, pivots, info = _ops._linalg_lu_factor_ex(A, pivot=pivot)
     failure = _first_failure(info)
     if failure is not None:
@@ -230,21 +242,26 @@ def lu_factor(A, *, pivot=True, out=None):
 
 
 def lu(A, *, pivot=True, out=None):
+    """The LU decomposition with partial pivoting: (P, L, U), A = P L U."""
     LU, pivots, _ = _ops._linalg_lu_factor_ex(A, pivot=pivot)
     return _out(LUResult(*_ops.lu_unpack(LU, pivots)), out)
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    """X with A X = B from lu_factor's output (X A = B unless left; A^T with adjoint)."""
     return _out(_ops._linalg_lu_solve(LU, pivots, B, left=left, adjoint=adjoint), out)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """X with A X = B for triangular A (only its upper or lower triangle is read)."""
     return _out(_ops._linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular), out)
 
 
 def _solve_with_info(A, B, left, name):
     """X and LAPACK's info for A X = B (X A = B unless left), B a matrix or a batch of vectors."""
     _check_square(A, name)
+    if not A.is_floating_point():
+        raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}")
     if A.dtype != B.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
                            f"{_name(A.dtype)} and B of type {_name(B.dtype)} instead")
@@ -256,6 +273,7 @@ def _solve_with_info(A, B, left, name):
 
 
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
+    """solve() that reports singular matrices in info instead of raising."""
     X, info = _solve_with_info(A, B, left, "linalg.solve")
     failure = _first_failure(info) if check_errors else None
     if failure is not None:
@@ -265,7 +283,12 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 
 
 def inv_ex(A, *, check_errors=False, out=None):
+    """inv() that reports singular matrices in info instead of raising."""
     _check_square(A, "linalg.inv")
+    if not A.is_floating_point():
+        raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}")
+    if A.dtype in (_C.float16, _C.bfloat16):
+        raise RuntimeError(f"linalg.inv: Low precision dtypes not supported. Got {_name(A.dtype)}")
     eye = _ops.eye(A.shape[-1], dtype=A.dtype).expand(A.shape)
     X, info = _solve_with_info(A, eye, True, "linalg.inv")
     failure = _first_failure(info) if check_errors else None
@@ -277,20 +300,24 @@ def inv_ex(A, *, check_errors=False, out=None):
 
 
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
+    """cholesky() that reports failures in info instead of raising."""
     L, info = _wrap(_ops._linalg_cholesky_ex)(A, upper=upper, check_errors=check_errors)
     return _out(CholeskyExResult(L, info), out)
 
 
 def slogdet(A, *, out=None):
+    """The sign and the log of the absolute value of the determinant."""
     return _out(SlogdetResult(*_ops._linalg_slogdet(A)), out)
 
 
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
+    """Bunch-Kaufman L D L^T factors of symmetric A (compact LD, pivots, info)."""
     r = _wrap(_ops._linalg_ldl_factor_ex)(A, hermitian=hermitian, check_errors=check_errors)
     return _out(LDLFactorExResult(*r), out)
 
 
 def ldl_factor(A, *, hermitian=False, out=None):
+    """Bunch-Kaufman L D L^T factors of symmetric A (compact LD and pivots)."""
     LD, pivots, info = _ops._linalg_ldl_factor_ex(A, hermitian=hermitian)
     failure = _first_failure(info)
     if failure is not None:
@@ -301,6 +328,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
 
 
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
+    """X with A X = B from ldl_factor's output."""
     if B.dim() < 2:  # torch indexes B's second-to-last dimension first
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(B.dim(), 1)}, "
                          f"{max(B.dim(), 1) - 1}], but got -2)")
@@ -308,15 +336,18 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 
 
 def householder_product(A, tau, *, out=None):
+    """The first n columns of the product of Householder reflectors (LAPACK's orgqr)."""
     return _out(_ops._linalg_householder_product(A, tau), out)
 
 
 # ---- matrix functions
 def matrix_power(A, n, *, out=None):
+    """A to the integer power n (negative n: powers of the inverse)."""
     return _out(_wrap(_ops.matrix_power)(A, n), out)
 
 
 def matrix_exp(A):
+    """The matrix exponential of each square matrix of A."""
     return _ops.matrix_exp(A)
 
 
@@ -330,9 +361,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
         atol, rtol = tol, 0.0
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if not A.is_floating_point():
-        raise RuntimeError(f"linalg.matrix_rank: Expected a floating point or complex tensor as input. "
-                           f"Got {_name(A.dtype)}")
+    if A.dtype not in (_C.float32, _C.float64):
+        raise RuntimeError("This function doesn't handle types other than float and double")
     if A.numel() == 0:
         return _out(_ops.zeros(list(A.shape[:-2]), dtype=_C.int64), out)
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
@@ -427,6 +457,7 @@ def _torch_lu(A, pivot=True, get_infos=False, out=None):
 
 
 def tensorinv(A, ind=2, *, out=None):
+    """The inverse of A seen as a linear map from its first ind dimensions to the rest."""
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = list(A.shape[:ind]), list(A.shape[ind:])
@@ -438,6 +469,7 @@ def tensorinv(A, ind=2, *, out=None):
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
+    """X with tensordot(A, X, X.ndim) = B."""
     if dims is not None:
         dims = [d % A.dim() for d in dims]
         A = _ops.movedim(A, dims, list(range(A.dim() - len(dims), A.dim())))
@@ -456,13 +488,16 @@ def vander(x, *, N=None):
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
-    dtype = _C.int64 if x.dtype == _C.bool else x.dtype
+    if x.dtype == _C.bool:
+        raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
+    dtype = x.dtype if x.is_floating_point() else _C.int64  # integers: cumprod's int64, as torch
     x = x.to(dtype)
     powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1, dtype=dtype)
     return _ops.cat([_ops.ones_like(x).unsqueeze(-1), powers], -1)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
+    """The dot product of x and y along dim (broadcasting)."""
     for t in (x, y):
         if not t.is_floating_point():
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
@@ -474,10 +509,12 @@ def vecdot(x, y, *, dim=-1, out=None):
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonals of A's matrices (torch.diagonal over the last two dimensions)."""
     return A.diagonal(offset, dim1, dim2)
 
 
 def matmul(input, other, *, out=None):
+    """torch.matmul."""
     return _ops.matmul(input, other) if out is None else _ops.matmul(input, other, out=out)
 
 

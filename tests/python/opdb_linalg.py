@@ -125,11 +125,11 @@ add(OpInfo("cholesky", lambda dt: [Sample(_spd((3, 3), dt)), Sample(_spd((2, 3, 
 add(OpInfo("cholesky_solve", lambda dt: [Sample(_m((3, 2), dt), _spd((3, 3), dt, 1)),
                                           Sample(_m((2, 3, 1), dt, 2), _spd((3, 3), dt, 3), True)],
            dtypes=F2, tol=TOL,
-           function=lambda lib, b, a, upper=False: lib.cholesky_solve(b, _chol(lib, a, upper), upper),
+           function=lambda lib, b, a, upper=False, **k: lib.cholesky_solve(b, _chol(lib, a, upper), upper, **k),
            method=lambda lib, b, a, upper=False: b.cholesky_solve(_chol(lib, a, upper), upper)))
 add(OpInfo("cholesky_inverse", lambda dt: [Sample(_spd((3, 3), dt)), Sample(_spd((2, 3, 3), dt, 1), True)],
            dtypes=F2, tol={"float32": (1e-3, 1e-4), "float64": (1e-7, 1e-9)},
-           function=lambda lib, a, upper=False: lib.cholesky_inverse(_chol(lib, a, upper), upper),
+           function=lambda lib, a, upper=False, **k: lib.cholesky_inverse(_chol(lib, a, upper), upper, **k),
            method=lambda lib, a, upper=False: _chol(lib, a, upper).cholesky_inverse(upper)))
 add(OpInfo("qr", lambda dt: [Sample(_m((4, 3), dt)), Sample(_m((2, 3, 4), dt, 1), False)], dtypes=F2, tol=TOL))
 # torch.svd's U and V are unique up to column signs: compare S, |U| and |V|
@@ -137,7 +137,7 @@ add(OpInfo("svd", lambda dt: [Sample(_m((4, 3), dt)), Sample(_m((2, 3, 4), dt, 1
            tol=TOL, function=lambda lib, a, *r: tuple(x.abs() for x in lib.svd(a, *r)),
            method=lambda lib, a, *r: tuple(x.abs() for x in a.svd(*r))))
 add(OpInfo("lu_solve", lambda dt: [Sample(_m((3, 2), dt), _wc((3, 3), dt, 1)), Sample(_m((2, 3, 1), dt), _wc((3, 3), dt, 2))],
-           dtypes=F2, tol=TOL, function=lambda lib, b, a: lib.lu_solve(b, *lib.linalg.lu_factor(a)),
+           dtypes=F2, tol=TOL, function=lambda lib, b, a, **k: lib.lu_solve(b, *lib.linalg.lu_factor(a), **k),
            method=lambda lib, b, a: b.lu_solve(*lib.linalg.lu_factor(a))))
 add(OpInfo("triangular_solve", lambda dt: [Sample(_m((3, 2), dt), _wc((3, 3), dt, 1)),
                                             Sample(_m((2, 3, 2), dt), _wc((3, 3), dt, 2), False, True, True)],

@@ -31,8 +31,6 @@ Tensor tau_at(const Tensor& tau, int64_t i) { return tau.narrow(-1, i, 1).unsque
 
 void check_householder(const Tensor& input, const Tensor& tau, const char* name) {
   EMBER_CHECK(input.dim() >= 2, name, ": input must have at least 2 dimensions.");
-  EMBER_CHECK(is_floating(input.dtype()), name, ": Expected a floating point or complex tensor as input. Got ",
-              input.dtype());
   EMBER_CHECK(tau.dim() == input.dim() - 1, name, ": input.dim() - tau.dim() must be equal to 1.");
   EMBER_CHECK(IntArrayRef(tau.sizes().data(), size_t(tau.dim() - 1)) ==
                   IntArrayRef(input.sizes().data(), size_t(input.dim() - 2)),
@@ -41,6 +39,15 @@ void check_householder(const Tensor& input, const Tensor& tau, const char* name)
   EMBER_CHECK(tau.dtype() == input.dtype(), name, ": tau dtype ", tau.dtype(), " does not match input dtype ",
               input.dtype());
 }
+
+void check_lapack_dtype(const Tensor& A, const char* kernel) {
+  EMBER_CHECK_KIND(A.dtype() == kFloat || A.dtype() == kDouble, NotImplemented, "\"", kernel,
+                   "\" not implemented for '", A.dtype(), "'");
+}
+
+const Tensor& write(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, true); }
+// (some of torch's older spellings cast into out= like elementwise ops)
+const Tensor& write_cast(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, false); }
 
 }  // namespace
 
@@ -98,6 +105,7 @@ Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
   int64_t m = input.sizes()[input.dim() - 2], n = input.sizes().back(), k = tau.sizes().back();
   EMBER_CHECK(m >= n, name, ": input.shape[-2] must be greater than or equal to input.shape[-1]");
   EMBER_CHECK(n >= k, name, ": input.shape[-1] must be greater than or equal to tau.shape[-1]");
+  check_lapack_dtype(input, "orgqr_cpu");
   Tensor V = householder_vectors(input);
   Tensor Q = eye_as(m, n, input).expand(input.sizes());
   for (int64_t i = k - 1; i >= 0; i--) {
@@ -124,6 +132,7 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
     EMBER_CHECK(other_n == m, name, ": other.shape[-1] must be equal to input.shape[-2]");
   EMBER_CHECK(k == std::min(m, self.sizes().back()), name, ": tau.shape[-1] must be equal to min(",
               left ? "other.shape[-2]" : "other.shape[-1]", ", input.shape[-1])");
+  check_lapack_dtype(self, "ormqr_cpu");
   Tensor V = householder_vectors(self);
   Tensor C = input3;
   // H_i is symmetric: Q C applies H_{k-1} first, Q^T C applies H_0 first (and mirrored from the right)
@@ -158,6 +167,8 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& self) { return ember::linalg_sl
 
 // log det: NaN for a negative determinant (and -inf for a singular matrix, from log|det|)
 Tensor logdet(const Tensor& self) {
+  EMBER_CHECK(is_floating(self.dtype()), "logdet: Expected a floating point or complex tensor as input. Got ",
+              self.dtype());
   auto [sign, logabsdet] = ember::linalg_slogdet(self);
   return logabsdet.masked_fill(sign < 0, NAN);
 }
@@ -166,8 +177,9 @@ Tensor inverse(const Tensor& self) { return ember::linalg_inv(self); }
 
 // The pseudo-inverse from the SVD, singular values below rcond * max(S) taken as zero.
 Tensor pinverse(const Tensor& self, double rcond) {
-  EMBER_CHECK(self.dim() >= 2, "linalg.pinv(", self.dtype(), "{", self.sizes(), "}): expected a tensor with 2 or "
-              "more dimensions of float, double, cfloat or cdouble types");
+  EMBER_CHECK(self.dim() >= 2 && (self.dtype() == kFloat || self.dtype() == kDouble), "linalg.pinv(", self.dtype(),
+              "{", self.sizes(), "}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble "
+              "types");
   int64_t m = self.sizes()[self.dim() - 2], n = self.sizes().back();
   if (self.numel() == 0) {
     DimVector s(IntArrayRef(self.sizes().data(), size_t(self.dim() - 2)));
@@ -192,6 +204,7 @@ Tensor cholesky_solve(const Tensor& self, const Tensor& input2, bool upper) {
   EMBER_CHECK(self.dtype() == input2.dtype(), "Expected b and A to have the same dtype, but found b of type ",
               self.dtype(), " and A of type ", input2.dtype(), " instead.");
   check_square(input2, "cholesky_solve");
+  check_lapack_dtype(self, "cholesky_solve_cpu");
   Tensor L = upper ? input2.mT() : input2;
   Tensor Y = ember::linalg_solve_triangular(L, self, false);
   return ember::linalg_solve_triangular(L.mT(), Y, true);
@@ -200,6 +213,7 @@ Tensor cholesky_solve(const Tensor& self, const Tensor& input2, bool upper) {
 // A^-1 = L^-T L^-1
 Tensor cholesky_inverse(const Tensor& self, bool upper) {
   check_square(self, "cholesky_inverse");
+  check_lapack_dtype(self, "cholesky_inverse_out_cpu");
   int64_t n = self.sizes().back();
   Tensor L = upper ? self.mT() : self;
   Tensor Linv = ember::linalg_solve_triangular(L, eye_as(n, n, self).expand(self.sizes()), false);
@@ -249,6 +263,59 @@ std::tuple<Tensor, Tensor> triangular_solve(const Tensor& self, const Tensor& A,
   batch.push_back(A.sizes()[A.dim() - 2]);
   batch.push_back(A.sizes().back());
   return {X, A.expand(batch).clone()};  // A broadcast to the solution's batch shape, as torch returns it
+}
+
+// out= forms: the result written into out (of exactly the result's dtype where torch demands it)
+std::tuple<Tensor, Tensor, Tensor> lu_unpack_out(const Tensor& out0, const Tensor& out1, const Tensor& out2,
+                                                 const Tensor& LU_data, const Tensor& LU_pivots, bool unpack_data,
+                                                 bool unpack_pivots) {
+  auto [P, L, U] = native::lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots);
+  return {write(out0, P), write(out1, L), write(out2, U)};
+}
+const Tensor& orgqr_out(const Tensor& out, const Tensor& self, const Tensor& input2) {
+  return write_cast(out, native::orgqr(self, input2));
+}
+const Tensor& ormqr_out(const Tensor& out, const Tensor& self, const Tensor& input2, const Tensor& input3, bool left,
+                        bool transpose) {
+  return write(out, native::ormqr(self, input2, input3, left, transpose));
+}
+// torch copies A^0 and A^1 into out (casting), and writes products only of exactly their dtype
+const Tensor& matrix_power_out(const Tensor& out, const Tensor& self, int64_t n) {
+  EMBER_CHECK(can_cast(self.dtype(), out.dtype()), "matrix_power: Expected result to be safely castable from ",
+              self.dtype(), " dtype, but got result with dtype ", out.dtype());
+  Tensor r = native::matrix_power(self, n);
+  return n == 0 || n == 1 ? write_cast(out, r) : write(out, r);
+}
+std::tuple<Tensor, Tensor> slogdet_out(const Tensor& out0, const Tensor& out1, const Tensor& self) {
+  auto [sign, logabsdet] = native::slogdet(self);
+  return {write(out0, sign), write(out1, logabsdet)};
+}
+const Tensor& inverse_out(const Tensor& out, const Tensor& self) { return write(out, native::inverse(self)); }
+const Tensor& cholesky_out(const Tensor& out, const Tensor& self, bool upper) {
+  return write_cast(out, native::cholesky(self, upper));
+}
+const Tensor& cholesky_solve_out(const Tensor& out, const Tensor& self, const Tensor& input2, bool upper) {
+  return write_cast(out, native::cholesky_solve(self, input2, upper));
+}
+const Tensor& cholesky_inverse_out(const Tensor& out, const Tensor& self, bool upper) {
+  return write_cast(out, native::cholesky_inverse(self, upper));
+}
+std::tuple<Tensor, Tensor> qr_out(const Tensor& out0, const Tensor& out1, const Tensor& self, bool some) {
+  auto [Q, R] = native::qr(self, some);
+  return {write(out0, Q), write(out1, R)};
+}
+std::tuple<Tensor, Tensor, Tensor> svd_out(const Tensor& out0, const Tensor& out1, const Tensor& out2,
+                                           const Tensor& self, bool some, bool compute_uv) {
+  auto [U, S, V] = native::svd(self, some, compute_uv);
+  return {write(out0, U), write(out1, S), write(out2, V)};
+}
+const Tensor& lu_solve_out(const Tensor& out, const Tensor& self, const Tensor& LU_data, const Tensor& LU_pivots) {
+  return write(out, native::lu_solve(self, LU_data, LU_pivots));
+}
+std::tuple<Tensor, Tensor> triangular_solve_out(const Tensor& out0, const Tensor& out1, const Tensor& self,
+                                                const Tensor& A, bool upper, bool transpose, bool unitriangular) {
+  auto [X, M] = native::triangular_solve(self, A, upper, transpose, unitriangular);
+  return {write(out0, X), write(out1, M)};
 }
 
 }  // namespace ember::native

@@ -140,7 +140,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor_ex(const Tensor& A, bool piv
 }
 
 Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left, bool adjoint) {
-  check_lapack_dtype(LU, "lu_solve_cpu");
+  check_lapack_dtype(LU, "linalg.lu_solve_cpu");
   check_matrix(LU, "linalg.lu_solve", true);
   EMBER_CHECK(LU.dtype() == B.dtype(), "linalg.lu_solve: Expected LU and B to have the same dtype, but found LU of "
               "type ", LU.dtype(), " and B of type ", B.dtype(), " instead");
@@ -167,6 +167,7 @@ Tensor linalg_solve_triangular(const Tensor& A, const Tensor& B, bool upper, boo
 
 std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
   check_matrix(A, "linalg.cholesky", true);
+  check_lapack_dtype(A, "cholesky_cpu");
   auto kernel = linalg_cholesky_info_stub(A.device(), "linalg.cholesky");
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
@@ -184,6 +185,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
 // sign and log|det| from the LU factors: U's diagonal and the parity of the row swaps.
 std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   check_matrix(A, "linalg.slogdet", true);
+  EMBER_CHECK(!is_reduced_float(A.dtype()), "linalg.slogdet: Low precision dtypes not supported. Got ", A.dtype());
   auto kernel = linalg_lu_factor_stub(A.device(), "linalg.slogdet");
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
@@ -214,7 +216,7 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
 std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
   (void)hermitian;  // a real symmetric matrix is Hermitian: both read the lower triangle
   check_matrix(A, "torch.linalg.ldl_factor_ex", true);
-  check_lapack_dtype(A, "ldl_factor_cpu");
+  check_lapack_dtype(A, "ldl_factor_kernel_cpu");
   auto kernel = linalg_ldl_factor_stub(A.device(), "linalg.ldl_factor_ex");
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
@@ -234,7 +236,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool he
 Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
   (void)hermitian;
   check_matrix(LD, "torch.linalg.ldl_solve", true);
-  check_lapack_dtype(LD, "ldl_solve_cpu");
+  check_lapack_dtype(LD, "ldl_solve_kernel_cpu");
   EMBER_CHECK(LD.dtype() == B.dtype(), "torch.linalg.ldl_solve: Expected LD and B to have the same dtype, but found "
               "LD of type ", LD.dtype(), " and B of type ", B.dtype(), " instead");
   auto kernel = linalg_ldl_solve_stub(LD.device(), "linalg.ldl_solve");
@@ -256,6 +258,11 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
   kernel(C, tau);
   return {from_colmajor(C.reshape(with_dims(bs, {n, m})), self.dtype()),
           tau.reshape(with_dims(bs, {k})).to(self.dtype()).contiguous()};
+}
+
+std::tuple<Tensor, Tensor> geqrf_out(const Tensor& out0, const Tensor& out1, const Tensor& self) {
+  auto [a, tau] = native::geqrf(self);
+  return {copy_to_out(out0, a, true), copy_to_out(out1, tau, true)};
 }
 
 namespace {
@@ -364,6 +371,7 @@ Tensor linalg_solve(const Tensor& A, const Tensor& B) {
 // A^-1 from A's LU factors; a zero pivot raises naming it (as torch: the diagonal element of U).
 Tensor linalg_inv(const Tensor& A) {
   check_matrix(A, "linalg.inv", true);
+  EMBER_CHECK(!is_reduced_float(A.dtype()), "linalg.inv: Low precision dtypes not supported. Got ", A.dtype());
   auto factor = linalg_lu_factor_stub(A.device(), "linalg.inv");
   auto solve = linalg_lu_solve_stub(A.device(), "linalg.inv");
   int64_t n = A.sizes().back();
@@ -432,6 +440,7 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
 
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices) {
   check_matrix(A, "linalg.svd", false);
+  check_lapack_dtype(A, "linalg_svd_cpu");
   auto kernel = linalg_svd_stub(A.device(), "linalg.svd");
   int m = int(A.sizes()[A.dim() - 2]), n = int(A.sizes().back()), k = std::min(m, n);
   int ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
