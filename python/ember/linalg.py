@@ -2,6 +2,7 @@
 gradients); norms are composites of differentiable ops."""
 import collections
 import math
+import warnings
 
 from . import _C
 from ._C import _ops
@@ -28,6 +29,8 @@ def _result_type(name, fields):
     """A named tuple that prints as torch.return_types.<name>."""
     t = collections.namedtuple(name, fields)
     t.__module__ = "ember.return_types"
+    plain_repr = t.__repr__
+    t.__repr__ = lambda self: "ember.return_types." + plain_repr(self)
     return t
 
 
@@ -41,6 +44,9 @@ def _out(result, out):
         for r, o in zip(result, out):
             _out(r, o)
         return type(result)(*out)
+    if result.requires_grad and _C.is_grad_enabled():
+        raise RuntimeError("functions with out=... arguments don't support automatic differentiation, but one of "
+                           "the arguments requires grad.")
     if out.dtype != result.dtype:
         raise RuntimeError(f"Expected out tensor to have dtype {_name(result.dtype)}, but got {_name(out.dtype)} "
                            "instead")
@@ -436,6 +442,9 @@ def multi_dot(tensors, *, out=None):
     return _out(r, out)
 
 
+_chain_matmul_warned = False
+
+
 def _chain_matmul(*matrices, out=None):
     """torch.chain_matmul: multi_dot of 2-D matrices (one matrix is returned as a copy)."""
     if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
@@ -445,6 +454,10 @@ def _chain_matmul(*matrices, out=None):
     for t in matrices:
         if t.dim() != 2:
             raise RuntimeError(f"Tensor dimension is {t.dim()}, expected 2 instead.")
+    global _chain_matmul_warned
+    if not _chain_matmul_warned:
+        _chain_matmul_warned = True
+        warnings.warn("chain_matmul is deprecated: use linalg.multi_dot, which takes a list of two or more tensors")
     if len(matrices) == 1:
         return _out(matrices[0].clone(), out)
     return multi_dot(list(matrices), out=out)
