@@ -524,3 +524,11 @@ def test_low_precision_and_integer_inputs_raise_as_torch():
                 same_error(lambda: f(ember, ex), lambda: f(torch, tx))
                 continue
             f(ember, ex)
+
+
+def test_nan_and_singular_messages():
+    e, t = both(np.full((2, 2), np.nan))
+    close(ember.linalg.matrix_exp(e), torch.linalg.matrix_exp(t))  # NaN in, NaN out (no scaling loop)
+    e, t = both(np.stack([np.eye(2), np.zeros((2, 2))]))
+    same_error(lambda: ember.linalg.solve(e, e), lambda: torch.linalg.solve(t, t))
+    same_error(lambda: ember.linalg.inv(e), lambda: torch.linalg.inv(t))

@@ -283,6 +283,7 @@ Tensor expm_pade(const Tensor& A) {
   int64_t n = A.sizes().back();
   Tensor I = ember::eye(n, std::nullopt, TensorOptions(kDouble).device(A.device()));
   double norm1 = A.abs().sum(IntArrayRef({int64_t(0)})).max().item<double>();
+  if (!std::isfinite(norm1)) return ember::full_like(A, NAN);  // NaN or inf anywhere: no meaningful result
   const double* coef[] = {b3, b5, b7, b9};
   Tensor U, V;
   int squarings = 0;

@@ -62,7 +62,8 @@ void solve_cpu(const Tensor& CA, const Tensor& CB) {
   for (int64_t b = 0; b < nb; b++) {
     int info = 0;
     if (n) dgetrf_(&n, &n, ca + b * n * n, &n, piv.data(), &info);
-    EMBER_CHECK(info == 0, "linalg.solve: The solver failed because the input matrix is singular", batch_msg(b, nb), ".");
+    EMBER_CHECK(info == 0, "torch.linalg.solve: ", nb > 1 ? "(Batch element " + std::to_string(b) + "): " : "",
+                "The solver failed because the input matrix is singular.");
     const char t = 'N';
     if (n && k) dgetrs_(&t, &n, &k, ca + b * n * n, &n, piv.data(), cb + b * n * k, &n, &info);
   }
