@@ -40,8 +40,13 @@ void check_matrix(const Tensor& A, const char* name, bool square) {
 
 DimVector batch_shape(const Tensor& A) { return DimVector(IntArrayRef(A.sizes().data(), size_t(A.dim() - 2))); }
 
-// the number of matrices (one for a 0 x 0 A without batch dimensions)
-int64_t batch_count(const Tensor& A) { return prod(batch_shape(A)); }
+// the number of matrices (one for a 0 x 0 A without batch dimensions); checked, as an empty A's batch
+// dimensions may multiply past int64
+int64_t batch_count(const Tensor& A) {
+  int64_t count = 1;
+  for (int64_t i = 0; i + 2 < A.dim(); i++) count = checked_mul(count, A.sizes()[i], "numel");
+  return count;
+}
 
 // Column-major double copy of every matrix: [batch, n_cols, n_rows] row-major == column-major matrices.
 // Always a fresh buffer: LAPACK overwrites it.
