@@ -26,7 +26,7 @@ def _wrap(fn):
 
 
 def _result_type(name, fields):
-    """A named tuple that prints as torch.return_types.<name>."""
+    """A named tuple printed as ember.return_types.<name>, the twin of torch.return_types.<name>."""
     t = collections.namedtuple(name, fields)
     t.__module__ = "ember.return_types"
     plain_repr = t.__repr__
@@ -55,10 +55,10 @@ def _out(result, out):
     return out
 
 
-QRResult = collections.namedtuple("QRResult", ["Q", "R"])
-EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
-LstsqResult = collections.namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
+QRResult = _result_type("linalg_qr", ["Q", "R"])
+EighResult = _result_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = _result_type("linalg_svd", ["U", "S", "Vh"])
+LstsqResult = _result_type("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"])
 
 
 def det(A, *, out=None):
