@@ -494,7 +494,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     return _out(solve(A.reshape(p, q), B.reshape(p)).reshape(result_shape), out)
 
 
-def vander(x, *, N=None):
+def vander(x, N=None):
     """Columns x**0, x**1, ..., x**(N-1) (increasing powers, unlike numpy's default)."""
     if x.dim() < 1:
         raise RuntimeError("N must be greater than 1.")
