@@ -574,3 +574,20 @@ def test_cond_gradient_where_torch_has_none(p):
     # torch 2.13's cond backward fails for these orders (its inverse is modified in place): gradcheck only
     a = ember.tensor(well_conditioned((3, 3), seed=41), requires_grad=True)
     assert ember.autograd.gradcheck(lambda x: ember.linalg.cond(x, p), (a,))
+
+
+def test_forward_mode_matrix_exp_and_solve_triangular():
+    import ember.autograd.forward_ad as fwAD
+    a = well_conditioned((2, 3, 3), seed=50) / 2
+    b, ta, tb = rand((2, 3, 2), seed=51), rand((2, 3, 3), seed=52), rand((2, 3, 2), seed=53)
+    cases = [(lambda L, x, y: L.linalg.matrix_exp(x)),
+             (lambda L, x, y: L.linalg.solve_triangular(x, y, upper=True)),
+             (lambda L, x, y: L.linalg.solve_triangular(x, y.mT, upper=False, left=False, unitriangular=True))]
+    for fn in cases:
+        with fwAD.dual_level():
+            out = fn(ember, fwAD.make_dual(ember.tensor(a), ember.tensor(ta)),
+                     fwAD.make_dual(ember.tensor(b), ember.tensor(tb)))
+            tangent = fwAD.unpack_dual(out).tangent
+        _, expected = torch.func.jvp(lambda x, y: fn(torch, x, y), (torch.tensor(a), torch.tensor(b)),
+                                     (torch.tensor(ta), torch.tensor(tb)))
+        close(tangent, expected)

@@ -135,6 +135,9 @@ std::tuple<Tensor, Tensor> solve_triangular_backward(const Tensor& grad, const T
                                                      std::array<bool, 2> mask);
 Tensor slogdet_backward(const variable_list& grads, const Tensor& A);
 Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad);
+Tensor matrix_exp_frechet(const Tensor& A, const Tensor& E);
+Tensor solve_triangular_jvp_A(const Tensor& A, const Tensor& A_t, const Tensor& X, bool upper, bool left,
+                              bool unitriangular);
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 

@@ -193,15 +193,23 @@ Tensor slogdet_backward(const variable_list& grads, const Tensor& A) {
   return grads[1].unsqueeze(-1).unsqueeze(-1) * ember::linalg_inv(A).mT();
 }
 
-// The adjoint of the Frechet derivative of exp at A is the one at A^T: the upper-right block of
-// exp([[A^T, G], [0, A^T]]) (Mathias 1996).
-Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad) {
-  int64_t n = self.sizes().back();
-  if (self.numel() == 0) return ember::zeros_like(self);
-  Tensor At = self.mT();
-  Tensor top = ember::cat({At, grad}, -1), bottom = ember::cat({ember::zeros_like(At), At}, -1);
-  Tensor E = ember::matrix_exp(ember::cat({top, bottom}, -2));
-  return E.narrow(-2, 0, n).narrow(-1, n, n);
+// The Frechet derivative of exp at A in the direction E: the upper-right block of exp([[A, E], [0, A]])
+// (Mathias 1996); its adjoint is the derivative at A^T.
+Tensor matrix_exp_frechet(const Tensor& A, const Tensor& E) {
+  int64_t n = A.sizes().back();
+  if (A.numel() == 0) return ember::zeros_like(E);
+  Tensor top = ember::cat({A, E}, -1), bottom = ember::cat({ember::zeros_like(A), A}, -1);  // E: A's shape
+  Tensor M = ember::matrix_exp(ember::cat({top, bottom}, -2));
+  return M.narrow(-2, 0, n).narrow(-1, n, n);
+}
+
+Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad) { return matrix_exp_frechet(self.mT(), grad); }
+
+// dX = -A^-1 dA X (X A^-1 dA ... from the right), dA restricted to the triangle that is read
+Tensor solve_triangular_jvp_A(const Tensor& A, const Tensor& A_t, const Tensor& X, bool upper, bool left,
+                              bool unitriangular) {
+  Tensor dA = upper ? A_t.triu(unitriangular ? 1 : 0) : A_t.tril(unitriangular ? -1 : 0);
+  return -solve_tri(A, left ? ember::matmul(dA, X) : ember::matmul(X, dA), upper, left, unitriangular);
 }
 
 }  // namespace ember::autograd
