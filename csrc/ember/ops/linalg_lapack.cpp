@@ -3,6 +3,7 @@
 // CPU, kernels/cpu/linalg.cpp), and copied back.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -272,11 +273,27 @@ std::tuple<Tensor, Tensor> geqrf_out(const Tensor& out0, const Tensor& out1, con
 
 namespace {
 
-// exp(A) of one square double matrix: Higham's (2005) scaling and squaring with Pade approximants of
-// degree 3..13, the lowest degree whose backward error bound holds for A's 1-norm.
-Tensor expm_pade(const Tensor& A) {
-  static const double theta[] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
+// exp(A) by Higham's (2005) scaling and squaring: a Pade approximant of degree 3, 5, 7, 9 or 13, the
+// lowest whose backward-error bound holds for the matrix's 1-norm (13 after scaling by 2^-squarings).
+struct ExpmPlan {
+  int degree_index;  // 0..3: degree 3..9 unscaled; 4: degree 13
+  int squarings;
+  bool operator<(const ExpmPlan& o) const {
+    return degree_index != o.degree_index ? degree_index < o.degree_index : squarings < o.squarings;
+  }
+};
+constexpr double kExpmTheta[] = {1.495585217958292e-2, 2.539398330063230e-1, 9.504178996162932e-1,
                                  2.097847961257068e0, 5.371920351148152e0};
+
+ExpmPlan expm_plan(double norm1) {
+  ExpmPlan p{0, 0};
+  while (p.degree_index < 4 && norm1 > kExpmTheta[p.degree_index]) p.degree_index++;
+  if (p.degree_index == 4) p.squarings = std::max(0, int(std::ceil(std::log2(norm1 / kExpmTheta[4]))));
+  return p;
+}
+
+// exp of a batch of double matrices [b, n, n] that share one plan
+Tensor expm_pade(const Tensor& A, ExpmPlan plan) {
   static const double b3[] = {120, 60, 12, 1};
   static const double b5[] = {30240, 15120, 3360, 420, 30, 1};
   static const double b7[] = {17297280, 8648640, 1995840, 277200, 25200, 1512, 56, 1};
@@ -285,18 +302,13 @@ Tensor expm_pade(const Tensor& A) {
   static const double b13[] = {64764752532480000., 32382376266240000., 7771770303897600., 1187353796428800.,
                                129060195264000., 10559470521600., 670442572800., 33522128640.,
                                1323241920., 40840800., 960960., 16380., 182., 1.};
+  static const double* small[] = {b3, b5, b7, b9};
   int64_t n = A.sizes().back();
   Tensor I = ember::eye(n, std::nullopt, TensorOptions(kDouble).device(A.device()));
-  double norm1 = A.abs().sum(IntArrayRef({int64_t(0)})).max().item<double>();
-  if (!std::isfinite(norm1)) return ember::full_like(A, NAN);  // NaN or inf anywhere: no meaningful result
-  const double* coef[] = {b3, b5, b7, b9};
   Tensor U, V;
-  int squarings = 0;
-  int degree_index = 0;
-  while (degree_index < 4 && norm1 > theta[degree_index]) degree_index++;
-  if (degree_index < 4) {  // degree 2 * degree_index + 3: U = A * sum b_odd A^(j-1), V = sum b_even A^j
-    const double* b = coef[degree_index];
-    int degree = 2 * degree_index + 3;
+  if (plan.degree_index < 4) {  // degree d = 2 * index + 3: U = A sum_j b_(2j+1) A^2j, V = sum_j b_2j A^2j
+    const double* b = small[plan.degree_index];
+    int degree = 2 * plan.degree_index + 3;
     Tensor A2 = ember::matmul(A, A), P = I;
     Tensor usum = I * b[1], vsum = I * b[0];
     for (int j = 2; j <= degree; j += 2) {
@@ -307,31 +319,46 @@ Tensor expm_pade(const Tensor& A) {
     U = ember::matmul(A, usum);
     V = vsum;
   } else {
-    squarings = std::max(0, int(std::ceil(std::log2(norm1 / theta[4]))));
-    Tensor As = A * std::ldexp(1.0, -squarings);
     const double* b = b13;
+    Tensor As = A * std::ldexp(1.0, -plan.squarings);
     Tensor A2 = ember::matmul(As, As), A4 = ember::matmul(A2, A2), A6 = ember::matmul(A4, A2);
     U = ember::matmul(As, ember::matmul(A6, A6 * b[13] + A4 * b[11] + A2 * b[9]) + A6 * b[7] + A4 * b[5] +
                               A2 * b[3] + I * b[1]);
     V = ember::matmul(A6, A6 * b[12] + A4 * b[10] + A2 * b[8]) + A6 * b[6] + A4 * b[4] + A2 * b[2] + I * b[0];
   }
   Tensor R = ember::linalg_solve(V - U, V + U);
-  for (int i = 0; i < squarings; i++) R = ember::matmul(R, R);
+  for (int i = 0; i < plan.squarings; i++) R = ember::matmul(R, R);
   return R;
 }
 
 }  // namespace
 
+// The matrices of a batch are grouped by plan, so a batch of similar matrices is a few batched products.
 Tensor matrix_exp(const Tensor& self) {
   check_matrix(self, "linalg.matrix_exp", true);
   int64_t n = self.sizes().back();
   if (self.numel() == 0) return self.clone();
   int64_t nb = batch_count(self);
   Tensor Ad = self.to(kDouble).reshape({nb, n, n});
-  std::vector<Tensor> parts;
-  parts.reserve(size_t(nb));
-  for (int64_t b = 0; b < nb; b++) parts.push_back(expm_pade(Ad.select(0, b)));
-  return ember::stack(parts, 0).reshape(self.sizes()).to(self.dtype()).contiguous();
+  Tensor norms = Ad.abs().sum(IntArrayRef({int64_t(-2)})).amax(IntArrayRef({int64_t(-1)})).contiguous();
+  const double* norm1 = static_cast<const double*>(norms.data_ptr());
+  std::map<ExpmPlan, std::vector<int64_t>> groups;
+  std::vector<int64_t> non_finite;  // NaN or inf anywhere: no meaningful result, NaN as torch
+  for (int64_t b = 0; b < nb; b++) {
+    if (std::isfinite(norm1[b])) groups[expm_plan(norm1[b])].push_back(b);
+    else non_finite.push_back(b);
+  }
+  Tensor out = groups.size() == 1 && non_finite.empty() ? Tensor() : ember::full_like(Ad, NAN);
+  for (auto& [plan, members] : groups) {
+    if (!out.defined()) {
+      out = expm_pade(Ad, plan);
+      break;
+    }
+    Tensor idx = empty_tensor({int64_t(members.size())}, kLong, Ad.device());
+    std::copy(members.begin(), members.end(), static_cast<int64_t*>(idx.data_ptr()));
+    out = out.index_copy(0, idx, expm_pade(Ad.index_select(0, idx), plan));
+  }
+  return out.reshape(self.sizes()).to(self.dtype()).contiguous();
 }
 
 Tensor linalg_det(const Tensor& A) {
