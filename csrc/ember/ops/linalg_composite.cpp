@@ -21,13 +21,22 @@ Tensor eye_as(int64_t n, int64_t m, const Tensor& like) {
   return ember::eye(n, m, TensorOptions(like.dtype()).device(like.device()));
 }
 
-// The Householder vectors v_i of geqrf's compact form (column i: zeros above row i, 1 at row i, input
-// below), and tau_i as [..., 1, 1] for broadcasting.
-Tensor householder_vectors(const Tensor& input) {
-  int64_t m = input.sizes()[input.dim() - 2], n = input.sizes().back();
-  return input.tril(-1) + eye_as(m, n, input);
+// The first k Householder vectors v_i of geqrf's compact form (column i: zeros above row i, 1 at row i,
+// input below).
+Tensor householder_vectors(const Tensor& input, int64_t k) {
+  int64_t m = input.sizes()[input.dim() - 2];
+  return input.narrow(-1, 0, k).tril(-1) + eye_as(m, k, input);
 }
-Tensor tau_at(const Tensor& tau, int64_t i) { return tau.narrow(-1, i, 1).unsqueeze(-1); }
+
+// The compact WY form H_0 H_1 ... H_{k-1} = I - V T V^T (H_i = I - tau_i v_i v_i^T): T is upper triangular
+// with T^-1 = diag(1/tau) + triu(V^T V, 1) (LAPACK's larft), written so that tau = 0 needs no division:
+// T = (I + diag(tau) triu(V^T V, 1))^-1 diag(tau), a unit-triangular solve. All differentiable ops.
+Tensor householder_T(const Tensor& V, const Tensor& tau) {
+  Tensor unit = ember::matmul(V.mT(), V).triu(1) * tau.unsqueeze(-1);
+  int64_t k = tau.sizes().back();
+  Tensor eye = eye_as(k, k, tau);
+  return ember::linalg_solve_triangular(unit + eye, ember::diag_embed(tau), true, true, true);
+}
 
 void check_householder(const Tensor& input, const Tensor& tau, const char* name) {
   EMBER_CHECK(input.dim() >= 2, name, ": input must have at least 2 dimensions.");
@@ -106,13 +115,11 @@ Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
   EMBER_CHECK(m >= n, name, ": input.shape[-2] must be greater than or equal to input.shape[-1]");
   EMBER_CHECK(n >= k, name, ": input.shape[-1] must be greater than or equal to tau.shape[-1]");
   check_lapack_dtype(input, "orgqr_cpu");
-  Tensor V = householder_vectors(input);
   Tensor Q = eye_as(m, n, input).expand(input.sizes());
-  for (int64_t i = k - 1; i >= 0; i--) {
-    Tensor v = V.narrow(-1, i, 1);
-    Q = Q - ember::matmul(v * tau_at(tau, i), ember::matmul(v.mT(), Q));
-  }
-  return Q.contiguous();
+  if (k == 0) return Q.contiguous();
+  Tensor V = householder_vectors(input, k);
+  // Q = (I - V T V^T) I[:, :n]; V^T I[:, :n] is the first n rows of V, transposed
+  return (Q - ember::matmul(ember::matmul(V, householder_T(V, tau)), V.narrow(-2, 0, n).mT())).contiguous();
 }
 
 Tensor orgqr(const Tensor& self, const Tensor& input2) { return ember::linalg_householder_product(self, input2); }
@@ -133,16 +140,13 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
   EMBER_CHECK(k == std::min(m, self.sizes().back()), name, ": tau.shape[-1] must be equal to min(",
               left ? "other.shape[-2]" : "other.shape[-1]", ", input.shape[-1])");
   check_lapack_dtype(self, "ormqr_cpu");
-  Tensor V = householder_vectors(self);
-  Tensor C = input3;
-  // H_i is symmetric: Q C applies H_{k-1} first, Q^T C applies H_0 first (and mirrored from the right)
-  bool forward = left == transpose;
-  for (int64_t j = 0; j < k; j++) {
-    int64_t i = forward ? j : k - 1 - j;
-    Tensor v = V.narrow(-1, i, 1), t = tau_at(input2, i);
-    C = left ? C - ember::matmul(v * t, ember::matmul(v.mT(), C)) : C - ember::matmul(ember::matmul(C, v) * t, v.mT());
-  }
-  return C.contiguous();
+  if (k == 0) return input3.clone();
+  Tensor V = householder_vectors(self, k);
+  Tensor T = householder_T(V, input2);
+  if (transpose) T = T.mT();  // Q^T = I - V T^T V^T
+  // op(Q) C = C - V T' (V^T C);  C op(Q) = C - (C V) T' V^T
+  return left ? input3 - ember::matmul(V, ember::matmul(T, ember::matmul(V.mT(), input3)))
+              : input3 - ember::matmul(ember::matmul(ember::matmul(input3, V), T), V.mT());
 }
 
 // A^n by repeated squaring; negative powers of the inverse.
