@@ -26,6 +26,7 @@ from ._functional import (  # noqa: F401
 )
 from ._dtype_info import finfo, iinfo  # noqa: F401
 from . import autograd, linalg  # noqa: F401
+from .linalg import _chain_matmul as chain_matmul, _torch_lu as lu  # noqa: F401  (torch.functional's)
 from . import nn  # noqa: F401
 from .autograd.grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401

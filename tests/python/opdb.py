@@ -1225,6 +1225,7 @@ import opdb_optim  # noqa: E402,F401  (fused optimizer updates)
 import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling and extra random ops)
 import opdb_special  # noqa: E402,F401  (special functions: torch.special and the gamma/Bessel ops)
 import opdb_math_extra  # noqa: E402,F401  (more of torch.*: copysign, addcmul, quantile, cov, trapezoid, ...)
+import opdb_linalg  # noqa: E402,F401  (the LU family, LDL, matrix functions, torch.* linear algebra)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 

@@ -707,6 +707,75 @@ add(S("linalg_det", "3x3", lambda lib, a: _la("det")(lib, a), A((3, 3))),
     S("linalg_svd", "tall", lambda lib, a: tuple(t.abs() for t in _la("svd")(lib, a, False)), A((4, 3))))
 
 
+# the LU family, triangular solves, slogdet and matrix_exp (ember.linalg's functions over the ops)
+def _wc(lib, a):  # well conditioned: a dominant diagonal
+    return a + 4 * lib.eye(a.shape[-1], dtype=lib.float64)
+
+
+def _lu_solve(lib, a, b, left, adjoint):
+    LU, piv = lib.linalg.lu_factor(_wc(lib, a))
+    return lib.linalg.lu_solve(LU, piv, b, left=left, adjoint=adjoint)
+
+
+def _tri(lib, a, b, **kw):
+    return lib.linalg.solve_triangular(_wc(lib, a), b, **kw)
+
+
+add(S("linalg_lu_factor_ex", "square", lambda lib, a: lib.linalg.lu_factor_ex(a)[0], A((3, 3))),
+    S("linalg_lu_factor_ex", "batch", lambda lib, a: lib.linalg.lu_factor(a).LU, A((2, 3, 3))),
+    S("linalg_lu_factor_ex", "tall_lu", lambda lib, a: tuple(lib.linalg.lu(a))[1:], A((4, 2))),
+    S("linalg_lu_factor_ex", "wide_lu", lambda lib, a: tuple(lib.linalg.lu(a))[1:], A((2, 4))),
+    S("linalg_lu_factor_ex", "method", lambda lib, a: a.lu()[0], A((3, 3))),
+    S("linalg_lu_solve", "left", lambda lib, a, b: _lu_solve(lib, a, b, True, False), A((3, 3)), A((3, 2))),
+    S("linalg_lu_solve", "left_adjoint", lambda lib, a, b: _lu_solve(lib, a, b, True, True), A((3, 3)), A((3, 2))),
+    S("linalg_lu_solve", "right", lambda lib, a, b: _lu_solve(lib, a, b, False, False), A((3, 3)), A((2, 3))),
+    S("linalg_lu_solve", "right_adjoint", lambda lib, a, b: _lu_solve(lib, a, b, False, True), A((3, 3)),
+      A((2, 3))),
+    S("linalg_lu_solve", "broadcast", lambda lib, a, b: _lu_solve(lib, a, b, True, False), A((3, 3)),
+      A((2, 3, 1))),
+    S("linalg_solve_triangular", "upper", lambda lib, a, b: _tri(lib, a, b, upper=True), A((3, 3)), A((3, 2))),
+    S("linalg_solve_triangular", "lower_right", lambda lib, a, b: _tri(lib, a, b, upper=False, left=False),
+      A((3, 3)), A((2, 3))),
+    S("linalg_solve_triangular", "unit_broadcast", lambda lib, a, b: _tri(lib, a, b, upper=False,
+                                                                          unitriangular=True),
+      A((2, 3, 3)), A((3, 1))),
+    S("linalg_cholesky_ex", "lower", lambda lib, a: lib.linalg.cholesky_ex(SPD(lib, a))[0], A((3, 3))),
+    S("linalg_cholesky_ex", "upper", lambda lib, a: lib.linalg.cholesky_ex(SPD(lib, a), upper=True).L, A((3, 3))),
+    S("linalg_slogdet", "positive", lambda lib, a: lib.linalg.slogdet(_wc(lib, a)).logabsdet, A((3, 3))),
+    S("linalg_slogdet", "negative_batch", lambda lib, a: lib.linalg.slogdet(-_wc(lib, a))[1], A((2, 3, 3))),
+    S("matrix_exp", "small", lambda lib, a: lib.linalg.matrix_exp(a), A((2, 2), lo=-0.2, hi=0.2)),
+    S("matrix_exp", "scaled", lambda lib, a: lib.matrix_exp(a), A((3, 3), lo=-3.0, hi=3.0)),
+    S("matrix_exp", "batch_method", lambda lib, a: a.matrix_exp(), A((2, 2, 2))),
+    # no derivative in torch either (ember: NotImplementedError): forward values only
+    S("linalg_ldl_factor_ex", "symmetric", lambda lib, a: tuple(lib.linalg.ldl_factor_ex(a + a.mT))[:2],
+      A((3, 3), grad=False), gc=False),
+    S("linalg_ldl_solve", "symmetric", lambda lib, a, b: lib.linalg.ldl_solve(
+        *lib.linalg.ldl_factor(_wc(lib, a + a.mT)), b), A((3, 3), grad=False), A((3, 2), grad=False), gc=False),
+    S("geqrf", "tall", lambda lib, a: tuple(lib.geqrf(a)), A((4, 3), grad=False), gc=False),
+    # composites: torch.* spellings and the Householder products
+    S("linalg_cholesky", "method_upper", lambda lib, a: SPD(lib, a).cholesky(upper=True), A((3, 3))),
+    S("linalg_householder_product", "tall", lambda lib, a, t: lib.linalg.householder_product(a, t), A((4, 3)),
+      A((2,), lo=0.5, hi=1.8)),
+    S("orgqr", "square", lambda lib, a, t: lib.orgqr(a, t), A((3, 3)), A((3,), lo=0.5, hi=1.8)),
+    S("ormqr", "left_transpose", lambda lib, a, t, c: lib.ormqr(a, t, c, True, True), A((4, 3)),
+      A((3,), lo=0.5, hi=1.8), A((4, 2))),
+    S("ormqr", "right", lambda lib, a, t, c: a.ormqr(t, c, left=False), A((3, 2)), A((2,), lo=0.5, hi=1.8),
+      A((2, 3))),
+    S("lu_unpack", "tall", lambda lib, a: tuple(lib.lu_unpack(*lib.linalg.lu_factor(a)))[1:], A((4, 3))),
+    S("matrix_power", "negative", lambda lib, a: lib.linalg.matrix_power(_wc(lib, a), -2), A((3, 3))),
+    S("matrix_power", "method_5", lambda lib, a: a.matrix_power(5), A((2, 2), lo=-0.8, hi=0.8)),
+    S("logdet", "method", lambda lib, a: _wc(lib, a).logdet(), A((3, 3))),
+    S("det", "batch", lambda lib, a: lib.det(a), A((2, 3, 3))),
+    S("pinverse", "wide", lambda lib, a: lib.pinverse(a), A((2, 3))),
+    S("cholesky_solve", "lower", lambda lib, b, a: lib.cholesky_solve(b, lib.linalg.cholesky(SPD(lib, a))),
+      A((3, 2)), A((3, 3))),
+    S("cholesky_inverse", "upper", lambda lib, a: lib.cholesky_inverse(lib.linalg.cholesky(SPD(lib, a), upper=True),
+                                                                        upper=True), A((3, 3))),
+    S("triangular_solve", "transpose", lambda lib, b, a: lib.triangular_solve(b, _wc(lib, a), True, True)[0],
+      A((3, 2)), A((3, 3))),
+    S("svd", "values", lambda lib, a: lib.svd(a)[1], A((4, 3))))
+
+
 # ---- special functions (ember.special and the gamma/Bessel ops); sp(lib) is torch.special / ember.special
 def sp(lib):
     return lib.special
@@ -822,6 +891,8 @@ DIFFERENTIABLE_COMPOSITES = {
     "nanquantile", "nanquantile.scalar", "cov", "corrcoef", "trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx",
     "cumulative_trapezoid.x", "cumulative_trapezoid.dx", "diagonal_scatter", "select_scatter", "slice_scatter",
     "index_put", "put", "put_", "index_reduce", "angle",
+    "linalg_cholesky", "linalg_householder_product", "orgqr", "ormqr", "lu_unpack", "matrix_power", "logdet", "det",
+    "pinverse", "cholesky_solve", "cholesky_inverse", "triangular_solve", "svd",
 }
 SR_IDX = C([[0, 1, 0, 2], [2, 2, 0, 1]])
 add(S("hstack", "2d", lambda lib, a, b: lib.hstack([a, b]), A((2, 3)), A((2, 2))),
@@ -1180,6 +1251,8 @@ NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "elu-celu": "ember computes celu with elu (EluBackward0; torch has a CeluBackward0 node)",
     "nll_pick-weighted": "ember's nll_loss is a composite around this row pick (torch: one NllLossBackward0)",
     "nll_pick_backward-weighted": "the row pick's backward (torch: NllLossBackwardBackward0)",
+    "linalg_lu_factor_ex-tall_lu": "ember's linalg.lu unpacks lu_factor_ex's LU (torch: one LinalgLuBackward0 node)",
+    "linalg_lu_factor_ex-wide_lu": "ember's linalg.lu unpacks lu_factor_ex's LU (torch: one LinalgLuBackward0 node)",
 }
 
 

@@ -24,6 +24,7 @@ def _tuple_out_ops():
 
 X = T((3, 5), "float32", low=-3, high=3)
 XI = T((3, 5), "int64", low=-3, high=3)
+XS = T((3, 3), "float32", data=[[4.0, 1.0, -0.5], [0.5, 3.0, 0.2], [-1.0, 0.3, 5.0]])
 # op -> (fn(lib, x, out=...), sample)
 TUPLE_OUT = {
     "max.dim": (lambda lib, x, **k: lib.max(x, 1, **k), X),
@@ -39,6 +40,13 @@ TUPLE_OUT = {
     "nanmedian.dim": (lambda lib, x, **k: lib.nanmedian(x, 1, **k), X),
     "aminmax": (lambda lib, x, **k: lib.aminmax(x, dim=0, **k), XI),
     "frexp.Tensor": (lambda lib, x, **k: lib.frexp(x, **k), X, "int32"),  # (mantissa, int32 exponent)
+    # linear algebra (XS: square, well conditioned)
+    "geqrf": (lambda lib, x, **k: lib.geqrf(x, **k), X),
+    "qr": (lambda lib, x, **k: lib.qr(x, **k), X),
+    "svd": (lambda lib, x, **k: lib.svd(x, **k), XS),
+    "slogdet": (lambda lib, x, **k: lib.slogdet(x, **k), XS),
+    "lu_unpack": (lambda lib, x, **k: lib.lu_unpack(*lib.linalg.lu_factor(x), **k), XS),
+    "triangular_solve": (lambda lib, x, **k: lib.triangular_solve(x, x, **k), XS),
 }
 
 

@@ -127,6 +127,18 @@ Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
 Tensor qr_backward(const variable_list& grads, const Tensor& A, const Tensor& Q, const Tensor& R, std::string_view mode);
 Tensor eigh_backward(const variable_list& grads, const Tensor& L, const Tensor& V);
 Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S, const Tensor& Vh, bool full_matrices);
+Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
+std::tuple<Tensor, Tensor> lu_solve_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots,
+                                             const Tensor& B, const Tensor& X, bool left, bool adjoint,
+                                             std::array<bool, 2> mask);
+std::tuple<Tensor, Tensor> solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& B,
+                                                     const Tensor& X, bool upper, bool left, bool unitriangular,
+                                                     std::array<bool, 2> mask);
+Tensor slogdet_backward(const variable_list& grads, const Tensor& A);
+Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad);
+Tensor matrix_exp_frechet(const Tensor& A, const Tensor& E);
+Tensor solve_triangular_jvp_A(const Tensor& A, const Tensor& A_t, const Tensor& X, bool upper, bool left,
+                              bool unitriangular);
 // median()/max() style: the gradient is shared evenly among the elements equal to the result
 Tensor evenly_distribute_backward(const Tensor& grad, const Tensor& self, const Tensor& result);
 

@@ -1,6 +1,9 @@
 // Backward formulas of the LAPACK decompositions (real matrices), written with differentiable
 // ops. References: Murray 2016 (Cholesky), Walter & Lehmann 2018 (QR), the standard
 // eigenvector/singular-vector perturbation results (Giles 2008; Townsend 2016).
+#include <algorithm>
+
+#include "ember/autograd/engine.h"
 #include "ember/autograd/formulas.h"
 
 namespace ember::autograd {
@@ -110,6 +113,103 @@ Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S
     gA = gA + ember::matmul(U * Sinv.unsqueeze(-2), ember::matmul(proj, gV).mT());
   }
   return gA;
+}
+
+namespace {
+
+Tensor solve_tri(const Tensor& A, const Tensor& B, bool upper, bool left, bool unit = false) {
+  return ember::linalg_solve_triangular(A, B, upper, left, unit);
+}
+
+// A = P L U with dL, dU given through gL (m x k, strictly lower) and gU (k x n, upper). For the square
+// part, L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1 splits into a strictly lower and an upper triangle, so
+// gA = P L^-T M U^-T with M = tril_-1(L^T gL) + triu(gU U^T); the rows of a tall L below the square
+// block and the columns of a wide U right of it add their own terms.
+Tensor lu_backward(const Tensor& gL_in, const Tensor& gU_in, const Tensor& P, const Tensor& L, const Tensor& U) {
+  int64_t m = L.sizes()[L.dim() - 2], n = U.sizes().back(), k = L.sizes().back();
+  Tensor gL = gL_in.defined() ? gL_in.tril(-1) : ember::zeros_like(L);
+  Tensor gU = gU_in.defined() ? gU_in.triu(0) : ember::zeros_like(U);
+  Tensor gA;
+  if (m >= n) {  // L = [L1; L2], L1 k x k
+    Tensor L1 = L.narrow(-2, 0, k), gL1 = gL.narrow(-2, 0, k);
+    Tensor M = ember::matmul(L1.mT(), gL1).tril(-1) + ember::matmul(gU, U.mT()).triu(0);
+    if (m > n) M = M - ember::matmul(L.narrow(-2, k, m - k).mT(), gL.narrow(-2, k, m - k)).triu(0);
+    gA = solve_tri(U.mT(), solve_tri(L1.mT(), M, true, true, true), false, false);
+    if (m > n) gA = ember::cat({gA, solve_tri(U.mT(), gL.narrow(-2, k, m - k), false, false)}, -2);
+  } else {  // U = [U1 U2], U1 k x k
+    Tensor U1 = U.narrow(-1, 0, k), U2 = U.narrow(-1, k, n - k);
+    Tensor gU1 = gU.narrow(-1, 0, k), gU2 = gU.narrow(-1, k, n - k);
+    Tensor M = ember::matmul(L.mT(), gL).tril(-1) - ember::matmul(gU2, U2.mT()).tril(-1) +
+               ember::matmul(gU1, U1.mT()).triu(0);
+    gA = solve_tri(L.mT(), ember::cat({solve_tri(U1.mT(), M, false, false), gU2}, -1), true, true, true);
+  }
+  return ember::matmul(P, gA);
+}
+
+}  // namespace
+
+// LU packs L (strictly lower, m x k) and U (upper, k x n).
+Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots) {
+  int64_t m = LU.sizes()[LU.dim() - 2], n = LU.sizes().back(), k = std::min(m, n);
+  auto [P, L, U] = ember::lu_unpack(LU, pivots);
+  return lu_backward(grad.narrow(-1, 0, k), grad.narrow(-2, 0, k), P, L, U);
+}
+
+// X = op(A)^-1 B (left) or B op(A)^-1 with A = P L U and op the identity or the transpose: the usual
+// gradients of a solve, then gA pulled back onto the packed factors (dA = P (dL U + L dU)).
+std::tuple<Tensor, Tensor> lu_solve_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots,
+                                             const Tensor& B, const Tensor& X, bool left, bool adjoint,
+                                             std::array<bool, 2> mask) {
+  Tensor gB = ember::linalg_lu_solve(LU, pivots, grad, left, !adjoint);
+  Tensor gLU;
+  if (mask[0]) {
+    Tensor gA = left ? (adjoint ? -ember::matmul(X, gB.mT()) : -ember::matmul(gB, X.mT()))
+                     : (adjoint ? -ember::matmul(gB.mT(), X) : -ember::matmul(X.mT(), gB));
+    auto [P, L, U] = ember::lu_unpack(LU, pivots);
+    Tensor PtgA = ember::matmul(P.mT(), gA);
+    gLU = ember::matmul(PtgA, U.mT()).tril(-1) + ember::matmul(L.mT(), PtgA).triu(0);
+    gLU = sum_to(gLU, LU.sizes());
+  }
+  return {gLU, mask[1] ? sum_to(gB, B.sizes()) : Tensor()};
+}
+
+// Only A's triangle (without its diagonal when unitriangular) is read, so only it gets a gradient.
+std::tuple<Tensor, Tensor> solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& B,
+                                                     const Tensor& X, bool upper, bool left, bool unitriangular,
+                                                     std::array<bool, 2> mask) {
+  Tensor gB = solve_tri(A.mT(), grad, !upper, left, unitriangular);
+  Tensor gA;
+  if (mask[0]) {
+    gA = left ? -ember::matmul(gB, X.mT()) : -ember::matmul(X.mT(), gB);
+    gA = upper ? gA.triu(unitriangular ? 1 : 0) : gA.tril(unitriangular ? -1 : 0);
+    gA = sum_to(gA, A.sizes());
+  }
+  return {gA, mask[1] ? sum_to(gB, B.sizes()) : Tensor()};
+}
+
+// d log|det A| = tr(A^-1 dA); the sign is piecewise constant.
+Tensor slogdet_backward(const variable_list& grads, const Tensor& A) {
+  if (grads.size() < 2 || !grads[1].defined()) return ember::zeros_like(A);
+  return grads[1].unsqueeze(-1).unsqueeze(-1) * ember::linalg_inv(A).mT();
+}
+
+// The Frechet derivative of exp at A in the direction E: the upper-right block of exp([[A, E], [0, A]])
+// (Mathias 1996); its adjoint is the derivative at A^T.
+Tensor matrix_exp_frechet(const Tensor& A, const Tensor& E) {
+  int64_t n = A.sizes().back();
+  if (A.numel() == 0) return ember::zeros_like(E);
+  Tensor top = ember::cat({A, E}, -1), bottom = ember::cat({ember::zeros_like(A), A}, -1);  // E: A's shape
+  Tensor M = ember::matrix_exp(ember::cat({top, bottom}, -2));
+  return M.narrow(-2, 0, n).narrow(-1, n, n);
+}
+
+Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad) { return matrix_exp_frechet(self.mT(), grad); }
+
+// dX = -A^-1 dA X (X A^-1 dA ... from the right), dA restricted to the triangle that is read
+Tensor solve_triangular_jvp_A(const Tensor& A, const Tensor& A_t, const Tensor& X, bool upper, bool left,
+                              bool unitriangular) {
+  Tensor dA = upper ? A_t.triu(unitriangular ? 1 : 0) : A_t.tril(unitriangular ? -1 : 0);
+  return -solve_tri(A, left ? ember::matmul(dA, X) : ember::matmul(X, dA), upper, left, unitriangular);
 }
 
 }  // namespace ember::autograd

@@ -18,6 +18,12 @@ void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda
              const int* lwork, int* info);
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
              const int* lwork, int* iwork, const int* liwork, int* info);
+void dsytrf_(const char* uplo, const int* n, double* a, const int* lda, int* ipiv, double* work, const int* lwork,
+             int* info);
+void dsytrs_(const char* uplo, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb);
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork, int* info);
 }
@@ -56,22 +62,10 @@ void solve_cpu(const Tensor& CA, const Tensor& CB) {
   for (int64_t b = 0; b < nb; b++) {
     int info = 0;
     if (n) dgetrf_(&n, &n, ca + b * n * n, &n, piv.data(), &info);
-    EMBER_CHECK(info == 0, "linalg.solve: The solver failed because the input matrix is singular", batch_msg(b, nb), ".");
+    EMBER_CHECK(info == 0, "torch.linalg.solve: ", nb > 1 ? "(Batch element " + std::to_string(b) + "): " : "",
+                "The solver failed because the input matrix is singular.");
     const char t = 'N';
     if (n && k) dgetrs_(&t, &n, &k, ca + b * n * n, &n, piv.data(), cb + b * n * k, &n, &info);
-  }
-}
-
-void cholesky_cpu(const Tensor& C) {
-  int64_t nb = C.sizes()[0];
-  int n = int(C.sizes()[1]);
-  double* c = doubles(C);
-  for (int64_t b = 0; b < nb; b++) {
-    int info = 0;
-    const char uplo = 'L';  // reads the lower triangle of (column-major) A
-    if (n) dpotrf_(&uplo, &n, c + b * n * n, &n, &info);
-    EMBER_CHECK(info == 0, "linalg.cholesky: The factorization could not be completed because the input is not "
-                "positive-definite (the leading minor of order ", info, " is not positive-definite)", batch_msg(b, nb), ".");
   }
 }
 
@@ -156,13 +150,103 @@ void svd_cpu(const Tensor& C, const Tensor& U, const Tensor& S, const Tensor& VT
   }
 }
 
+int* ints(const Tensor& t) { return static_cast<int*>(t.data_ptr()); }
+
+void lu_factor_cpu(const Tensor& C, const Tensor& piv, const Tensor& info) {
+  int64_t nb = C.sizes()[0];
+  int n = int(C.sizes()[1]), m = int(C.sizes()[2]), k = std::min(m, n);
+  for (int64_t b = 0; b < nb; b++) {
+    int status = 0;
+    if (m && n) dgetrf_(&m, &n, doubles(C) + b * n * m, &m, ints(piv) + b * k, &status);
+    ints(info)[b] = status;
+  }
+}
+
+void lu_solve_cpu(const Tensor& LU, const Tensor& piv, const Tensor& rhs, bool trans) {
+  int64_t nb = LU.sizes()[0];
+  int n = int(LU.sizes()[1]), k = int(rhs.sizes()[1]);
+  const char t = trans ? 'T' : 'N';
+  for (int64_t b = 0; b < nb; b++) {
+    int status = 0;
+    if (n && k) dgetrs_(&t, &n, &k, doubles(LU) + b * n * n, &n, ints(piv) + b * n, doubles(rhs) + b * n * k, &n, &status);
+  }
+}
+
+void triangular_solve_cpu(const Tensor& A, const Tensor& rhs, bool upper, bool trans, bool unit) {
+  int64_t nb = A.sizes()[0];
+  int n = int(A.sizes()[1]), k = int(rhs.sizes()[1]);
+  const char side = 'L', uplo = upper ? 'U' : 'L', t = trans ? 'T' : 'N', diag = unit ? 'U' : 'N';
+  const double one = 1.0;
+  for (int64_t b = 0; b < nb; b++)
+    if (n && k) dtrsm_(&side, &uplo, &t, &diag, &n, &k, &one, doubles(A) + b * n * n, &n, doubles(rhs) + b * n * k, &n);
+}
+
+void cholesky_info_cpu(const Tensor& C, const Tensor& info) {
+  int64_t nb = C.sizes()[0];
+  int n = int(C.sizes()[1]);
+  const char uplo = 'L';
+  for (int64_t b = 0; b < nb; b++) {
+    int status = 0;
+    if (n) dpotrf_(&uplo, &n, doubles(C) + b * n * n, &n, &status);
+    ints(info)[b] = status;
+  }
+}
+
+void ldl_factor_cpu(const Tensor& C, const Tensor& piv, const Tensor& info) {
+  int64_t nb = C.sizes()[0];
+  int n = int(C.sizes()[1]);
+  const char uplo = 'L';
+  for (int64_t b = 0; b < nb; b++) {
+    int status = 0, lwork = -1;
+    double wq = 0;
+    if (n) {
+      dsytrf_(&uplo, &n, doubles(C) + b * n * n, &n, ints(piv) + b * n, &wq, &lwork, &status);
+      lwork = std::max(1, int(wq));
+      std::vector<double> work(static_cast<size_t>(lwork));
+      dsytrf_(&uplo, &n, doubles(C) + b * n * n, &n, ints(piv) + b * n, work.data(), &lwork, &status);
+    }
+    ints(info)[b] = status;
+  }
+}
+
+void ldl_solve_cpu(const Tensor& LD, const Tensor& piv, const Tensor& rhs) {
+  int64_t nb = LD.sizes()[0];
+  int n = int(LD.sizes()[1]), k = int(rhs.sizes()[1]);
+  const char uplo = 'L';
+  for (int64_t b = 0; b < nb; b++) {
+    int status = 0;
+    if (n && k) dsytrs_(&uplo, &n, &k, doubles(LD) + b * n * n, &n, ints(piv) + b * n, doubles(rhs) + b * n * k, &n, &status);
+  }
+}
+
+void geqrf_cpu(const Tensor& C, const Tensor& tau) {
+  int64_t nb = C.sizes()[0];
+  int n = int(C.sizes()[1]), m = int(C.sizes()[2]), k = std::min(m, n);
+  for (int64_t b = 0; b < nb; b++) {
+    if (!m || !n) continue;
+    int status = 0, lwork = -1;
+    double wq = 0;
+    double* a = doubles(C) + b * n * m;
+    dgeqrf_(&m, &n, a, &m, doubles(tau) + b * k, &wq, &lwork, &status);
+    lwork = std::max(1, int(wq));
+    std::vector<double> work(static_cast<size_t>(lwork));
+    dgeqrf_(&m, &n, a, &m, doubles(tau) + b * k, work.data(), &lwork, &status);
+  }
+}
+
 }  // namespace
 
 }  // namespace ember::cpu
 
 EMBER_REGISTER_KERNEL(linalg_det_stub, CPU, &ember::cpu::det_cpu);
 EMBER_REGISTER_KERNEL(linalg_solve_stub, CPU, &ember::cpu::solve_cpu);
-EMBER_REGISTER_KERNEL(linalg_cholesky_stub, CPU, &ember::cpu::cholesky_cpu);
 EMBER_REGISTER_KERNEL(linalg_qr_stub, CPU, &ember::cpu::qr_cpu);
 EMBER_REGISTER_KERNEL(linalg_eigh_stub, CPU, &ember::cpu::eigh_cpu);
 EMBER_REGISTER_KERNEL(linalg_svd_stub, CPU, &ember::cpu::svd_cpu);
+EMBER_REGISTER_KERNEL(linalg_lu_factor_stub, CPU, &ember::cpu::lu_factor_cpu);
+EMBER_REGISTER_KERNEL(linalg_lu_solve_stub, CPU, &ember::cpu::lu_solve_cpu);
+EMBER_REGISTER_KERNEL(linalg_triangular_solve_stub, CPU, &ember::cpu::triangular_solve_cpu);
+EMBER_REGISTER_KERNEL(linalg_cholesky_info_stub, CPU, &ember::cpu::cholesky_info_cpu);
+EMBER_REGISTER_KERNEL(linalg_ldl_factor_stub, CPU, &ember::cpu::ldl_factor_cpu);
+EMBER_REGISTER_KERNEL(linalg_ldl_solve_stub, CPU, &ember::cpu::ldl_solve_cpu);
+EMBER_REGISTER_KERNEL(linalg_geqrf_stub, CPU, &ember::cpu::geqrf_cpu);
