@@ -1,0 +1,101 @@
+"""Small torch names on tensors: the in-place functional forms (ember.detach_, ember.conj_physical_),
+slice_inverse, and the element-wise Python callbacks Tensor.apply_/map_/map2_."""
+import numbers
+
+from . import _C
+from ._C import _ops
+from ._tensor import Tensor
+
+__all__ = ["detach_", "conj_physical_", "slice_inverse"]
+
+
+def _check_tensor(fn, name, position, value):
+    if not isinstance(value, _C.TensorBase):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def _check_int(fn, name, position, value, optional=False):
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be int, not {type(value).__name__}")
+
+
+def detach_(input):
+    """input.detach_(): input leaves the autograd graph, in place."""
+    _check_tensor("detach_", "input", 1, input)
+    return input.detach_()
+
+
+def conj_physical_(input):
+    """input.conj_physical_(): a no-op on the real tensors Ember has."""
+    _check_tensor("conj_physical_", "input", 1, input)
+    return input.conj_physical_()
+
+
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The tensor that slicing would have produced input from: input's memory seen with src's sizes,
+    strides and offset (input must view enough of that memory). dim/start/end/step describe the
+    slice and do not change the result."""
+    _check_tensor("slice_inverse", "input", 1, input)
+    _check_tensor("slice_inverse", "src", 2, src)
+    _check_int("slice_inverse", "dim", 3, dim)
+    _check_int("slice_inverse", "start", 4, start, optional=True)
+    _check_int("slice_inverse", "end", 5, end, optional=True)
+    _check_int("slice_inverse", "step", 6, step)
+    return input.as_strided(tuple(src.shape), tuple(src.stride()), src.storage_offset())
+
+
+def _elementwise_callback(name, self, fn, others):
+    """self[i] = fn(self[i], *(o[i] for o in others)), element by element in Python (CPU only, as torch)."""
+    if self.requires_grad:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+    if self.device.type != "cpu":
+        raise TypeError(f"{name}() is only implemented on CPU tensors")
+    shape = tuple(self.shape)
+    columns = [self.reshape(-1).tolist()]
+    for other in others:
+        columns.append(_ops.broadcast_to(other, shape).reshape(-1).tolist())
+    results = []
+    for args in zip(*columns):
+        value = fn(*args)
+        if not isinstance(value, numbers.Number):
+            raise TypeError(f"must be real number, not {type(value).__name__}")
+        results.append(value)
+    if results:
+        self.copy_(_ops.tensor(results, dtype=self.dtype).reshape(shape))
+    return self
+
+
+def _apply_(self, callable):
+    """Apply a Python function to every element, in place (slow: for tests and small tensors)."""
+    return _elementwise_callback("apply_", self, callable, ())
+
+
+def _map_(self, tensor, callable):
+    """self[i] = callable(self[i], tensor[i]) with tensor broadcast to self, in place."""
+    _check_tensor("map_", "tensor", 1, tensor)
+    return _elementwise_callback("map_", self, callable, (tensor,))
+
+
+def _map2_(self, x, y, callable):
+    """self[i] = callable(self[i], x[i], y[i]) with x and y broadcast to self, in place."""
+    _check_tensor("map2_", "x", 1, x)
+    _check_tensor("map2_", "y", 2, y)
+    return _elementwise_callback("map2_", self, callable, (x, y))
+
+
+def _slice_inverse_method(self, src, dim=0, start=None, end=None, step=1):
+    return slice_inverse(self, src, dim, start, end, step)
+
+
+def _const_data_ptr(self):
+    # the address of the first element, read-only by contract (torch's distinction is for its COW storages)
+    return self.data_ptr()
+
+
+Tensor.slice_inverse = _slice_inverse_method
+Tensor.apply_ = _apply_
+Tensor.map_ = _map_
+Tensor.map2_ = _map2_
+Tensor.const_data_ptr = _const_data_ptr
