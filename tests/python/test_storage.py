@@ -296,3 +296,58 @@ def test_is_set_to_matches_torch():
     for f, g in pairs:
         assert f(e).is_set_to(g(e)) == f(t).is_set_to(g(t))
     _raises_like(lambda: e.is_set_to([1]), lambda: t.is_set_to([1]))
+
+
+def _layout(x):
+    return tuple(x.shape), tuple(x.stride()), x.storage_offset(), x.tolist()
+
+
+@pytest.mark.parametrize("case", [
+    lambda m, x: ((x.view(2, 3)[1:],), {}),
+    lambda m, x: ((), {}),
+    lambda m, x: ((x.untyped_storage(),), {}),
+    lambda m, x: ((x.untyped_storage(), 2, (2, 2)), {}),
+    lambda m, x: ((x.untyped_storage(), 1, (2, 2), (1, 2)), {}),
+    lambda m, x: ((x.storage(), 1, (2,)), {}),
+    lambda m, x: ((), {"source": x.untyped_storage(), "storage_offset": 1, "size": (2,)}),
+    lambda m, x: ((m.UntypedStorage(5),), {}),
+])
+def test_set_matches_torch(case):
+    results = []
+    for m in (ember, torch):
+        x = m.arange(6.0)
+        t = m.zeros(3)
+        view_of_t = t[1:]
+        args, kwargs = case(m, x)
+        assert t.set_(*args, **kwargs) is t
+        shape, stride, offset, values = _layout(t)
+        if 0 not in shape and shape != (1,):  # (1,): a fresh 5-byte storage holds garbage
+            assert t.untyped_storage().data_ptr() == x.data_ptr() or not args
+        results.append((shape, stride, offset, values if shape != (1,) else None, view_of_t.tolist()))
+    assert results[0] == results[1]
+
+
+def test_set_aliases_and_grows_storage():
+    for m in (ember, torch):
+        x = m.arange(6.0)
+        t = m.zeros(3).set_(x.untyped_storage())
+        t[0] = 7.0
+        assert x[0].item() == 7.0 and t.untyped_storage() is x.untyped_storage()
+        t = m.zeros(3).set_(x.untyped_storage(), 5, (2,))  # past the end: the storage grows
+        assert t.storage_offset() == 5 and x.untyped_storage().nbytes() >= 28 and t[0].item() == 5.0
+
+
+def test_set_errors_match_torch():
+    def cases(m):
+        x = m.arange(6.0)
+        return [lambda: m.zeros(3).set_(m.arange(3)), lambda: m.zeros(3).set_(m.IntStorage([1, 2])),
+                lambda: m.zeros(3).set_(x.untyped_storage(), -1, (2,)),
+                lambda: m.zeros(3, requires_grad=True).set_(x), lambda: m.zeros(3).set_([1]),
+                lambda: m.zeros(3).set_(x, 1), lambda: m.zeros(3).set_(x.untyped_storage(), 0, (2, 3), (1,)),
+                lambda: m.zeros(3).set_(x.untyped_storage(), 0, None, (1,))]
+    for ours, theirs in zip(cases(ember), cases(torch)):
+        _raises_like(ours, theirs)
+    with pytest.raises(RuntimeError, match="Could not set tensor of type long int to a tensor of type float"):
+        ember.zeros(3).set_(ember.arange(3))
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        ember.zeros(3, requires_grad=True).set_(ember.arange(3.0))
