@@ -1,5 +1,6 @@
 """Small torch names on tensors: the in-place functional forms (ember.detach_, ember.conj_physical_),
-slice_inverse, and the element-wise Python callbacks Tensor.apply_/map_/map2_."""
+slice_inverse, the element-wise Python callbacks Tensor.apply_/map_/map2_, and the deprecated
+non-inplace Tensor.resize/resize_as."""
 import numbers
 
 from . import _C
@@ -89,6 +90,38 @@ def _slice_inverse_method(self, src, dim=0, start=None, end=None, step=1):
     return slice_inverse(self, src, dim, start, end, step)
 
 
+def _resize(self, *sizes):
+    """Deprecated non-inplace resize: a reshape that must keep the number of elements (differentiable)."""
+    import warnings
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    return _resize_keeping_numel(self, sizes)
+
+
+def _resize_as(self, tensor):
+    import warnings
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    _check_tensor("resize_as", "tensor", 1, tensor)
+    return _resize_keeping_numel(self, tuple(tensor.shape))
+
+
+def _resize_keeping_numel(self, sizes):
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    for s in sizes:
+        if isinstance(s, bool) or not isinstance(s, numbers.Integral):
+            raise TypeError(f"resize(): sizes must be ints, got {type(s).__name__}")
+    numel = 1
+    for s in sizes:
+        numel *= int(s)
+    if numel != self.numel():
+        shape = "x".join(str(int(s)) for s in sizes)
+        have = "x".join(str(s) for s in self.shape)
+        raise RuntimeError(f"requested resize to {shape} ({numel} elements in total), but the given tensor has a "
+                           f"size of {have} ({self.numel()} elements). autograd's resize can only change the shape "
+                           "of a given tensor, while preserving the number of elements. ")
+    return self.contiguous().view(tuple(int(s) for s in sizes))
+
+
 def _const_data_ptr(self):
     # the address of the first element, read-only by contract (torch's distinction is for its COW storages)
     return self.data_ptr()
@@ -99,3 +132,5 @@ Tensor.apply_ = _apply_
 Tensor.map_ = _map_
 Tensor.map2_ = _map2_
 Tensor.const_data_ptr = _const_data_ptr
+Tensor.resize = _resize
+Tensor.resize_as = _resize_as

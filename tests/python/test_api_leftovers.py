@@ -189,3 +189,23 @@ def test_apply_map_map2_match_torch():
 def test_const_data_ptr():
     x = ember.arange(6.0).view(2, 3)
     assert x.const_data_ptr() == x.data_ptr() and x[1].const_data_ptr() == x[1].data_ptr() != x.data_ptr()
+
+
+def test_deprecated_resize_and_resize_as():
+    for m in (ember, torch):
+        x = m.arange(6.0)
+        with pytest.warns(UserWarning, match="non-inplace resize is deprecated"):
+            r = x.resize(2, 3)
+        assert tuple(r.shape) == (2, 3) and r.data_ptr() == x.data_ptr() and r.tolist() == [[0, 1, 2], [3, 4, 5]]
+        with pytest.warns(UserWarning, match="non-inplace resize_as is deprecated"):
+            assert tuple(x.resize_as(m.zeros(3, 2)).shape) == (3, 2)
+        y = m.arange(3.0, requires_grad=True)
+        with pytest.warns(UserWarning):
+            (y * 2).resize(3, 1).sum().backward()
+        assert y.grad.tolist() == [2.0, 2.0, 2.0]
+        with pytest.warns(UserWarning):
+            nc = m.arange(6.0).view(2, 3).t().resize(6)
+        assert nc.tolist() == [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]
+    with pytest.warns(UserWarning):
+        e, t = _raises_like(lambda: ember.arange(6.0).resize(2, 2), lambda: torch.arange(6.0).resize(2, 2))
+    assert e == t
