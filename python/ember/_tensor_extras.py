@@ -6,6 +6,7 @@ import numbers
 from . import _C
 from ._C import _ops
 from ._tensor import Tensor
+from ._utils import contiguous_format, memory_format
 
 __all__ = ["detach_", "conj_physical_", "slice_inverse"]
 
@@ -122,6 +123,74 @@ def _resize_keeping_numel(self, sizes):
     return self.contiguous().view(tuple(int(s) for s in sizes))
 
 
+def _is_row_major(shape, strides, order):
+    """Dense in the given dim order (innermost first), size-1 dims ignored: torch's contiguity rule."""
+    expected = 1
+    for d in order:
+        if shape[d] == 1:
+            continue
+        if strides[d] != expected:
+            return False
+        expected *= shape[d]
+    return True
+
+
+def _stride_order(shape, strides, a, b):
+    """+1: dim a is inside dim b in memory (move it inward); -1: outside; 0: no stride tells them apart."""
+    sa, sb = strides[a], strides[b]
+    if sa == 0 or sb == 0:
+        return 0
+
+    def at_least(x, y):  # x >= y for sizes/strides, with divisibility as torch's symbolic rule
+        return True if y == 0 else False if x == 0 else x >= y or x % y == 0
+
+    if sa == sb:
+        return 0 if at_least(shape[b], shape[a]) else 1
+    if at_least(sb, sa):
+        return -1
+    return 1 if at_least(sa, sb) else 0
+
+
+def _dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory (experimental in torch)."""
+    if not isinstance(ambiguity_check, bool):
+        if not isinstance(ambiguity_check, list) or \
+                not all(isinstance(f, memory_format) for f in ambiguity_check):
+            raise TypeError("The ambiguity_check argument must be a bool or a list of memory formats.")
+    shape, strides, ndim = tuple(self.shape), tuple(self.stride()), self.dim()
+    contiguous = self.numel() < 2 or _is_row_major(shape, strides, range(ndim - 1, -1, -1))
+    channels_last = ndim == 4 and _is_row_major(shape, strides, (1, 3, 2, 0))
+    check = ambiguity_check if isinstance(ambiguity_check, bool) else True
+    if check:
+        several_orders = any(a == b for a, b in zip(strides, strides[1:])) or 1 in shape
+        formats = ambiguity_check if isinstance(ambiguity_check, list) else []
+        matching = sum(1 for f in formats if (contiguous if f is contiguous_format
+                                              else self.is_contiguous(memory_format=f)))
+        if several_orders and matching != 1:
+            raise RuntimeError("The tensor does not have unique dim order, or cannot map to exact one of the given "
+                               "memory formats.")
+    if ndim < 2:
+        return tuple(range(ndim))
+    if contiguous and not channels_last:
+        return tuple(range(ndim))
+    if channels_last and not contiguous:
+        return (0, *range(2, ndim), 1)
+    # insertion sort from the innermost dim outward; ties keep their place
+    perm = list(range(ndim - 1, -1, -1))
+    for i in range(1, ndim):
+        j = i
+        for k in range(i - 1, -1, -1):
+            order = _stride_order(shape, strides, perm[k], perm[j])
+            if order > 0:
+                perm[k], perm[j] = perm[j], perm[k]
+                j = k
+            elif order < 0:
+                break
+    if ambiguity_check and any(_stride_order(shape, strides, perm[i], perm[i + 1]) != -1 for i in range(ndim - 1)):
+        raise RuntimeError("The tensor does not have unique dim order.")
+    return tuple(reversed(perm))
+
+
 def _const_data_ptr(self):
     # the address of the first element, read-only by contract (torch's distinction is for its COW storages)
     return self.data_ptr()
@@ -132,5 +201,6 @@ Tensor.apply_ = _apply_
 Tensor.map_ = _map_
 Tensor.map2_ = _map2_
 Tensor.const_data_ptr = _const_data_ptr
+Tensor.dim_order = _dim_order
 Tensor.resize = _resize
 Tensor.resize_as = _resize_as

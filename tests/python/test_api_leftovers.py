@@ -209,3 +209,34 @@ def test_deprecated_resize_and_resize_as():
     with pytest.warns(UserWarning):
         e, t = _raises_like(lambda: ember.arange(6.0).resize(2, 2), lambda: torch.arange(6.0).resize(2, 2))
     assert e == t
+
+
+def _strided(m, shape, perm, steps, expand_at):
+    x = m.zeros(tuple(shape)).permute(*perm)[tuple(slice(None, None, s) for s in steps)]
+    if expand_at is not None:
+        x = x.unsqueeze(expand_at).expand(*[3 if i == expand_at else -1 for i in range(x.dim() + 1)])
+    return x
+
+
+def test_dim_order_matches_torch_on_random_layouts():
+    import random
+    rng = random.Random(0)
+    for _ in range(400):
+        nd = rng.randint(1, 5)
+        shape = [rng.choice([1, 1, 2, 3, 4]) for _ in range(nd)]
+        perm = rng.sample(range(nd), nd)
+        steps = [rng.choice([1, 1, 2]) for _ in range(nd)]
+        expand_at = rng.choice([None, None, 0, nd])
+        for ours_check, torch_check in ((False, False), (True, True), ([ember.contiguous_format], [torch.contiguous_format])):
+            outcomes = []
+            for m, check in ((ember, ours_check), (torch, torch_check)):
+                try:
+                    outcomes.append(_strided(m, shape, perm, steps, expand_at).dim_order(ambiguity_check=check))
+                except RuntimeError as e:
+                    outcomes.append(str(e))
+            assert outcomes[0] == outcomes[1], (shape, perm, steps, expand_at, ours_check)
+    assert ember.zeros(()).dim_order() == torch.zeros(()).dim_order() == ()
+    # channels-last layout, built by permuting
+    assert ember.zeros(2, 4, 5, 3).permute(0, 3, 1, 2).dim_order() == (0, 2, 3, 1)
+    _raises_like(lambda: ember.zeros(2).dim_order(ambiguity_check="x"), lambda: torch.zeros(2).dim_order(ambiguity_check="x"))
+    _raises_like(lambda: ember.zeros(2).dim_order(ambiguity_check=[1]), lambda: torch.zeros(2).dim_order(ambiguity_check=[1]))
