@@ -59,7 +59,7 @@ def _whole_storage_bytes(t):
 
 
 def _is_int(x):
-    return isinstance(x, int) and not isinstance(x, bool) or hasattr(x, "__index__") and not isinstance(x, bool)
+    return not isinstance(x, bool) and hasattr(type(x), "__index__")
 
 
 def _bytes_from_buffer(buffer, byte_order, count, offset, dtype):
@@ -189,6 +189,7 @@ class UntypedStorage(StorageBase):
     def share_memory_(self):
         """Move the memory into shared memory in place: tensors on this storage follow."""
         self._base.share_memory_()
+        _remember(self)  # the memory moved: tensors on it must still answer this object
         return self
 
     def untyped(self):
@@ -283,6 +284,7 @@ class UntypedStorage(StorageBase):
         b = self._bytes()
         b.resize_(size)  # grows the shared storage in place: every tensor on it sees the new memory
         self._base = b
+        _remember(self)
         return self
 
     def byteswap(self, dtype):
@@ -645,6 +647,13 @@ def legacy_storage_class(dtype):
 _storage_cache = weakref.WeakValueDictionary()
 
 
+def _remember(storage):
+    """Answer `storage` for tensors on its memory from now on (after it moved or was first made)."""
+    ptr = storage._base._storage_ptr()
+    if ptr and storage._length is None:
+        _storage_cache[ptr] = storage
+
+
 def _untyped_storage(self):
     ptr, nbytes = self._storage_ptr(), self._storage_nbytes()
     if ptr == 0:  # empty storages share the null address: no identity to key on
@@ -655,7 +664,7 @@ def _untyped_storage(self):
     if cached is not None and cached._base._storage_ptr() == ptr and cached.nbytes() == nbytes:
         return cached
     storage = UntypedStorage._wrap(_whole_storage_bytes(self))
-    _storage_cache[ptr] = storage
+    _remember(storage)
     return storage
 
 

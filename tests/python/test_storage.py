@@ -351,3 +351,15 @@ def test_set_errors_match_torch():
         ember.zeros(3).set_(ember.arange(3))
     with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
         ember.zeros(3, requires_grad=True).set_(ember.arange(3.0))
+
+
+def test_storage_identity_survives_share_and_resize():
+    for m in (ember, torch):
+        t = m.arange(4.0)
+        u = t.untyped_storage()
+        u.share_memory_()
+        assert t.untyped_storage() is u and t.data_ptr() == u.data_ptr()
+        x = m.tensor([1, 2, 3], dtype=m.uint8)
+        ux = x.untyped_storage()
+        ux.resize_(64)
+        assert x.untyped_storage() is ux and x.tolist() == [1, 2, 3]
