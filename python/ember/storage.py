@@ -108,6 +108,8 @@ class UntypedStorage(StorageBase):
         if len(args) > 1:
             raise TypeError(f"ember.UntypedStorage() takes at most 1 positional argument ({len(args)} given): "
                             "expected (), (int size) or (Sequence data)")
+        if args and isinstance(args[0], _C.TensorBase):
+            raise RuntimeError(f"ember.UntypedStorage(): Expected a sequence type, but got {type(args[0]).__name__}")
         if not args:
             data = _ops.empty((0,), dtype=_C.uint8, device=device)
         elif _is_int(args[0]):
@@ -390,7 +392,7 @@ class TypedStorage:
         else:
             values = list(args[0])
             for v in values:
-                if isinstance(v, (str, bytes)):
+                if isinstance(v, (str, bytes, list, tuple)):  # a storage is flat: one number per element
                     raise TypeError(f"must be real number, not {type(v).__name__}")
             data = _ops.tensor(values, dtype=dtype, device=device) if values else \
                 _ops.empty((0,), dtype=dtype, device=device)

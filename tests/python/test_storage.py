@@ -115,6 +115,7 @@ def test_untyped_storage_constructors():
     assert ember.UntypedStorage(4, device="cpu").device.type == "cpu"
     _raises_like(lambda: ember.UntypedStorage("abc"), lambda: torch.UntypedStorage("abc"))
     _raises_like(lambda: ember.UntypedStorage(-1), lambda: torch.UntypedStorage(-1))
+    _raises_like(lambda: ember.UntypedStorage(ember.tensor([1, 2])), lambda: torch.UntypedStorage(torch.tensor([1, 2])))
     _raises_like(lambda: ember.UntypedStorage(2, dtype=ember.float32), lambda: torch.UntypedStorage(2, dtype=torch.float))
 
 
