@@ -96,4 +96,5 @@ from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future 
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()
 from .storage import *  # noqa: E402,F401,F403
+from . import _tensor_storage  # noqa: E402,F401  (installs Tensor.untyped_storage, storage, set_, ...)
 from ._tensor_extras import *  # noqa: E402,F401,F403  (detach_, conj_physical_, slice_inverse; Tensor.apply_/map_)
