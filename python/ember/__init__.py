@@ -75,6 +75,12 @@ def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
+    if name == "Storage":  # torch.Storage follows the default dtype (FloatStorage, DoubleStorage, ...)
+        from .storage import legacy_storage_class
+        return legacy_storage_class(get_default_dtype())
+    if name == "binomial":  # samples with ember.distributions' sampler, which sits above this package
+        import importlib
+        return importlib.import_module(f"{__name__}._binomial").binomial
     if name == "vmap":  # torch.vmap is torch.func.vmap
         import importlib
         return importlib.import_module(f"{__name__}.func").vmap
@@ -92,3 +98,8 @@ from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
+
+# Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()
+from .storage import *  # noqa: E402,F401,F403
+from . import _tensor_storage  # noqa: E402,F401  (installs Tensor.untyped_storage, storage, set_, ...)
+from ._tensor_extras import *  # noqa: E402,F401,F403  (detach_, conj_physical_, slice_inverse; Tensor.apply_/map_)

@@ -178,10 +178,9 @@ def typename(obj, /):
 
 
 def is_storage(obj, /):
-    """True for Ember's storage objects (ember.UntypedStorage / TypedStorage where this build has them)."""
-    ember = sys.modules["ember"]
-    return any(type(obj) is cls for cls in (getattr(ember, "UntypedStorage", None),
-                                            getattr(ember, "TypedStorage", None)) if cls is not None)
+    """True for Ember's storage objects: ember.UntypedStorage, TypedStorage and the legacy FloatStorage & co."""
+    storage = sys.modules["ember.storage"]  # loaded by ember/__init__; importing it here would be a cycle
+    return isinstance(obj, (storage.TypedStorage, storage.UntypedStorage))
 
 
 def _tensor_arg(fn, input):

@@ -98,7 +98,7 @@ def xlogy(x, y):
 # Standard gamma sampling
 
 
-def _sample_standard_gamma(alpha):
+def _sample_standard_gamma(alpha, generator=None):
     """Marsaglia & Tsang (2000) on a flat tensor of concentrations, vectorised rejection."""
     shape = alpha.shape
     a = alpha.detach().reshape(-1).to(ember.float64)
@@ -110,15 +110,15 @@ def _sample_standard_gamma(alpha):
     pending = ember.arange(a.numel())
     while pending.numel():
         dp, cp = d[pending], c[pending]
-        z = ember.randn(pending.numel(), dtype=ember.float64)
-        u = ember.rand(pending.numel(), dtype=ember.float64)
+        z = ember.randn(pending.numel(), dtype=ember.float64, generator=generator)
+        u = ember.rand(pending.numel(), dtype=ember.float64, generator=generator)
         v = (1 + cp * z) ** 3
         ok = (v > 0) & (ember.log(u) < 0.5 * z * z + dp - dp * v + dp * ember.log(v.clamp(min=1e-300)))
         out[pending[ok]] = (dp * v)[ok]
         pending = pending[~ok]
     if bool(small.any()):
         # Gamma(a) = Gamma(a + 1) * U^(1/a) for a < 1
-        u = ember.rand(a.numel(), dtype=ember.float64)
+        u = ember.rand(a.numel(), dtype=ember.float64, generator=generator)
         out = ember.where(small, out * u ** (1 / a), out)
     tiny = ember.finfo(alpha.dtype).tiny
     return out.to(alpha.dtype).clamp(min=tiny).reshape(shape)

@@ -1,7 +1,7 @@
 import ember
 
 from . import constraints
-from ._special import lgamma, standard_gamma
+from ._special import _sample_standard_gamma, lgamma
 from .distribution import Distribution
 from .utils import _ProbsLogitsMixin
 
@@ -11,7 +11,7 @@ __all__ = ["Binomial"]
 _DIRECT_MAX = 64  # counts up to this are summed Bernoulli trials
 
 
-def _sample_binomial(n, p):
+def _sample_binomial(n, p, generator=None):
     """Exact Binomial(n, p) draws for float tensors n, p of one shape.  Large counts are split by
     an order statistic (Devroye, Non-Uniform Random Variate Generation, X.4): with i = ceil(n / 2)
     and Y ~ Beta(i, n + 1 - i) the i-th smallest of n uniforms, Y <= p means i successes plus
@@ -20,8 +20,8 @@ def _sample_binomial(n, p):
     while bool((n > _DIRECT_MAX).any()):
         big = n > _DIRECT_MAX
         i = ember.where(big, ember.floor((n + 1) / 2), ember.ones_like(n))
-        g1 = standard_gamma(i)
-        g2 = standard_gamma(ember.where(big, n + 1 - i, ember.ones_like(n)))
+        g1 = _sample_standard_gamma(i, generator)  # n carries no gradient: plain draws
+        g2 = _sample_standard_gamma(ember.where(big, n + 1 - i, ember.ones_like(n)), generator)
         y = g1 / (g1 + g2)
         up = y <= p
         result = result + ember.where(big & up, i, ember.zeros_like(i))
@@ -31,7 +31,7 @@ def _sample_binomial(n, p):
         p = ember.where(big, ember.where(up, p_up, p_down), p).clamp(0, 1)
     max_n = int(float(n.max())) if n.numel() else 0
     if max_n > 0:
-        trials = ember.rand((max_n,) + tuple(n.shape), dtype=p.dtype) < p
+        trials = ember.rand((max_n,) + tuple(n.shape), dtype=p.dtype, generator=generator) < p
         index = ember.arange(max_n, dtype=p.dtype).view((max_n,) + (1,) * n.dim())
         result = result + (trials & (index < n)).to(p.dtype).sum(0)
     return result
