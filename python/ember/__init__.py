@@ -50,7 +50,7 @@ from . import serialization  # noqa: E402,F401
 from .serialization import save, load  # noqa: E402,F401
 from . import cpu, profiler  # noqa: E402,F401
 from . import amp  # noqa: E402,F401
-from .amp import autocast  # noqa: E402,F401
+from .amp import GradScaler, autocast  # noqa: E402,F401
 from .amp._state import *  # noqa: E402,F401,F403  (is_autocast_enabled, set_autocast_dtype, ...)
 from .amp.grad_scaler import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
 from . import accelerator, backends, cuda, onnx, special, testing  # noqa: E402,F401

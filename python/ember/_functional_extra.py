@@ -425,7 +425,39 @@ Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape
 Tensor.is_nonzero = lambda self: _is_nonzero(self)
 Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy THD backend
 
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of the 1-D x: columns x^(N-1) ... x^0 (x^0 ... x^(N-1) when increasing)."""
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    from . import linalg
+    if n < 2:  # linalg.vander wants N >= 2: the 0 / 1 column cases directly, in its dtype
+        dtype = linalg.vander(x[:0], N=2).dtype
+        return _ops.ones((x.shape[0], n), dtype=dtype)
+    v = linalg.vander(x, N=n)
+    return v if increasing else v.flip(-1)
+
+
+def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
+    """Sum of singular values over dims (default the last two): linalg.matrix_norm(input, 'nuc', ...)."""
+    if isinstance(dim, bool):  # nuclear_norm(input, keepdim) form
+        dim, keepdim = None, dim
+    from . import linalg
+    return linalg.matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else tuple(dim), keepdim=keepdim, out=out)
+
+
+def _to_dense(self, dtype=None, *, masked_grad=None):
+    # a strided tensor is already dense: itself (or a cast)
+    return self if dtype is None or dtype == self.dtype else self.to(dtype)
+
+
+Tensor.to_dense = _to_dense
+Tensor.name = property(lambda self: None)  # named tensors are not supported: every tensor is unnamed
+
 __all__ = [
+    "vander", "nuclear_norm",
     "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_tensors", "block_diag", "unravel_index", "histogram",
     "histogramdd", "nonzero_static", "chain_matmul", "norm_except_dim", "frobenius_norm",
     "gradient", "cond",

@@ -240,3 +240,30 @@ def test_dim_order_matches_torch_on_random_layouts():
     assert ember.zeros(2, 4, 5, 3).permute(0, 3, 1, 2).dim_order() == (0, 2, 3, 1)
     _raises_like(lambda: ember.zeros(2).dim_order(ambiguity_check="x"), lambda: torch.zeros(2).dim_order(ambiguity_check="x"))
     _raises_like(lambda: ember.zeros(2).dim_order(ambiguity_check=[1]), lambda: torch.zeros(2).dim_order(ambiguity_check=[1]))
+
+
+def test_vander_nuclear_norm_to_dense_match_torch():
+    torch = pytest.importorskip("torch")
+    import numpy as np
+    data = [1.5, -2.0, 3.0, 0.5]
+    for lib_args in [dict(), dict(N=2), dict(N=5, increasing=True), dict(N=0)]:
+        e = ember.vander(ember.tensor(data, dtype=ember.float64), **lib_args)
+        t = torch.vander(torch.tensor(data, dtype=torch.float64), **lib_args)
+        assert tuple(e.shape) == tuple(t.shape) and np.allclose(e.tolist(), t.tolist())
+    assert ember.vander(ember.tensor([1, 2])).dtype == ember.int64
+    for bad in (lambda lib: lib.vander(lib.ones(2, 2)), lambda lib: lib.vander(lib.ones(3), N=-1)):
+        with pytest.raises(RuntimeError):
+            bad(torch)
+        with pytest.raises(RuntimeError):
+            bad(ember)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for args in [(), ((0, 2),), ((0, 2), True)]:
+            e = ember.nuclear_norm(ember.tensor(x), *args)
+            t = torch.nuclear_norm(torch.tensor(x), *args)
+            assert tuple(e.shape) == tuple(t.shape) and np.allclose(e.tolist(), t.tolist())
+    y = ember.ones(3)
+    assert y.to_dense() is y and y.name is None and torch.ones(3).name is None
+    assert ember.GradScaler is ember.amp.GradScaler

@@ -12,32 +12,32 @@ torch = pytest.importorskip("torch")
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 import api_surface  # noqa: E402
 
-# Coverage % measured against torch 2.13.0, rounded down. The floors only go up: raise one when a
+# Coverage % (of the names not left out on purpose) measured against torch 2.13.0, rounded down. The floors only go up: raise one when a
 # namespace gains names, never lower one to let a removal through.
 FLOORS = {
-    "torch": 88,
-    "Tensor": 92,
+    "torch": 97,
+    "Tensor": 98,
     "nn": 93,
     "nn.functional": 100,
     "nn.init": 100,
     "nn.utils": 100,
     "optim": 94,
     "optim.lr_scheduler": 100,
-    "linalg": 37,
+    "linalg": 95,
     "fft": 0,
     "special": 100,
     "distributions": 100,
     "func": 100,
     "autograd": 100,
     "cuda": 35,
-    "amp": 0,
+    "amp": 100,
     "testing": 100,
     "utils.data": 100,
     "utils.checkpoint": 100,
     "nn.utils.parametrize": 100,
     "backends": 100,
     "onnx": 62,
-    "jit": 70,
+    "jit": 88,
     "distributed": 71,
     "nn.parallel": 100,
     "utils.tensorboard": 100,
