@@ -4,6 +4,8 @@ passes losses and steps through without scaling."""
 import functools
 import warnings
 
+from ..amp.grad_scaler import GradScaler as _AmpGradScaler
+
 __all__ = ["autocast", "GradScaler", "custom_fwd", "custom_bwd"]
 
 
@@ -32,62 +34,16 @@ class autocast:
         return wrapper
 
 
-class GradScaler:
-    """Loss scaling for float16 training; without CUDA it is disabled: scale() returns its input,
-    step() calls optimizer.step(), update() and unscale_() do nothing."""
+class GradScaler(_AmpGradScaler):
+    """The deprecated spelling of ember.amp.GradScaler('cuda'): without CUDA it disables itself with a
+    warning (scale() returns its input, step() calls optimizer.step()), as PyTorch's CPU build does."""
 
     def __init__(self, init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5, growth_interval=2000,
                  enabled=True):
         warnings.warn("`ember.cuda.amp.GradScaler(args...)` is deprecated (PyTorch moved it to "
                       "`torch.amp.GradScaler('cuda', args...)`).", FutureWarning, stacklevel=2)
-        if enabled:
-            warnings.warn("ember.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
-                          UserWarning, stacklevel=2)
-        self._enabled = False
-        self._init_scale, self._growth_factor = init_scale, growth_factor
-        self._backoff_factor, self._growth_interval = backoff_factor, growth_interval
-
-    def is_enabled(self):
-        return self._enabled
-
-    def scale(self, outputs):
-        return outputs
-
-    def unscale_(self, optimizer):
-        pass
-
-    def step(self, optimizer, *args, **kwargs):
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None):
-        pass
-
-    def get_scale(self):
-        return 1.0
-
-    def get_growth_factor(self):
-        return self._growth_factor
-
-    def set_growth_factor(self, new_factor):
-        self._growth_factor = new_factor
-
-    def get_backoff_factor(self):
-        return self._backoff_factor
-
-    def set_backoff_factor(self, new_factor):
-        self._backoff_factor = new_factor
-
-    def get_growth_interval(self):
-        return self._growth_interval
-
-    def set_growth_interval(self, new_interval):
-        self._growth_interval = new_interval
-
-    def state_dict(self):
-        return {}
-
-    def load_state_dict(self, state_dict):
-        pass  # a disabled scaler has no state to restore (PyTorch's ignores the dict too)
+        super().__init__("cuda", init_scale=init_scale, growth_factor=growth_factor, backoff_factor=backoff_factor,
+                         growth_interval=growth_interval, enabled=enabled)
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):
