@@ -89,11 +89,33 @@ LOWER_PRECISION_OPS = [
                                                             ((4,), "float32")]),
 ]
 
+def _wc(m, x):
+    """A well-conditioned matrix from x: 2I + 0.1 x (its lower part is positive definite)."""
+    return x * 0.1 + m.eye(x.shape[-1], dtype=x.dtype) * 2
+
+
 FP32_OPS = [
     ("prod", lambda m, x: m.prod(x), [((3, 4), "bfloat16", 0.5, 1.5)]),
     ("prod.dim_int", lambda m, x: m.prod(x, 1), [((3, 4), "bfloat16", 0.5, 1.5)]),
     ("cdist", lambda m, a, b: m.cdist(a, b), [((4, 3), "bfloat16"), ((5, 3), "bfloat16")]),
     ("trace", lambda m, x: m.trace(x), [((4, 4), "bfloat16")]),
+    # linear algebra (well conditioned: 2I + 0.1 x; the factorisations read only what they need)
+    ("linalg_cholesky_ex", lambda m, x: m.linalg.cholesky_ex(_wc(m, x))[0], [((3, 3), "bfloat16")]),
+    ("cholesky", lambda m, x: m.cholesky(_wc(m, x)), [((3, 3), "bfloat16")]),
+    ("cholesky_solve", lambda m, x, b: m.cholesky_solve(b, _wc(m, x).tril()), [((3, 3), "bfloat16"), ((3, 2), "bfloat16")]),
+    ("cholesky_inverse", lambda m, x: m.cholesky_inverse(_wc(m, x).tril()), [((3, 3), "bfloat16")]),
+    ("inverse", lambda m, x: m.inverse(_wc(m, x)), [((3, 3), "bfloat16")]),
+    ("pinverse", lambda m, x: m.pinverse(x), [((3, 4), "float32")]),
+    ("qr", lambda m, x: m.qr(x)[1].abs(), [((4, 3), "bfloat16")]),
+    ("svd", lambda m, x: m.svd(x)[1], [((4, 3), "bfloat16")]),
+    ("geqrf", lambda m, x: m.geqrf(x)[0].abs(), [((4, 3), "bfloat16")]),
+    ("linalg_householder_product", lambda m, a, t: m.linalg.householder_product(a, t),
+     [((4, 3), "bfloat16"), ((3,), "bfloat16")]),
+    ("orgqr", lambda m, a, t: m.orgqr(a, t), [((4, 3), "bfloat16"), ((3,), "bfloat16")]),
+    ("ormqr", lambda m, a, t, c: m.ormqr(a, t, c), [((4, 3), "bfloat16"), ((3,), "bfloat16"), ((4, 2), "bfloat16")]),
+    ("lu_solve", lambda m, x, b: m.lu_solve(b, *m.linalg.lu_factor(_wc(m, x))), [((3, 3), "float32"), ((3, 2), "bfloat16")]),
+    ("triangular_solve", lambda m, x, b: m.triangular_solve(b, _wc(m, x).triu())[0],
+     [((3, 3), "bfloat16"), ((3, 2), "bfloat16")]),
     ("quantile", lambda m, x: m.quantile(x, m.tensor([0.25, 0.5]), dim=1), [((3, 6), "float32")]),
     ("quantile.scalar", lambda m, x: m.quantile(x, 0.3), [((3, 6), "bfloat16")]),
     ("nanquantile", lambda m, x: m.nanquantile(x, m.tensor([0.75]), dim=0), [((3, 6), "float32")]),
