@@ -391,6 +391,7 @@ class Tensor(_C.TensorBase):
         return _ops.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
     def nonzero(self, *, as_tuple=False):
+        """Indices of the non-zero elements: an (n, ndim) int64 tensor, or a tuple of ndim index tensors."""
         return _nonzero(self, as_tuple=as_tuple)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):

@@ -1,5 +1,7 @@
 """Every op of ops.yaml x every dtype against torch (function, method, in-place and out= variants,
 aliases, error inputs), driven by opdb.OPS; plus the ops.yaml completeness check."""
+import inspect
+
 import pytest
 
 import ember
@@ -116,6 +118,29 @@ def test_declared_variants_exist():
                 if e.get("inplace") and not hasattr(x, n + "_"):
                     missing.append(f"Tensor.{n}_")
     assert not missing, missing
+
+
+def test_generated_bindings_have_docstrings():
+    """help() shows each generated function's and method's signatures (one line per overload) and where it
+    comes from."""
+    x = ember.zeros(2)
+    bad = []
+    for name, e in YAML_OPS.items():
+        py = e.get("python", name.split(".")[0])
+        variants = e.get("variants", ["function", "method"])
+        module = getattr(ember._C, "_" + e["python_module"]) if e.get("python_module") else ember._C._ops
+        objs = []
+        if "function" in variants:
+            objs.append(getattr(module, py))
+        if "method" in variants and e["func"].split("(")[1].startswith("Tensor self") and hasattr(x, py):
+            objs.append(getattr(type(x), py))
+        for obj in objs:
+            if inspect.isfunction(obj):  # a Python-level wrapper over the op (Tensor.nonzero's as_tuple=)
+                continue
+            doc = obj.__doc__ or ""
+            if not (doc.startswith(py + "(") and "declared in ops.yaml" in doc and " -> " in doc.splitlines()[0]):
+                bad.append(f"{py}: {doc[:60]!r}")
+    assert not bad, bad
 
 
 def test_numpy_style_keyword_aliases(torch):

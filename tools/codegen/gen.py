@@ -200,7 +200,35 @@ class Op:
 
 
 def load(path):
-    return [Op(e) for e in yaml.safe_load(open(path))]
+    """The ops of ops.yaml, each with .section: the `# ---- name` header it sits under (for its docstring)."""
+    ops = [Op(e) for e in yaml.safe_load(open(path))]
+    sections, current = [], ""
+    for line in open(path):
+        m = re.match(r"^# ---- (.+?)(?:\s\(|:\s|;|\.\s|\s----|$)", line.rstrip("\n"))
+        if m:
+            current = m.group(1).strip()
+        elif line.startswith("- {func:"):
+            sections.append(current)
+    assert len(sections) == len(ops), "every op is one '- {func: ...}' line"
+    for op, sec in zip(ops, sections):
+        op.section = sec
+    return ops
+
+
+def c_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def docstring(pyname, overloads, sigs):
+    """help() text of a generated binding: each overload's signature, then where it comes from."""
+    lines = [f"{sig} -> {op.ret}" for sig, (op, _) in zip(sigs, overloads)]
+    sections = sorted({op.section for op, _ in overloads if op.section})
+    origin = f"{', '.join(sections)} op" if sections else "op"
+    if pyname.startswith("_"):
+        lines += ["", f"Ember's internal {pyname}: {origin}, declared in ops.yaml (used by ember's Python layer)."]
+    else:
+        lines += ["", f"Ember's {pyname}: {origin}, declared in ops.yaml (PyTorch's semantics: see torch's {pyname})."]
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- C++ API
@@ -527,6 +555,7 @@ def gen_binding(pyname, overloads, method, prefix=""):
             body.append(py_wrap(op, expr, method, self_ret))
         cases.append(f"    case {k}: {{\n      " + "\n      ".join(body) + "\n    }")
     fn = f"py_{'m' if method else 'f'}_{prefix}{pyname}"
+    gen_binding.last_sigs = sigs
     sig_list = ", ".join('"' + s.replace('"', '\\"') + '"' for s in sigs)
     self_decl = ("  const ember::Tensor& self = ember::py::unpack(self_obj);\n" if method else "")
     return fn, f"""static PyObject* {fn}(PyObject* self_obj, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {{
@@ -570,7 +599,8 @@ def gen_python(ops, out):
         for pyname, ovs in group.items():
             fn, body = gen_binding(pyname, ovs, method, prefix)
             code.append(body)
-            rows.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, nullptr}},')
+            doc = c_string(docstring(pyname, ovs, gen_binding.last_sigs))
+            rows.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, {doc}}},')
         code.append(f"PyMethodDef {table_name}[] = {{\n" + "\n".join(rows) + "\n  {nullptr, nullptr, 0, nullptr}};")
     with open(os.path.join(out, "generated_python.cpp"), "w") as f:
         f.write("\n".join(code) + "\n")
