@@ -90,13 +90,30 @@ def _tensor_from_bytes(raw):
     return _frombuffer(bytearray(raw), dtype=_C.uint8).clone()
 
 
+class _Copies:
+    """copy, deepcopy (one clone per storage in a memo) and sys.getsizeof of both storage kinds."""
+    __slots__ = ()
+
+    def __sizeof__(self):
+        return super().__sizeof__() + self.nbytes()
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        memo = {} if memo is None else memo
+        if id(self) not in memo:
+            memo[id(self)] = self.clone()
+        return memo[id(self)]
+
+
 class StorageBase:
     """The root of ember.UntypedStorage (as torch.StorageBase is of torch.UntypedStorage)."""
 
     __slots__ = ()
 
 
-class UntypedStorage(StorageBase):
+class UntypedStorage(_Copies, StorageBase):
     """Bytes on a device; the memory under every tensor (`tensor.untyped_storage()`)."""
 
     __slots__ = ("_base", "_length", "__weakref__")
@@ -324,18 +341,6 @@ class UntypedStorage(StorageBase):
 
     __repr__ = __str__
 
-    def __sizeof__(self):
-        return super().__sizeof__() + self.nbytes()
-
-    def __copy__(self):
-        return self.clone()
-
-    def __deepcopy__(self, memo):
-        memo = {} if memo is None else memo
-        if id(self) not in memo:
-            memo[id(self)] = self.clone()
-        return memo[id(self)]
-
     def __reduce__(self):
         return _rebuild_untyped_storage, (self._bytes().cpu().numpy().tobytes(),)
 
@@ -352,7 +357,7 @@ def _dtype_name(dtype):
     return str(dtype).rsplit(".", 1)[-1]
 
 
-class TypedStorage:
+class TypedStorage(_Copies):
     """Deprecated in torch: an UntypedStorage read as elements of one dtype (what tensor.storage() gives)."""
 
     is_sparse = False
@@ -606,18 +611,6 @@ class TypedStorage:
                 f"of size {len(self)}]")
 
     __repr__ = __str__
-
-    def __sizeof__(self):
-        return super().__sizeof__() + self.nbytes()
-
-    def __copy__(self):
-        return self.clone()
-
-    def __deepcopy__(self, memo):
-        memo = {} if memo is None else memo
-        if id(self) not in memo:
-            memo[id(self)] = self.clone()
-        return memo[id(self)]
 
     def __reduce__(self):
         # legacy storages unpickle as plain TypedStorage, as in torch

@@ -152,6 +152,15 @@ def _check_outputs(flat_out, api, out):
 
 # --- reverse mode -------------------------------------------------------------------------------
 
+def _call_lifted(func, args, kwargs, argnums, has_aux, fresh, api):
+    """func called with the arguments at argnums replaced by fresh grad-requiring copies (recorded in
+    `fresh`): (those copies, output, aux)."""
+    nums = _check_argnums(argnums, len(args))
+    diff = tree_map(lambda x: _lift(x, fresh), _slice(args, nums))
+    out, aux = _split_aux(func(*_replace(args, nums, diff), **kwargs), has_aux, api)
+    return diff, out, aux
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """Returns a function computing (gradient of `func`'s scalar output with respect to the arguments at
     `argnums`, that output); with has_aux, func returns (output, aux) and the value part is (output, aux)."""
@@ -159,9 +168,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     def wrapper(*args, **kwargs):
         keep, fresh = _C.is_grad_enabled(), []
         with enable_grad():
-            nums = _check_argnums(argnums, len(args))
-            diff = tree_map(lambda x: _lift(x, fresh), _slice(args, nums))
-            out, aux = _split_aux(func(*_replace(args, nums, diff), **kwargs), has_aux, _GV)
+            diff, out, aux = _call_lifted(func, args, kwargs, argnums, has_aux, fresh, _GV)
             if not _is_tensor(out):
                 raise RuntimeError(f"{_GV}: Expected f(*args) to return a Tensor, got {type(out)}")
             if out.dim() != 0:
@@ -226,9 +233,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     def wrapper(*args, **kwargs):
         keep, fresh = _C.is_grad_enabled(), []
         with enable_grad():
-            nums = _check_argnums(argnums, len(args))
-            diff = tree_map(lambda x: _lift(x, fresh), _slice(args, nums))
-            out, aux = _split_aux(func(*_replace(args, nums, diff), **kwargs), has_aux, _VJP)
+            diff, out, aux = _call_lifted(func, args, kwargs, argnums, has_aux, fresh, _VJP)
             flat_out, out_spec = tree_flatten(out)
             _check_vjp_outputs(flat_out, out)
             flat_in, in_spec = tree_flatten(diff)

@@ -1,7 +1,5 @@
 #include "ember/kernels/cpu/onednn/conv.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -11,6 +9,8 @@
 
 #ifdef EMBER_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "ember/kernels/cpu/onednn/engine.h"
 #endif
 
 namespace ember::onednn {
@@ -32,19 +32,6 @@ namespace {
 
 using dnnl::memory;
 using Dims = memory::dims;
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-bool disabled() {
-  static const bool v = [] {
-    const char* e = std::getenv("EMBER_DISABLE_ONEDNN");
-    return e && *e && std::strcmp(e, "0") != 0;
-  }();
-  return v;
-}
 
 Dims contiguous_strides(const Dims& sizes) {
   Dims st(sizes.size());

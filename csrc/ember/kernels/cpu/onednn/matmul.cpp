@@ -1,7 +1,5 @@
 #include "ember/kernels/cpu/onednn/matmul.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -9,6 +7,8 @@
 
 #ifdef EMBER_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
+
+#include "ember/kernels/cpu/onednn/engine.h"
 #endif
 
 namespace ember::onednn {
@@ -22,19 +22,6 @@ bool matmul_bf16(const Tensor&, const Tensor&, const Tensor&) { return false; }
 namespace {
 
 using dnnl::memory;
-
-dnnl::engine& engine() {
-  static dnnl::engine e(dnnl::engine::kind::cpu, 0);
-  return e;
-}
-
-bool disabled() {
-  static const bool v = [] {
-    const char* e = std::getenv("EMBER_DISABLE_ONEDNN");
-    return e && *e && std::strcmp(e, "0") != 0;
-  }();
-  return v;
-}
 
 memory::desc plain(const Tensor& t) {
   return memory::desc({t.sizes()[0], t.sizes()[1]}, memory::data_type::bf16, {t.strides()[0], t.strides()[1]});
