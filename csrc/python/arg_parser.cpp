@@ -166,6 +166,10 @@ bool to_scalar(PyObject* o, Scalar* out) {
     return true;
   }
   if (PyFloat_Check(o)) { *out = Scalar(PyFloat_AS_DOUBLE(o)); return true; }
+  if (PyComplex_Check(o)) {
+    *out = Scalar(std::complex<double>(PyComplex_RealAsDouble(o), PyComplex_ImagAsDouble(o)));
+    return true;
+  }
   if (is_tensor(o)) {
     const Tensor& t = unpack(o);
     if (t.numel() != 1 || t.dim() != 0) return false;
@@ -187,6 +191,12 @@ bool to_scalar(PyObject* o, Scalar* out) {
       *out = Scalar(int64_t(v));
       return true;
     }
+    if (std::strncmp(tn, "numpy.complex", 13) == 0) {
+      Py_complex z = PyComplex_AsCComplex(o);
+      if (z.real == -1.0 && PyErr_Occurred()) throw nb::python_error();
+      *out = Scalar(std::complex<double>(z.real, z.imag));
+      return true;
+    }
     if (Py_TYPE(o)->tp_as_number && Py_TYPE(o)->tp_as_number->nb_float) {
       double d = PyFloat_AsDouble(o);
       if (d == -1.0 && PyErr_Occurred()) throw nb::python_error();
@@ -204,11 +214,12 @@ Tensor number_to_tensor(PyObject* o) {
 }
 
 static bool is_number(PyObject* o) {
-  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o)) return true;
+  if (PyBool_Check(o) || PyLong_Check(o) || PyFloat_Check(o) || PyComplex_Check(o)) return true;
   const char* tn = Py_TYPE(o)->tp_name;
   return std::strncmp(tn, "numpy.", 6) == 0 && (PyIndex_Check(o) || PyFloat_Check(o) ||
                                                  std::strncmp(tn, "numpy.bool", 10) == 0 ||
-                                                 std::strncmp(tn, "numpy.float", 11) == 0);
+                                                 std::strncmp(tn, "numpy.float", 11) == 0 ||
+                                                 std::strncmp(tn, "numpy.complex", 13) == 0);
 }
 
 // ---------------------------------------------------------------- signature parsing
@@ -355,8 +366,10 @@ bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor, bool 
       if (is_int_like(o)) return true;
       if (is_tensor(o) && !strict) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
       return false;
-    case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) || (is_number(o) && !PyBool_Check(o)) ||
-                                (is_tensor(o) && unpack(o).numel() == 1);
+    case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) ||
+                                (is_number(o) && !PyBool_Check(o) && !PyComplex_Check(o) &&
+                                 std::strncmp(Py_TYPE(o)->tp_name, "numpy.complex", 13) != 0) ||
+                                (is_tensor(o) && unpack(o).numel() == 1 && !is_complex(unpack(o).dtype()));
     case ArgType::Bool: return PyBool_Check(o) || std::strncmp(Py_TYPE(o)->tp_name, "numpy.bool", 10) == 0;
     case ArgType::String: return PyUnicode_Check(o);
     case ArgType::Dtype: return is_dtype(o) || o == (PyObject*)&PyFloat_Type || o == (PyObject*)&PyLong_Type ||

@@ -122,7 +122,7 @@ NB_MODULE(_C, m) {
   auto dtype_cls = nb::class_<DtypeObj>(m, "dtype")
                        .def_prop_ro("is_floating_point", [](const DtypeObj& d) { return is_floating(d.t); })
                        .def_prop_ro("is_signed", [](const DtypeObj& d) { return is_signed(d.t); })
-                       .def_prop_ro("is_complex", [](const DtypeObj&) { return false; })
+                       .def_prop_ro("is_complex", [](const DtypeObj& d) { return is_complex(d.t); })
                        .def_prop_ro("itemsize", [](const DtypeObj& d) { return itemsize(d.t); })
                        .def("__repr__", [](const DtypeObj& d) { return std::string("ember.") + dtype_name(d.t); })
                        .def("__reduce__", [](const DtypeObj& d) { return std::string(dtype_name(d.t)); })
@@ -271,6 +271,8 @@ NB_MODULE(_C, m) {
       case kHalf: ts = "<f2"; break;
       case kFloat: ts = "<f4"; break;
       case kDouble: ts = "<f8"; break;
+      case kComplexFloat: ts = "<c8"; break;
+      case kComplexDouble: ts = "<c16"; break;
       case kBFloat16: EMBER_FAIL(Type, "Got unsupported ScalarType BFloat16");
       case ScalarType::Undefined: break;
     }

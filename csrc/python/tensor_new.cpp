@@ -36,7 +36,8 @@ std::optional<ScalarType> numpy_scalar_dtype(PyObject* o) {
   if (std::strncmp(tn, "numpy.", 6) != 0) return std::nullopt;
   static const std::pair<const char*, ScalarType> names[] = {
       {"bool", kBool}, {"bool_", kBool}, {"int8", kChar}, {"int16", kShort}, {"int32", kInt}, {"int64", kLong},
-      {"uint8", kByte}, {"float16", kHalf}, {"float32", kFloat}, {"float64", kDouble}};
+      {"uint8", kByte}, {"float16", kHalf}, {"float32", kFloat}, {"float64", kDouble},
+      {"complex64", kComplexFloat}, {"complex128", kComplexDouble}};
   for (auto& [n, t] : names)
     if (std::strcmp(tn + 6, n) == 0) return t;
   return std::nullopt;
@@ -56,7 +57,9 @@ void compute_sizes(PyObject* o, DimVector& shape) {
       return;
     }
     Scalar s;
-    if (PyBool_Check(cur) || PyLong_Check(cur) || PyFloat_Check(cur) || numpy_scalar_dtype(cur)) return;
+    if (PyBool_Check(cur) || PyLong_Check(cur) || PyFloat_Check(cur) || PyComplex_Check(cur) ||
+        numpy_scalar_dtype(cur))
+      return;
     if (!is_sequence(cur)) return;  // an unknown leaf: the dtype inference names it
     nb::object seq = nb::steal(PySequence_Fast(cur, "not a sequence"));
     if (!seq.is_valid()) throw nb::python_error();
@@ -85,6 +88,7 @@ void infer_dtype(PyObject* o, ScalarType& dt, bool& any_value) {
     return add(kLong);
   }
   if (PyFloat_Check(o)) return add(default_dtype());
+  if (PyComplex_Check(o)) return add(to_complex_dtype(default_dtype()));
   if (is_str(o)) return;  // storing it fails: "invalid data type"
   EMBER_CHECK(is_sequence(o), "Could not infer dtype of ", Py_TYPE(o)->tp_name);
   nb::object seq = nb::steal(PySequence_Fast(o, "not a sequence"));
@@ -96,6 +100,7 @@ void infer_dtype(PyObject* o, ScalarType& dt, bool& any_value) {
 
 // A Python number stored into an integer dtype must fit it (PyTorch's checked conversion).
 void check_fits(PyObject* o, const Scalar& s, ScalarType target) {
+  EMBER_CHECK_KIND(!s.is_complex() || is_complex(target), Type, "must be real number, not complex");
   if (!is_integral(target, true)) return;
   // NumPy float scalars (other than float64, a Python float) are not read as integers or bools;
   // NumPy bools are not read as integers
@@ -175,7 +180,12 @@ Tensor tensor_from_data(PyObject* data, std::optional<ScalarType> dtype) {
   if (!any_value) dt = default_dtype();  // tensor([]) is float32
   ScalarType target = dtype ? *dtype : dt;
   Tensor r;
-  if (is_floating(dt)) {
+  if (is_complex(dt)) {
+    Tensor buf = empty_tensor(shape, kComplexDouble);
+    auto* p = static_cast<std::complex<double>*>(buf.data_ptr());
+    fill<std::complex<double>>(data, 0, shape, p, target);
+    r = buf;
+  } else if (is_floating(dt)) {
     Tensor buf = empty_tensor(shape, kDouble);
     double* p = static_cast<double*>(buf.data_ptr());
     fill<double>(data, 0, shape, p, target);
@@ -209,6 +219,14 @@ nb::object tolist_rec(const Tensor& t, int64_t dim, const char* p) {
       case kBFloat16: return nb::float_(double(float(*reinterpret_cast<const BFloat16*>(p))));
       case kFloat: return nb::float_(double(*reinterpret_cast<const float*>(p)));
       case kDouble: return nb::float_(*reinterpret_cast<const double*>(p));
+      case kComplexFloat: {
+        auto z = *reinterpret_cast<const std::complex<float>*>(p);
+        return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+      }
+      case kComplexDouble: {
+        auto z = *reinterpret_cast<const std::complex<double>*>(p);
+        return nb::steal(PyComplex_FromDoubles(z.real(), z.imag()));
+      }
       case ScalarType::Undefined: break;
     }
     return nb::none();
@@ -253,6 +271,10 @@ ScalarType dtype_from_typestr(const std::string& ts, PyObject* arr) {
     if (bytes == 2) return kHalf;
     if (bytes == 4) return kFloat;
     if (bytes == 8) return kDouble;
+  }
+  if (kind == 'c') {
+    if (bytes == 8) return kComplexFloat;
+    if (bytes == 16) return kComplexDouble;
   }
   nb::object dt = nb::getattr(nb::handle(arr), "dtype", nb::none());
   std::string name = dt.is_none() ? ts : std::string(nb::str(nb::getattr(dt, "type")).c_str());
@@ -314,6 +336,8 @@ DLDataType to_dl(ScalarType t) {
     case kFloat: return {kDLFloat, 32, 1};
     case kDouble: return {kDLFloat, 64, 1};
     case kBFloat16: return {kDLBfloat, 16, 1};
+    case kComplexFloat: return {kDLComplex, 64, 1};
+    case kComplexDouble: return {kDLComplex, 128, 1};
     case ScalarType::Undefined: break;
   }
   EMBER_FAIL(Runtime, "unsupported dtype for DLPack");
@@ -336,6 +360,10 @@ ScalarType from_dl(DLDataType d) {
       if (d.bits == 64) return kDouble;
       break;
     case kDLBfloat: if (d.bits == 16) return kBFloat16; break;
+    case kDLComplex:
+      if (d.bits == 64) return kComplexFloat;
+      if (d.bits == 128) return kComplexDouble;
+      break;
     default: break;
   }
   EMBER_FAIL(Type, "DLPack: unsupported data type code=", int(d.code), " bits=", int(d.bits));

@@ -46,7 +46,7 @@ struct Operand {
   bool ok(PyObject* o) {
     if (is_tensor(o)) { t = &unpack(o); return true; }
     Scalar s;
-    if (!PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o)) {
+    if (!PyBool_Check(o) && !PyLong_Check(o) && !PyFloat_Check(o) && !PyComplex_Check(o)) {
       const char* tn = Py_TYPE(o)->tp_name;
       if (std::strncmp(tn, "numpy.", 6) != 0 || !to_scalar(o, &s)) return false;
     } else if (!to_scalar(o, &s)) {
@@ -145,7 +145,7 @@ PyObject* nb_abs(PyObject* a) { EMBER_PY_TRY return wrap(ember::abs(unpack(a)));
 PyObject* nb_invert(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
-  EMBER_CHECK_KIND(!is_floating(t.dtype()), Type,
+  EMBER_CHECK_KIND(!is_floating(t.dtype()) && !is_complex(t.dtype()), Type,
                    "~ (operator.invert) is only implemented on integer and Boolean-type tensors");
   return wrap(ember::bitwise_not(t));
   EMBER_PY_CATCH
@@ -167,7 +167,9 @@ PyObject* nb_float(PyObject* a) {
   EMBER_PY_TRY
   const Tensor& t = unpack(a);
   EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
-  return PyFloat_FromDouble(t.item().to_double());
+  Scalar s = t.item();
+  EMBER_CHECK(s.imag() == 0, "value cannot be converted to type double without overflow");
+  return PyFloat_FromDouble(s.to_double());
   EMBER_PY_CATCH
 }
 PyObject* nb_int(PyObject* a) {
@@ -175,7 +177,8 @@ PyObject* nb_int(PyObject* a) {
   const Tensor& t = unpack(a);
   EMBER_CHECK_KIND(t.numel() == 1, Value, "only one element tensors can be converted to Python scalars");
   Scalar s = t.item();
-  if (s.is_floating()) return PyLong_FromDouble(s.to_double());  // NaN: ValueError, inf: OverflowError (Python's)
+  EMBER_CHECK(s.imag() == 0, "value cannot be converted to type int64_t without overflow");
+  if (s.is_floating() || s.is_complex()) return PyLong_FromDouble(s.to_double());  // NaN: ValueError, inf: OverflowError (Python's)
   return PyLong_FromLongLong(s.to_long());
   EMBER_PY_CATCH
 }
@@ -376,6 +379,7 @@ nb::object scalar_to_python(const Scalar& s) {
     case Scalar::Tag::Bool: return nb::bool_(s.to_bool());
     case Scalar::Tag::Int: return nb::int_(s.to_long());
     case Scalar::Tag::Double: return nb::float_(s.to_double());
+    case Scalar::Tag::Complex: return nb::steal(PyComplex_FromDoubles(s.to_double(), s.imag()));
   }
   return nb::none();
 }

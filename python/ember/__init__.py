@@ -16,7 +16,7 @@ from ._C import (  # noqa: F401
     get_num_threads, promote_types, can_cast, result_type, set_num_threads,
 )
 from ._C import (  # noqa: F401  dtype objects
-    bfloat16, bool, float16, float32, float64, int8, int16, int32, int64, uint8,
+    bfloat16, bool, complex64, complex128, float16, float32, float64, int8, int16, int32, int64, uint8,
 )
 from ._C._ops import *  # noqa: F401,F403  every generated op (ember.add, ember.zeros, ...)
 from ._C._ops import tensor  # noqa: F401
@@ -44,6 +44,8 @@ half = float16
 long = int64
 int = int32
 short = int16
+cfloat = complex64
+cdouble = complex128
 
 from . import multiprocessing, nn, optim, utils  # noqa: E402,F401  (ember.vision is imported on demand)
 from . import serialization  # noqa: E402,F401
@@ -53,7 +55,7 @@ from . import amp  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401
 from .amp._state import *  # noqa: E402,F401,F403  (is_autocast_enabled, set_autocast_dtype, ...)
 from .amp.grad_scaler import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
-from . import accelerator, backends, cuda, onnx, special, testing  # noqa: E402,F401
+from . import accelerator, backends, cuda, fft, onnx, special, testing  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
 from ._flags import (  # noqa: E402,F401
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
@@ -102,4 +104,4 @@ from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()
 from .storage import *  # noqa: E402,F401,F403
 from . import _tensor_storage  # noqa: E402,F401  (installs Tensor.untyped_storage, storage, set_, ...)
-from ._tensor_extras import *  # noqa: E402,F401,F403  (detach_, conj_physical_, slice_inverse; Tensor.apply_/map_)
+from ._tensor_extras import *  # noqa: E402,F401,F403  (detach_, slice_inverse; Tensor.apply_/map_)

@@ -1,8 +1,7 @@
-"""The complex-number views and predicates of torch's API (is_complex, conj, real, imag, ...; angle is an ops.yaml op)
-as they behave on real tensors, so code written for both kinds runs: a real tensor is its own
-conjugate and real part, has no imaginary part, and never carries a lazy conjugate or negative bit.
-Ember's dtypes are all real (dtype.is_complex is False for each), so these are exact for every tensor
-Ember can make; a complex dtype would need its own kernels here."""
+"""The complex-number views and predicates of torch's API: is_complex, conj, real, imag, resolve_conj, ...
+Ember has no lazy conjugate or negative bit: conj() of a complex tensor computes the conjugate at once
+(PyTorch returns a lazily conjugated view), so is_conj()/is_neg() are always False and resolve_conj()/
+resolve_neg() have nothing to resolve. real/imag are views of view_as_real's last dim, as in PyTorch."""
 
 from . import _C
 from ._C import _ops
@@ -15,71 +14,76 @@ def _tensor_arg(fn, input):
     return input
 
 
-def _real_only(fn, input):
-    """input, after checking it is a real tensor (the only kind whose result here is exact)."""
-    if _tensor_arg(fn, input).dtype.is_complex:
-        raise NotImplementedError(f"{fn}: complex tensors are not supported")
-    return input
-
-
 def is_complex(input):
+    """Whether input's dtype is complex (complex64 or complex128)."""
     return _tensor_arg("is_complex", input).dtype.is_complex
 
 
 def is_conj(input):
-    """Whether input is a lazily conjugated view: never, for a real tensor."""
-    _real_only("is_conj", input)
+    """Whether input is a lazily conjugated view: never in Ember (conj computes eagerly)."""
+    _tensor_arg("is_conj", input)
     return False
 
 
 def is_neg(input):
-    """Whether input is a lazily negated view (PyTorch's conj of imaginary parts): never here."""
-    _real_only("is_neg", input)
+    """Whether input is a lazily negated view: never in Ember."""
+    _tensor_arg("is_neg", input)
     return False
 
 
 def conj(input):
-    """The complex conjugate: a real tensor itself."""
-    return _real_only("conj", input)
+    """The complex conjugate: a real tensor itself, a complex one conjugated (computed, not a lazy view)."""
+    if not _tensor_arg("conj", input).dtype.is_complex:
+        return input
+    return _ops.conj_physical(input)
 
 
 def resolve_conj(input):
-    """Materializes a lazy conjugation: a real tensor has none, so it is returned as is."""
-    return _real_only("resolve_conj", input)
+    """Materializes a lazy conjugation: Ember makes none, so input is returned as is."""
+    return _tensor_arg("resolve_conj", input)
 
 
 def resolve_neg(input):
-    return _real_only("resolve_neg", input)
-
-
-def conj_physical(input, *, out=None):
-    """The conjugate, computed eagerly: a real tensor itself (copied into out when given)."""
-    _real_only("conj_physical", input)
-    if out is None:
-        return input
-    if out.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {_type_name(out.dtype)} but expected {_type_name(input.dtype)}")
-    return _ops.where(_ops.tensor(True), input, input, out=out)
-
-
-def _conj_physical_(self):
-    _real_only("conj_physical_", self)
-    return self
+    """Materializes a lazy negation: Ember makes none, so input is returned as is."""
+    return _tensor_arg("resolve_neg", input)
 
 
 def real(input):
-    """The real part: a real tensor itself."""
-    return _real_only("real", input)
+    """The real part: a view of a complex tensor's real components; a real tensor itself."""
+    if not _tensor_arg("real", input).dtype.is_complex:
+        return input
+    return _ops.view_as_real(input).select(-1, 0)
 
 
 def imag(input):
-    _real_only("imag", input)
-    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    """The imaginary part: a view of a complex tensor's imaginary components."""
+    if not _tensor_arg("imag", input).dtype.is_complex:
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return _ops.view_as_real(input).select(-1, 1)
 
 
-def _type_name(dtype):
-    # c10's ScalarType names, as torch's messages print them
-    return _ops.empty((), dtype=dtype).type().split(".")[-1][:-len("Tensor")]
+def view_as_real_copy(input, *, out=None):
+    """view_as_real(input) as a new tensor."""
+    r = _ops.view_as_real(input).clone()
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def view_as_complex_copy(input, *, out=None):
+    """view_as_complex(input) as a new tensor."""
+    r = _ops.view_as_complex(input).clone()
+    return r if out is None else out.resize_(r.shape).copy_(r)
+
+
+def _set_real(self, value):
+    real(self).copy_(value)
+
+
+def _set_imag(self, value):
+    imag(self).copy_(value)
+
+
+def _complex(self):
+    return complex(self.item())
 
 
 Tensor.is_complex = is_complex
@@ -88,9 +92,9 @@ Tensor.is_neg = is_neg
 Tensor.conj = conj
 Tensor.resolve_conj = resolve_conj
 Tensor.resolve_neg = resolve_neg
-Tensor.conj_physical = conj_physical
-Tensor.conj_physical_ = _conj_physical_
-Tensor.real = property(real, lambda self, value: self.copy_(value))  # setting the real part of a real tensor
-Tensor.imag = property(imag, lambda self, value: imag(self))
+Tensor.real = property(real, _set_real)
+Tensor.imag = property(imag, _set_imag)
+Tensor.__complex__ = _complex
 
-__all__ = ["is_complex", "is_conj", "is_neg", "conj", "resolve_conj", "resolve_neg", "conj_physical", "real", "imag"]
+__all__ = ["is_complex", "is_conj", "is_neg", "conj", "resolve_conj", "resolve_neg", "real", "imag",
+           "view_as_real_copy", "view_as_complex_copy"]

@@ -155,8 +155,8 @@ class Tensor(_C.TensorBase):
         return self
 
     def requires_grad_(self, requires_grad=True):
-        if requires_grad and not self.is_floating_point():
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -412,6 +412,7 @@ _TYPE_NAMES = {
     _C.float32: "FloatTensor", _C.float64: "DoubleTensor", _C.float16: "HalfTensor",
     _C.bfloat16: "BFloat16Tensor", _C.int64: "LongTensor", _C.int32: "IntTensor",
     _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor", _C.bool: "BoolTensor",
+    _C.complex64: "ComplexFloatTensor", _C.complex128: "ComplexDoubleTensor",
 }
 
 
@@ -423,6 +424,7 @@ def _np_dtypes():
     return {
         _C.float32: np.float32, _C.float64: np.float64, _C.float16: np.float16, _C.int64: np.int64,
         _C.int32: np.int32, _C.int16: np.int16, _C.int8: np.int8, _C.uint8: np.uint8, _C.bool: np.bool_,
+        _C.complex64: np.complex64, _C.complex128: np.complex128,
     }
 
 

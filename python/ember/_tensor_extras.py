@@ -1,4 +1,4 @@
-"""Small torch names on tensors: the in-place functional forms (ember.detach_, ember.conj_physical_),
+"""Small torch names on tensors: the in-place functional form ember.detach_,
 slice_inverse, the element-wise Python callbacks Tensor.apply_/map_/map2_, and the deprecated
 non-inplace Tensor.resize/resize_as."""
 import numbers
@@ -8,7 +8,7 @@ from ._C import _ops
 from ._tensor import Tensor
 from ._utils import contiguous_format, memory_format
 
-__all__ = ["detach_", "conj_physical_", "slice_inverse"]
+__all__ = ["detach_", "slice_inverse"]
 
 
 def _check_tensor(fn, name, position, value):
@@ -27,12 +27,6 @@ def detach_(input):
     """input.detach_(): input leaves the autograd graph, in place."""
     _check_tensor("detach_", "input", 1, input)
     return input.detach_()
-
-
-def conj_physical_(input):
-    """input.conj_physical_(): a no-op on the real tensors Ember has."""
-    _check_tensor("conj_physical_", "input", 1, input)
-    return input.conj_physical_()
 
 
 def slice_inverse(input, src, dim=0, start=None, end=None, step=1):

@@ -130,6 +130,22 @@ class _Formatter:
         return s.rjust(self.width)
 
 
+class _ComplexFormatter:
+    """Complex elements: the real parts formatted together, the imaginary parts together, then
+    joined as re+imj (the imaginary part's padding dropped, its sign kept)."""
+
+    def __init__(self, values):
+        self.re = _Formatter([v.real for v in values], True)
+        self.im = _Formatter([v.imag for v in values], True)
+        self.width = self.re.width + self.im.width + 1
+
+    def __call__(self, v):
+        im = self.im(v.imag).lstrip() + "j"
+        if im[0] not in "+-":
+            im = "+" + im
+        return (self.re(v.real) + im).rjust(self.width)
+
+
 # ---------------------------------------------------------------------------------------------
 # layout
 
@@ -178,7 +194,8 @@ def _contents(t, indent):
                 data = _C._ops.cat([data.narrow(d, 0, e), data.narrow(d, n - e, e)], d)
                 cut[d] = True
     vals = data.tolist()
-    fmt = _Formatter(_flatten(vals, ndim, []), data.is_floating_point())
+    flat = _flatten(vals, ndim, [])
+    fmt = _ComplexFormatter(flat) if data.is_complex() else _Formatter(flat, data.is_floating_point())
     if ndim == 0:
         return fmt(vals)
     return _layout(vals, ndim, 0, indent, cut, fmt)
@@ -231,6 +248,7 @@ def _str(t, tensor_contents=None):
     data = t.detach() if hasattr(t, "detach") else t
     suffixes = []
     default_dtype = _C.get_default_dtype()
+    default_complex = _C.complex128 if default_dtype == _C.float64 else _C.complex64
     if data.numel() == 0:
         # NumPy-like: the shape is shown unless it is (0,), and the dtype unless it is the
         # default one (nothing in an empty tensor hints at it)
@@ -242,7 +260,7 @@ def _str(t, tensor_contents=None):
     else:
         if not PRINT_OPTS.edgeitems:
             suffixes.append("size=" + str(tuple(data.shape)))
-        if data.dtype not in (default_dtype, _C.int64, _C.bool):
+        if data.dtype not in (default_dtype, default_complex, _C.int64, _C.bool):
             suffixes.append("dtype=" + str(data.dtype))
         body = _contents(data, indent) if tensor_contents is None else tensor_contents
     grad_fn = _grad_fn_name(t)

@@ -243,6 +243,12 @@ def gen_node(op):
         head.append("    if (!any_) return out;")
         if uses(formulas, "grad"):  # formulas over several outputs may read only grads[i]
             head.append("    const Tensor& grad = grads[0];")
+    elif op.entry.get("complex") == "holomorphic":
+        # an analytic op's formula g * f'(z) becomes PyTorch's g * conj(f'(z)) for complex numbers as
+        # conj(formula(conj(g))): exact for formulas linear in g, as every gradient is
+        head.append("    if (!grads[0].defined()) return out;\n"
+                    "    const bool conj_ = is_complex(grads[0].dtype());\n"
+                    "    const Tensor grad = conj_ ? grads[0].conj_physical() : grads[0];")
     else:
         head.append("    const Tensor& grad = grads[0];\n    if (!grad.defined()) return out;")
     slot = "0"
@@ -273,6 +279,10 @@ def gen_node(op):
         body.append(f"    if ({conds}) {{\n      std::array<bool, {len(names)}> output_mask{{{mask}}};\n"
                     f"      (void)output_mask;\n      auto r_ = {f};\n{assign}\n    }}")
     release = (" ".join(releases)) if releases else ""
+    conj_tail = ""
+    if op.entry.get("complex") == "holomorphic" and not multi:
+        conj_tail = ("\n    if (conj_)\n      for (auto& g : out)\n"
+                     "        if (g.defined() && is_complex(g.dtype())) g = g.conj_physical();")
     spec = torch_name(op)
     name_expr = f'"{op.node}"'
     if spec is not None or torch_name(op, inplace=True) is not None:
@@ -289,7 +299,7 @@ def gen_node(op):
     (void)self_ptr;
 {chr(10).join(head)}
 {chr(10).join(unpack)}
-{chr(10).join(body)}
+{chr(10).join(body)}{conj_tail}
     return out;
   }}
 }};
@@ -441,7 +451,7 @@ def functional_body(op, call):
         lines += view_marks(op, "result")
         if factory:
             lines.append("  if (options.requires_grad_) {")
-            lines.append("    EMBER_CHECK(is_floating(result.dtype()), "
+            lines.append("    EMBER_CHECK(is_differentiable_dtype(result.dtype()), "
                          "\"Only Tensors of floating point and complex dtype can require gradients\");")
             lines.append("    autograd::set_requires_grad(result, true);")
             lines.append("  }")

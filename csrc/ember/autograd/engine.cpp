@@ -90,7 +90,8 @@ void validate_outputs(const Node& node, variable_list& outs) {
         EMBER_FAIL(Runtime, os.str());
       }
     }
-    if (g.dtype() != m.dtype && is_floating(m.dtype)) g = g.to(m.dtype);
+    // a real input's gradient is the real part of a complex one (x * c with c complex)
+    if (g.dtype() != m.dtype && (is_floating(m.dtype) || is_complex(m.dtype))) g = g.to(m.dtype);
   }
 }
 

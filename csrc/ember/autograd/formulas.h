@@ -173,5 +173,14 @@ Tensor cummaxmin_backward(const Tensor& grad, const Tensor& self, const Tensor& 
 Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tensor& result, int64_t dim);
 std::tuple<Tensor, Tensor> cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p,
                                           const Tensor& result, std::array<bool, 2> mask);
+// complex numbers (ops/complex.cpp): a real tensor is its own real part, with a zero imaginary part
+Tensor real_part(const Tensor& t);
+Tensor imag_part(const Tensor& t);
+Tensor sgn_backward(const Tensor& self, const Tensor& grad, const Tensor& result);
+Tensor angle_backward(const Tensor& grad, const Tensor& self);
+// Fourier transforms (ops/fft.cpp)
+Tensor fft_r2c_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization, bool onesided,
+                        IntArrayRef self_sizes);
+Tensor fft_c2r_backward(const Tensor& grad, IntArrayRef dim, int64_t normalization);
 
 }  // namespace ember::autograd

@@ -94,7 +94,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 
 void set_requires_grad(const Tensor& t, bool r) {
   if (r) {
-    EMBER_CHECK(is_floating(t.dtype()), "only Tensors of floating point and complex dtype can require gradients");
+    EMBER_CHECK(is_differentiable_dtype(t.dtype()), "only Tensors of floating point and complex dtype can require gradients");
   }
   auto* m = meta(t);
   if (m && grad_fn(t)) {
@@ -251,7 +251,7 @@ void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) 
     node->extras().anomaly_trace = anomaly_hooks().stack();
   if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
   node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype()};
-  if (!is_floating(output.dtype())) return;  // integer outputs (indices) are not differentiable
+  if (!is_differentiable_dtype(output.dtype())) return;  // integer outputs (indices) are not differentiable
   auto& m = materialize_meta(output);
   move_retained_grad(m, node, output_nr);
   m.grad_fn = node;

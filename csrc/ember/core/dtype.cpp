@@ -9,7 +9,7 @@ const char* dtype_name(ScalarType t) {
 #define EMBER_CASE(T, N, P, S) \
   case ScalarType::N:          \
     return #P;
-    EMBER_FORALL_DTYPES(EMBER_CASE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_CASE)
 #undef EMBER_CASE
     case ScalarType::Undefined:
       break;
@@ -22,7 +22,7 @@ const char* dtype_cname(ScalarType t) {
 #define EMBER_CASE(T, N, P, S) \
   case ScalarType::N:          \
     return #N;
-    EMBER_FORALL_DTYPES(EMBER_CASE)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_CASE)
 #undef EMBER_CASE
     case ScalarType::Undefined:
       break;
@@ -38,6 +38,10 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (b == ScalarType::Undefined) return a;
   if (a == kBool) return b;
   if (b == kBool) return a;
+  if (is_complex(a) || is_complex(b)) {  // the complex type wide enough for both value types
+    ScalarType ra = to_real_dtype(a), rb = to_real_dtype(b);
+    return (ra == kDouble || rb == kDouble) ? kComplexDouble : kComplexFloat;
+  }
   bool fa = is_floating(a), fb = is_floating(b);
   if (fa && !fb) return a;
   if (fb && !fa) return b;

@@ -39,6 +39,7 @@ Tensor scalar_to_tensor(const Scalar& s) {
     case Scalar::Tag::Double: *static_cast<double*>(t.data_ptr()) = s.to_double(); break;
     case Scalar::Tag::Int: *static_cast<int64_t*>(t.data_ptr()) = s.to_long(); break;
     case Scalar::Tag::Bool: *static_cast<bool*>(t.data_ptr()) = s.to_bool(); break;
+    case Scalar::Tag::Complex: *static_cast<std::complex<double>*>(t.data_ptr()) = s.to_complex(); break;
   }
   t.impl()->set_wrapped_number(true);
   return t;
@@ -60,6 +61,8 @@ Scalar Tensor::item() const {
     case kBFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
     case kFloat: return Scalar(double(*static_cast<const float*>(p)));
     case kDouble: return Scalar(*static_cast<const double*>(p));
+    case kComplexFloat: return Scalar(*static_cast<const std::complex<float>*>(p));
+    case kComplexDouble: return Scalar(*static_cast<const std::complex<double>*>(p));
     case ScalarType::Undefined: break;
   }
   EMBER_FAIL(Runtime, "item(): undefined dtype");

@@ -25,8 +25,9 @@ ScalarType result_type(const Tensor* ts, int n) {
     if (!t.defined()) continue;
     ScalarType dt = t.dtype();
     if (t.impl()->is_wrapped_number()) {
-      // A Python float counts as the default dtype, an int as int64.
+      // A Python float counts as the default dtype, a complex as its complex twin, an int as int64.
       if (is_floating(dt)) dt = default_dtype();
+      else if (is_complex(dt)) dt = to_complex_dtype(default_dtype());
       wrapped_result = promote_types(wrapped_result, dt);
     } else if (t.dim() == 0) {
       zero_result = promote_types(zero_result, dt);
@@ -37,6 +38,9 @@ ScalarType result_type(const Tensor* ts, int n) {
   auto combine = [](ScalarType higher, ScalarType lower) {
     if (higher == ScalarType::Undefined) return lower;
     if (lower == ScalarType::Undefined) return higher;
+    if (is_complex(higher)) return higher;
+    // a complex of lower priority keeps a float operand's precision: float32 + complex128 number -> complex64
+    if (is_complex(lower)) return is_floating(higher) ? to_complex_dtype(higher) : lower;
     if (is_floating(higher)) return higher;
     if (higher == kBool || is_floating(lower)) return promote_types(higher, lower);
     return higher;
@@ -45,6 +49,7 @@ ScalarType result_type(const Tensor* ts, int n) {
 }
 
 bool can_cast(ScalarType from, ScalarType to) {
+  if (is_complex(from) && !is_complex(to)) return false;
   if (is_floating(from) && is_integral(to, true)) return false;
   if (from != kBool && to == kBool) return false;
   return true;
@@ -86,12 +91,18 @@ static const char* cpp_type_name(ScalarType t) {  // how PyTorch's messages name
     case kDouble: return "double";
     case kBool: return "bool";
     case kBFloat16: return "c10::BFloat16";
+    case kComplexFloat: return "c10::complex<float>";
+    case kComplexDouble: return "c10::complex<double>";
     case ScalarType::Undefined: break;
   }
   return "undefined";
 }
 
 void check_scalar_fits(const Scalar& s, ScalarType t) {
+  if (is_complex(t)) return;
+  // a complex number goes into a real dtype only when its imaginary part is zero (PyTorch's check)
+  EMBER_CHECK(!s.is_complex() || s.imag() == 0, "value cannot be converted to type ",
+              t == kDouble ? "double" : t == kFloat ? "float" : cpp_type_name(t), " without overflow");
   if (t == kBool || s.is_bool()) return;
   double lo = 0, hi = 0;
   const char* name = "";
@@ -106,10 +117,11 @@ void check_scalar_fits(const Scalar& s, ScalarType t) {
     case kFloat: lo = -3.4028234663852886e38; hi = 3.4028234663852886e38; name = "float"; break;
     case kDouble: return;
     case kBool: return;  // returned above; listed so that a new dtype is a -Wswitch error here
+    case kComplexFloat: case kComplexDouble: return;
     case ScalarType::Undefined: return;
   }
   bool bad;
-  if (s.is_floating()) {
+  if (s.is_floating() || s.is_complex()) {
     double d = s.to_double();
     if (is_floating(t)) bad = std::isfinite(d) && (d < lo || d > hi);
     else bad = !(d >= lo && d <= hi);  // NaN and infinities included
@@ -272,11 +284,11 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     common = cfg.force_dtype;
   } else {
     common = result_type(cfg.inputs, cfg.ninputs);
-    if (cfg.promote_int_to_float && !is_floating(common)) common = default_dtype();
+    if (cfg.promote_int_to_float && !is_floating(common) && !is_complex(common)) common = default_dtype();
   }
   common_dtype_ = common;
   compute_dtype_ = (is_reduced_float(common) && !cfg.allow_reduced_float) ? kFloat : common;
-  ScalarType out_dtype = cfg.result_bool ? kBool : common;
+  ScalarType out_dtype = cfg.result_bool ? kBool : cfg.result_real ? to_real_dtype(common) : common;
   if (cfg.mode == OutMode::Out && cfg.out_dtype_must_match) {
     EMBER_CHECK(cfg.out.dtype() == out_dtype, "Found dtype ", cfg.out.dtype(), " but expected ", out_dtype);
   }
@@ -284,7 +296,7 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     EMBER_CHECK(can_cast(out_dtype, cfg.out.dtype()), "result type ", out_dtype,
                 " can't be cast to the desired output type ", cfg.out.dtype());
   }
-  dtypes_[0] = cfg.result_bool ? kBool : compute_dtype_;
+  dtypes_[0] = cfg.result_bool ? kBool : cfg.result_real ? to_real_dtype(compute_dtype_) : compute_dtype_;
   for (int i = 0; i < cfg.ninputs; i++) {
     Tensor& in = cfg.inputs[i];
     // An input of another dtype is first cast to the common dtype, as PyTorch promotes: with a
@@ -297,7 +309,7 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();
   }
-  common_dtype_ = out_dtype == kBool && cfg.result_bool ? kBool : common;
+  common_dtype_ = out_dtype == kBool && cfg.result_bool ? kBool : cfg.result_real ? out_dtype : common;
 }
 
 void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {

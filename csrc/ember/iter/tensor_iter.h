@@ -43,6 +43,7 @@ struct TensorIterConfig {
   bool promote_inputs = true;      // cast inputs to the common dtype
   bool promote_int_to_float = false;
   bool result_bool = false;        // output dtype bool (comparisons)
+  bool result_real = false;        // output dtype the real twin of a complex result (abs, angle)
   ScalarType force_dtype = ScalarType::Undefined;  // compute dtype override (e.g. copy)
   bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
   bool out_dtype_must_match = false; // out= must have exactly the result dtype (PyTorch's same-dtype ops)

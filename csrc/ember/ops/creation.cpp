@@ -19,7 +19,7 @@ static Tensor fresh(Tensor t) {
 }
 
 static ScalarType infer_dtype(const Scalar& s) {
-  return s.is_floating() ? default_dtype() : s.is_bool() ? kBool : kLong;
+  return s.is_complex() ? to_complex_dtype(default_dtype()) : s.is_floating() ? default_dtype() : s.is_bool() ? kBool : kLong;
 }
 
 // A factory's out= variant with an explicit dtype that disagrees with out's.

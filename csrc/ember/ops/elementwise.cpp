@@ -24,6 +24,13 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
               "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, "
               "use the `~` or `logical_not()` operator instead.");
   EMBER_CHECK(k != UnaryKernel::Relu || self.dtype() != kBool, "Boolean inputs not supported for relu");
+  if (EMBER_UNLIKELY(is_complex(self.dtype()))) {
+    EMBER_CHECK(k != UnaryKernel::Sign, "Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                "use torch.sgn instead.");
+    if (k == UnaryKernel::Floor || k == UnaryKernel::Ceil || k == UnaryKernel::Trunc || k == UnaryKernel::Round ||
+        k == UnaryKernel::Frac)
+      EMBER_FAIL(NotImplemented, name, " is not supported for complex inputs");
+  }
   if (mode == OutMode::Out && (k == UnaryKernel::IsPosInf || k == UnaryKernel::IsNegInf || k == UnaryKernel::Signbit))
     EMBER_CHECK(out.dtype() == kBool, name, " does not support non-boolean outputs.");
   TensorIterConfig cfg;
@@ -33,6 +40,7 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   cfg.add_input(self);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
   cfg.result_bool = flags & kResultBool;
+  cfg.result_real = k == UnaryKernel::Abs || k == UnaryKernel::Angle;  // |z| and arg z are real
   // PyTorch's plain unary ops (not the float-promoting ones) write out= only in their own dtype
   switch (k) {
     case UnaryKernel::Abs: case UnaryKernel::Neg: case UnaryKernel::Floor: case UnaryKernel::Ceil:
@@ -56,7 +64,9 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
 // (An integer alpha is fine for every dtype, bool included.)
 static void check_alpha(ScalarType dt, const Scalar& alpha) {
   EMBER_CHECK(!alpha.is_bool() || dt == kBool, "Boolean alpha only supported for Boolean results.");
-  EMBER_CHECK(is_floating(dt) || alpha.is_integral(true),
+  EMBER_CHECK(is_complex(dt) || !alpha.is_complex(), "For non-complex input tensors, argument alpha must not be a "
+              "complex number.");
+  EMBER_CHECK(is_floating(dt) || is_complex(dt) || alpha.is_integral(true),
               "For integral input tensors, argument alpha must not be a floating point number.");
   check_scalar_fits(alpha, dt);
 }

@@ -628,17 +628,5 @@ const Tensor& resize_as_(const Tensor& self, const Tensor& the_template, std::op
   return native::resize_(self, the_template.sizes(), memory_format);
 }
 
-// real tensors only (Ember has no complex dtypes): 0, or pi for negative values; NaN stays NaN. The angle
-// is piecewise constant: its gradient is zero everywhere, NaN positions included (as PyTorch's)
-Tensor angle(const Tensor& self) {
-  Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
-  Tensor xd = x.detach();
-  Tensor vals = ember::where(ember::isnan(xd), xd, ember::where(ember::lt(xd, Scalar(0.0)), Scalar(M_PI), Scalar(0.0))
-                                                        .to(x.dtype()));
-  if (!x.requires_grad()) return vals;
-  return ember::where(ember::zeros(x.sizes(), TensorOptions(kBool)), x, vals);  // attached to x, zero gradient
-}
-const Tensor& angle_out(const Tensor& out, const Tensor& self) { return copy_to_out(out, native::angle(self), false); }
-
 }  // namespace native
 }  // namespace ember

@@ -145,8 +145,33 @@ void check_nonempty(const Tensor& self, const std::vector<bool>& mask, const cha
 
 }  // namespace
 
+// A complex sum or mean is that of the real view's pairs: the same dims of view_as_real(self).
+namespace {
+Tensor complex_reduce(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype,
+                      bool mean) {
+  ScalarType out_t = dtype ? *dtype : self.dtype();
+  EMBER_CHECK(is_complex(out_t), mean ? "mean" : "sum", "(): a complex input needs a complex dtype, got ", out_t);
+  Tensor src = self.dtype() == out_t ? self : self.to(out_t);
+  DimVector dims;
+  if (self.dim() == 0) {  // nothing to reduce (a dim given must still be 0 or -1)
+    if (dim) for (int64_t d : *dim) wrap_dim(d, 1);
+    return src.clone();
+  }
+  if (dim && !dim->empty()) {
+    for (int64_t d : *dim) dims.push_back(wrap_dim(d, self.dim()));
+  } else {
+    for (int64_t d = 0; d < self.dim(); d++) dims.push_back(d);
+  }
+  Tensor parts = ember::view_as_real(src.detach());
+  Tensor r = mean ? native::mean(parts, IntArrayRef(dims), keepdim, std::nullopt)
+                  : native::sum(parts, IntArrayRef(dims), keepdim, std::nullopt);
+  return ember::view_as_complex(r.contiguous()).clone();
+}
+}  // namespace
+
 // ---- sum, mean, prod
 Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (EMBER_UNLIKELY(is_complex(self.dtype()))) return complex_reduce(self, dim, keepdim, dtype, false);
   ScalarType out_t = sum_dtype(self, dtype);
   // sum(dtype=bool) first casts the input to bool (0.5 is True), as PyTorch casts to dtype first
   if (out_t == kBool && self.dtype() != kBool) return native::sum(self.to(kBool), dim, keepdim, kBool);
@@ -160,6 +185,7 @@ const Tensor& sum_out(const Tensor& out, const Tensor& self, OptionalIntArrayRef
 }
 
 Tensor mean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (EMBER_UNLIKELY(is_complex(self.dtype()))) return complex_reduce(self, dim, keepdim, dtype, true);
   ScalarType out_t = dtype ? *dtype : self.dtype();
   EMBER_CHECK(is_floating(out_t), "mean(): could not infer output dtype. ",
               dtype ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ", out_t);

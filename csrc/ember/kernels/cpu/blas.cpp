@@ -78,14 +78,23 @@ void gemm_cpu(const Tensor& c, const Tensor& a_in, const Tensor& b_in, double al
     return;
   }
 #endif
-  if (dt == kFloat)
+  if (dt == kFloat) {
     cblas_sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), float(alpha), static_cast<const float*>(a.data_ptr()),
                 int(lda), static_cast<const float*>(b.data_ptr()), int(ldb), float(beta),
                 static_cast<float*>(c.data_ptr()), int(N));
-  else
+  } else if (dt == kComplexFloat) {
+    const std::complex<float> al(float(alpha), 0.f), be(float(beta), 0.f);
+    cblas_cgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), &al, a.data_ptr(), int(lda), b.data_ptr(), int(ldb),
+                &be, c.data_ptr(), int(N));
+  } else if (dt == kComplexDouble) {
+    const std::complex<double> al(alpha, 0.0), be(beta, 0.0);
+    cblas_zgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), &al, a.data_ptr(), int(lda), b.data_ptr(), int(ldb),
+                &be, c.data_ptr(), int(N));
+  } else {
     cblas_dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, static_cast<const double*>(a.data_ptr()),
                 int(lda), static_cast<const double*>(b.data_ptr()), int(ldb), beta,
                 static_cast<double*>(c.data_ptr()), int(N));
+  }
 }
 
 // bfloat16 (autocast's matmuls): oneDNN's bfloat16 matmul, else through float32 (the same values:
@@ -104,7 +113,9 @@ void mm_cpu(const Tensor& c, const Tensor& a, const Tensor& b) {
   ScalarType dt = a.dtype();
   switch (dt) {
     case kFloat:
-    case kDouble: gemm_cpu(c, a, b, 1.0, 0.0); return;
+    case kDouble:
+    case kComplexFloat:
+    case kComplexDouble: gemm_cpu(c, a, b, 1.0, 0.0); return;
     case kBFloat16: mm_bf16(c, a, b); return;
     case kLong: naive_mm<int64_t>(a, b, c); return;
     case kInt: naive_mm<int32_t>(a, b, c); return;

@@ -16,7 +16,7 @@ template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
 [[noreturn]] inline void zero_division() { EMBER_FAIL(Runtime, "ZeroDivisionError"); }
 
 template <class T> struct Add {
-  static constexpr int mask = kAll;
+  static constexpr int mask = kAll | kComplex;
   T alpha;
   explicit Add(const KernelArgs& a) : alpha(a.s0.to<T>()) {}
   T operator()(T x, T y) const {
@@ -26,7 +26,7 @@ template <class T> struct Add {
   }
 };
 template <class T> struct Sub {
-  static constexpr int mask = kNumeric;
+  static constexpr int mask = kNumeric | kComplex;
   T alpha;
   explicit Sub(const KernelArgs& a) : alpha(a.s0.to<T>()) {}
   T operator()(T x, T y) const {
@@ -35,7 +35,7 @@ template <class T> struct Sub {
   }
 };
 template <class T> struct Mul {
-  static constexpr int mask = kAll;
+  static constexpr int mask = kAll | kComplex;
   T operator()(T x, T y) const {
     if constexpr (is_b<T>) return x && y;
     else if constexpr (std::is_integral_v<T>) return wrapping_mul(x, y);
@@ -48,7 +48,7 @@ template <class T> struct ReluGrad {
   T operator()(T g, T r) const { return r > T(0) ? g : T(0); }
 };
 template <class T> struct TrueDiv {
-  static constexpr int mask = kFloats;
+  static constexpr int mask = kFloats | kComplex;
   T operator()(T x, T y) const { return x / y; }
 };
 template <class T> struct TruncDiv {
@@ -123,9 +123,12 @@ template <class T> struct Fmod {
   }
 };
 template <class T> struct Pow {
-  static constexpr int mask = kNumeric;
+  static constexpr int mask = kNumeric | kComplex;
   T operator()(T base, T exp) const {
-    if constexpr (is_fp<T>) return std::pow(base, exp);
+    if constexpr (is_cplx<T>) {
+      if (exp == T(2)) return base * base;  // exact for the common square, as PyTorch's
+      return std::pow(base, exp);
+    } else if constexpr (is_fp<T>) return std::pow(base, exp);
     else {
       // exponentiation by squaring; negative exponents follow PyTorch's integer rules
       if constexpr (std::is_signed_v<T>) {
@@ -257,7 +260,10 @@ template <class T> struct Fmax {
 };
 #define CMP(Name, op) \
   template <class T> struct Name { static constexpr int mask = kAll; bool operator()(T a, T b) const { return a op b; } };
-CMP(Eq, ==) CMP(Ne, !=) CMP(Lt, <) CMP(Le, <=) CMP(Gt, >) CMP(Ge, >=)
+// equality is defined for complex numbers, ordering is not
+template <class T> struct Eq { static constexpr int mask = kAll | kComplex; bool operator()(T a, T b) const { return a == b; } };
+template <class T> struct Ne { static constexpr int mask = kAll | kComplex; bool operator()(T a, T b) const { return a != b; } };
+CMP(Lt, <) CMP(Le, <=) CMP(Gt, >) CMP(Ge, >=)
 #undef CMP
 template <class T> struct LogicalAnd { static constexpr int mask = kAll; bool operator()(T a, T b) const { return a && b; } };
 template <class T> struct LogicalOr { static constexpr int mask = kAll; bool operator()(T a, T b) const { return a || b; } };
@@ -338,7 +344,7 @@ void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
       });
       return;
     case TernaryKernel::Where:
-      dispatch_compute<kAll>(it.dtype(2), a.name, [&](auto tag) {
+      dispatch_compute<kAll | kComplex>(it.dtype(2), a.name, [&](auto tag) {
         using T = decltype(tag);
         ternary_loop<T, bool, T, T>(it, [](bool c, T x, T y) { return c ? x : y; });
       });

@@ -9,6 +9,13 @@ namespace ember::EMBER_CPU_NS {
 template <class To, class From>
 inline To cast_value(From v) {
   if constexpr (std::is_same_v<To, From>) return v;
+  else if constexpr (is_cplx<From>) {  // complex -> real keeps the real part (PyTorch warns in Python)
+    if constexpr (is_cplx<To>) return To(v);
+    else if constexpr (std::is_same_v<To, bool>) return v != From(0);
+    else return cast_value<To>(v.real());
+  } else if constexpr (is_cplx<To>) {
+    return To(cast_value<typename To::value_type>(v), 0);
+  }
   else if constexpr (std::is_same_v<To, bool>) {
     if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) return static_cast<float>(v) != 0;
     else return v != From(0);
@@ -30,15 +37,16 @@ void copy_kernel(TensorIter& it) {
           case 1: for (int64_t i = 0; i < n; i++) d[0][i * s[0]] = d[1][i * s[1]]; break;
           case 2: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint16_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint16_t*>(d[1] + i * s[1]); break;
           case 4: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint32_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint32_t*>(d[1] + i * s[1]); break;
-          default: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint64_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint64_t*>(d[1] + i * s[1]); break;
+          case 8: for (int64_t i = 0; i < n; i++) *reinterpret_cast<uint64_t*>(d[0] + i * s[0]) = *reinterpret_cast<const uint64_t*>(d[1] + i * s[1]); break;
+          default: for (int64_t i = 0; i < n; i++) std::memcpy(d[0] + i * s[0], d[1] + i * s[1], size_t(isz)); break;
         }
       }
     });
     return;
   }
-  EMBER_DISPATCH_ALL(to, "copy_", [&](auto to_tag) {
+  EMBER_DISPATCH_WITH_COMPLEX(to, "copy_", [&](auto to_tag) {
     using To = decltype(to_tag);
-    EMBER_DISPATCH_ALL(from, "copy_", [&](auto from_tag) {
+    EMBER_DISPATCH_WITH_COMPLEX(from, "copy_", [&](auto from_tag) {
       using From = decltype(from_tag);
       unary_loop<To, From>(it, [](From v) { return cast_value<To>(v); });
     });
@@ -72,15 +80,20 @@ void transpose_copy_kernel(int64_t itemsize, const void* src, void* dst, int64_t
     case 1: return transpose_tiles(static_cast<const uint8_t*>(src), static_cast<uint8_t*>(dst), B, R, C);
     case 2: return transpose_tiles(static_cast<const uint16_t*>(src), static_cast<uint16_t*>(dst), B, R, C);
     case 4: return transpose_tiles(static_cast<const uint32_t*>(src), static_cast<uint32_t*>(dst), B, R, C);
-    default: return transpose_tiles(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), B, R, C);
+    case 8: return transpose_tiles(static_cast<const uint64_t*>(src), static_cast<uint64_t*>(dst), B, R, C);
+    default: {  // 16 bytes: complex128
+      struct alignas(16) Pair { uint64_t a, b; };
+      return transpose_tiles(static_cast<const Pair*>(src), static_cast<Pair*>(dst), B, R, C);
+    }
   }
 }
 
 void fill_kernel(TensorIter& it, const Scalar& value) {
-  EMBER_DISPATCH_ALL(it.dtype(0), "fill_", [&](auto tag) {
+  EMBER_DISPATCH_WITH_COMPLEX(it.dtype(0), "fill_", [&](auto tag) {
     using T = decltype(tag);
     T v;
-    if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(float(value.to_double()));
+    if constexpr (is_cplx<T>) v = value.to<T>();
+    else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(float(value.to_double()));
     else if constexpr (std::is_same_v<T, bool>) v = value.to_bool();
     else if constexpr (std::is_floating_point_v<T>) v = T(value.to_double());
     else v = value.is_floating() ? T(value.to_double()) : T(value.to_long());

@@ -1,6 +1,7 @@
 #pragma once
 // Inner loops for elementwise kernels. Included only by kernels/cpu/isa/*.cpp, which are compiled
 // once per ISA: the contiguous branches are plain indexed loops the compiler vectorizes.
+#include <complex>
 #include <type_traits>
 
 #include "ember/kernels/kernels.h"
@@ -21,6 +22,11 @@ constexpr int kFloats = bit(kFloat) | bit(kDouble);
 constexpr int kNumeric = kInts | kFloats;
 constexpr int kAll = kNumeric | bit(kBool);
 constexpr int kIntegral = kInts | bit(kBool);
+constexpr int kComplex = bit(kComplexFloat) | bit(kComplexDouble);
+
+template <class T> struct is_complex_t : std::false_type {};
+template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
+template <class T> constexpr bool is_cplx = is_complex_t<T>::value;
 
 // sum of f(i) for i < n in L independent lanes: without -ffast-math a single accumulator is a
 // serial dependency chain; lanes let the compiler vectorize (and change the rounding order like
@@ -54,7 +60,7 @@ void dispatch_compute(ScalarType dt, const char* name, Fn&& fn) {
       return;                                                \
     }                                                        \
     break;
-    EMBER_FORALL_DTYPES(EMBER_DC)
+    EMBER_FORALL_DTYPES_AND_COMPLEX(EMBER_DC)
 #undef EMBER_DC
     case ScalarType::Undefined:
       break;

@@ -14,32 +14,45 @@ template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
 
 #define FLOAT_FN(Name, expr) \
   template <class T> struct Name { static constexpr int mask = kFloats; T operator()(T x) const { return expr; } };
-FLOAT_FN(Exp, std::exp(x))
+// the same expression also serves complex inputs (std::complex overloads)
+#define CFLOAT_FN(Name, expr) \
+  template <class T> struct Name { static constexpr int mask = kFloats | kComplex; T operator()(T x) const { return expr; } };
+CFLOAT_FN(Exp, std::exp(x))
 FLOAT_FN(Exp2, std::exp2(x))
 FLOAT_FN(Expm1, std::expm1(x))
-FLOAT_FN(Log, std::log(x))
-FLOAT_FN(Log2, std::log2(x))
-FLOAT_FN(Log10, std::log10(x))
+CFLOAT_FN(Log, std::log(x))
+template <class T> struct Log2 {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) return std::log(x) / typename T::value_type(0.6931471805599453);
+    else return std::log2(x);
+  }
+};
+CFLOAT_FN(Log10, std::log10(x))
 FLOAT_FN(Log1p, std::log1p(x))
-FLOAT_FN(Sqrt, std::sqrt(x))
-FLOAT_FN(Rsqrt, T(1) / std::sqrt(x))
-FLOAT_FN(Sin, std::sin(x))
-FLOAT_FN(Cos, std::cos(x))
-FLOAT_FN(Tan, std::tan(x))
-FLOAT_FN(Asin, std::asin(x))
-FLOAT_FN(Acos, std::acos(x))
-FLOAT_FN(Atan, std::atan(x))
-FLOAT_FN(Sinh, std::sinh(x))
-FLOAT_FN(Cosh, std::cosh(x))
-FLOAT_FN(Tanh, std::tanh(x))
-FLOAT_FN(Asinh, std::asinh(x))
-FLOAT_FN(Acosh, std::acosh(x))
-FLOAT_FN(Atanh, std::atanh(x))
-FLOAT_FN(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+CFLOAT_FN(Sqrt, std::sqrt(x))
+CFLOAT_FN(Rsqrt, T(1) / std::sqrt(x))
+CFLOAT_FN(Sin, std::sin(x))
+CFLOAT_FN(Cos, std::cos(x))
+CFLOAT_FN(Tan, std::tan(x))
+CFLOAT_FN(Asin, std::asin(x))
+CFLOAT_FN(Acos, std::acos(x))
+CFLOAT_FN(Atan, std::atan(x))
+CFLOAT_FN(Sinh, std::sinh(x))
+CFLOAT_FN(Cosh, std::cosh(x))
+CFLOAT_FN(Tanh, std::tanh(x))
+CFLOAT_FN(Asinh, std::asinh(x))
+CFLOAT_FN(Acosh, std::acosh(x))
+CFLOAT_FN(Atanh, std::atanh(x))
+CFLOAT_FN(Sigmoid, T(1) / (T(1) + std::exp(-x)))
+#undef CFLOAT_FN
 FLOAT_FN(Erf, std::erf(x))
 FLOAT_FN(Erfc, std::erfc(x))
 FLOAT_FN(Erfinv, T(erfinv_double(double(x))))
-FLOAT_FN(Reciprocal, T(1) / x)
+template <class T> struct Reciprocal {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const { return T(1) / x; }
+};
 FLOAT_FN(Frac, x - std::trunc(x))
 #undef FLOAT_FN
 
@@ -120,19 +133,20 @@ template <class T> struct RoundDecimals {
 };
 
 template <class T> struct Abs {
-  static constexpr int mask = kNumeric;  // abs of a bool tensor is not implemented in PyTorch
-  T operator()(T x) const {
-    if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return x;
+  static constexpr int mask = kNumeric | kComplex;  // abs of a bool tensor is not implemented in PyTorch
+  auto operator()(T x) const {  // a complex's modulus is real (the op allocates a real output)
+    if constexpr (is_cplx<T>) return std::abs(x);
+    else if constexpr (std::is_same_v<T, bool> || std::is_unsigned_v<T>) return x;
     else if constexpr (is_fp<T>) return std::abs(x);
     else return x < 0 ? wrapping_neg(x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
   }
 };
 template <class T> struct Neg {
-  static constexpr int mask = kNumeric;
+  static constexpr int mask = kNumeric | kComplex;
   T operator()(T x) const { if constexpr (std::is_integral_v<T>) return wrapping_neg(x); else return T(-x); }
 };
 template <class T> struct Square {
-  static constexpr int mask = kNumeric;
+  static constexpr int mask = kNumeric | kComplex;
   T operator()(T x) const { if constexpr (std::is_integral_v<T>) return wrapping_mul(x, x); else return T(x * x); }
 };
 template <class T> struct Sign {
@@ -142,21 +156,57 @@ template <class T> struct Sign {
     else return T((T(0) < x) - (x < T(0)));  // sign(NaN) is 0, as in PyTorch
   }
 };
+// sgn: z / |z| for complex (0 at 0), sign for real
+template <class T> struct Sgn {
+  static constexpr int mask = kAll | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) {
+      auto r = std::abs(x);
+      return r == 0 ? T(0) : x / r;
+    } else if constexpr (std::is_same_v<T, bool>) return x;
+    else return T((T(0) < x) - (x < T(0)));
+  }
+};
+// conj_physical: identity on real numbers
+template <class T> struct Conj {
+  static constexpr int mask = kAll | kComplex;
+  T operator()(T x) const { if constexpr (is_cplx<T>) return std::conj(x); else return x; }
+};
+// angle: arg(z) for complex; for reals pi below zero, 0 otherwise, NaN kept (PyTorch's)
+template <class T> struct Angle {
+  static constexpr int mask = kFloats | kComplex;
+  auto operator()(T x) const {
+    if constexpr (is_cplx<T>) return std::arg(x);
+    else return x != x ? x : (x < T(0) ? T(3.14159265358979323846) : T(0));
+  }
+};
 template <class T> struct Relu {
   static constexpr int mask = kNumeric;
   T operator()(T x) const { return x != x ? x : (x > T(0) ? x : T(0)); }
 };
 template <class T> struct IsNan {
-  static constexpr int mask = kAll;
-  bool operator()(T x) const { if constexpr (is_fp<T>) return x != x; else return false; }
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T x) const {
+    if constexpr (is_cplx<T>) return x.real() != x.real() || x.imag() != x.imag();
+    else if constexpr (is_fp<T>) return x != x;
+    else return false;
+  }
 };
 template <class T> struct IsInf {
-  static constexpr int mask = kAll;
-  bool operator()(T x) const { if constexpr (is_fp<T>) return std::isinf(x); else return false; }
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T x) const {
+    if constexpr (is_cplx<T>) return std::isinf(x.real()) || std::isinf(x.imag());
+    else if constexpr (is_fp<T>) return std::isinf(x);
+    else return false;
+  }
 };
 template <class T> struct IsFinite {
-  static constexpr int mask = kAll;
-  bool operator()(T x) const { if constexpr (is_fp<T>) return std::isfinite(x); else return true; }
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T x) const {
+    if constexpr (is_cplx<T>) return std::isfinite(x.real()) && std::isfinite(x.imag());
+    else if constexpr (is_fp<T>) return std::isfinite(x);
+    else return true;
+  }
 };
 template <class T> struct IsPosInf {
   static constexpr int mask = kAll;

@@ -1,0 +1,105 @@
+// Complex tensors' own ops: the real/complex views (view_as_real, view_as_complex), building a
+// complex tensor from parts (complex, polar), and the gradient helpers of the non-holomorphic ops
+// (abs, sgn, angle, real/imag parts). Gradients follow PyTorch's convention: for a real loss L of
+// z = x + iy, the gradient is dL/dx + i dL/dy.
+#include "ember/autograd/formulas.h"
+#include "ember/generated/native.h"
+#include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
+
+namespace ember {
+
+namespace {
+// A view of `base`'s storage under another dtype (complex <-> its real twin), sharing the version counter.
+Tensor reinterpret_view(const Tensor& base, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), dtype, sizes, strides, offset);
+  impl->set_version_counter(base.impl()->version_counter());
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
+namespace autograd {
+Tensor real_part(const Tensor& t) { return is_complex(t.dtype()) ? ember::view_as_real(t).select(-1, 0) : t; }
+Tensor imag_part(const Tensor& t) {
+  return is_complex(t.dtype()) ? ember::view_as_real(t).select(-1, 1) : ember::zeros_like(t);
+}
+
+// s = z/|z|: ds/dz = 1/(2|z|), ds/dz* = -s^2/(2|z|), so the gradient is (g - s^2 conj(g)) / (2|z|), 0 at z = 0
+Tensor sgn_backward(const Tensor& self, const Tensor& grad, const Tensor& result) {
+  if (!is_complex(self.dtype())) return zeros_like_grad(grad);
+  Tensor r = self.abs();
+  Tensor g = (grad - result * result * grad.conj_physical()) / (r * 2);
+  return ember::where(ember::eq(r, Scalar(0.0)), ember::zeros_like(g), g);
+}
+
+// theta = arg z: dtheta/dx = -y/|z|^2, dtheta/dy = x/|z|^2, so the gradient is g * i z / |z|^2 (0 at z = 0);
+// a real input's angle is piecewise constant
+Tensor angle_backward(const Tensor& grad, const Tensor& self) {
+  if (!is_complex(self.dtype())) return zeros_like_grad(grad);
+  Tensor r2 = self.abs().square();
+  Tensor iz = ember::complex(imag_part(self).neg(), real_part(self));
+  Tensor g = grad * iz / r2;
+  return ember::where(ember::eq(r2, Scalar(0.0)), ember::zeros_like(g), g);
+}
+}  // namespace autograd
+
+namespace native {
+
+Tensor view_as_real(const Tensor& self) {
+  EMBER_CHECK(is_complex(self.dtype()), "view_as_real is only supported for complex tensors");
+  DimVector sizes(self.sizes()), strides;
+  for (int64_t s : self.strides()) strides.push_back(s * 2);
+  sizes.push_back(2);
+  strides.push_back(1);
+  return reinterpret_view(self, to_real_dtype(self.dtype()), sizes, strides, self.storage_offset() * 2);
+}
+
+Tensor view_as_complex(const Tensor& self) {
+  const ScalarType dt = self.dtype();
+  EMBER_CHECK(dt == kFloat || dt == kDouble, "view_as_complex is only supported for float and double tensors, but got "
+              "a tensor of scalar type: ", dt);
+  EMBER_CHECK(self.dim() != 0, "Input tensor must have one or more dimensions");
+  EMBER_CHECK(self.sizes().back() == 2, "Tensor must have a last dimension of size 2");
+  EMBER_CHECK(self.strides().back() == 1, "Tensor must have a last dimension with stride 1");
+  DimVector sizes, strides;
+  for (int64_t i = 0; i + 1 < self.dim(); i++) {
+    EMBER_CHECK(self.strides()[i] % 2 == 0, "Tensor must have a stride divisible by 2 for all but last dimension");
+    sizes.push_back(self.sizes()[i]);
+    strides.push_back(self.strides()[i] / 2);
+  }
+  EMBER_CHECK(self.storage_offset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
+  return reinterpret_view(self, to_complex_dtype(dt), sizes, strides, self.storage_offset() / 2);
+}
+
+Tensor complex(const Tensor& real, const Tensor& imag) {
+  const ScalarType dt = real.dtype();
+  EMBER_CHECK(dt == kFloat || dt == kDouble || dt == kHalf,
+              "Expected both inputs to be Half, Float or Double tensors but got ", real.dtype(), " and ", imag.dtype());
+  EMBER_CHECK(imag.dtype() == dt, "Expected object of scalar type ", dt, " but got scalar type ", imag.dtype(),
+              " for second argument");
+  EMBER_CHECK(dt != kHalf, "complex: Ember has no complex32 (ComplexHalf) dtype; use float32 parts");
+  Tensor out = ember::empty(broadcast_shapes(real.sizes(), imag.sizes()), TensorOptions(to_complex_dtype(dt)));
+  Tensor parts = ember::view_as_real(out);
+  parts.select(-1, 0).copy_(real.detach());
+  parts.select(-1, 1).copy_(imag.detach());
+  return out;
+}
+const Tensor& complex_out(const Tensor& out, const Tensor& real, const Tensor& imag) {
+  return copy_to_out(out, native::complex(real, imag), true);
+}
+
+// abs * (cos(angle) + i sin(angle)), differentiable through its parts
+Tensor polar(const Tensor& abs, const Tensor& angle) {
+  const ScalarType dt = abs.dtype();
+  EMBER_CHECK(dt == kFloat || dt == kDouble,
+              "Expected both inputs to be Half, Float or Double tensors but got ", abs.dtype(), " and ", angle.dtype());
+  EMBER_CHECK(angle.dtype() == dt, "Expected object of scalar type ", dt, " but got scalar type ", angle.dtype(),
+              " for second argument");
+  return ember::complex(abs * angle.cos(), abs * angle.sin());
+}
+const Tensor& polar_out(const Tensor& out, const Tensor& abs, const Tensor& angle) {
+  return copy_to_out(out, native::polar(abs, angle), true);
+}
+
+}  // namespace native
+}  // namespace ember
