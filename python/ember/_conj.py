@@ -23,6 +23,7 @@ def _real_only(fn, input):
 
 
 def is_complex(input):
+    """True when the tensor's dtype is a complex type."""
     return _tensor_arg("is_complex", input).dtype.is_complex
 
 
@@ -49,6 +50,7 @@ def resolve_conj(input):
 
 
 def resolve_neg(input):
+    """The tensor with a pending negation bit applied (Ember keeps none: the tensor itself)."""
     return _real_only("resolve_neg", input)
 
 
@@ -63,6 +65,7 @@ def conj_physical(input, *, out=None):
 
 
 def _conj_physical_(self):
+    """Conjugate the values in place (a no-op for real tensors)."""
     _real_only("conj_physical_", self)
     return self
 
@@ -73,6 +76,7 @@ def real(input):
 
 
 def imag(input):
+    """Imaginary part of a complex tensor (a view)."""
     _real_only("imag", input)
     raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
 
