@@ -586,7 +586,9 @@ SUBMODULE_TABLES = {"nn": ("nn_", "ember_generated_nn_functions"),
                     "special": ("special_", "ember_generated_special_functions")}
 
 
-def gen_python(ops, out):
+def python_groups(ops):
+    """The Python names the bindings define, each with its overloads [(op, inplace_variant)]: the
+    ember functions, the Tensor methods, and {python_module: functions} (also read by stubs.py)."""
     funcs, meths = {}, {}
     sub_funcs = {m: {} for m in SUBMODULE_TABLES}
     for op in ops:
@@ -601,6 +603,11 @@ def gen_python(ops, out):
                 meths.setdefault(n, []).append((op, False))
                 if op.inplace:
                     meths.setdefault(n + "_", []).append((op, True))
+    return funcs, meths, sub_funcs
+
+
+def gen_python(ops, out):
+    funcs, meths, sub_funcs = python_groups(ops)
     code = [HEADER, '#include "python/arg_parser.h"', '#include "ember/generated/ops.h"', ""]
     tables = [("ember_generated_functions", funcs, False, ""), ("ember_generated_methods", meths, True, "")]
     tables += [(table, sub_funcs[m], False, prefix) for m, (prefix, table) in SUBMODULE_TABLES.items()]
