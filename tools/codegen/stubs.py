@@ -319,7 +319,7 @@ def builtin_names_safe(text):
     """ember._C binds a dtype named `bool`: the annotations stubgen writes mean the builtin one."""
     lines = [line if line.startswith("bool:") else re.sub(r"(?<![\w.])bool\b", "builtins.bool", line)
              for line in text.splitlines(keepends=True)]
-    return "import builtins\n" + "".join(lines)
+    return "".join(lines)
 
 
 def drop_members(text, cls, names):
@@ -361,7 +361,8 @@ def main():
 
     tensor_ctor = ('def tensor(data: Any, *, dtype: _Dtype | None = ..., device: _Device | None = ...,\n'
                    '           requires_grad: builtins.bool = ..., pin_memory: builtins.bool = ...) -> Tensor:\n'
-                   '    """Build a tensor by copying data: a number, a (nested) sequence, a NumPy array or a tensor."""\n')
+                   '    """Build a tensor by copying data: a number, a (nested) sequence, a NumPy array or a '
+                   'tensor."""\n')
     op_text = w.functions(funcs, False)
     files["_ops.pyi"] = HEADER + PRELUDE + "\n" + w.result_classes() + "\n" + op_text + "\n" + tensor_ctor
     for module, group in sub_funcs.items():
@@ -375,13 +376,13 @@ def main():
     main_stub = insert_into_class(main_stub, "TensorBase", OPERATORS + "\n" + method_text)
     main_stub = drop_members(main_stub, None, set(re.findall(r"def (\w+)\(", TYPED_FUNCTIONS)))
     main_stub += TYPED_FUNCTIONS
-    prelude = ("from collections.abc import Sequence\nfrom typing import Any, NamedTuple, overload\n\n"
+    prelude = ("import builtins\nfrom collections.abc import Sequence\nfrom typing import Any, NamedTuple, overload\n\n"
                "from .._tensor import Size, Tensor\nfrom .._utils import layout, memory_format\n"
                "from . import _ops as _ops, _nn as _nn, _special as _special, _jit as _jit, "
                "_distributed as _distributed\n\n" + ALIASES + "\n" + w.result_classes() + "\n")
     files["__init__.pyi"] = HEADER + prelude + main_stub
     for sub in ("_jit", "_distributed"):
-        files[f"{sub}.pyi"] = HEADER + builtin_names_safe(nanobind_stub(getattr(ext, sub)))
+        files[f"{sub}.pyi"] = HEADER + "import builtins\n" + builtin_names_safe(nanobind_stub(getattr(ext, sub)))
 
     for name, text in files.items():
         ast.parse(text, filename=name)  # a stub that does not parse is a generator bug: fail the build
