@@ -183,7 +183,7 @@ class Tensor(_C.TensorBase):
                                 _C._remove_post_accumulate_grad_hook)
 
     def is_inference(self):
-        """True for a tensor created in inference mode."""
+        """False: Ember has no inference tensors (inference_mode makes ordinary ones)."""
         return False
 
     # ---- printing
@@ -342,13 +342,13 @@ class Tensor(_C.TensorBase):
         return self.copy_(_C._ops.polygamma(n, self.clone() if self.requires_grad else self))
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
-        """Copy to a CUDA device; raises, as Ember is built without CUDA."""
+        """Copy to a CUDA device (raises on a build without CUDA)."""
         if isinstance(device, (str, _C.device)) and _C.device(device).type != "cuda":
             raise RuntimeError("Invalid device, must be cuda device")
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
     def pin_memory(self, device=None):
-        """The tensor itself: without CUDA, pinning is a no-op."""
+        """Page-locked copy for fast device transfers; raises, as there is no accelerator to pin for."""
         # pinned memory needs an accelerator; PyTorch's CPU build raises the same
         raise RuntimeError("Cannot access accelerator device when none is available.")
 

@@ -115,12 +115,12 @@ def get_device_properties(device=None):
 
 
 def synchronize(device=None):
-    """Wait for CUDA work to finish: a no-op without CUDA."""
+    """Wait for CUDA work to finish; raises without CUDA."""
     _lazy_init()
 
 
 def ipc_collect():
-    """Free CUDA memory held for IPC: nothing to do without CUDA."""
+    """Free CUDA memory held for IPC; raises without CUDA."""
     _lazy_init()
 
 
@@ -150,27 +150,27 @@ def empty_cache():
 
 
 def memory_stats(device=None):
-    """CUDA allocator statistics; raises without CUDA."""
+    """CUDA allocator statistics: empty without CUDA."""
     return OrderedDict()
 
 
 def memory_allocated(device=None):
-    """CUDA memory allocated; raises without CUDA."""
+    """Bytes of CUDA memory allocated: 0 without CUDA."""
     return 0
 
 
 def max_memory_allocated(device=None):
-    """Peak CUDA memory allocated; raises without CUDA."""
+    """Peak bytes of CUDA memory allocated: 0 without CUDA."""
     return 0
 
 
 def memory_reserved(device=None):
-    """CUDA memory reserved; raises without CUDA."""
+    """Bytes of CUDA memory reserved: 0 without CUDA."""
     return 0
 
 
 def max_memory_reserved(device=None):
-    """Peak CUDA memory reserved; raises without CUDA."""
+    """Peak bytes of CUDA memory reserved: 0 without CUDA."""
     return 0
 
 
@@ -226,7 +226,7 @@ def get_rng_state_all():
 
 
 def set_rng_state(new_state, device="cuda"):
-    """Restore a CUDA generator's state; raises without CUDA."""
+    """Restore a CUDA generator's state (ignored without CUDA)."""
     pass
 
 
@@ -264,7 +264,7 @@ class StreamContext:
 
 
 def stream(stream):
-    """Context manager selecting a CUDA stream; raises without CUDA."""
+    """Context manager selecting a CUDA stream; entering it with a stream raises without CUDA."""
     return StreamContext(stream)
 
 

@@ -107,7 +107,7 @@ class Future:
 
 
 def fork(func, *args, **kwargs):
-    """Start a function asynchronously; returns a Future."""
+    """Run a function now and return its result as a completed Future."""
     return Future(func(*args, **kwargs))
 
 
@@ -126,7 +126,7 @@ def set_fusion_strategy(strategy):
 
 
 def enable_onednn_fusion(enabled):
-    """Turn oneDNN graph fusion on or off (accepted; Ember's fuser decides itself)."""
+    """Record whether oneDNN graph fusion is requested (Ember's fuser decides for itself)."""
     _fusion["onednn"] = bool(enabled)
 
 
@@ -146,7 +146,7 @@ class strict_fusion:
 
 
 def script(obj, *args, **kwargs):
-    """Compile a function or module into a graph program."""
+    """TorchScript compilation: raises NotImplementedError pointing to ember.jit.trace and ember.compile."""
     raise NotImplementedError(
         "ember.jit.script: Ember has no TorchScript compiler; record the model with ember.jit.trace(model, "
         "example_inputs) (Python control flow is resolved at trace time, guarded) or use ember.compile")
@@ -262,12 +262,12 @@ def trace_module(mod, inputs, **kwargs):
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
-    """Inline a scripted module's parameters and attributes as constants."""
+    """The module itself: a traced Ember module has no scripted attributes to inline."""
     return mod
 
 
 def optimize_for_inference(mod, other_methods=None):
-    """Freeze a scripted module and optimize it for inference."""
+    """The module itself: Ember's traced graphs are optimized when they run."""
     return mod
 
 
