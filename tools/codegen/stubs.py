@@ -2,14 +2,14 @@
 
 Usage: python stubs.py ops.yaml EXTENSION OUT_DIR
 
-Writes OUT_DIR/_C/{__init__,_ops,_nn,_special,_jit,_distributed}.pyi. A stub package `_C/` beside
-the extension is what type checkers read for `ember._C` and `ember._C._ops` (the .so still wins at
-import time: a directory without __init__.py is only a namespace-package fallback). The generated ops
-and Tensor methods come from ops.yaml, with the parameter types the runtime parser
-(csrc/python/arg_parser.cpp) accepts, an @overload per schema overload and the `out=` keyword;
-the rest of the extension (dtype, device, Generator, TensorBase's own members, the functions bound
-with nanobind) comes from nanobind.stubgen on the freshly built module. Only the Python layer's
-files are read by checkers as they are (ember/__init__.py re-exports the ops from _C._ops).
+Writes OUT_DIR/_C/__init__.pyi and one .pyi per submodule (_ops, _nn, _special, _jit, ...). A stub
+package `_C/` beside the extension is what type checkers read for `ember._C` and `ember._C._ops` (the
+.so still wins at import time: a directory without __init__.py is only a namespace-package fallback).
+The generated ops and Tensor methods come from ops.yaml, with the parameter types the runtime parser
+(csrc/python/arg_parser.cpp) accepts, an @overload per schema overload and the `out=` keyword; the
+rest of the extension (dtype, device, Generator, TensorBase's own members, the functions bound with
+nanobind) comes from nanobind.stubgen on the freshly built module. The Python layer needs no stub:
+checkers read its sources (ember/__init__.py re-exports the ops from _C._ops).
 """
 import ast
 import importlib.util
@@ -376,12 +376,16 @@ def main():
     main_stub = insert_into_class(main_stub, "TensorBase", OPERATORS + "\n" + method_text)
     main_stub = drop_members(main_stub, None, set(re.findall(r"def (\w+)\(", TYPED_FUNCTIONS)))
     main_stub += TYPED_FUNCTIONS
+    # the extension's other submodules (_jit, _distributed, ...) are nanobind's alone
+    nanobind_subs = sorted(n for n, v in vars(ext).items() if isinstance(v, type(ext)) and n[1:] not in sub_funcs
+                           and n != "_ops")
+    submodules = ["_ops"] + [f"_{m}" for m in sub_funcs] + nanobind_subs
     prelude = ("import builtins\nfrom collections.abc import Sequence\nfrom typing import Any, NamedTuple, overload\n\n"
                "from .._tensor import Size, Tensor\nfrom .._utils import layout, memory_format\n"
-               "from . import _ops as _ops, _nn as _nn, _special as _special, _jit as _jit, "
-               "_distributed as _distributed\n\n" + ALIASES + "\n" + w.result_classes() + "\n")
+               "from . import " + ", ".join(f"{m} as {m}" for m in submodules) + "\n\n"
+               + ALIASES + "\n" + w.result_classes() + "\n")
     files["__init__.pyi"] = HEADER + prelude + main_stub
-    for sub in ("_jit", "_distributed"):
+    for sub in nanobind_subs:
         files[f"{sub}.pyi"] = HEADER + "import builtins\n" + builtin_names_safe(nanobind_stub(getattr(ext, sub)))
 
     for name, text in files.items():
