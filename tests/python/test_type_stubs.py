@@ -88,6 +88,13 @@ def test_every_tensor_method_and_extension_function_is_in_the_stub():
     assert {"dtype", "device", "Generator", "TensorBase"} <= classes
 
 
+def test_every_schema_type_has_an_annotation():
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools", "codegen"))
+    import gen
+    import stubs
+    assert not [t for t in gen.CPP_TYPES if t not in stubs.ANNOTATION and t != "TensorOptions"]
+
+
 def test_overloads_and_types_follow_the_schemas():
     ops = _defs(_stub("_ops.pyi").body)
     # ember.zeros((2, 3)) and ember.zeros(2, 3): the parser's varargs rule is two overloads
