@@ -225,13 +225,18 @@ def c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def summary(overloads):
+    """The one-line description of a Python name bound to `overloads` [(op, inplace_variant)]."""
+    text = overloads[0][0].doc.strip()
+    if overloads[0][1]:  # the in-place variant (abs_) of a functional op
+        text = text.rstrip(".") + ", in place."
+    return text
+
+
 def docstring(pyname, overloads, sigs):
     """help() text of a generated binding: the op's one-line description, each overload's signature,
     then where it comes from."""
-    summary = overloads[0][0].doc.strip()
-    if overloads[0][1]:  # the in-place variant (abs_) of a functional op
-        summary = summary.rstrip(".") + ", in place."
-    lines = [summary, ""] + [f"{sig} -> {op.ret}" for sig, (op, _) in zip(sigs, overloads)]
+    lines = [summary(overloads), ""] + [f"{sig} -> {op.ret}" for sig, (op, _) in zip(sigs, overloads)]
     sections = sorted({op.section for op, _ in overloads if op.section})
     origin = f"{', '.join(sections)} op" if sections else "op"
     if pyname.startswith("_"):

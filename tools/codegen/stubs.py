@@ -164,9 +164,7 @@ class Writer:
                     sig = f"def {pyname}({', '.join(parts)}) -> {ret}"
                     if sig not in [s for s, _ in sigs]:
                         sigs.append((sig, op))
-            doc = overloads[0][0].doc.strip().replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
-            if overloads[0][1]:
-                doc = doc.rstrip(".") + ", in place."
+            doc = gen.summary(overloads).replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
             for sig, _ in sigs:
                 if len(sigs) > 1:
                     out.append(f"{indent}@overload")
