@@ -299,15 +299,17 @@ void bind_autograd(nb::module_& m) {
   nb::object property = nb::module_::import_("builtins").attr("property");
   tcls.attr("requires_grad") = property(
       getter([](const Tensor& t) { return requires_grad(t); }),
-      getter([](const Tensor& t, bool r) { set_requires_grad(t, r); }));
-  tcls.attr("is_leaf") = property(getter([](const Tensor& t) { return is_leaf(t); }));
+      getter([](const Tensor& t, bool r) { set_requires_grad(t, r); }), nb::none(),
+      "True when autograd records operations on this tensor (assignable on leaves).");
+  tcls.attr("is_leaf") = property(getter([](const Tensor& t) { return is_leaf(t); }), nb::none(), nb::none(),
+                                  "True for a tensor no recorded operation produced (backward fills its .grad).");
   tcls.attr("grad_fn") = property(getter([](const Tensor& t) {
     return wrap_node(ember::autograd::grad_fn(t));
-  }));
+  }), nb::none(), nb::none(), "The autograd node that produced this tensor, or None for a leaf.");
   tcls.attr("retains_grad") = property(getter([](const Tensor& t) {
     auto* mm = meta(t);
     return mm && mm->retained_grad != nullptr;
-  }));
+  }), nb::none(), nb::none(), "True when retain_grad() was called on this non-leaf tensor.");
   tcls.attr("_grad") = property(
       getter([](const Tensor& t) -> nb::object {
         auto* mm = meta(t);
@@ -445,9 +447,9 @@ void bind_autograd(nb::module_& m) {
   });
 
   // ---- modes
-  m.def("is_grad_enabled", &grad_enabled);
+  m.def("is_grad_enabled", &grad_enabled, "True when autograd records operations (not inside no_grad).");
   m.def("_set_grad_enabled", &set_grad_enabled);
-  m.def("is_inference_mode_enabled", &inference_mode_enabled);
+  m.def("is_inference_mode_enabled", &inference_mode_enabled, "True inside an inference_mode block.");
   m.def("_set_inference_mode", &set_inference_mode);
   m.def("is_anomaly_enabled", &anomaly_enabled);
   m.def("is_anomaly_check_nan_enabled", &anomaly_check_nan);

@@ -125,10 +125,14 @@ void bind_distributed(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("_distributed", "ember.distributed's C++ half");
 
   // ---- errors: RuntimeErrors, told apart by class as in torch.distributed
-  g_dist_error = PyErr_NewException("ember.distributed.DistError", PyExc_RuntimeError, nullptr);
-  g_store_error = PyErr_NewException("ember.distributed.DistStoreError", g_dist_error, nullptr);
-  g_network_error = PyErr_NewException("ember.distributed.DistNetworkError", g_dist_error, nullptr);
-  g_backend_error = PyErr_NewException("ember.distributed.DistBackendError", g_dist_error, nullptr);
+  g_dist_error = PyErr_NewExceptionWithDoc("ember.distributed.DistError",
+      "Base class of the errors of ember.distributed.", PyExc_RuntimeError, nullptr);
+  g_store_error = PyErr_NewExceptionWithDoc("ember.distributed.DistStoreError",
+      "A key-value store operation failed (a timeout, a missing key).", g_dist_error, nullptr);
+  g_network_error = PyErr_NewExceptionWithDoc("ember.distributed.DistNetworkError",
+      "A network operation of ember.distributed failed.", g_dist_error, nullptr);
+  g_backend_error = PyErr_NewExceptionWithDoc("ember.distributed.DistBackendError",
+      "A process-group backend failed.", g_dist_error, nullptr);
   m.attr("DistError") = nb::handle(g_dist_error);
   m.attr("DistStoreError") = nb::handle(g_store_error);
   m.attr("DistNetworkError") = nb::handle(g_network_error);
@@ -136,10 +140,11 @@ void bind_distributed(nb::module_& parent) {
   nb::register_exception_translator(translate);
 
   // ---- stores
-  auto store = nb::class_<Store>(m, "Store");
+  auto store = nb::class_<Store>(m, "Store", "A key-value store the processes of a group rendezvous through.");
   bind_store_methods<Store>(store);
-  nb::class_<HashStore, Store>(m, "HashStore").def(nb::init<>());
-  nb::class_<TCPStore, Store>(m, "TCPStore")
+  nb::class_<HashStore, Store>(m, "HashStore", "An in-process key-value store (threads of one process).")
+      .def(nb::init<>());
+  nb::class_<TCPStore, Store>(m, "TCPStore", "A key-value store served over TCP by one master process.")
       .def("__init__", [](TCPStore* self, const std::string& host, int port, std::optional<int64_t> world_size,
                           bool is_master, nb::handle timeout, bool wait_for_workers) {
         if (port < 0 || port > 65535) throw nb::value_error(("TCPStore: invalid port " + std::to_string(port)).c_str());
@@ -155,15 +160,15 @@ void bind_distributed(nb::module_& parent) {
          nb::arg("timeout").none() = nb::none(), nb::arg("wait_for_workers") = true)
       .def_prop_ro("host", [](TCPStore& s) { return s.host(); })
       .def_prop_ro("port", [](TCPStore& s) { return int(s.port()); });
-  nb::class_<FileStore, Store>(m, "FileStore")
+  nb::class_<FileStore, Store>(m, "FileStore", "A key-value store kept in a file that the processes share.")
       .def(nb::init<std::string, int64_t>(), nb::arg("file_name"), nb::arg("world_size") = -1)
       .def_prop_ro("path", [](FileStore& s) { return s.path(); });
-  nb::class_<PrefixStore, Store>(m, "PrefixStore")
+  nb::class_<PrefixStore, Store>(m, "PrefixStore", "A view of another store with every key under a prefix.")
       .def(nb::init<std::string, std::shared_ptr<Store>>(), nb::arg("prefix"), nb::arg("store"))
       .def_prop_ro("underlying_store", [](PrefixStore& s) { return s.underlying_store(); });
 
   // ---- reduce ops: torch's ReduceOp.SUM ... are plain enum members here
-  nb::enum_<ReduceOp>(m, "ReduceOp")
+  nb::enum_<ReduceOp>(m, "ReduceOp", "How a collective combines the ranks' tensors (SUM, AVG, PRODUCT, MIN, MAX, ...).")
       .value("SUM", ReduceOp::SUM)
       .value("AVG", ReduceOp::AVG)
       .value("PRODUCT", ReduceOp::PRODUCT)
@@ -174,7 +179,7 @@ void bind_distributed(nb::module_& parent) {
       .value("BXOR", ReduceOp::BXOR);
 
   // ---- work handles
-  nb::class_<Work>(m, "Work")
+  nb::class_<Work>(m, "Work", "Handle of an asynchronous collective or point-to-point operation.")
       .def("wait", [](Work& w, nb::handle timeout) {
         Milliseconds t = timeout.is_none() ? Milliseconds(0) : to_ms(timeout);
         nb::gil_scoped_release nogil;
@@ -204,7 +209,7 @@ void bind_distributed(nb::module_& parent) {
       .def("_run_ns", [](Work& w) { return w.run_ns; });
 
   // ---- process groups
-  nb::class_<ProcessGroup>(m, "ProcessGroup")
+  nb::class_<ProcessGroup>(m, "ProcessGroup", "A group of processes that run collectives together over one backend.")
       .def("rank", &ProcessGroup::rank)
       .def("size", &ProcessGroup::size)
       .def("name", &ProcessGroup::backend_name)

@@ -99,7 +99,9 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
 }
 
 PyMethodDef extra_functions[] = {
-    {"tensor", (PyCFunction)(void (*)(void))py_tensor, METH_FASTCALL | METH_KEYWORDS, nullptr},
+    {"tensor", (PyCFunction)(void (*)(void))py_tensor, METH_FASTCALL | METH_KEYWORDS,
+     "Build a tensor by copying data: a number, a (nested) sequence, a NumPy array or a tensor.\n\n"
+     "tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor"},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -119,7 +121,7 @@ NB_MODULE(_C, m) {
   py::register_exception_translator();
 
   // ---- dtypes
-  auto dtype_cls = nb::class_<DtypeObj>(m, "dtype")
+  auto dtype_cls = nb::class_<DtypeObj>(m, "dtype", "The element type of a tensor (ember.float32, ember.int64, ...).")
                        .def_prop_ro("is_floating_point", [](const DtypeObj& d) { return is_floating(d.t); })
                        .def_prop_ro("is_signed", [](const DtypeObj& d) { return is_signed(d.t); })
                        .def_prop_ro("is_complex", [](const DtypeObj& d) { return is_complex(d.t); })
@@ -136,7 +138,7 @@ NB_MODULE(_C, m) {
   py::register_dtype_objects(dtype_cls.ptr(), dtype_objects);
 
   // ---- devices
-  auto device_cls = nb::class_<Device>(m, "device")
+  auto device_cls = nb::class_<Device>(m, "device", "Where a tensor's data lives: a device type and an optional index.")
                         .def("__init__", &construct_device, nb::arg("type"), nb::arg("index").none() = nb::none())
                         .def("__reduce__", &reduce_device)
                         .def_prop_ro("type", [](const Device& d) { return device_type_name(d.type); })
@@ -159,7 +161,7 @@ NB_MODULE(_C, m) {
   py::register_device_type(device_cls.ptr());
 
   // ---- generators
-  auto gen_cls = nb::class_<Generator>(m, "Generator")
+  auto gen_cls = nb::class_<Generator>(m, "Generator", "A random number generator (Philox) with its own state.")
                      .def("__init__", [](Generator* g, nb::handle device) {
                        if (!device.is_none()) EMBER_CHECK(py::unpack_device(device.ptr()).is_cpu(),
                                                           "Ember was built without CUDA support");
@@ -211,22 +213,23 @@ NB_MODULE(_C, m) {
   m.def("_set_size_class", [](nb::handle cls) { py::register_size_type(cls.ptr()); });
 
   // ---- threads, dtypes, memory
-  m.def("set_num_threads", &set_num_threads);
-  m.def("get_num_threads", &get_num_threads);
-  m.def("get_default_dtype", []() { return dtype_obj(default_dtype()); });
+  m.def("set_num_threads", &set_num_threads, "Set the number of threads used for intra-op parallelism.");
+  m.def("get_num_threads", &get_num_threads, "Number of threads used for intra-op parallelism.");
+  m.def("get_default_dtype", []() { return dtype_obj(default_dtype()); },
+      "The floating-point dtype new tensors get by default.");
   m.def("set_default_dtype", [](nb::handle d) { set_default_dtype(py::unpack_dtype(d.ptr())); });
   m.def("promote_types", [](nb::handle a, nb::handle b) {
     return dtype_obj(promote_types(py::unpack_dtype(a.ptr()), py::unpack_dtype(b.ptr())));
-  });
+  }, "The smallest dtype both given dtypes promote to.");
   m.def("can_cast", [](nb::handle from, nb::handle to) {
     return can_cast(py::unpack_dtype(from.ptr()), py::unpack_dtype(to.ptr()));
-  });
+  }, "True when a value of one dtype may be cast to another under the type-promotion rules.");
   m.def("result_type", [](nb::handle a, nb::handle b) {
     Tensor ts[2];
     nb::handle hs[2] = {a, b};
     for (int i = 0; i < 2; i++) ts[i] = py::is_tensor(hs[i].ptr()) ? py::unpack(hs[i].ptr()) : py::number_to_tensor(hs[i].ptr());
     return dtype_obj(result_type(ts, 2));
-  });
+  }, "The dtype an arithmetic op on the two tensors or numbers would produce.");
   m.def("_cpu_capability", []() { return std::string(cpu_capability_name()); });
   m.def("_memory_stats", []() {
     MemoryStats s = cpu_memory_stats();
@@ -249,11 +252,12 @@ NB_MODULE(_C, m) {
     EMBER_CHECK_KIND(nb::hasattr(arr, "__array_interface__") && std::strncmp(Py_TYPE(arr.ptr())->tp_name, "numpy.", 6) == 0,
                      Type, "expected np.ndarray (got ", py::type_name(arr.ptr()), ")");
     return nb::steal(py::wrap(py::tensor_from_numpy(arr.ptr(), true)));
-  });
+  }, "A tensor sharing the memory of a NumPy array.");
   m.def("_to_dlpack", [](const Tensor& t, bool versioned, bool copied) {
     return nb::steal(py::tensor_to_dlpack(t, versioned, copied));
   }, nb::arg("t"), nb::arg("versioned") = false, nb::arg("copied") = false);
-  m.def("from_dlpack", [](nb::handle o) { return nb::steal(py::wrap(py::tensor_from_dlpack(o.ptr()))); });
+  m.def("from_dlpack", [](nb::handle o) { return nb::steal(py::wrap(py::tensor_from_dlpack(o.ptr()))); },
+      "A tensor sharing the memory of a DLPack capsule or an object with __dlpack__.");
   m.def("_tensor_from_data", [](nb::handle data, nb::handle dtype) {
     return nb::steal(py::wrap(py::tensor_from_data(
         data.ptr(), dtype.is_none() ? std::nullopt : std::optional<ScalarType>(py::unpack_dtype(dtype.ptr())))));

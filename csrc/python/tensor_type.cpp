@@ -300,7 +300,8 @@ nb::object size_of(const Tensor& t) {
 
 void bind_tensor(nb::module_& m) {
   auto cls = nb::class_<Tensor>(m, "TensorBase", nb::type_slots(tensor_slots), nb::dynamic_attr(),
-                                nb::is_weak_referenceable());
+                                nb::is_weak_referenceable(),
+                                "The C++ half of ember.Tensor: the data, its metadata and the op methods.");
   set_tensor_type((PyTypeObject*)cls.ptr());
 
   // Generated op methods, attached as plain method descriptors (METH_FASTCALL).
@@ -322,52 +323,62 @@ void bind_tensor(nb::module_& m) {
     return o;
   }, nb::arg("cls"), nb::arg("data"), nb::arg("require_grad") = false);
 
-  cls.def_prop_ro("shape", &size_of)
+  cls.def_prop_ro("shape", &size_of, "The sizes of the dimensions, as an ember.Size.")
       // The shape for argument checks in Ember's own Python code: a jit trace does not record this
       // read, so use it only where the sizes never reach an op.
       .def_prop_ro("_checked_shape", [](const Tensor& t) { return nb::steal(make_size(t.sizes())); })
-      .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); })
-      .def_prop_ro("device", [](const Tensor& t) { return t.device(); })
-      .def_prop_ro("ndim", &Tensor::dim)
-      .def_prop_ro("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); })
-      .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); })
-      .def_prop_ro("itemsize", &Tensor::element_size)
-      .def_prop_ro("nbytes", &Tensor::nbytes)
+      .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); }, "The element type.")
+      .def_prop_ro("device", [](const Tensor& t) { return t.device(); }, "The device the data lives on.")
+      .def_prop_ro("ndim", &Tensor::dim, "Number of dimensions.")
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); },
+          "True when the data lives on a CUDA device.")
+      .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); },
+          "True when the data lives on the CPU.")
+      .def_prop_ro("itemsize", &Tensor::element_size, "Size of one element in bytes.")
+      .def_prop_ro("nbytes", &Tensor::nbytes, "Number of bytes the elements occupy.")
       .def_prop_ro("_version", &Tensor::_version)
       .def_prop_ro("T", [](const Tensor& t) {
         std::vector<int64_t> p(size_t(t.dim()));
         for (int64_t i = 0; i < t.dim(); i++) p[size_t(i)] = t.dim() - 1 - i;
         return nb::steal(wrap(t.permute(p)));
-      })
-      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT", "Tensor.", false); })
-      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH", "Tensor.", false); })
-      .def_prop_ro("H", [](const Tensor& t) { return matrix_transpose(t, "H", "Tensor.", true); })
-      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()", "", false); })
-      .def("dim", &Tensor::dim)
-      .def("ndimension", &Tensor::dim)
-      .def("numel", [](const Tensor& t) { shape_read(t, "Tensor.numel()"); return t.numel(); })
-      .def("nelement", [](const Tensor& t) { shape_read(t, "Tensor.nelement()"); return t.numel(); })
-      .def("element_size", &Tensor::element_size)
-      .def("storage_offset", &Tensor::storage_offset)
-      .def("data_ptr", [](const Tensor& t) { return uintptr_t(t.data_ptr()); })
-      .def("is_floating_point", &Tensor::is_floating_point)
-      .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); })
-      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); }, nb::arg("memory_format") = nb::none())
+      }, "The tensor with all dimensions reversed (a view).")
+      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT", "Tensor.", false); },
+          "Transpose of the last two dimensions (a view).")
+      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH", "Tensor.", false); },
+          "Conjugate transpose of the last two dimensions (a view).")
+      .def_prop_ro("H", [](const Tensor& t) { return matrix_transpose(t, "H", "Tensor.", true); },
+          "Conjugate transpose of a matrix (a view).")
+      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()", "", false); },
+          "Conjugate transpose of the last two dimensions (a view).")
+      .def("dim", &Tensor::dim, "Number of dimensions.")
+      .def("ndimension", &Tensor::dim, "Number of dimensions (alias of dim()).")
+      .def("numel", [](const Tensor& t) { shape_read(t, "Tensor.numel()"); return t.numel(); }, "Number of elements.")
+      .def("nelement", [](const Tensor& t) { shape_read(t, "Tensor.nelement()"); return t.numel(); },
+          "Number of elements (alias of numel()).")
+      .def("element_size", &Tensor::element_size, "Size of one element in bytes.")
+      .def("storage_offset", &Tensor::storage_offset, "Offset of the first element in the storage, in elements.")
+      .def("data_ptr", [](const Tensor& t) { return uintptr_t(t.data_ptr()); }, "Address of the first element.")
+      .def("is_floating_point", &Tensor::is_floating_point, "True when the dtype is a floating-point type.")
+      .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); },
+          "True when the dtype can hold negative values.")
+      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); }, nb::arg("memory_format") = nb::none(),
+          "True when the elements are laid out densely in row-major order.")
       .def("size", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
         if (!d) return size_of(t);
         shape_read(t, "Tensor.size(dim)");
         return nb::int_(t.size(*d));
-      }, nb::arg("dim") = nb::none())
+      }, nb::arg("dim") = nb::none(), "The sizes of the dimensions, or the size of one dimension.")
       .def("stride", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
         if (d) return nb::int_(t.stride(*d));
         return nb::tuple(nb::cast(t.strides().vec()));
-      }, nb::arg("dim") = nb::none())
-      .def("item", [](const Tensor& t) { return scalar_to_python(t.item()); })
+      }, nb::arg("dim") = nb::none(), "Strides of the dimensions in elements, or the stride of one dimension.")
+      .def("item", [](const Tensor& t) { return scalar_to_python(t.item()); },
+          "The value of a one-element tensor as a Python number.")
       .def("tolist", [](const Tensor& t) {
         if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(t, "Tensor.tolist()");
         jit::TracePause pause;  // its item() reads are covered by the guard above
         return tensor_tolist(t);
-      })
+      }, "The data as (nested) Python lists of numbers.")
       .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
       .def("_use_count", [](const Tensor& t) { return t.use_count(); })
       .def("_storage_nbytes", [](const Tensor& t) { return t.impl()->storage()->nbytes(); })

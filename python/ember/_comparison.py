@@ -16,6 +16,7 @@ def _check_tensor(fn, name, pos, x):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise test that input is close to other (within rtol and atol)."""
     return _isclose("isclose", input, other, rtol, atol, equal_nan)
 
 
@@ -46,6 +47,7 @@ def _isclose(fn, input, other, rtol, atol, equal_nan):
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of input is close to other (within rtol and atol)."""
     return builtins.bool(_isclose("allclose", input, other, rtol, atol, equal_nan).all().item())
 
 

@@ -8,6 +8,7 @@ _matmul_precision = ["highest"]
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Make ops that have no deterministic implementation raise (or warn)."""
     if not isinstance(mode, bool):
         raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be bool, not "
                         f"{type(mode).__name__}")
@@ -19,10 +20,12 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
 
 
 def are_deterministic_algorithms_enabled():
+    """True when use_deterministic_algorithms(True) is in effect."""
     return _deterministic["mode"]
 
 
 def is_deterministic_algorithms_warn_only_enabled():
+    """True when nondeterministic ops only warn instead of raising."""
     return _deterministic["warn_only"]
 
 
@@ -43,6 +46,7 @@ def set_deterministic_debug_mode(debug_mode):
 
 
 def get_deterministic_debug_mode():
+    """The deterministic debug mode: 0 (off), 1 (warn) or 2 (error)."""
     if not _deterministic["mode"]:
         return 0
     return 1 if _deterministic["warn_only"] else 2
@@ -60,6 +64,7 @@ def set_float32_matmul_precision(precision):
 
 
 def get_float32_matmul_precision():
+    """The float32 matmul precision setting: 'highest', 'high' or 'medium'."""
     return _matmul_precision[0]
 
 

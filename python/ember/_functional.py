@@ -14,6 +14,7 @@ def einsum(equation, *operands):
 
 
 def tensordot(a, b, dims=2, out=None):
+    """Contract two tensors over the given dimensions (or the last/first `dims` ones)."""
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -40,6 +41,7 @@ def _pack(out, inv, cnt, return_inverse, return_counts):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """Sorted unique elements, with optional inverse indices and counts."""
     if dim is None:
         out, inv, cnt = _ops._unique2(input, sorted, return_inverse, return_counts)
     else:
@@ -48,6 +50,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
 
 
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """Collapse runs of equal consecutive elements, with optional inverse indices and counts."""
     out, inv, cnt = _ops._unique_consecutive(input, return_inverse, return_counts, dim)
     return _pack(out, inv, cnt, return_inverse, return_counts)
 
@@ -68,6 +71,7 @@ def meshgrid(*tensors, indexing=None):
 
 
 def cartesian_prod(*tensors):
+    """Cartesian product of 1-D tensors, one row per combination."""
     return _ops._cartesian_prod(list(tensors))
 
 

@@ -410,20 +410,37 @@ def cond(pred, true_fn, false_fn, operands=()):
 
 def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, pin_memory=False,
                        requires_grad=False):
+    """Uninitialized tensor with given sizes and strides and this tensor's dtype and device."""
     from ._creation import empty_strided
     return empty_strided(size, stride, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
 
 def _histogram_method(self, bins=100, *, range=None, weight=None, density=False):
+    """Histogram of the values with counts and bin edges."""
     return histogram(self, bins, range=range, weight=weight, density=density)
 
 
 Tensor.histogram = _histogram_method
 Tensor.nonzero_static = nonzero_static
 Tensor.new_empty_strided = _new_empty_strided
-Tensor.is_same_size = lambda self, other: tuple(self.shape) == tuple(other.shape)
-Tensor.is_nonzero = lambda self: _is_nonzero(self)
-Tensor.is_distributed = lambda self: False  # no tensor is sharded by the legacy THD backend
+def _is_same_size(self, other):
+    """True when the other tensor has the same shape."""
+    return tuple(self.shape) == tuple(other.shape)
+
+
+def _is_nonzero_method(self):
+    """Truth value of a one-element tensor (raises for other sizes)."""
+    return _is_nonzero(self)
+
+
+def _is_distributed(self):
+    """False: no tensor is sharded by the legacy THD backend."""
+    return False
+
+
+Tensor.is_same_size = _is_same_size
+Tensor.is_nonzero = _is_nonzero_method
+Tensor.is_distributed = _is_distributed
 
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of the 1-D x: columns x^(N-1) ... x^0 (x^0 ... x^(N-1) when increasing)."""
@@ -449,12 +466,13 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
+    """The tensor itself: Ember's tensors are always dense (strided)."""
     # a strided tensor is already dense: itself (or a cast)
     return self if dtype is None or dtype == self.dtype else self.to(dtype)
 
 
 Tensor.to_dense = _to_dense
-Tensor.name = property(lambda self: None)  # named tensors are not supported: every tensor is unnamed
+Tensor.name = property(lambda self: None, doc="None: Ember has no named tensors, so every tensor is unnamed.")
 
 __all__ = [
     "vander", "nuclear_norm",

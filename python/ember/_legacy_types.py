@@ -38,7 +38,8 @@ class _LegacyTensorType(type):
 
 
 def _make(name, dtype):
-    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "ember"})
+    doc = f"Legacy tensor type: {name}(sizes) or {name}(data) makes a {dtype} tensor; isinstance tests the dtype."
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "ember", "__doc__": doc})
 
 
 FloatTensor = _make("FloatTensor", _C.float32)

@@ -3,6 +3,7 @@ from . import _C
 
 
 def manual_seed(seed):
+    """Seed the default random generator; returns the generator."""
     seed = int(seed)
     if not (-0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF):
         raise RuntimeError(f"Overflow when unpacking long: seed {seed} out of range")
@@ -14,16 +15,20 @@ def manual_seed(seed):
 
 
 def seed():
+    """Seed the default generator from a nondeterministic source; returns the seed."""
     return _C.default_generator.seed()
 
 
 def initial_seed():
+    """The seed the default generator was last seeded with."""
     return _C.default_generator.initial_seed()
 
 
 def get_rng_state():
+    """The default CPU generator's state as a uint8 tensor."""
     return _C.default_generator.get_state()
 
 
 def set_rng_state(new_state):
+    """Restore the default CPU generator's state from get_rng_state's tensor."""
     _C.default_generator.set_state(new_state)

@@ -296,7 +296,7 @@ def sym_ite(b, t, f):
 
 
 def sym_sqrt(a):
-    """math.sqrt(a)."""
+    """Square root of a plain number (math.sqrt: Ember has no symbolic shapes)."""
     return math.sqrt(a)
 
 

@@ -90,6 +90,7 @@ class _NumpyBridge:
 
 
 class Tensor(_C.TensorBase):
+    """A multi-dimensional array with a dtype, a device and autograd support."""
     # NumPy defers binary operators to tensors (np.float64(2) + t is a Tensor), as with PyTorch
     __array_priority__ = 1000
     def __new__(cls, *args, **kwargs):
@@ -110,11 +111,13 @@ class Tensor(_C.TensorBase):
 
     # ---- autograd
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the .grad of the leaves it depends on."""
         from .autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     @property
     def grad(self):
+        """The gradient accumulated by backward(), or None."""
         g = self._grad
         if g is None and self.requires_grad and not self.is_leaf and not self.retains_grad:
             import warnings
@@ -135,10 +138,11 @@ class Tensor(_C.TensorBase):
     # Ember tensors are dense, strided and on the CPU (or CUDA, is_cuda): the other backends' flags
     # that PyTorch programs test are False (dcgan checks is_xpu)
     is_xpu = is_mps = is_meta = is_quantized = is_sparse = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
-        is_ipu = is_maia = is_mtia = property(lambda self: False)
+        is_ipu = is_maia = is_mtia = property(lambda self: False, doc="False: Ember has no such backend or layout.")
 
     @property
     def data(self):
+        """The tensor's data without autograd history (assignable)."""
         return _C._tensor_data(self)
 
     @data.setter
@@ -148,22 +152,27 @@ class Tensor(_C.TensorBase):
         _C._tensor_set_data(self, value)
 
     def detach(self):
+        """A view of the same data cut off from the autograd graph."""
         return _C._detach(self)
 
     def detach_(self):
+        """Cut this tensor off from the autograd graph, in place."""
         _C._detach_(self)
         return self
 
     def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records operations on this tensor, in place."""
         if requires_grad and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
     def retain_grad(self):
+        """Keep .grad for this non-leaf tensor after backward."""
         _C._retain_grad(self)
 
     def register_hook(self, hook):
+        """Register a function called with this tensor's gradient during backward."""
         if not self.requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         return _RemovableHandle(self, _C._register_hook(self, hook))
@@ -174,6 +183,7 @@ class Tensor(_C.TensorBase):
                                 _C._remove_post_accumulate_grad_hook)
 
     def is_inference(self):
+        """False: Ember has no inference tensors (inference_mode makes ordinary ones)."""
         return False
 
     # ---- printing
@@ -221,10 +231,12 @@ class Tensor(_C.TensorBase):
         return _layer_hook("share_memory")(self)
 
     def is_shared(self):
+        """True when the storage lives in shared memory."""
         return _C._shm_strategy_of(self) is not None
 
     # ---- interop
     def numpy(self, *, force=False):
+        """A NumPy array sharing this tensor's memory."""
         if _C._jit.tracing():  # the values leave the graph: replay guards on them
             _C._jit.values_read(self, "Tensor.numpy()")
             with _C._jit.NoTrace():
@@ -269,6 +281,7 @@ class Tensor(_C.TensorBase):
 
     # ---- conversions
     def to(self, *args, **kwargs):
+        """Convert to a dtype and/or device (a copy only when something changes)."""
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
@@ -310,36 +323,45 @@ class Tensor(_C.TensorBase):
         return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
 
     def contiguous(self, memory_format=None):
+        """The tensor itself if contiguous (in the memory format), else a contiguous copy."""
         r = _C.TensorBase.contiguous(self)
         return self if r._is_same(self) else r
 
     def cpu(self, memory_format=None):
+        """The tensor on the CPU (itself: Ember tensors live there)."""
         return self
 
     # torch.polygamma(n, x) takes the order first; the method form is x.polygamma(n)
     def polygamma(self, n):
+        """Elementwise n-th derivative of the digamma function."""
         return _C._ops.polygamma(n, self)
 
     def polygamma_(self, n):
+        """Elementwise n-th derivative of the digamma function, in place."""
         # the op's graph saves its input: compute from a copy so writing self leaves that intact
         return self.copy_(_C._ops.polygamma(n, self.clone() if self.requires_grad else self))
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
+        """Copy to a CUDA device (raises on a build without CUDA)."""
         if isinstance(device, (str, _C.device)) and _C.device(device).type != "cuda":
             raise RuntimeError("Invalid device, must be cuda device")
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
     def pin_memory(self, device=None):
+        """Page-locked copy for fast device transfers; raises, as there is no accelerator to pin for."""
         # pinned memory needs an accelerator; PyTorch's CPU build raises the same
         raise RuntimeError("Cannot access accelerator device when none is available.")
 
     def is_pinned(self, device=None):
+        """False: without CUDA there is no pinned memory."""
         return False
 
     def get_device(self):
+        """The device index: -1 for CPU tensors."""
         return -1  # a CPU tensor's device index, as PyTorch's
 
     def type(self, dtype=None):
+        """The type name as a string, or a conversion to the given tensor type."""
         if dtype is None:
             return "ember." + _TYPE_NAMES[self.dtype]
         if isinstance(dtype, str):
@@ -350,44 +372,57 @@ class Tensor(_C.TensorBase):
         return self.to(dtype)
 
     def type_as(self, other):
+        """Convert to another tensor's dtype."""
         return self.to(other.dtype)
 
     def float(self):
+        """Convert to float32."""
         return self.to(_C.float32)
 
     def double(self):
+        """Convert to float64."""
         return self.to(_C.float64)
 
     def half(self):
+        """Convert to float16."""
         return self.to(_C.float16)
 
     def bfloat16(self):
+        """Convert to bfloat16."""
         return self.to(_C.bfloat16)
 
     def long(self):
+        """Convert to int64."""
         return self.to(_C.int64)
 
     def int(self):
+        """Convert to int32."""
         return self.to(_C.int32)
 
     def short(self):
+        """Convert to int16."""
         return self.to(_C.int16)
 
     def char(self):
+        """Convert to int8."""
         return self.to(_C.int8)
 
     def byte(self):
+        """Convert to uint8."""
         return self.to(_C.uint8)
 
     def bool(self):
+        """Convert to bool."""
         return self.to(_C.bool)
 
     def where(self, condition, y):
+        """Elements of self where condition holds, else of y."""
         # ops.yaml's where(Tensor condition, Tensor self, Tensor other) has no `self` first, so no
         # generated method: Tensor.where(condition, y) is where(condition, self, y).
         return _ops.where(condition, self, y)
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A new tensor from data with this tensor's dtype and device by default."""
         return _ops.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
 
     def nonzero(self, *, as_tuple=False):
@@ -395,13 +430,16 @@ class Tensor(_C.TensorBase):
         return _nonzero(self, as_tuple=as_tuple)
 
     def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        """Sorted unique elements, with optional inverse indices and counts."""
         return _unique(self, sorted, return_inverse, return_counts, dim)
 
     def unique_consecutive(self, return_inverse=False, return_counts=False, dim=None):
+        """Collapse runs of equal consecutive elements, with optional inverse indices and counts."""
         return _unique_consecutive(self, return_inverse, return_counts, dim)
 
     @property
     def layout(self):
+        """The memory layout: always ember.strided."""
         return _strided
 
 

@@ -82,6 +82,7 @@ def _map2_(self, x, y, callable):
 
 
 def _slice_inverse_method(self, src, dim=0, start=None, end=None, step=1):
+    """Scatter this slice's values into a copy of a base tensor at the slice's place."""
     return slice_inverse(self, src, dim, start, end, step)
 
 
@@ -93,6 +94,7 @@ def _resize(self, *sizes):
 
 
 def _resize_as(self, tensor):
+    """Resize in place to another tensor's shape (the deprecated spelling of resize_as_)."""
     import warnings
     warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
     _check_tensor("resize_as", "tensor", 1, tensor)
@@ -186,6 +188,7 @@ def _dim_order(self, *, ambiguity_check=False):
 
 
 def _const_data_ptr(self):
+    """Address of the first element, for read-only use."""
     # the address of the first element, read-only by contract (torch's distinction is for its COW storages)
     return self.data_ptr()
 

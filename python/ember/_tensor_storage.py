@@ -13,11 +13,13 @@ def _typed_storage(self):
 
 
 def _storage(self):
+    """The tensor's typed storage."""
     _warn_typed_storage_removal(stacklevel=2)
     return _typed_storage(self)
 
 
 def _storage_type(self):
+    """The legacy storage class for this tensor's dtype."""
     return legacy_storage_class(self.dtype)
 
 

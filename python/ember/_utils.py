@@ -33,24 +33,29 @@ preserve_format = memory_format("preserve_format")
 
 
 def is_tensor(obj):
+    """True when the object is an Ember tensor."""
     return isinstance(obj, _C.TensorBase)
 
 
 def is_floating_point(t):
+    """True when the tensor's dtype is a floating-point type."""
     return t.is_floating_point()
 
 
 def is_nonzero(t):
+    """Truth value of a one-element tensor (raises for other sizes)."""
     if t.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(t.item())
 
 
 def numel(t):
+    """Number of elements of a tensor."""
     return t.numel()
 
 
 def set_default_dtype(d):
+    """Set the floating-point dtype that new tensors get by default."""
     _C.set_default_dtype(d)
 
 

@@ -29,6 +29,7 @@ def _result_type(name, fields):
     """A named tuple printed as ember.return_types.<name>, the twin of torch.return_types.<name>."""
     t = collections.namedtuple(name, fields)
     t.__module__ = "ember.return_types"
+    t.__doc__ = f"Named tuple ({', '.join(fields)}) returned by {name.replace('linalg_', 'linalg.', 1)}."
     plain_repr = t.__repr__
     t.__repr__ = lambda self: "ember.return_types." + plain_repr(self)
     return t
@@ -139,6 +140,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector p-norm over dimensions."""
     if not x.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_name(x.dtype)}")
     if dtype is not None:
@@ -153,6 +155,7 @@ def _name(d):
 
 
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
+    """Matrix norm (Frobenius, nuclear, or induced 1/2/inf norms) over two dimensions."""
     if A.dim() < 2:
         raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
     if dtype is not None:
@@ -175,6 +178,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 
 
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Vector or matrix norm, chosen by ord and dim."""
     if isinstance(dim, int):
         dim = (dim,)
     if ord is None:
@@ -194,6 +198,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
 
 
 def cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along a dimension (default the last)."""
     return _ops._linalg_cross(input, other, dim=dim, out=out)
 
 
@@ -527,7 +532,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
 
 
 def matmul(input, other, *, out=None):
-    """torch.matmul."""
+    """Matrix product with broadcasting over batch dimensions (the same as ember.matmul)."""
     return _ops.matmul(input, other) if out is None else _ops.matmul(input, other, out=out)
 
 
@@ -547,6 +552,7 @@ def _install_tensor_lu():
     from ._tensor import Tensor
 
     def lu(self, pivot=True, get_infos=False):
+        """LU factorization with pivots (optionally the info tensor)."""
         return _torch_lu(self, pivot, get_infos)
     Tensor.lu = lu
 

@@ -636,7 +636,9 @@ class _LegacyStorageMeta(type):
         return TypedStorage(*args, dtype=cls.dtype, device=device, wrap_storage=wrap_storage, _internal=True)
 
 
-_LEGACY_CLASSES = {name: _LegacyStorageMeta(name, (TypedStorage,), {"dtype": dtype, "__module__": "ember"})
+_LEGACY_CLASSES = {name: _LegacyStorageMeta(name, (TypedStorage,),
+                                            {"dtype": dtype, "__module__": "ember",
+                                             "__doc__": f"A TypedStorage of {dtype} (legacy class)."})
                    for dtype, name in _LEGACY_NAMES.items()}
 globals().update(_LEGACY_CLASSES)
 __all__ += list(_LEGACY_CLASSES)

@@ -121,8 +121,8 @@ def test_declared_variants_exist():
 
 
 def test_generated_bindings_have_docstrings():
-    """help() shows each generated function's and method's signatures (one line per overload) and where it
-    comes from."""
+    """help() shows each generated function's and method's one-line description (ops.yaml's doc:), its
+    signatures (one line per overload) and where it comes from."""
     x = ember.zeros(2)
     bad = []
     for name, e in YAML_OPS.items():
@@ -138,7 +138,10 @@ def test_generated_bindings_have_docstrings():
             if inspect.isfunction(obj):  # a Python-level wrapper over the op (Tensor.nonzero's as_tuple=)
                 continue
             doc = obj.__doc__ or ""
-            if not (doc.startswith(py + "(") and "declared in ops.yaml" in doc and " -> " in doc.splitlines()[0]):
+            lines = doc.splitlines()
+            # the one-line description (ops.yaml's doc:), a blank line, then the signatures
+            if not (len(lines) > 2 and lines[0].strip() == e["doc"] and not lines[1]
+                    and lines[2].startswith(py + "(") and " -> " in lines[2] and "declared in ops.yaml" in doc):
                 bad.append(f"{py}: {doc[:60]!r}")
     assert not bad, bad
 

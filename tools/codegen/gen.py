@@ -141,6 +141,8 @@ class Op:
         # inplace_function: true also binds op_ as a Python function (torch.selu_), not only as a method
         self.inplace_function = entry.get("inplace_function", False)
         self.aliases = entry.get("aliases", [])
+        # doc: the one-line description that heads help() (and the .pyi stub's docstring)
+        self.doc = entry.get("doc")
         self.is_self_inplace = self.name.endswith("_")  # copy_, fill_, normal_, ...
         self.is_view = "(a)" in self.ret
 
@@ -210,6 +212,10 @@ def load(path):
         elif line.startswith("- {func:"):
             sections.append(current)
     assert len(sections) == len(ops), "every op is one '- {func: ...}' line"
+    undocumented = sorted({op.name for op in ops if not (isinstance(op.doc, str) and op.doc.strip())})
+    if undocumented:
+        sys.exit(f"gen.py: ops.yaml entries without a one-line `doc:` description: {', '.join(undocumented)}\n"
+                 "add one per op (or run tools/codegen/add_docs.py MAPPING.tsv ops.yaml)")
     for op, sec in zip(ops, sections):
         op.section = sec
     return ops
@@ -219,9 +225,18 @@ def c_string(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def summary(overloads):
+    """The one-line description of a Python name bound to `overloads` [(op, inplace_variant)]."""
+    text = overloads[0][0].doc.strip()
+    if overloads[0][1]:  # the in-place variant (abs_) of a functional op
+        text = text.rstrip(".") + ", in place."
+    return text
+
+
 def docstring(pyname, overloads, sigs):
-    """help() text of a generated binding: each overload's signature, then where it comes from."""
-    lines = [f"{sig} -> {op.ret}" for sig, (op, _) in zip(sigs, overloads)]
+    """help() text of a generated binding: the op's one-line description, each overload's signature,
+    then where it comes from."""
+    lines = [summary(overloads), ""] + [f"{sig} -> {op.ret}" for sig, (op, _) in zip(sigs, overloads)]
     sections = sorted({op.section for op, _ in overloads if op.section})
     origin = f"{', '.join(sections)} op" if sections else "op"
     if pyname.startswith("_"):
@@ -576,7 +591,9 @@ SUBMODULE_TABLES = {"nn": ("nn_", "ember_generated_nn_functions"),
                     "special": ("special_", "ember_generated_special_functions")}
 
 
-def gen_python(ops, out):
+def python_groups(ops):
+    """The Python names the bindings define, each with its overloads [(op, inplace_variant)]: the
+    ember functions, the Tensor methods, and {python_module: functions} (also read by stubs.py)."""
     funcs, meths = {}, {}
     sub_funcs = {m: {} for m in SUBMODULE_TABLES}
     for op in ops:
@@ -591,6 +608,11 @@ def gen_python(ops, out):
                 meths.setdefault(n, []).append((op, False))
                 if op.inplace:
                     meths.setdefault(n + "_", []).append((op, True))
+    return funcs, meths, sub_funcs
+
+
+def gen_python(ops, out):
+    funcs, meths, sub_funcs = python_groups(ops)
     code = [HEADER, '#include "python/arg_parser.h"', '#include "ember/generated/ops.h"', ""]
     tables = [("ember_generated_functions", funcs, False, ""), ("ember_generated_methods", meths, True, "")]
     tables += [(table, sub_funcs[m], False, prefix) for m, (prefix, table) in SUBMODULE_TABLES.items()]

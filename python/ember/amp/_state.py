@@ -92,6 +92,7 @@ def _check_dtype(fn, dtype):
 
 
 def set_autocast_dtype(device_type, dtype):
+    """Set the lower-precision dtype of a device type's autocast regions."""
     _check_str("set_autocast_dtype", "device_type", device_type)
     _check_dtype("set_autocast_dtype", dtype)
     _C._autocast_set_dtype(_index(device_type), dtype)
@@ -103,6 +104,7 @@ def is_autocast_cache_enabled():
 
 
 def set_autocast_cache_enabled(enabled):
+    """Turn the cache of autocast's weight casts on or off."""
     if not isinstance(enabled, bool):
         raise TypeError(f"enabled must be a bool (got {type(enabled).__name__})")
     _C._autocast_set_cache_enabled(enabled)
@@ -125,70 +127,84 @@ def autocast_decrement_nesting():
 
 # ---- the per-device spellings PyTorch still exports (deprecated in favour of the two above)
 def is_autocast_cpu_enabled():
+    """True inside an enabled CPU autocast region."""
     _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
     return is_autocast_enabled("cpu")
 
 
 def set_autocast_cpu_enabled(enabled):
+    """Turn CPU autocast on or off."""
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
 
 def get_autocast_cpu_dtype():
+    """The lower-precision dtype of CPU autocast regions."""
     _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
     return get_autocast_dtype("cpu")
 
 
 def set_autocast_cpu_dtype(dtype):
+    """Set the lower-precision dtype of CPU autocast regions."""
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
 
 
 def get_autocast_gpu_dtype():
+    """The lower-precision dtype of CUDA autocast regions."""
     _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
     return get_autocast_dtype("cuda")
 
 
 def set_autocast_gpu_dtype(dtype):
+    """Set the lower-precision dtype of CUDA autocast regions."""
     _deprecated("set_autocast_gpu_dtype(dtype)", "set_autocast_dtype('cuda', dtype)")
     set_autocast_dtype("cuda", dtype)
 
 
 def is_autocast_ipu_enabled():
+    """True inside an enabled IPU autocast region (never, in Ember)."""
     _deprecated("is_autocast_ipu_enabled()", "is_autocast_enabled('ipu')")
     return is_autocast_enabled("ipu")
 
 
 def set_autocast_ipu_enabled(enabled):
+    """Turn IPU autocast on or off."""
     _deprecated("set_autocast_ipu_enabled(enabled)", "set_autocast_enabled('ipu', enabled)")
     set_autocast_enabled("ipu", enabled)
 
 
 def get_autocast_ipu_dtype():
+    """The lower-precision dtype of IPU autocast regions."""
     _deprecated("get_autocast_ipu_dtype()", "get_autocast_dtype('ipu')")
     return get_autocast_dtype("ipu")
 
 
 def set_autocast_ipu_dtype(dtype):
+    """Set the lower-precision dtype of IPU autocast regions."""
     _deprecated("set_autocast_ipu_dtype(dtype)", "set_autocast_dtype('ipu', dtype)")
     set_autocast_dtype("ipu", dtype)
 
 
 def is_autocast_xla_enabled():
+    """True inside an enabled XLA autocast region (never, in Ember)."""
     _deprecated("is_autocast_xla_enabled()", "is_autocast_enabled('xla')")
     return is_autocast_enabled("xla")
 
 
 def set_autocast_xla_enabled(enabled):
+    """Turn XLA autocast on or off."""
     _deprecated("set_autocast_xla_enabled(enabled)", "set_autocast_enabled('xla', enabled)")
     set_autocast_enabled("xla", enabled)
 
 
 def get_autocast_xla_dtype():
+    """The lower-precision dtype of XLA autocast regions."""
     _deprecated("get_autocast_xla_dtype()", "get_autocast_dtype('xla')")
     return get_autocast_dtype("xla")
 
 
 def set_autocast_xla_dtype(dtype):
+    """Set the lower-precision dtype of XLA autocast regions."""
     _deprecated("set_autocast_xla_dtype(dtype)", "set_autocast_dtype('xla', dtype)")
     set_autocast_dtype("xla", dtype)

@@ -39,8 +39,10 @@ class set_detect_anomaly:
 
 
 def is_anomaly_enabled():
+    """True when autograd's anomaly detection is on."""
     return _C.is_anomaly_enabled()
 
 
 def is_anomaly_check_nan_enabled():
+    """True when anomaly mode also checks backward results for NaN."""
     return _C.is_anomaly_check_nan_enabled()

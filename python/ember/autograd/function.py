@@ -7,6 +7,7 @@ from .grad_mode import no_grad
 
 
 class FunctionCtx:
+    """The ctx object a custom Function's forward and backward share."""
     def save_for_backward(self, *tensors):
         for t in tensors:
             if t is not None and not isinstance(t, _C.TensorBase):
@@ -109,10 +110,12 @@ def once_differentiable(fn):
 
 
 class InplaceFunction(Function):
+    """A custom Function base class that may modify its inputs in place."""
     def __init__(self, inplace=False):
         super().__init__()
         self.inplace = inplace
 
 
 class NestedIOFunction(Function):
+    """A custom Function base class whose inputs and outputs may be nested."""
     pass

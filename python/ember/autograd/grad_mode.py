@@ -59,6 +59,7 @@ class no_grad(_DecoratorContextManager):
 
 
 class enable_grad(_DecoratorContextManager):
+    """Context manager and decorator that turns gradient recording back on."""
     def __enter__(self):
         self.prev = _C.is_grad_enabled()
         _C._set_grad_enabled(True)
@@ -117,10 +118,12 @@ class inference_mode(_DecoratorContextManager):
 
 
 def is_grad_enabled():
+    """True when autograd records operations (not inside no_grad)."""
     return _C.is_grad_enabled()
 
 
 def is_inference_mode_enabled():
+    """True inside an inference_mode block."""
     return _C.is_inference_mode_enabled()
 
 

@@ -39,11 +39,13 @@ class Backend(str):
 
 
 class GroupMember:
+    """Markers for process-group membership (WORLD and NON_GROUP_MEMBER)."""
     WORLD = None  # the default group once initialized
     NON_GROUP_MEMBER = -100
 
 
 class group:
+    """Namespace holding the default group, group.WORLD."""
     WORLD = None
 
 
@@ -62,34 +64,42 @@ _world = _World()
 
 # ------------------------------------------------------------------ queries
 def is_available():
+    """Whether the distributed package is usable: True."""
     return True
 
 
 def is_gloo_available():
+    """Whether the gloo backend is built in."""
     return bool(_D.gloo_available())
 
 
 def is_nccl_available():
+    """Whether the NCCL backend is built in (no)."""
     return False
 
 
 def is_mpi_available():
+    """Whether the MPI backend is built in (no)."""
     return False
 
 
 def is_ucc_available():
+    """Whether the UCC backend is built in (no)."""
     return False
 
 
 def is_xccl_available():
+    """Whether the XCCL backend is built in (no)."""
     return False
 
 
 def is_backend_available(backend):
+    """Whether a named backend is available in this build."""
     return str(backend).lower() == Backend.GLOO and is_gloo_available()
 
 
 def get_default_backend_for_device(device):
+    """The backend used by default for a device type."""
     kind = str(getattr(device, "type", device)).split(":")[0]
     backends = {"cpu": "gloo", "cuda": "nccl"}
     if kind not in backends:
@@ -108,10 +118,12 @@ def get_pg_count():
 
 
 def is_torchelastic_launched():
+    """Whether this process was started by torchrun / elastic launch."""
     return os.getenv("TORCHELASTIC_RUN_ID") is not None
 
 
 def is_initialized():
+    """Whether the default process group has been initialized."""
     return _world.default_pg is not None
 
 
@@ -130,28 +142,33 @@ def _non_member(group):
 
 
 def get_rank(group=None):
+    """This process's rank in a group."""
     if _non_member(group):
         return -1
     return _group(group).rank()
 
 
 def get_world_size(group=None):
+    """Number of processes in a group."""
     if _non_member(group):
         return -1
     return _group(group).size()
 
 
 def get_backend(group=None):
+    """Name of a process group's backend."""
     if _non_member(group):
         raise ValueError("Invalid process group specified")
     return _world.group_backend[_group(group)]
 
 
 def get_process_group_ranks(group):
+    """Global ranks of a group's members."""
     return list(_world.group_ranks[_group(group)])
 
 
 def get_global_rank(group, group_rank):
+    """Global rank of a group rank."""
     g = _group(group)
     ranks = _world.group_ranks[g]
     if not 0 <= group_rank < len(ranks):
@@ -160,6 +177,7 @@ def get_global_rank(group, group_rank):
 
 
 def get_group_rank(group, global_rank):
+    """Group rank of a global rank."""
     g = _group(group)
     try:
         return _world.group_ranks[g].index(global_rank)
@@ -168,6 +186,7 @@ def get_group_rank(group, global_rank):
 
 
 def get_node_local_rank(fallback_rank=None):
+    """This process's rank on its node (from LOCAL_RANK)."""
     if "LOCAL_RANK" in os.environ:
         return int(os.environ["LOCAL_RANK"])
     if fallback_rank is not None:
@@ -380,6 +399,7 @@ def _member(group):
 
 # ------------------------------------------------------------------ collectives
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce a tensor across all ranks in place, every rank receiving the result."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
@@ -387,6 +407,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
+    """All-reduce a list of tensors in one collective."""
     _check_tensor_list(tensors, "tensor")
     if not _member(group):
         return None
@@ -394,6 +415,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
+    """Copy a tensor from the source rank to every rank."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
@@ -401,6 +423,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
+    """Reduce a tensor across all ranks onto the destination rank."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
@@ -408,6 +431,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
+    """Gather a tensor from every rank into a list on every rank."""
     _check_tensor_list(tensor_list, "tensor_list")
     _check_tensor(tensor, "tensor")
     if not _member(group):
@@ -416,6 +440,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Gather every rank's tensor into one output tensor on every rank."""
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
     if not _member(group):
@@ -424,6 +449,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce one tensor across ranks, each rank receiving one reduced slice."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     if not _member(group):
@@ -432,6 +458,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce a list of tensors across ranks, each rank receiving one reduced piece."""
     _check_tensor(output, "output")
     _check_tensor_list(input_list, "input_list")
     if not _member(group):
@@ -441,6 +468,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
 
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
+    """Collect every rank's tensor on the destination rank."""
     _check_tensor(tensor, "tensor")
     if gather_list:
         _check_tensor_list(gather_list, "gather_list")
@@ -451,6 +479,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
+    """Send one tensor of a list from the source rank to each rank."""
     _check_tensor(tensor, "tensor")
     if scatter_list:
         _check_tensor_list(scatter_list, "scatter_list")
@@ -461,6 +490,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
 
 
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
+    """All-to-all exchange of the splits of a single tensor."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     if not _member(group):
@@ -470,6 +500,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
+    """Send one tensor of a list to each rank and receive one from each."""
     _check_tensor_list(output_tensor_list, "output_tensor_list")
     _check_tensor_list(input_tensor_list, "input_tensor_list")
     if not _member(group):
@@ -487,6 +518,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
 
 
 def barrier(group=None, async_op=False, device_ids=None):
+    """Wait until every rank of the group reaches this call."""
     if not _member(group):
         return None
     return _finish(_group(group).barrier(), async_op)
@@ -512,6 +544,7 @@ def _p2p_peer(group, rank, group_rank, what, allow_any=False):
 
 
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
+    """Start sending a tensor to a rank; returns a work to wait on."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
@@ -519,6 +552,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
 
 
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
+    """Start receiving a tensor from a rank; returns a work to wait on."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
@@ -526,6 +560,7 @@ def irecv(tensor, src=None, group=None, tag=0, group_src=None):
 
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
+    """Send a tensor to a rank, blocking until done."""
     work = isend(tensor, dst, group, tag, group_dst)
     if work is not None:
         work.wait()
@@ -554,6 +589,7 @@ class P2POp:
 
 
 def batch_isend_irecv(p2p_op_list):
+    """Start a batch of point-to-point sends and receives; returns their works."""
     if not p2p_op_list or not all(isinstance(p, P2POp) for p in p2p_op_list):
         raise ValueError("Invalid ``p2p_op_list``. Each op is expected to to be of type ``ember.distributed.P2POp``.")
     return [p.op(p.tensor, p.peer, p.group, p.tag, p.group_peer) for p in p2p_op_list]
@@ -595,6 +631,7 @@ def _gather_bytes(payload, group):
 
 
 def all_gather_object(object_list, obj, group=None):
+    """Gather a picklable object from every rank into a list on every rank."""
     if not _member(group):
         return
     if len(object_list) != _group(group).size():
@@ -605,6 +642,7 @@ def all_gather_object(object_list, obj, group=None):
 
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
+    """Collect a picklable object from every rank on the destination rank."""
     if not _member(group):
         return
     root = _peer(group, dst, group_dst, "dst")
@@ -618,6 +656,7 @@ def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=
 
 
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
+    """Copy picklable objects from the source rank to every rank."""
     if not _member(group):
         return
     g = _group(group)
@@ -640,6 +679,7 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
 
 def scatter_object_list(scatter_object_output_list, scatter_object_input_list=None, src=None, group=None,
                         group_src=None):
+    """Send one picklable object of a list from the source rank to each rank."""
     if not _member(group):
         return
     if not isinstance(scatter_object_output_list, list) or len(scatter_object_output_list) < 1:
@@ -720,6 +760,7 @@ _debug_level = DebugLevel.OFF
 
 
 def set_debug_level(level):
+    """Set the distributed debug level."""
     global _debug_level
     if level not in (DebugLevel.OFF, DebugLevel.INFO, DebugLevel.DETAIL):
         raise ValueError(f"Invalid debug level: {level!r} (OFF, INFO or DETAIL)")
@@ -727,8 +768,10 @@ def set_debug_level(level):
 
 
 def get_debug_level():
+    """The distributed debug level (OFF, INFO or DETAIL)."""
     return _debug_level
 
 
 def set_debug_level_from_env():
+    """Set the distributed debug level from TORCH_DISTRIBUTED_DEBUG."""
     set_debug_level(os.environ.get("TORCH_DISTRIBUTED_DEBUG", "OFF").upper())

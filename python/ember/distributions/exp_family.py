@@ -8,6 +8,7 @@ __all__ = ["ExponentialFamily"]
 
 
 class ExponentialFamily(Distribution):
+    """Base class of distributions in the exponential family (entropy via the log normalizer)."""
     @property
     def _natural_params(self):
         raise NotImplementedError

@@ -31,6 +31,7 @@ class TracerWarning(Warning):
 
 
 class Error(RuntimeError):
+    """Error raised by a scripted or traced program."""
     pass
 
 
@@ -39,10 +40,12 @@ class TracingCheckError(Error):
 
 
 def is_tracing():
+    """True while a jit trace is recording."""
     return _jit.tracing()
 
 
 def is_scripting():
+    """True while compiling with script (never in eager code)."""
     return False
 
 
@@ -54,6 +57,7 @@ def ignore(drop=False, **kwargs):
 
 
 def unused(fn):
+    """Decorator marking a method the compiler skips (returns it unchanged)."""
     return fn
 
 
@@ -70,10 +74,12 @@ def script_if_tracing(fn):
 
 
 def export(fn):
+    """Decorator marking a module method for scripting (returns it unchanged)."""
     return fn
 
 
 def interface(obj):
+    """Decorator for an interface class (returns it unchanged)."""
     return obj
 
 
@@ -101,10 +107,12 @@ class Future:
 
 
 def fork(func, *args, **kwargs):
+    """Run a function now and return its result as a completed Future."""
     return Future(func(*args, **kwargs))
 
 
 def wait(future):
+    """Wait for a Future and return its value."""
     return future.wait()
 
 
@@ -118,10 +126,12 @@ def set_fusion_strategy(strategy):
 
 
 def enable_onednn_fusion(enabled):
+    """Record whether oneDNN graph fusion is requested (Ember's fuser decides for itself)."""
     _fusion["onednn"] = bool(enabled)
 
 
 def onednn_fusion_enabled():
+    """Whether oneDNN graph fusion is requested."""
     return _fusion["onednn"]
 
 
@@ -136,6 +146,7 @@ class strict_fusion:
 
 
 def script(obj, *args, **kwargs):
+    """TorchScript compilation: raises NotImplementedError pointing to ember.jit.trace and ember.compile."""
     raise NotImplementedError(
         "ember.jit.script: Ember has no TorchScript compiler; record the model with ember.jit.trace(model, "
         "example_inputs) (Python control flow is resolved at trace time, guarded) or use ember.compile")
@@ -251,10 +262,12 @@ def trace_module(mod, inputs, **kwargs):
 
 
 def freeze(mod, preserved_attrs=None, optimize_numerics=True):
+    """The module itself: a traced Ember module has no scripted attributes to inline."""
     return mod
 
 
 def optimize_for_inference(mod, other_methods=None):
+    """The module itself: Ember's traced graphs are optimized when they run."""
     return mod
 
 

@@ -69,6 +69,7 @@ def _rebuild(s, it):
 
 
 def input_names(fn, n):
+    """Names for a traced graph's n inputs: fn's positional parameter names, else input0, input1, ..."""
     try:
         params = [p.name for p in inspect.signature(fn).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

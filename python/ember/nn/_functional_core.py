@@ -35,30 +35,35 @@ def _softmax_dim(ndim):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax along a dimension: exp(x) normalized to sum to one."""
     if dim is None:
         dim = _softmax_dim(input.dim())
     return _ops.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """Logarithm of the softmax along a dimension, computed stably."""
     if dim is None:
         dim = _softmax_dim(input.dim())
     return _ops.log_softmax(input, dim, dtype=dtype)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """Softmax of the negated input along a dimension."""
     if dim is None:
         dim = _softmax_dim(input.dim())
     return _ops.softmax(-input if dtype is None else -input.to(dtype), dim)
 
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the trailing dimensions, then scale and shift."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     return _ops.layer_norm(input, list(normalized_shape), weight, bias, eps)
 
 
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalization per channel, with running statistics."""
     if training:
         size = input._checked_shape
         n = size[0]
@@ -71,6 +76,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 def linear(input, weight, bias=None):
+    """Affine map x @ weight.T + bias."""
     return _ops._linear(input, weight, bias)
 
 
@@ -97,14 +103,17 @@ def _conv(fn, n, input, weight, bias, stride, padding, dilation, groups):
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution over an input of several channels."""
     return _conv(_ops.conv1d, 1, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution over an input of several channels."""
     return _conv(_ops.conv2d, 2, input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution over an input of several channels."""
     return _conv(_ops.conv3d, 3, input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -114,14 +123,17 @@ def _conv_t(fn, n, input, weight, bias, stride, padding, output_padding, groups,
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution (fractionally strided)."""
     return _conv_t(_ops.conv_transpose1d, 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution (fractionally strided)."""
     return _conv_t(_ops.conv_transpose2d, 2, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution (fractionally strided)."""
     return _conv_t(_ops.conv_transpose3d, 3, input, weight, bias, stride, padding, output_padding, groups, dilation)
 
 
@@ -146,28 +158,34 @@ def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, retur
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-D max pooling (optionally with indices)."""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-D max pooling (optionally with indices)."""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-D max pooling (optionally with indices)."""
     if not return_indices and _C._autocast_cpu_active():  # PyTorch's max_pool3d autocasts to float32
         return run_autocast_op("fp32", _max_pool, 3, input, kernel_size, stride, padding, dilation, ceil_mode, False)
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):
+    """1-D max pooling returning values and argmax indices."""
     return _max_pool(1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):
+    """2-D max pooling returning values and argmax indices."""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=True):
+    """3-D max pooling returning values and argmax indices."""
     return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
@@ -181,17 +199,20 @@ def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_p
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-D average pooling."""
     return _avg_pool(1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    """2-D average pooling."""
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
 @autocast_op("fp32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    """3-D average pooling."""
     return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
@@ -203,15 +224,18 @@ def _adaptive_size(n, input, output_size):
 
 
 def adaptive_avg_pool1d(input, output_size):
+    """1-D average pooling to a fixed output size."""
     return _ops._adaptive_avg_pool_nd(input, _adaptive_size(1, input, output_size))
 
 
 def adaptive_avg_pool2d(input, output_size):
+    """2-D average pooling to a fixed output size."""
     return _ops._adaptive_avg_pool_nd(input, _adaptive_size(2, input, output_size))
 
 
 @autocast_op("fp32")
 def adaptive_avg_pool3d(input, output_size):
+    """3-D average pooling to a fixed output size."""
     return _ops._adaptive_avg_pool_nd(input, _adaptive_size(3, input, output_size))
 
 
@@ -224,18 +248,22 @@ def _adaptive_max(n, input, output_size, return_indices):
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-D max pooling to a fixed output size."""
     return _adaptive_max(1, input, output_size, return_indices)
 
 
 def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2-D max pooling to a fixed output size."""
     return _adaptive_max(2, input, output_size, return_indices)
 
 
 def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """1-D adaptive max pooling returning values and argmax indices."""
     return _adaptive_max(1, input, output_size, True)
 
 
 def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """2-D adaptive max pooling returning values and argmax indices."""
     return _adaptive_max(2, input, output_size, True)
 
 
@@ -261,27 +289,32 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool1d: values put back at their indices, zeros elsewhere."""
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
 @autocast_op("fp32")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool2d: values put back at their indices, zeros elsewhere."""
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1-D power-average pooling (the p-norm of each window)."""
     k = _tuple(kernel_size, 1, "kernel_size")[0]
     out = avg_pool1d(input.pow(norm_type), k, stride, 0, ceil_mode)
     return (_ops.sign(out) * out.abs().relu()).mul(k).pow(1.0 / norm_type)
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling (the p-norm of each window)."""
     kw, kh = _tuple(kernel_size, 2, "kernel_size")
     out = avg_pool2d(input.pow(norm_type), (kw, kh), stride, 0, ceil_mode)
     return (_ops.sign(out) * out.abs().relu()).mul(kw * kh).pow(1.0 / norm_type)
 
 
 def pad(input, pad, mode="constant", value=None):
+    """Pad dimensions with a constant, or by reflection, replication or wrapping."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode != "constant" and _C._autocast_cpu_active() and _pad_autocasts(input, pad, mode):
@@ -296,6 +329,7 @@ def _pad_autocasts(input, pad, mode):
 
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Extract sliding local blocks of an image as columns."""
     if input.dim() not in (3, 4):
         raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got {input.dim()}D)")
     x = input if input.dim() == 4 else input.unsqueeze(0)
@@ -305,6 +339,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Combine sliding local blocks back into an image, summing overlaps."""
     if input.dim() not in (2, 3):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input Tensors are supported "
                                   f"(got {input.dim()}D)")
@@ -321,6 +356,7 @@ def channel_shuffle(input, groups):
 
 
 def pixel_shuffle(input, upscale_factor):
+    """Rearrange channels into spatial blocks, upscaling by a factor."""
     r = int(upscale_factor)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -336,6 +372,7 @@ def pixel_shuffle(input, upscale_factor):
 
 
 def pixel_unshuffle(input, downscale_factor):
+    """Rearrange spatial blocks into channels, downscaling by a factor."""
     r = int(downscale_factor)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "

@@ -19,11 +19,13 @@ __all__ = [
 
 @autocast_op("fp32")  # PyTorch's autocast lists of the CPU: these run in float32
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D max pooling to a fixed output size."""
     return _adaptive_max(3, input, output_size, return_indices)
 
 
 @autocast_op("fp32")
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    """3-D adaptive max pooling returning values and argmax indices."""
     return _adaptive_max(3, input, output_size, True)
 
 
@@ -36,6 +38,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 @autocast_op("fp32")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool3d: values put back at their indices, zeros elsewhere."""
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
@@ -123,6 +126,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
 
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
+    """2-D max pooling over pseudo-randomly sized windows."""
     out = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                              _random_samples)
     return out if return_indices else out[0]
@@ -137,6 +141,7 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
 
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
+    """3-D max pooling over pseudo-randomly sized windows."""
     out = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio, return_indices,
                                              _random_samples)
     return out if return_indices else out[0]
@@ -227,6 +232,7 @@ def conv_tbc(input, weight, bias, pad=0):
 
 
 def native_channel_shuffle(input, groups):
+    """Interleave the channels of groups (ShuffleNet's shuffle)."""
     return channel_shuffle(input, groups)
 
 

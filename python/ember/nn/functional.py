@@ -44,6 +44,7 @@ def _check_p(p):
 
 
 def threshold(input, threshold, value, inplace=False):
+    """Replace the values not above a threshold with a given value."""
     return _ops.threshold_(input, threshold, value) if inplace else _ops.threshold(input, threshold, value)
 
 
@@ -51,14 +52,17 @@ threshold_ = _ops.threshold_
 
 
 def relu(input, inplace=False):
+    """Rectified linear unit, max(x, 0)."""
     return input.relu_() if inplace else _ops.relu(input)
 
 
 def relu_(input):
+    """Rectified linear unit, in place."""
     return input.relu_()
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """Clamp to [min_val, max_val] (a piecewise-linear tanh)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _nn.hardtanh_(input, min_val, max_val) if inplace else _nn.hardtanh(input, min_val, max_val)
@@ -68,10 +72,12 @@ hardtanh_ = _nn.hardtanh_
 
 
 def relu6(input, inplace=False):
+    """ReLU capped at 6, min(max(x, 0), 6)."""
     return _nn.relu6_(input) if inplace else _nn.relu6(input)
 
 
 def elu(input, alpha=1.0, inplace=False):
+    """Exponential linear unit."""
     return _nn.elu_(input, alpha) if inplace else _nn.elu(input, alpha)
 
 
@@ -79,6 +85,7 @@ elu_ = _nn.elu_
 
 
 def selu(input, inplace=False):
+    """Scaled exponential linear unit (self-normalizing)."""
     return _ops.selu_(input) if inplace else _ops.selu(input)
 
 
@@ -86,6 +93,7 @@ selu_ = _ops.selu_
 
 
 def celu(input, alpha=1.0, inplace=False):
+    """Continuously differentiable exponential linear unit."""
     return _ops.celu_(input, alpha) if inplace else _ops.celu(input, alpha)
 
 
@@ -93,6 +101,7 @@ celu_ = _ops.celu_
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """ReLU with a small slope for negative inputs."""
     return _nn.leaky_relu_(input, negative_slope) if inplace else _nn.leaky_relu(input, negative_slope)
 
 
@@ -101,6 +110,7 @@ prelu = _ops.prelu
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """Leaky ReLU with a random slope in training, the mean slope in evaluation."""
     return _ops.rrelu_(input, lower, upper, training) if inplace else _ops.rrelu(input, lower, upper, training)
 
 
@@ -108,6 +118,7 @@ rrelu_ = _ops.rrelu_
 
 
 def glu(input, dim=-1):
+    """Gated linear unit: half of a dimension gated by the sigmoid of the other half."""
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     return _nn.glu(input, dim)
@@ -121,36 +132,44 @@ softshrink = _nn.softshrink
 
 
 def tanhshrink(input):
+    """x - tanh(x)."""
     return _nn.tanhshrink(input)
 
 
 def softsign(input):
+    """x / (1 + |x|)."""
     return _nn.softsign(input)
 
 
 def tanh(input):
+    """Elementwise hyperbolic tangent."""
     warnings.warn("nn.functional.tanh is deprecated. Use torch.tanh instead.", stacklevel=2)
     return _ops.tanh(input)
 
 
 def sigmoid(input):
+    """Elementwise logistic function 1 / (1 + exp(-x))."""
     warnings.warn("nn.functional.sigmoid is deprecated. Use torch.sigmoid instead.", stacklevel=2)
     return _ops.sigmoid(input)
 
 
 def hardsigmoid(input, inplace=False):
+    """Piecewise-linear approximation of the sigmoid."""
     return _nn.hardsigmoid_(input) if inplace else _nn.hardsigmoid(input)
 
 
 def silu(input, inplace=False):
+    """Sigmoid-weighted linear unit, x * sigmoid(x)."""
     return _nn.silu_(input) if inplace else _nn.silu(input)
 
 
 def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
     return _nn.mish_(input) if inplace else _nn.mish(input)
 
 
 def hardswish(input, inplace=False):
+    """x * hardsigmoid(x), a cheap swish."""
     return _nn.hardswish_(input) if inplace else _nn.hardswish(input)
 
 
@@ -174,6 +193,7 @@ def _verify_spatial_size(size):
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalize over groups of channels, then scale and shift per channel."""
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
     size = input._checked_shape
@@ -183,22 +203,26 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample over its spatial dimensions."""
     if use_input_stats:
         _verify_spatial_size(input._checked_shape)
     return _ops.instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps, False)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the trailing dimensions."""
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     return _ops.rms_norm(input, list(normalized_shape), weight, eps)
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Normalize by the activity of neighbouring channels."""
     return _nn.local_response_norm(input, size, alpha, beta, k)
 
 
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """Divide by the p-norm along a dimension (unit vectors)."""
     if out is None:
         return _nn.normalize(input, p, dim, eps)
     denom = input.norm(p, dim, keepdim=True).clamp_min_(eps).expand_as(input)
@@ -209,6 +233,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero elements at random with probability p and rescale the rest (in training)."""
     _check_p(p)
     if not training or p == 0.0:  # the input itself, as torch (the C++ op returns it too)
         return input
@@ -216,6 +241,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
 
 
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's mean and variance (in training)."""
     _check_p(p)
     if not training or p == 0.0:
         return input
@@ -223,6 +249,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Alpha dropout of whole channels (in training)."""
     _check_p(p)
     if not training or p == 0.0:
         return input
@@ -235,6 +262,7 @@ def _feature_dropout(input, p, training, inplace):
 
 
 def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of a 1-D signal at random (in training)."""
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (2, 3):
@@ -249,6 +277,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole 2-D feature maps at random (in training)."""
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (3, 4):
@@ -268,6 +297,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole 3-D feature maps at random (in training)."""
     _check_p(p)
     inp_dim = input.dim()
     if inp_dim not in (4, 5):
@@ -293,6 +323,7 @@ def _no_grad_embedding_renorm_(weight, input, max_norm, norm_type):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
+    """Look up rows of an embedding matrix by index."""
     if padding_idx is not None:
         if padding_idx > 0:
             if padding_idx >= weight.size(0):
@@ -311,6 +342,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
                   sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embedding rows."""
     if weight.dtype == _C.int64 and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage `embedding_bag(weight, "
                       "input, ...)` is deprecated, and should now be `embedding_bag(input, weight, ...)`.",
@@ -366,18 +398,21 @@ one_hot = _nn.one_hot
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log likelihood loss on log-probabilities."""
     reduction = _reduction_str(size_average, reduce, reduction)
     return _nn.nll_loss_nd(input, target, weight, _get_enum(reduction), ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
+    """Cross entropy between logits and class indices or class probabilities."""
     reduction = _reduction_str(size_average, reduce, reduction)
     return _nn.cross_entropy_loss(input, target, weight, _get_enum(reduction), ignore_index, label_smoothing)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
+    """Negative log likelihood of a Poisson-distributed target."""
     reduction = _reduction_str(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not a valid value for reduction")
@@ -385,6 +420,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """Negative log likelihood of a Gaussian target with predicted variance."""
     if isinstance(var, float):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -399,6 +435,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence loss from log-probabilities."""
     if size_average is not None or reduce is not None:
         reduction_enum = _get_enum(_legacy_get_string(size_average, reduce))
     else:
@@ -415,6 +452,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross entropy between probabilities and targets."""
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
     if target.size() != input.size():
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
@@ -440,6 +478,7 @@ def _broadcast_shape(a, b):
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
+    """Binary cross entropy on logits, computed stably."""
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
     if not (target._checked_shape == input._checked_shape):
         raise ValueError(f"Target size ({target._checked_shape}) must be the same as input size ({input._checked_shape})")
@@ -464,6 +503,7 @@ def _broadcast_pair(input, target):
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean squared error loss."""
     _warn_size_mismatch(input, target)
     reduction = _reduction_str(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
@@ -476,6 +516,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error loss."""
     _warn_size_mismatch(input, target)
     reduction = _reduction_str(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
@@ -488,6 +529,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """L1 loss that is quadratic below beta."""
     _warn_size_mismatch(input, target)
     reduction = _reduction_str(size_average, reduce, reduction)
     expanded_input, expanded_target = _broadcast_pair(input, target)
@@ -497,6 +539,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: quadratic below delta, linear above."""
     _warn_size_mismatch(input, target)
     expanded_input, expanded_target = _broadcast_pair(input, target)
     if weight is None:
@@ -514,6 +557,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """Hinge loss on the ordering of two inputs."""
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(
@@ -523,14 +567,17 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """Hinge loss for similarity labels of 1 or -1."""
     return _ops.hinge_embedding_loss(input, target, margin, _reduction_enum(size_average, reduce, reduction))
 
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Logistic loss for two-class labels of 1 or -1."""
     return _nn.soft_margin_loss(input, target, _reduction_enum(size_average, reduce, reduction))
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """One-versus-all logistic loss for multi-label targets."""
     reduction = _reduction_str(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
@@ -538,12 +585,14 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    """Loss on the cosine similarity of pairs labelled similar or dissimilar."""
     return _ops.cosine_embedding_loss(input1, input2, target, margin,
                                       _reduction_enum(size_average, reduce, reduction))
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
+    """Multi-class hinge loss."""
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -554,6 +603,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
+    """Triplet loss on anchor, positive and negative p-norm distances."""
     reduction_enum = _reduction_enum(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -562,6 +612,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0,
                                       swap=False, reduction="mean"):
+    """Triplet loss with a distance function of your choice."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.ndim, positive.ndim, negative.ndim

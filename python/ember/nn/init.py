@@ -69,16 +69,19 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
+    """Fill a tensor with a value, in place and without autograd."""
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor):
+    """Fill a tensor with ones, in place and without autograd."""
     with no_grad():
         return tensor.fill_(1.0)
 
 
 def zeros_(tensor):
+    """Fill a tensor with zeros, in place and without autograd."""
     with no_grad():
         return tensor.zero_()
 

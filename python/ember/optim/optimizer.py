@@ -33,12 +33,16 @@ _global_optimizer_post_hooks = OrderedDict()
 
 
 def register_optimizer_step_pre_hook(hook):
-    """hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs), before every optimizer.step."""
+    """Register a hook that runs before every optimizer's step.
+
+    hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)."""
     return add_hook(_global_optimizer_pre_hooks, hook)
 
 
 def register_optimizer_step_post_hook(hook):
-    """hook(optimizer, args, kwargs) -> None, after every optimizer.step."""
+    """Register a hook that runs after every optimizer's step.
+
+    hook(optimizer, args, kwargs) -> None."""
     return add_hook(_global_optimizer_post_hooks, hook)
 
 

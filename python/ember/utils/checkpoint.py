@@ -103,6 +103,7 @@ class CheckpointError(RuntimeError):
 
 
 def noop_context_fn():
+    """The default context_fn of checkpoint: two null contexts."""
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
@@ -122,6 +123,7 @@ def detach_variable(inputs):
 
 
 def check_backward_validity(inputs):
+    """Warn when no input of a checkpointed function requires grad."""
     if not any(isinstance(inp, _C.TensorBase) and inp.requires_grad for inp in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None")
 

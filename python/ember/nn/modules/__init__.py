@@ -26,6 +26,9 @@ from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLay
                           TransformerEncoder, TransformerEncoderLayer)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
-# the layer classes (not the helper submodules, e.g. .utils, which would shadow ember.nn.utils)
-__all__ = ["Module"] + sorted(n for n, v in list(globals().items()) if isinstance(v, type) and n[:1].isupper()
-                              and n != "Module")
+# the layer classes (not the helper submodules, e.g. .utils, which would shadow ember.nn.utils); a type
+# checker, which cannot evaluate this list, takes the public names imported above
+import typing as _typing  # noqa: E402
+if not _typing.TYPE_CHECKING:
+    __all__ = ["Module"] + sorted(n for n, v in list(globals().items()) if isinstance(v, type) and n[:1].isupper()
+                                  and n != "Module")

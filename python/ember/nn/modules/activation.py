@@ -119,6 +119,7 @@ class Sigmoid(Module):
 
 
 class Hardsigmoid(Module):
+    """Module form of F.hardsigmoid."""
     __constants__ = ["inplace"]
 
     def __init__(self, inplace=False):
@@ -130,6 +131,7 @@ class Hardsigmoid(Module):
 
 
 class Tanh(Module):
+    """Module form of tanh."""
     def forward(self, input):
         return _C._ops.tanh(input)
 
@@ -149,6 +151,7 @@ class Mish(_Inplace):
 
 
 class Hardswish(Module):
+    """Module form of F.hardswish."""
     __constants__ = ["inplace"]
 
     def __init__(self, inplace=False):
@@ -187,6 +190,7 @@ class CELU(_AlphaActivation):
 
 
 class SELU(_Inplace):
+    """Module form of F.selu."""
     def forward(self, input):
         return F.selu(input, self.inplace)
 
@@ -224,6 +228,7 @@ class GELU(Module):
 
 
 class Hardshrink(Module):
+    """Module form of F.hardshrink: zero the values within [-lambd, lambd]."""
     __constants__ = ["lambd"]
 
     def __init__(self, lambd=0.5):
@@ -256,6 +261,7 @@ class LeakyReLU(Module):
 
 
 class LogSigmoid(Module):
+    """Module form of F.logsigmoid."""
     def forward(self, input):
         return F.logsigmoid(input)
 
@@ -278,6 +284,7 @@ class Softplus(Module):
 
 
 class Softshrink(Module):
+    """Module form of F.softshrink."""
     __constants__ = ["lambd"]
 
     def __init__(self, lambd=0.5):
@@ -314,11 +321,13 @@ class PReLU(Module):
 
 
 class Softsign(Module):
+    """Module form of F.softsign."""
     def forward(self, input):
         return F.softsign(input)
 
 
 class Tanhshrink(Module):
+    """Module form of F.tanhshrink."""
     def forward(self, input):
         return F.tanhshrink(input)
 

@@ -16,7 +16,9 @@ _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 
 
 class AdaptiveLogSoftmaxWithLoss(Module):
-    """forward(input, target) -> (output, loss): output[i] is the log-probability of target[i], loss
+    """Softmax over many classes in frequency clusters (cheap head, smaller tails).
+
+    forward(input, target) -> (output, loss): output[i] is the log-probability of target[i], loss
     the mean negative log-likelihood. log_prob(input) gives every class's log-probability;
     predict(input) the most likely class."""
 

@@ -19,6 +19,7 @@ def _abs_string_index(container, idx):
     return str(idx + len(container) if idx < 0 else idx)
 
 class Container(Module):
+    """Deprecated base class of containers (a plain Module holding submodules)."""
     def __init__(self, **kwargs):
         import warnings
         warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "

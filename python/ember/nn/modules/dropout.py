@@ -55,5 +55,6 @@ class AlphaDropout(_DropoutNd):
 
 
 class FeatureAlphaDropout(_DropoutNd):
+    """Module form of F.feature_alpha_dropout."""
     def forward(self, input):
         return F.feature_alpha_dropout(input, self.p, self.training)

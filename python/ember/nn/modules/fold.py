@@ -26,7 +26,9 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """(N, C, H, W) -> (N, C * prod(kernel_size), L): every sliding block as a column."""
+    """Module form of F.unfold: every sliding block as a column.
+
+    (N, C, H, W) -> (N, C * prod(kernel_size), L)."""
     __constants__ = ["kernel_size", "dilation", "padding", "stride"]
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):

@@ -58,6 +58,7 @@ class NLLLoss(_WeightedLoss):
 
 
 class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for image-shaped inputs."""
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
         warnings.warn("NLLLoss2d has been deprecated. Please use NLLLoss instead as a drop-in replacement and see "
                       "https://pytorch.org/docs/main/nn.html#torch.nn.NLLLoss for more details.", stacklevel=2)
@@ -65,6 +66,7 @@ class NLLLoss2d(NLLLoss):
 
 
 class PoissonNLLLoss(_Loss):
+    """Module form of F.poisson_nll_loss."""
     __constants__ = ["log_input", "full", "eps", "reduction"]
 
     def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None, reduction="mean"):
@@ -79,6 +81,7 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
+    """Module form of F.gaussian_nll_loss."""
     __constants__ = ["full", "eps", "reduction"]
 
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
@@ -91,6 +94,7 @@ class GaussianNLLLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
+    """Module form of F.kl_div."""
     __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
@@ -131,6 +135,7 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
+    """Module form of F.hinge_embedding_loss."""
     __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
@@ -142,6 +147,7 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class MultiLabelMarginLoss(_Loss):
+    """Module form of F.multilabel_margin_loss."""
     __constants__ = ["reduction"]
 
     def forward(self, input, target):
@@ -149,6 +155,7 @@ class MultiLabelMarginLoss(_Loss):
 
 
 class SmoothL1Loss(_Loss):
+    """Module form of F.smooth_l1_loss."""
     __constants__ = ["reduction"]
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -160,6 +167,7 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
+    """Module form of F.huber_loss."""
     __constants__ = ["reduction", "delta"]
 
     def __init__(self, reduction="mean", delta=1.0):
@@ -173,6 +181,7 @@ class HuberLoss(_Loss):
 
 
 class SoftMarginLoss(_Loss):
+    """Module form of F.soft_margin_loss."""
     __constants__ = ["reduction"]
 
     def forward(self, input, target):
@@ -196,6 +205,7 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Module form of F.multilabel_soft_margin_loss."""
     __constants__ = ["reduction"]
 
     def forward(self, input, target):
@@ -203,6 +213,7 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class CosineEmbeddingLoss(_Loss):
+    """Module form of F.cosine_embedding_loss."""
     __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -214,6 +225,7 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
+    """Module form of F.margin_ranking_loss."""
     __constants__ = ["margin", "reduction"]
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
@@ -225,6 +237,7 @@ class MarginRankingLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
+    """Module form of F.multi_margin_loss."""
     __constants__ = ["p", "margin", "reduction"]
 
     def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -242,6 +255,7 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class TripletMarginLoss(_Loss):
+    """Module form of F.triplet_margin_loss."""
     __constants__ = ["margin", "p", "eps", "swap", "reduction"]
 
     def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
@@ -259,6 +273,7 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
+    """Module form of F.triplet_margin_with_distance_loss."""
     __constants__ = ["margin", "swap", "reduction"]
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
@@ -277,6 +292,7 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class CTCLoss(_Loss):
+    """Connectionist temporal classification loss module."""
     __constants__ = ["blank", "reduction"]
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):

@@ -39,17 +39,23 @@ _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
 
 def register_module_buffer_registration_hook(hook):
-    """hook(module, name, buffer) -> None or new buffer, run by every register_buffer."""
+    """Register a hook that every module's register_buffer runs.
+
+    hook(module, name, buffer) -> None or new buffer, run by every register_buffer."""
     return add_hook(_global_buffer_registration_hooks, hook)
 
 
 def register_module_module_registration_hook(hook):
-    """hook(module, name, submodule) -> None or new submodule, run when any submodule is registered."""
+    """Register a hook that runs whenever any module registers a submodule.
+
+    hook(module, name, submodule) -> None or new submodule, run when any submodule is registered."""
     return add_hook(_global_module_registration_hooks, hook)
 
 
 def register_module_parameter_registration_hook(hook):
-    """hook(module, name, param) -> None or new Parameter, run by every register_parameter."""
+    """Register a hook that every module's register_parameter runs.
+
+    hook(module, name, param) -> None or new Parameter, run by every register_parameter."""
     return add_hook(_global_parameter_registration_hooks, hook)
 
 
@@ -80,10 +86,12 @@ def register_module_backward_hook(hook):
 
 
 def register_module_full_backward_pre_hook(hook):
+    """Register a backward pre-hook that every module runs."""
     return add_hook(_global_backward_pre_hooks, hook)
 
 
 def register_module_full_backward_hook(hook):
+    """Register a backward hook that every module runs."""
     global _global_is_full_backward_hook
     if _global_is_full_backward_hook is False:
         raise RuntimeError("Cannot use both regular backward hooks and full backward hooks as a "

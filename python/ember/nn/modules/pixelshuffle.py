@@ -6,7 +6,9 @@ __all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]
 
 
 class PixelShuffle(Module):
-    """(*, C r^2, H, W) -> (*, C, H r, W r)."""
+    """Module form of F.pixel_shuffle: channels into spatial blocks.
+
+    (*, C r^2, H, W) -> (*, C, H r, W r)."""
 
     __constants__ = ["upscale_factor"]
 
@@ -22,7 +24,9 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H r, W r) -> (*, C r^2, H, W)."""
+    """Module form of F.pixel_unshuffle: spatial blocks into channels.
+
+    (*, C, H r, W r) -> (*, C r^2, H, W)."""
 
     __constants__ = ["downscale_factor"]
 

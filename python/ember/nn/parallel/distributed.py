@@ -29,6 +29,7 @@ def _tensors_in(obj, out):
 
 
 class DistributedDataParallel(Module):
+    """Wrap a module so backward averages its gradients across processes."""
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, delay_all_reduce_named_params=None,
