@@ -99,6 +99,7 @@ from ._functional_extra import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403
+from ._spectral import *  # noqa: E402,F401,F403  (stft, istft and their Tensor methods)
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()

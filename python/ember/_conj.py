@@ -48,6 +48,20 @@ def resolve_neg(input):
     return _tensor_arg("resolve_neg", input)
 
 
+_conj_physical_op = _ops.conj_physical
+
+
+def conj_physical(input, *, out=None):
+    """The complex conjugate, computed: a real tensor itself (as torch returns it), unless out= is given."""
+    if out is None and isinstance(input, _C.TensorBase) and not input.dtype.is_complex:
+        return input
+    return _conj_physical_op(input, out=out)
+
+
+def _tensor_conj_physical(self):
+    return self if not self.dtype.is_complex else _conj_physical_op(self)
+
+
 def real(input):
     """The real part: a view of a complex tensor's real components; a real tensor itself."""
     if not _tensor_arg("real", input).dtype.is_complex:
@@ -90,11 +104,12 @@ Tensor.is_complex = is_complex
 Tensor.is_conj = is_conj
 Tensor.is_neg = is_neg
 Tensor.conj = conj
+Tensor.conj_physical = _tensor_conj_physical
 Tensor.resolve_conj = resolve_conj
 Tensor.resolve_neg = resolve_neg
 Tensor.real = property(real, _set_real)
 Tensor.imag = property(imag, _set_imag)
 Tensor.__complex__ = _complex
 
-__all__ = ["is_complex", "is_conj", "is_neg", "conj", "resolve_conj", "resolve_neg", "real", "imag",
+__all__ = ["is_complex", "is_conj", "is_neg", "conj", "conj_physical", "resolve_conj", "resolve_neg", "real", "imag",
            "view_as_real_copy", "view_as_complex_copy"]

@@ -163,7 +163,7 @@ class Tensor(_C.TensorBase):
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records operations on this tensor, in place."""
         if requires_grad and not (self.is_floating_point() or self.is_complex()):
-            raise RuntimeError("only Tensors of floating point and complex dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")  # (torch's wording)
         self.requires_grad = requires_grad
         return self
 

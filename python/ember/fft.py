@@ -9,6 +9,7 @@ import numbers
 
 from . import _C
 from ._C import _ops
+from ._tensor import Tensor  # noqa: F401  (torch.fft.Tensor, as torch re-exports it)
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]

@@ -1226,6 +1226,7 @@ import opdb_shape  # noqa: E402,F401  (shape, indexing, scan, search, resampling
 import opdb_special  # noqa: E402,F401  (special functions: torch.special and the gamma/Bessel ops)
 import opdb_math_extra  # noqa: E402,F401  (more of torch.*: copysign, addcmul, quantile, cov, trapezoid, ...)
 import opdb_linalg  # noqa: E402,F401  (the LU family, LDL, matrix functions, torch.* linear algebra)
+import opdb_complex  # noqa: E402,F401  (complex numbers: view_as_real/complex, complex, polar; the FFT primitives)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 

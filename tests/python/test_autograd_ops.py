@@ -867,6 +867,26 @@ add(S("copysign.Tensor", "2x3", lambda lib, a, b: lib.copysign(a, b), A((2, 3), 
     S("angle", "zero_grad", lambda lib, a: lib.angle(a), A((2, 3), lo=0.3, hi=2.0, kind="signed")))
 
 
+# ---- complex numbers and the FFT primitives: real pairs in, real pairs out (view_as_real), so that the
+# float64 gradcheck sees every complex gradient as its real and imaginary parts
+def _cx(lib, a):
+    return lib.view_as_complex(a)
+
+
+add(S("view_as_complex", "exp", lambda lib, a: lib.view_as_real(_cx(lib, a).exp()), A((3, 2))),
+    S("view_as_real", "scaled", lambda lib, a, b: lib.view_as_real(lib.complex(a, b)) * 2, A((3,)), A((3,))),
+    S("complex", "square", lambda lib, a, b: lib.view_as_real(lib.complex(a, b) ** 2), A((2, 3)), A((3,))),
+    S("polar", "parts", lambda lib, a, b: lib.view_as_real(lib.polar(a, b)), A((3,), lo=0.5, hi=2.0), A((3,))),
+    S("conj_physical", "times_sin", lambda lib, a: lib.view_as_real(lib.conj_physical(_cx(lib, a)) * _cx(lib, a).sin()),
+      A((3, 2))),
+    S("angle", "complex", lambda lib, a: lib.angle(_cx(lib, a)), A((4, 2), lo=0.3, hi=2.0, kind="signed")),
+    S("sgn", "complex", lambda lib, a: lib.view_as_real(lib.sgn(_cx(lib, a))), A((4, 2), lo=0.3, hi=2.0, kind="signed")),
+    S("abs", "complex", lambda lib, a: _cx(lib, a).abs(), A((4, 2), lo=0.3, hi=2.0, kind="signed")),
+    S("_fft_c2c", "fft2", lambda lib, a: lib.view_as_real(lib.fft.fft2(_cx(lib, a), norm="ortho")), A((3, 4, 2))),
+    S("_fft_r2c", "rfft", lambda lib, a: lib.view_as_real(lib.fft.rfft(a, norm="forward")), A((3, 6))),
+    S("_fft_c2r", "irfft", lambda lib, a: lib.fft.irfft(_cx(lib, a), n=7), A((2, 4, 2))))
+
+
 # ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")
 # Ops with a grad: formula, and the differentiable composites (no formula of their own: gradients
 # come from the ops they call), which are listed in DIFFERENTIABLE_COMPOSITES.
@@ -890,7 +910,7 @@ DIFFERENTIABLE_COMPOSITES = {
     "rsub.Scalar", "aminmax", "dist", "renorm", "msort", "nanmedian", "nanmedian.dim", "quantile", "quantile.scalar",
     "nanquantile", "nanquantile.scalar", "cov", "corrcoef", "trapezoid.x", "trapezoid.dx", "trapz.x", "trapz.dx",
     "cumulative_trapezoid.x", "cumulative_trapezoid.dx", "diagonal_scatter", "select_scatter", "slice_scatter",
-    "index_put", "put", "put_", "index_reduce", "angle",
+    "index_put", "put", "put_", "index_reduce", "polar",
     "linalg_cholesky", "linalg_householder_product", "orgqr", "ormqr", "lu_unpack", "matrix_power", "logdet", "det",
     "pinverse", "cholesky_solve", "cholesky_inverse", "triangular_solve", "svd",
 }

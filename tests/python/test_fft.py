@@ -182,3 +182,76 @@ def test_spectral_loss_trains():
         opt.step()
         first = first if first is not None else loss.item()
     assert loss.item() < 0.05 * first
+
+
+# ---- stft / istft
+
+STFT_CASES = [dict(), dict(hop_length=5), dict(win_length=10), dict(center=False), dict(normalized=True),
+              dict(center=False, win_length=10, align_to_window=True), dict(pad_mode="constant"), dict(onesided=False)]
+
+
+@pytest.mark.parametrize("kw", STFT_CASES, ids=[str(k) for k in STFT_CASES])
+@pytest.mark.parametrize("batched", [False, True])
+def test_stft_matches_torch(kw, batched):
+    x = data((2, 100) if batched else (100,), "float64", 8)
+    for window in (None, "hann"):
+        outs = []
+        for m in (ember, torch):
+            w = None if window is None else m.hann_window(kw.get("win_length", 16), dtype=m.float64)
+            outs.append(m.stft(m.tensor(x), 16, window=w, return_complex=True, **kw))
+        assert tuple(outs[0].shape) == tuple(outs[1].shape)
+        np.testing.assert_allclose(outs[0].numpy(), outs[1].numpy(), rtol=1e-12, atol=1e-12)
+    e = ember.tensor(x).stft(16, return_complex=False)
+    t = torch.tensor(x).stft(16, return_complex=False)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+ISTFT_CASES = [dict(), dict(hop_length=5), dict(win_length=10), dict(normalized=True), dict(length=90),
+               dict(length=120)]
+
+
+@pytest.mark.parametrize("kw", ISTFT_CASES, ids=[str(k) for k in ISTFT_CASES])
+def test_istft_matches_torch_and_inverts_stft(kw):
+    x = data((2, 100), "float64", 9)
+    win = kw.get("win_length", 16)
+    fwd = {k: v for k, v in kw.items() if k != "length"}
+    spec = torch.stft(torch.tensor(x), 16, window=torch.hann_window(win, dtype=torch.float64), return_complex=True,
+                      **fwd)
+    e = ember.istft(ember.tensor(spec.numpy()), 16, window=ember.hann_window(win, dtype=ember.float64), **kw)
+    t = torch.istft(spec, 16, window=torch.hann_window(win, dtype=torch.float64), **kw)
+    assert tuple(e.shape) == tuple(t.shape)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-10, atol=1e-10)
+    if "length" not in kw:
+        np.testing.assert_allclose(e.numpy(), x, atol=1e-10)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m: m.stft(m.ones(100), 16),
+    lambda m: m.stft(m.ones(100), 16, hop_length=0, return_complex=True),
+    lambda m: m.stft(m.ones(100), 16, win_length=20, return_complex=True),
+    lambda m: m.stft(m.ones(100), 16, window=m.ones(5), return_complex=True),
+    lambda m: m.stft(m.ones(100), 16, return_complex=True, align_to_window=True),
+    lambda m: m.istft(m.stft(m.ones(100, dtype=m.float64), 16, window=m.hann_window(16, dtype=m.float64),
+                             center=False, return_complex=True), 16, window=m.hann_window(16, dtype=m.float64),
+                      center=False),
+    lambda m: m.istft(m.ones(9, 5), 16),
+])
+def test_stft_errors_match_torch(call):
+    with pytest.raises(Exception) as te:
+        call(torch)
+    with pytest.raises(type(te.value)):
+        call(ember)
+
+
+def test_stft_istft_gradients():
+    x = ember.tensor(data((40,), "float64", 10), requires_grad=True)
+    w = ember.hann_window(8, dtype=ember.float64)
+
+    def f(v):
+        return ember.view_as_real(ember.stft(v, 8, hop_length=2, window=w, return_complex=True))
+    assert ember.autograd.gradcheck(f, (x,))
+
+    def g(v):
+        return ember.istft(ember.stft(v, 8, hop_length=2, window=w, return_complex=True) * 2, 8, hop_length=2,
+                           window=w)
+    assert ember.autograd.gradcheck(g, (x,))

@@ -63,8 +63,6 @@ def test_from_numpy_errors():
         ember.from_numpy(np.arange(5.0)[::-1])  # negative strides
     with pytest.raises(TypeError):
         ember.from_numpy([1, 2, 3])
-    with pytest.raises(TypeError):
-        ember.from_numpy(np.array([1 + 2j]))
     with pytest.raises(TypeError):  # (PyTorch has uint16; Ember has no such dtype)
         ember.from_numpy(np.zeros(2, dtype=np.uint16))
     with pytest.raises(ValueError):

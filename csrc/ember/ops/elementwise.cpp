@@ -45,7 +45,7 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   switch (k) {
     case UnaryKernel::Abs: case UnaryKernel::Neg: case UnaryKernel::Floor: case UnaryKernel::Ceil:
     case UnaryKernel::Trunc: case UnaryKernel::Frac: case UnaryKernel::Sign: case UnaryKernel::BitwiseNot:
-    case UnaryKernel::Round: case UnaryKernel::RoundDecimals:
+    case UnaryKernel::Round: case UnaryKernel::RoundDecimals: case UnaryKernel::Sgn: case UnaryKernel::Conj:
       cfg.out_dtype_must_match = true;
       break;
     default:

@@ -48,6 +48,10 @@ void check_float(const Tensor& t, const char* what) {
 }  // namespace
 
 const Tensor& uniform_(const Tensor& self, double from, double to, Generator* gen) {
+  if (is_complex(self.dtype())) {  // both parts from U[from, to), as PyTorch's complex rand
+    native::uniform_(ember::view_as_real(self), from, to, gen);
+    return self;
+  }
   check_float(self, "check_uniform_bounds");
   EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   auto kernel = uniform_stub(self.device(), "uniform_");
@@ -57,6 +61,11 @@ const Tensor& uniform_(const Tensor& self, double from, double to, Generator* ge
 
 const Tensor& normal_(const Tensor& self, double mean, double std, Generator* gen) {
   if (self.numel() == 0) return self;  // PyTorch checks the dtype in the kernel, which an empty tensor skips
+  if (is_complex(self.dtype())) {  // a complex normal of variance std^2: each part with std / sqrt(2)
+    EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    native::normal_(ember::view_as_real(self), mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   check_float(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   auto kernel = normal_stub(self.device(), "normal_");
