@@ -29,7 +29,7 @@ add(OpInfo("polar", lambda dt: [Sample(T((3, 4), dt, low=0, high=2), T((3, 4), d
                                 Sample(T((2, 1), dt, low=0, high=2), T((3,), dt, key=2))],
            dtypes=F2, tol=TOL, errors=lambda: [Sample(T((3,), "float32"), T((3,), "float64"))]))
 add(OpInfo("_fft_c2c", lambda dt: [Sample(T((3, 4, 2), dt), [0, 1], 1, True), Sample(T((5, 2), dt, key=1), [0], 2, False),
-                                   Sample(T((2, 3, 4, 2), dt, key=2), [-1, 0], 0, True)],
+                                   Sample(T((2, 3, 4, 2), dt, key=2), [2, 0], 0, True)],
            dtypes=F2, tol=TOL, function=lambda lib, x, *a: _ops(lib)._fft_c2c(_c(lib, x), *a)))
 add(OpInfo("_fft_r2c", lambda dt: [Sample(T((3, 8), dt), [1], 0, True), Sample(T((4, 5), dt, key=1), [0, 1], 2, False),
                                    Sample(T((2, 3, 7), dt, key=2), [2, 0], 1, True)],
