@@ -59,6 +59,7 @@ def conj_physical(input, *, out=None):
 
 
 def _tensor_conj_physical(self):
+    """The complex conjugate, computed: the tensor itself for a real dtype."""
     return self if not self.dtype.is_complex else _conj_physical_op(self)
 
 

@@ -94,6 +94,19 @@ def eigh(A, UPLO="L", *, out=None):
     return _out(EighResult(*_wrap(_ops._linalg_eigh)(A, UPLO)), out)
 
 
+EigResult = _result_type("linalg_eig", ["eigenvalues", "eigenvectors"])
+
+
+def eig(A, *, out=None):
+    """Eigenvalues and unit-norm eigenvectors of a general square A, as complex tensors (A = V diag(L) V^-1)."""
+    return _out(EigResult(*_wrap(_ops._linalg_eig)(A)), out)
+
+
+def eigvals(A, *, out=None):
+    """The (complex) eigenvalues of a general square A."""
+    return _out(eig(A).eigenvalues, out)
+
+
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues (ascending) of symmetric A."""
     return _out(eigh(A, UPLO).eigenvalues, out)

@@ -37,3 +37,8 @@ add(OpInfo("_fft_r2c", lambda dt: [Sample(T((3, 8), dt), [1], 0, True), Sample(T
            errors=lambda: [Sample(T((3,), "int64"), [0], 0, True)]))
 add(OpInfo("_fft_c2r", lambda dt: [Sample(T((3, 5, 2), dt), [1], 2, 8), Sample(T((4, 3, 2), dt, key=1), [0, 1], 0, 5)],
            dtypes=F2, tol=TOL, function=lambda lib, x, *a: _ops(lib)._fft_c2r(_c(lib, x), *a)))
+# eigenvalues and |eigenvectors| (eigenvectors are unique only up to a phase per column)
+add(OpInfo("linalg_eig", lambda dt: [Sample(T((4, 4), dt)), Sample(T((2, 3, 3), dt, key=1)), Sample(T((0, 0), dt))],
+           dtypes=F2, tol={"float32": (1e-4, 1e-4), "float64": (1e-10, 1e-10)},
+           function=lambda lib, x: (lambda r: (r[0], r[1].abs()))(lib.linalg.eig(x)),
+           errors=lambda: [Sample(T((2, 3), "float32")), Sample(T((3, 3), "int64"))]))

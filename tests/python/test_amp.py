@@ -121,6 +121,7 @@ FP32_OPS = [
     ("nanquantile", lambda m, x: m.nanquantile(x, m.tensor([0.75]), dim=0), [((3, 6), "float32")]),
     ("nanquantile.scalar", lambda m, x: m.nanquantile(x, 0.5, dim=1), [((3, 6), "bfloat16")]),
     ("max_pool3d", lambda m, x: _F(m).max_pool3d(x, 2), [((1, 2, 4, 4, 4), "bfloat16")]),
+    ("linalg_eig", lambda m, x: m.linalg.eigvals(_wc(m, x)).abs(), [((3, 3), "bfloat16")]),
     ("view_as_complex", lambda m, x: m.view_as_real(m.view_as_complex(x) * 2), [((3, 2), "bfloat16")]),
     ("polar", lambda m, a, b: m.view_as_real(m.polar(a, b)), [((3,), "bfloat16"), ((3,), "bfloat16")]),
     ("grid_sampler", lambda m, x, g: _F(m).grid_sample(x, g, align_corners=False),

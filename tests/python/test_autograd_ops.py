@@ -884,7 +884,10 @@ add(S("view_as_complex", "exp", lambda lib, a: lib.view_as_real(_cx(lib, a).exp(
     S("abs", "complex", lambda lib, a: _cx(lib, a).abs(), A((4, 2), lo=0.3, hi=2.0, kind="signed")),
     S("_fft_c2c", "fft2", lambda lib, a: lib.view_as_real(lib.fft.fft2(_cx(lib, a), norm="ortho")), A((3, 4, 2))),
     S("_fft_r2c", "rfft", lambda lib, a: lib.view_as_real(lib.fft.rfft(a, norm="forward")), A((3, 6))),
-    S("_fft_c2r", "irfft", lambda lib, a: lib.fft.irfft(_cx(lib, a), n=7), A((2, 4, 2))))
+    S("_fft_c2r", "irfft", lambda lib, a: lib.fft.irfft(_cx(lib, a), n=7), A((2, 4, 2))),
+    # a loss that does not depend on the eigenvectors' phases (their gauge)
+    S("linalg_eig", "gauge_free", lambda lib, a: (lambda r: lib.view_as_real(r[0]).sum(-1) + (r[1].abs() ** 2).sum(-2)
+                                                  * lib.arange(3, dtype=a.dtype))(lib.linalg.eig(a)), A((3, 3))))
 
 
 # ---- shape, indexing, scan, search and resampling ops ("Operators for neural networks")

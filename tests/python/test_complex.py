@@ -344,3 +344,65 @@ def test_requires_grad_and_implicit_backward():
     assert z.requires_grad
     with pytest.raises(RuntimeError, match="real scalar outputs"):
         z.sum().backward()
+
+
+# ---- linalg.eig / eigvals (complex results)
+
+def _eig_input(dtype, shape=(4, 4), seed=11):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        a = a + 1j * rng.standard_normal(shape)
+    return a.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3), (1, 1), (0, 0)])
+def test_eig_matches_torch(dtype, shape):
+    a = _eig_input(dtype, shape)
+    e, t = ember.linalg.eig(ember.tensor(a)), torch.linalg.eig(torch.tensor(a))
+    tol = 1e-4 if dtype in ("float32", "complex64") else 1e-10
+    close(e.eigenvalues, t.eigenvalues, rtol=tol, atol=tol)
+    if dtype in ("float64", "complex128"):  # the same LAPACK routine: the same phases
+        close(e.eigenvectors, t.eigenvectors, rtol=tol, atol=tol)
+    else:  # computed in double precision: each eigenvector may differ from torch's by a phase
+        ev, tv = e.eigenvectors.numpy(), t.eigenvectors.numpy()
+        for v in (ev, tv):
+            if v.size:
+                idx = np.abs(v).argmax(axis=-2)[..., None, :]
+                v /= np.take_along_axis(v, idx, axis=-2) / np.abs(np.take_along_axis(v, idx, axis=-2))
+        np.testing.assert_allclose(ev, tv, rtol=tol, atol=tol)
+    close(ember.linalg.eigvals(ember.tensor(a)), torch.linalg.eigvals(torch.tensor(a)), rtol=tol, atol=tol)
+    if a.size:
+        A = ember.tensor(a).to(e.eigenvectors.dtype)
+        resid = A @ e.eigenvectors - e.eigenvectors * e.eigenvalues.unsqueeze(-2)
+        assert float(resid.abs().max()) < 100 * tol
+
+
+def test_eig_errors():
+    with pytest.raises(RuntimeError, match="square"):
+        ember.linalg.eig(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="infs or NaNs"):
+        ember.linalg.eig(ember.tensor([[1.0, float("nan")], [0.0, 1.0]]))
+    with pytest.raises(RuntimeError):
+        ember.linalg.eig(ember.ones(3, 3, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_eig_gradients_match_torch(dtype):
+    a = _eig_input(dtype, (4, 4), 5)
+    grads = []
+    for m in (ember, torch):
+        A = m.tensor(a, requires_grad=True)
+        L, V = m.linalg.eig(A)
+        # a gauge-invariant loss: |V| and the eigenvalues
+        loss = (m.view_as_real(L) * m.arange(8, dtype=m.float64).reshape(4, 2)).sum() + (V.abs() ** 2 * m.arange(
+            16, dtype=m.float64).reshape(4, 4).cos()).sum()
+        loss.backward()
+        grads.append(A.grad.resolve_conj().numpy() if m is torch else A.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-8, atol=1e-8)
+    for m in (ember, torch):  # eigvals alone
+        A = m.tensor(a, requires_grad=True)
+        m.view_as_real(m.linalg.eigvals(A)).sum().backward()
+        grads.append(A.grad.resolve_conj().numpy() if m is torch else A.grad.numpy())
+    np.testing.assert_allclose(grads[2], grads[3], rtol=1e-8, atol=1e-8)

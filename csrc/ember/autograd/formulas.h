@@ -126,6 +126,7 @@ std::tuple<Tensor, Tensor> solve_backward(const Tensor& grad, const Tensor& A, c
 Tensor cholesky_backward(const Tensor& grad, const Tensor& L, bool upper);
 Tensor qr_backward(const variable_list& grads, const Tensor& A, const Tensor& Q, const Tensor& R, std::string_view mode);
 Tensor eigh_backward(const variable_list& grads, const Tensor& L, const Tensor& V);
+Tensor linalg_eig_backward(const variable_list& grads, const Tensor& self, const Tensor& L, const Tensor& V);
 Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S, const Tensor& Vh, bool full_matrices);
 Tensor lu_factor_ex_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots);
 std::tuple<Tensor, Tensor> lu_solve_backward(const Tensor& grad, const Tensor& LU, const Tensor& pivots,

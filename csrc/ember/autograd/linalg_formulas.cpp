@@ -79,6 +79,41 @@ Tensor eigh_backward(const variable_list& grads, const Tensor& L, const Tensor& 
   return ember::matmul(ember::matmul(V, inner), V.mT());
 }
 
+// A X = B for complex A, B through the real block system [[Ar, -Ai], [Ai, Ar]] [Xr; Xi] = [Br; Bi]
+// (Ember's LAPACK solve is real), differentiable like its parts
+static Tensor complex_solve(const Tensor& A, const Tensor& B) {
+  Tensor Ar = real_part(A), Ai = imag_part(A), Br = real_part(B), Bi = imag_part(B);
+  Tensor M = ember::cat({ember::cat({Ar, Ai.neg()}, -1), ember::cat({Ai, Ar}, -1)}, -2);
+  Tensor X = ember::linalg_solve(M, ember::cat({Br, Bi}, -2));
+  const int64_t n = A.sizes().back();
+  return ember::complex(X.narrow(-2, 0, n), X.narrow(-2, n, n));
+}
+
+// PyTorch's gradient of A = V diag(L) V^-1 (V's columns of unit norm, so V^H gV's real diagonal is
+// projected out): gA = V^-H (diag(gL) + (V^H gV - V^H V Re diag(V^H gV)) / conj(E)) V^H, with
+// E_ij = L_j - L_i off the diagonal; a real A gets the real part
+Tensor linalg_eig_backward(const variable_list& grads, const Tensor& self, const Tensor& L, const Tensor& V) {
+  const Tensor& gL = grads[0];
+  const Tensor& gV = grads.size() > 1 ? grads[1] : Tensor();
+  Tensor Vh = V.conj_physical().mT();
+  Tensor inner;
+  if (gV.defined()) {
+    Tensor VhgV = ember::matmul(Vh, gV);
+    Tensor re_diag = real_part(diagonal_last(VhgV)).to(V.dtype());
+    VhgV = VhgV - ember::matmul(Vh, V * re_diag.unsqueeze(-2));
+    Tensor Lc = L.conj_physical();
+    Tensor E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1);
+    Tensor diag = eye_mask(L.sizes().back(), L.device());
+    E = ember::where(diag, ember::ones_like(E), E);
+    inner = ember::where(diag, ember::zeros_like(E), VhgV / E);
+    if (gL.defined()) inner = inner + diag_embed_last(gL.to(V.dtype()));
+  } else {
+    inner = diag_embed_last(gL.to(V.dtype()));
+  }
+  Tensor gA = complex_solve(Vh, ember::matmul(inner, Vh));
+  return is_complex(self.dtype()) ? gA : real_part(gA).contiguous();
+}
+
 Tensor svd_backward(const variable_list& grads, const Tensor& U, const Tensor& S, const Tensor& Vh, bool full_matrices) {
   const Tensor& gU = grads[0];
   const Tensor& gS = grads.size() > 1 ? grads[1] : Tensor();

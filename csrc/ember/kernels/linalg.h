@@ -37,5 +37,9 @@ EMBER_DECLARE_STUB(linalg_cholesky_info_stub, void, (const Tensor& a, const Tens
 EMBER_DECLARE_STUB(linalg_ldl_factor_stub, void, (const Tensor& a, const Tensor& piv, const Tensor& info))
 // Solves A x = rhs from ldl factors ld [batch, n, n] and piv [batch, n]; rhs [batch, k, n] becomes x.
 EMBER_DECLARE_STUB(linalg_ldl_solve_stub, void, (const Tensor& ld, const Tensor& piv, const Tensor& rhs))
+// Eigen-decomposition of each general a [batch, n, n] (double or complex128, destroyed): eigenvalues
+// w [batch, n] and, with compute_v, the unit-norm right eigenvectors v [batch, n, n] (columns), both
+// complex128. Raises if the QR algorithm does not converge.
+EMBER_DECLARE_STUB(linalg_eig_stub, void, (const Tensor& a, const Tensor& w, const Tensor& v, bool compute_v))
 // Householder QR of each a [batch, n, m] (m rows) in LAPACK's compact form, in place; tau [batch, min(m, n)].
 EMBER_DECLARE_STUB(linalg_geqrf_stub, void, (const Tensor& a, const Tensor& tau))

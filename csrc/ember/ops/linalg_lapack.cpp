@@ -26,6 +26,7 @@ EMBER_DEFINE_STUB(linalg_cholesky_info_stub)
 EMBER_DEFINE_STUB(linalg_ldl_factor_stub)
 EMBER_DEFINE_STUB(linalg_ldl_solve_stub)
 EMBER_DEFINE_STUB(linalg_geqrf_stub)
+EMBER_DEFINE_STUB(linalg_eig_stub)
 
 namespace ember::native {
 
@@ -469,6 +470,31 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
   // column-major eigenvector columns -> row-major matrix whose columns are the eigenvectors
   Tensor V = from_colmajor(C.reshape(A.sizes()), A.dtype());
   return {W.reshape(ws).to(A.dtype()), V};
+}
+
+// General eigen-decomposition: complex eigenvalues and unit-norm eigenvectors, complex64 for float32
+// and complex64 input, complex128 for double precision (computed in double precision)
+std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) {
+  EMBER_CHECK(A.dim() >= 2, "linalg.eig: The input tensor A must have at least 2 dimensions.");
+  EMBER_CHECK(A.sizes()[A.dim() - 1] == A.sizes()[A.dim() - 2], "linalg.eig: A must be batches of square matrices, "
+              "but they are ", A.sizes()[A.dim() - 2], " by ", A.sizes()[A.dim() - 1], " matrices");
+  const ScalarType dt = A.dtype();
+  EMBER_CHECK(dt == kFloat || dt == kDouble || is_complex(dt), "linalg.eig: Expected a floating point or complex "
+              "tensor as input. Got ", dt);
+  EMBER_CHECK(A.numel() == 0 || ember::isfinite(A).all().item().to_bool(),
+              "linalg.eig: input tensor should not contain infs or NaNs.");
+  auto kernel = linalg_eig_stub(A.device(), "linalg.eig");
+  const int64_t n = A.sizes().back(), nb = batch_count(A);
+  const ScalarType work = is_complex(dt) ? kComplexDouble : kDouble;
+  Tensor C = empty_tensor({nb, n, n}, work, A.device());
+  if (C.numel()) C.copy_(A.mT().reshape({nb, n, n}));  // column-major copies
+  Tensor W = empty_tensor({nb, n}, kComplexDouble, A.device());
+  Tensor V = empty_tensor({nb, n, n}, kComplexDouble, A.device());
+  kernel(C, W, V, true);
+  const ScalarType out = to_complex_dtype(to_real_dtype(dt));
+  DimVector ws = batch_shape(A);
+  ws.push_back(n);
+  return {W.reshape(ws).to(out), V.mT().reshape(A.sizes()).to(out).contiguous()};
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrices) {
