@@ -81,6 +81,10 @@ LEFT_OUT = [
     ("torch", r"cudnn_.*|miopen_.*|mkldnn_.*", "vendor-library entry points (cuDNN/MIOpen/oneDNN internals)"),
     ("torch", r"u?int[1-7]|bits.*|bit|float8_.*|float4_e2m1fn_x2",
      "sub-byte and float8 dtypes (storage-only in PyTorch too)"),
+    ("torch", r"complex32|chalf", "complex32 (ComplexHalf), experimental in PyTorch: Ember's complex dtypes are "
+                                  "complex64 and complex128"),
+    ("Tensor", r"chalf", "complex32 (ComplexHalf), experimental in PyTorch: Ember's complex dtypes are complex64 and "
+                         "complex128"),
     ("torch", "Stream|Event|AcceleratorError", "device streams/events: the CUDA issues'"),
     ("torch", "export|cpp", "namespaces outside this issue (torch.export: the graph issue's)"),
     ("Tensor", r"dequantize|int_repr|q_.*|qscheme", "quantized tensors: not in Ember's scope"),

@@ -391,6 +391,14 @@ class Tensor(_C.TensorBase):
         """Convert to bfloat16."""
         return self.to(_C.bfloat16)
 
+    def cfloat(self):
+        """Convert to complex64."""
+        return self.to(_C.complex64)
+
+    def cdouble(self):
+        """Convert to complex128."""
+        return self.to(_C.complex128)
+
     def long(self):
         """Convert to int64."""
         return self.to(_C.int64)

@@ -15,7 +15,7 @@ import api_surface  # noqa: E402
 # Coverage % (of the names not left out on purpose) measured against torch 2.13.0, rounded down. The floors only go up: raise one when a
 # namespace gains names, never lower one to let a removal through.
 FLOORS = {
-    "torch": 97,
+    "torch": 99,
     "Tensor": 98,
     "nn": 93,
     "nn.functional": 100,
@@ -23,8 +23,8 @@ FLOORS = {
     "nn.utils": 100,
     "optim": 94,
     "optim.lr_scheduler": 100,
-    "linalg": 95,
-    "fft": 0,
+    "linalg": 100,
+    "fft": 100,
     "special": 100,
     "distributions": 100,
     "func": 100,
@@ -98,9 +98,9 @@ def test_tool_output(capsys):
         label, n, o, h, _ = [c.strip() for c in ln.strip("|").split("|")]
         names, have, _, left = _ROWS[label]
         assert (int(n), int(o), int(h)) == (len(names) + len(left), len(left), len(have))
-    assert api_surface.main(["--missing", "linalg"]) == 0
+    assert api_surface.main(["--missing", "optim"]) == 0
     listed = capsys.readouterr().out.splitlines()[1:]
-    assert listed == _ROWS["linalg"][2] == sorted(listed)
+    assert listed == _ROWS["optim"][2] == sorted(listed)
     with pytest.raises(SystemExit):
         api_surface.main(["--missing", "no.such.namespace"])
     assert api_surface.main(["--left-out"]) == 0
