@@ -369,6 +369,10 @@ void bind_autograd(nb::module_& m) {
     }
   });
   m.def("_retain_grad", [](const Tensor& t) { t.retain_grad(); });
+  m.def("_output_nr", [](const Tensor& t) {  // which output of its grad_fn t is (0 for leaves)
+    ember::autograd::AutogradMeta* mm = ember::autograd::meta(t);
+    return mm ? int64_t(mm->output_nr) : int64_t(0);
+  }, "Which output of its grad_fn this tensor is (0 for leaves).");
   m.def("_register_hook", [](const Tensor& t, nb::handle fn) {
     EMBER_CHECK(requires_grad(t), "cannot register a hook on a tensor that doesn't require gradient");
     auto& mm = materialize_meta(t);

@@ -201,3 +201,35 @@ Tensor.const_data_ptr = _const_data_ptr
 Tensor.dim_order = _dim_order
 Tensor.resize = _resize
 Tensor.resize_as = _resize_as
+
+
+def _as_subclass(self, cls):
+    """This tensor's data as an instance of cls (a subclass of Tensor): an alias in the autograd graph."""
+    if not isinstance(cls, type) or not issubclass(cls, _C.TensorBase):
+        raise TypeError(f"as_subclass(): argument 'cls' must be a subclass of Tensor, not {cls!r}")
+    r = _ops.alias(self)
+    if type(r) is not cls:
+        r.__class__ = cls
+    return r
+
+
+def _output_nr(self):
+    return _C._output_nr(self)
+
+
+def _module_load(self, other, assign=False):
+    """How load_state_dict maps a state-dict value `other` onto this parameter or buffer: other detached
+    (assign=True), else this tensor with other's values copied in, detached."""
+    if assign:
+        return other.detach()
+    prev = _C.is_grad_enabled()
+    _C._set_grad_enabled(False)
+    try:
+        return self.copy_(other).detach()
+    finally:
+        _C._set_grad_enabled(prev)
+
+
+Tensor.as_subclass = _as_subclass
+Tensor.output_nr = property(_output_nr, doc="Which output of its grad_fn this tensor is (0 for leaves).")
+Tensor.module_load = _module_load

@@ -267,3 +267,45 @@ def test_vander_nuclear_norm_to_dense_match_torch():
     y = ember.ones(3)
     assert y.to_dense() is y and y.name is None and torch.ones(3).name is None
     assert ember.GradScaler is ember.amp.GradScaler
+
+
+# ---- CrossMapLRN2d, as_subclass, output_nr, module_load, cfloat/cdouble
+
+@pytest.mark.parametrize("channels,size", [(6, 3), (6, 4), (1, 3), (2, 5), (7, 2), (5, 5)])
+def test_cross_map_lrn2d_matches_torch_values_and_gradients(channels, size):
+    import numpy as np
+    x = np.random.default_rng(channels * 10 + size).standard_normal((2, channels, 3, 3))
+    w = np.random.default_rng(1).standard_normal(x.shape)
+    outs = []
+    for m in (ember, torch):
+        xi = m.tensor(x, requires_grad=True)
+        y = m.nn.CrossMapLRN2d(size, 0.1, 0.75, 1.0)(xi)
+        (y * m.tensor(w)).sum().backward()
+        outs.append((y.detach().numpy(), xi.grad.numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-12, atol=1e-12)  # torch's own backward formula
+    assert repr(ember.nn.CrossMapLRN2d(3)) == repr(torch.nn.CrossMapLRN2d(3))
+    with pytest.raises(ValueError, match="Expected input to be 4D"):
+        ember.nn.CrossMapLRN2d(3)(ember.ones(2, 3, 4))
+
+
+def test_as_subclass_output_nr_module_load_and_complex_casts():
+    class Mine(ember.Tensor):
+        pass
+    t = ember.randn(3, requires_grad=True)
+    u = t.as_subclass(Mine)
+    assert type(u) is Mine and u.requires_grad and u.grad_fn is not None and u.data_ptr() == t.data_ptr()
+    (u * 2).sum().backward()
+    assert t.grad.tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(TypeError):
+        t.as_subclass(int)
+    y = t * 2
+    parts = y.unbind(0)
+    assert (t.output_nr, y.output_nr, parts[0].output_nr, parts[2].output_nr) == (0, 0, 0, 2)
+    p = ember.zeros(3)
+    src = ember.tensor([1.0, 2.0, 3.0])
+    r = p.module_load(src)
+    assert r.tolist() == [1.0, 2.0, 3.0] and p.tolist() == [1.0, 2.0, 3.0] and not r.requires_grad
+    r2 = p.module_load(src * 2, assign=True)
+    assert r2.tolist() == [2.0, 4.0, 6.0] and p.tolist() == [1.0, 2.0, 3.0]
+    assert ember.ones(2).cfloat().dtype == ember.complex64 and ember.ones(2).cdouble().dtype == ember.complex128

@@ -16,7 +16,7 @@ from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d
 from .linear_cross_entropy import LinearCrossEntropyLoss  # noqa: F401
 from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear  # noqa: F401
 from .loss import *  # noqa: F401,F403
-from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
+from .normalization import CrossMapLRN2d, GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm  # noqa: F401
 from .padding import *  # noqa: F401,F403
 from .pixelshuffle import ChannelShuffle, PixelShuffle, PixelUnshuffle  # noqa: F401
 from .pooling import *  # noqa: F401,F403

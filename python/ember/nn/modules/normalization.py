@@ -7,7 +7,7 @@ from ..parameter import Parameter
 from .module import Module
 from .utils import F, _register_affine, _reset_affine
 
-__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 class LayerNorm(Module):
@@ -110,3 +110,74 @@ class LocalResponseNorm(Module):
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel LRN of 4-D input: x * (k + alpha/size * s_c)^-beta, where s_c
+    sums x^2 over channels c - pre + 1 .. c + pre - 1 (pre = (size - 1) // 2 + 1) and, as PyTorch's
+    running-sum implementation does, always includes channel 0."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
+        return _cross_map_lrn_function().apply(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+def _channel_window_sums(t, lo, hi):
+    """For each channel c, the sum of t's channels lo[c] <= j < hi[c] (through a running sum)."""
+    cs = _C._ops.cat([_C._ops.zeros_like(t.narrow(1, 0, 1)), t.cumsum(1)], 1)
+    idx = _C._tensor_from_data
+    return cs.index_select(1, idx(hi, _C.int64)) - cs.index_select(1, idx(lo, _C.int64))
+
+
+_CROSS_MAP_LRN = []
+
+
+def _cross_map_lrn_function():
+    """CrossMapLRN2d's autograd Function, made on first use (nn loads before ember.autograd is importable).
+    Its backward is PyTorch's: the symmetric-window LRN gradient, which is not the exact derivative of
+    the forward's channel-0 quirk, so gradients match torch's rather than finite differences."""
+    if _CROSS_MAP_LRN:
+        return _CROSS_MAP_LRN[0]
+    from ...autograd.function import Function
+
+    class _CrossMapLRN2dFn(Function):
+        @staticmethod
+        def forward(ctx, input, size, alpha, beta, k):
+            channels = input.shape[1]
+            pre = int((size - 1) / 2 + 1)
+            sq = input * input
+            hi = [min(c + pre - 1, channels - 1) + 1 for c in range(channels)]
+            lo = [min(max(c - pre + 1, 1), h) for c, h in zip(range(channels), hi)]
+            scale = (_channel_window_sums(sq, lo, hi) + sq.narrow(1, 0, 1)) * (alpha / size) + k
+            output = input * scale.pow(-beta)
+            ctx.save_for_backward(input, output, scale)
+            ctx.size, ctx.alpha, ctx.beta = size, alpha, beta
+            return output
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, output, scale = ctx.saved_tensors
+            size, channels = ctx.size, input.shape[1]
+            ratio = grad_output * output / scale
+            # channel c gathers the ratios of channels c - inv .. c - inv + size - 1 (zero outside)
+            inv = int(size - (size - 1) / 2)
+            lo = [min(max(c - inv, 0), channels) for c in range(channels)]
+            hi = [min(max(c - inv + size, 0), channels) for c in range(channels)]
+            accum = _channel_window_sums(ratio, lo, hi)
+            grad_input = scale.pow(-ctx.beta) * grad_output - input * accum * (2 * ctx.alpha * ctx.beta / size)
+            return grad_input, None, None, None, None
+
+    _CROSS_MAP_LRN.append(_CrossMapLRN2dFn)
+    return _CrossMapLRN2dFn
+
