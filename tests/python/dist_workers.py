@@ -302,6 +302,30 @@ def timeout_small(rank, ws):
     return {"error": None}
 
 
+# ------------------------------------------------------------------ SyncBatchNorm
+def sync_batchnorm(rank, ws, x, w, momentum):
+    """Each rank normalizes its slice of x's batch with the group's statistics."""
+    per = x.shape[0] // ws
+    bn = nn.SyncBatchNorm(x.shape[1], momentum=momentum).double()
+    with ember.no_grad():
+        bn.weight.copy_(ember.arange(x.shape[1], dtype=ember.float64) * 0.5 + 1)
+        bn.bias.fill_(0.25)
+    xi = ember.tensor(x[rank * per:(rank + 1) * per], requires_grad=True)
+    out = {}
+    for step in range(2):
+        xi.grad = None
+        bn.zero_grad()
+        y = bn(xi)
+        (y * ember.tensor(w[rank * per:(rank + 1) * per])).sum().backward()
+    out["y"] = y.detach().numpy()
+    out["grad_x"] = xi.grad.numpy()
+    out["grad_w"], out["grad_b"] = bn.weight.grad.numpy(), bn.bias.grad.numpy()
+    out["running"] = (bn.running_mean.numpy(), bn.running_var.numpy(), int(bn.num_batches_tracked))
+    bn.eval()
+    out["eval"] = bn(xi).detach().numpy()
+    return out
+
+
 def main():
     fn, tmp = sys.argv[1], sys.argv[2]
     rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

@@ -378,3 +378,54 @@ def test_main_job_and_ddp_example_in_two_processes(tmp_path):
     out = _example("-m", "ember.distributed.run", "--nproc-per-node", "2", "examples/ddp_train.py", "--epochs", "1",
                    "--limit", "1024")
     assert "2 processes on 1 node(s)" in out and "epoch 1: train loss" in out
+
+
+# ---- SyncBatchNorm: two ranks' halves of a batch normalize like BatchNorm over the whole batch
+
+def test_sync_batchnorm_matches_batchnorm_on_the_whole_batch():
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((6, 3, 4)), rng.standard_normal((6, 3, 4))
+    res = dist_util.run("sync_batchnorm", 2, x, w, 0.3)
+    ref = ember.nn.BatchNorm1d(3, momentum=0.3).double()
+    with ember.no_grad():
+        ref.weight.copy_(ember.arange(3, dtype=ember.float64) * 0.5 + 1)
+        ref.bias.fill_(0.25)
+    xr = ember.tensor(x, requires_grad=True)
+    for _ in range(2):
+        xr.grad = None
+        ref.zero_grad()
+        y = ref(xr)
+        (y * ember.tensor(w)).sum().backward()
+    np.testing.assert_allclose(np.concatenate([res[0]["y"], res[1]["y"]]), y.detach().numpy(), atol=1e-12)
+    np.testing.assert_allclose(np.concatenate([res[0]["grad_x"], res[1]["grad_x"]]), xr.grad.numpy(), atol=1e-12)
+    # parameter gradients stay local (DDP averages them): their sum is the whole batch's
+    np.testing.assert_allclose(res[0]["grad_w"] + res[1]["grad_w"], ref.weight.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(res[0]["grad_b"] + res[1]["grad_b"], ref.bias.grad.numpy(), atol=1e-12)
+    for r in res:
+        np.testing.assert_allclose(r["running"][0], ref.running_mean.numpy(), atol=1e-12)
+        np.testing.assert_allclose(r["running"][1], ref.running_var.numpy(), atol=1e-12)
+        assert r["running"][2] == 2
+    ref.eval()
+    np.testing.assert_allclose(np.concatenate([res[0]["eval"], res[1]["eval"]]), ref(xr).detach().numpy(), atol=1e-12)
+
+
+def test_sync_batchnorm_alone_and_convert_match_torch():
+    torch = pytest.importorskip("torch")
+    for m in (ember, torch):
+        m.manual_seed(0)
+    x = np.random.default_rng(4).standard_normal((4, 3, 5))
+    outs = []
+    for m in (ember, torch):
+        bn = m.nn.SyncBatchNorm(3).double()
+        outs.append(bn(m.tensor(x)).detach().numpy())  # no process group: BatchNorm
+    np.testing.assert_allclose(outs[0], outs[1], atol=1e-12)
+    for m in (ember, torch):
+        net = m.nn.Sequential(m.nn.Conv2d(2, 4, 3), m.nn.BatchNorm2d(4), m.nn.Sequential(m.nn.BatchNorm1d(5)))
+        net[1].eval()
+        conv = m.nn.SyncBatchNorm.convert_sync_batchnorm(net)
+        assert conv is net and type(conv[1]).__name__ == "SyncBatchNorm" and type(conv[2][0]).__name__ == "SyncBatchNorm"
+        assert not conv[1].training and conv[2][0].training
+        outs.append(repr(conv).replace("ember.", "torch."))
+    assert outs[2] == outs[3]
+    with pytest.raises(ValueError, match="at least 2D"):
+        ember.nn.SyncBatchNorm(3)(ember.ones(3))
