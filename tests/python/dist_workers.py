@@ -326,6 +326,25 @@ def sync_batchnorm(rank, ws, x, w, momentum):
     return out
 
 
+def complex_collectives(rank, ws):
+    z = ember.tensor([1 + 2j, -3j], dtype=ember.complex128) * (rank + 1)
+    out = {}
+    t = z.clone()
+    dist.all_reduce(t)
+    out["sum"] = t.numpy()
+    t = z.clone()
+    dist.broadcast(t, src=1)
+    out["bcast"] = t.numpy()
+    outs = [ember.zeros(2, dtype=ember.complex128) for _ in range(ws)]
+    dist.all_gather(outs, z.to(ember.complex128))
+    out["gather"] = [o.numpy() for o in outs]
+    try:
+        dist.all_reduce(z.clone(), op=dist.ReduceOp.MAX)
+    except RuntimeError as e:
+        out["max_error"] = str(e)
+    return out
+
+
 def main():
     fn, tmp = sys.argv[1], sys.argv[2]
     rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

@@ -429,3 +429,14 @@ def test_sync_batchnorm_alone_and_convert_match_torch():
     assert outs[2] == outs[3]
     with pytest.raises(ValueError, match="at least 2D"):
         ember.nn.SyncBatchNorm(3)(ember.ones(3))
+
+
+def test_complex_tensors_travel_as_their_real_parts():
+    res = dist_util.run("complex_collectives", 2)
+    z = np.array([1 + 2j, -3j])
+    for r in res:
+        np.testing.assert_array_equal(r["sum"], 3 * z)
+        np.testing.assert_array_equal(r["bcast"], 2 * z)
+        np.testing.assert_array_equal(r["gather"][0], z)
+        np.testing.assert_array_equal(r["gather"][1], 2 * z)
+        assert "does not support" in r["max_error"] and "complex" in r["max_error"]

@@ -397,13 +397,28 @@ def _member(group):
     return not _non_member(group)
 
 
+# ------------------------------------------------------------------ complex tensors
+# A complex tensor travels as its real view (view_as_real shares its storage, so results land in place);
+# sums and averages of complex numbers are those of their parts, other reductions are undefined (torch's
+# error).
+_COMPLEX_OPS = (ReduceOp.SUM, ReduceOp.AVG)
+
+
+def _real(t, op=None, fn=None):
+    if not t.dtype.is_complex:
+        return t
+    if op is not None and op not in _COMPLEX_OPS:
+        raise RuntimeError(f"{fn} does not support {op} on complex tensors")
+    return _C._ops.view_as_real(t)
+
+
 # ------------------------------------------------------------------ collectives
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce a tensor across all ranks in place, every rank receiving the result."""
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allreduce(tensor, op), async_op)
+    return _finish(_group(group).allreduce(_real(tensor, op, "all_reduce"), op), async_op)
 
 
 def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
@@ -411,7 +426,8 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor_list(tensors, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allreduce_coalesced(list(tensors), op), async_op)
+    return _finish(_group(group).allreduce_coalesced([_real(t, op, "all_reduce_coalesced") for t in tensors], op),
+                   async_op)
 
 
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
@@ -419,7 +435,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).broadcast(tensor, _peer(group, src, group_src, "src")), async_op)
+    return _finish(_group(group).broadcast(_real(tensor), _peer(group, src, group_src, "src")), async_op)
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -427,7 +443,8 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).reduce(tensor, _peer(group, dst, group_dst, "dst"), op), async_op)
+    return _finish(_group(group).reduce(_real(tensor, op, "reduce"), _peer(group, dst, group_dst, "dst"), op),
+                   async_op)
 
 
 def all_gather(tensor_list, tensor, group=None, async_op=False):
@@ -436,7 +453,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allgather(list(tensor_list), tensor), async_op)
+    return _finish(_group(group).allgather([_real(t) for t in tensor_list], _real(tensor)), async_op)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -445,7 +462,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     _check_tensor(input_tensor, "input_tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allgather_into_tensor(output_tensor, input_tensor), async_op)
+    return _finish(_group(group).allgather_into_tensor(_real(output_tensor), _real(input_tensor)), async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
