@@ -264,18 +264,13 @@ def assert_tensor_close(e, t, rtol=None, atol=None, path="result", check_dtype=T
         assert dtype_name(e.dtype) == dn, f"{path}: dtype {dtype_name(e.dtype)} != torch's {dn}"
     assert tuple(e.shape) == tuple(t.shape), f"{path}: shape {tuple(e.shape)} != torch's {tuple(t.shape)}"
     a, b = _np_of(e), _np_of(t)
-    if a.dtype.kind == "c" or b.dtype.kind == "c":  # complex: the real twin's tolerance on both parts
-        rt, at = tolerance({"complex64": "float32", "complex128": "float64"}.get(dn, dn), rtol, atol)
-        a64, b64 = a.astype(np.complex128), b.astype(np.complex128)
-        ok = np.isclose(a64, b64, rtol=rt, atol=at, equal_nan=True)
-        if not ok.all():
-            bad = np.argwhere(~ok)[:5]
-            detail = "; ".join(f"at {tuple(i)}: ember {a64[tuple(i)]!r} torch {b64[tuple(i)]!r}" for i in bad)
-            raise AssertionError(f"{path}: {int((~ok).sum())} of {ok.size} values differ ({dn}, rtol={rt}, "
-                                 f"atol={at}): {detail}")
-    elif dn in FLOATS or a.dtype.kind == "f" or b.dtype.kind == "f":
-        rt, at = tolerance(dn if dn in FLOATS else dtype_name(e.dtype), rtol, atol)
-        a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    complex_ = a.dtype.kind == "c" or b.dtype.kind == "c"
+    if complex_ or dn in FLOATS or a.dtype.kind == "f" or b.dtype.kind == "f":
+        # complex values: the real twin's tolerance, on both parts
+        name = {"complex64": "float32", "complex128": "float64"}.get(dn, dn if dn in FLOATS else dtype_name(e.dtype))
+        rt, at = tolerance(name, rtol, atol)
+        wide = np.complex128 if complex_ else np.float64
+        a64, b64 = a.astype(wide), b.astype(wide)
         ok = np.isclose(a64, b64, rtol=rt, atol=at, equal_nan=True)
         if not ok.all():
             bad = np.argwhere(~ok)[:5]

@@ -63,8 +63,9 @@ class _NormBase(Module):
 
 
 class _BatchNorm(_NormBase):
-    def forward(self, input):
-        self._check_input_dim(input)
+    def _step_statistics(self):
+        """Counts this batch and gives (momentum factor, whether batch statistics are used, running mean,
+        running var) for batch_norm."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
@@ -72,8 +73,13 @@ class _BatchNorm(_NormBase):
             factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
         bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
         use_stats = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_stats else None, self.running_var if use_stats else None,
-                            self.weight, self.bias, bn_training, factor, self.eps)
+        return (factor, bn_training, self.running_mean if use_stats else None,
+                self.running_var if use_stats else None)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        factor, bn_training, running_mean, running_var = self._step_statistics()
+        return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, factor, self.eps)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -121,14 +127,7 @@ class SyncBatchNorm(_BatchNorm):
     def forward(self, input):
         self._check_input_dim(input)
         self._check_non_zero_input_channels(input)
-        factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
-        bn_training = True if self.training else (self.running_mean is None and self.running_var is None)
-        use_stats = not self.training or self.track_running_stats
-        running_mean = self.running_mean if use_stats else None
-        running_var = self.running_var if use_stats else None
+        factor, bn_training, running_mean, running_var = self._step_statistics()
         group, world_size = None, 1
         if bn_training and self.training:
             from ... import distributed as dist

@@ -93,8 +93,8 @@ class RMSNorm(Module):
         return "{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}".format(**self.__dict__)
 
 
-class LocalResponseNorm(Module):
-    """Normalization over `size` neighbouring channels: x / (k + alpha/n sum x^2)^beta."""
+class _ChannelWindowNorm(Module):
+    """x / (k + alpha/size * sum of x^2 over a window of channels)^beta: the parameters and repr."""
 
     __constants__ = ["size", "alpha", "beta", "k"]
 
@@ -105,32 +105,30 @@ class LocalResponseNorm(Module):
         self.beta = beta
         self.k = k
 
-    def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
-
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
-class CrossMapLRN2d(Module):
+class LocalResponseNorm(_ChannelWindowNorm):
+    """Normalization over `size` neighbouring channels: x / (k + alpha/n sum x^2)^beta."""
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+
+class CrossMapLRN2d(_ChannelWindowNorm):
     """The legacy (Lua Torch) cross-channel LRN of 4-D input: x * (k + alpha/size * s_c)^-beta, where s_c
     sums x^2 over channels c - pre + 1 .. c + pre - 1 (pre = (size - 1) // 2 + 1) and, as PyTorch's
     running-sum implementation does, always includes channel 0."""
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        super().__init__(size, alpha, beta, k)
 
     def forward(self, input):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.")
         return _cross_map_lrn_function().apply(input, self.size, self.alpha, self.beta, self.k)
 
-    def extra_repr(self):
-        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
 
 
 def _channel_window_sums(t, lo, hi):
