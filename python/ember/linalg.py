@@ -154,7 +154,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector p-norm over dimensions."""
-    if not x.is_floating_point():
+    if not (x.is_floating_point() or x.is_complex()):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got {_name(x.dtype)}")
     if dtype is not None:
         x = x.to(dtype)

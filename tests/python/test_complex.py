@@ -406,3 +406,50 @@ def test_eig_gradients_match_torch(dtype):
         m.view_as_real(m.linalg.eigvals(A)).sum().backward()
         grads.append(A.grad.resolve_conj().numpy() if m is torch else A.grad.numpy())
     np.testing.assert_allclose(grads[2], grads[3], rtol=1e-8, atol=1e-8)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.vdot(x, x.flip(0)), lambda m, x: x.norm(), lambda m, x: m.linalg.vector_norm(x, 1),
+    lambda m, x: x.var(), lambda m, x: x.std(correction=0), lambda m, x: m.var_mean(x)[1],
+    lambda m, x: x.cumsum(0), lambda m, x: m.outer(x, x).trace(), lambda m, x: x[x.real > 0],
+    lambda m, x: m.stack([x, x]).flip(1), lambda m, x: m.where(x.real > 0, x, 0),
+    lambda m, x: m.allclose(x, x * 1.0000001), lambda m, x: x.index_select(0, m.tensor([2, 0])),
+])
+def test_reductions_and_indexing_match_torch(fn):
+    z = rand_complex((3,), "complex128", 3)
+    e, t = fn(ember, ember.tensor(z)), fn(torch, torch.tensor(z))
+    if isinstance(t, bool):
+        assert e == t
+    else:
+        close(e, t, rtol=1e-12, atol=1e-12)
+
+
+def test_linspace_with_complex_ends():
+    close(ember.linspace(0, 1 + 1j, 5), torch.linspace(0, 1 + 1j, 5))
+    close(ember.linspace(1j, 2, 3, dtype=ember.complex128), torch.linspace(1j, 2, 3, dtype=torch.complex128))
+
+
+def test_gradients_of_norm_and_var_match_torch():
+    z = rand_complex((4,), "complex128", 4)
+    for fn in (lambda x: x.norm(), lambda x: x.var(), lambda x: x.cumsum(0).abs().sum(), lambda x: torch_or_ember_vdot(x)):
+        grads = []
+        for m in (ember, torch):
+            x = m.tensor(z, requires_grad=True)
+            r = fn(x)
+            (r if not r.is_complex() else m.view_as_real(r).sum()).backward()
+            grads.append(x.grad)
+        close(grads[0], grads[1], rtol=1e-10, atol=1e-10)
+
+
+def torch_or_ember_vdot(x):
+    m = ember if isinstance(x, ember.Tensor) else torch
+    return m.vdot(x, x * (1 + 2j))
+
+
+def test_randn_and_rand_complex():
+    ember.manual_seed(0)
+    z = ember.randn(20000, dtype=ember.complex64)
+    assert z.dtype == ember.complex64
+    assert abs(float(z.real.var()) - 0.5) < 0.03 and abs(float(z.imag.var()) - 0.5) < 0.03
+    u = ember.rand(1000, dtype=ember.complex128)
+    assert 0 <= float(u.real.min()) and float(u.imag.max()) < 1

@@ -78,7 +78,10 @@ Tensor dot(const Tensor& self, const Tensor& other) {
   return ember::matmul(self, other);
 }
 const Tensor& dot_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write(out, native::dot(a, b)); }
-Tensor vdot(const Tensor& self, const Tensor& other) { return native::dot(self, other); }  // real dtypes: no conjugation
+// conjugates the first vector (a no-op for real dtypes)
+Tensor vdot(const Tensor& self, const Tensor& other) {
+  return native::dot(is_complex(self.dtype()) ? ember::conj_physical(self) : self, other);
+}
 const Tensor& vdot_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write(out, native::vdot(a, b)); }
 
 Tensor inner(const Tensor& self, const Tensor& other) {

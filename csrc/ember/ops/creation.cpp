@@ -163,7 +163,14 @@ static void check_range_dtype(const char* name, ScalarType dt, int64_t steps) {
   EMBER_CHECK_KIND(dt != kBool || steps <= 1, NotImplemented, "\"", name, "_cpu\" not implemented for 'Bool'");
 }
 Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
-  ScalarType dt = o.dtype_or(default_dtype());
+  const bool complex_ends = start.is_complex() || end.is_complex();
+  ScalarType dt = o.dtype_or(complex_ends ? to_complex_dtype(default_dtype()) : default_dtype());
+  if (is_complex(dt)) {  // the real and imaginary parts are two real linspaces
+    Device dev = o.device_or_cpu();
+    Tensor re = linspace_double(start.to_double(), end.to_double(), steps, kDouble, dev);
+    Tensor im = linspace_double(start.imag(), end.imag(), steps, kDouble, dev);
+    return fresh(ember::complex(re, im).to(dt));
+  }
   check_range_dtype("linspace", dt, steps);
   return fresh(linspace_double(start, end, steps, dt, o.device_or_cpu()).to(dt));
 }

@@ -305,7 +305,8 @@ static double correction_of(std::optional<bool> unbiased, const std::optional<Sc
 }
 static std::tuple<Tensor, Tensor> var_mean_impl(const Tensor& self, OptionalIntArrayRef dim, double correction,
                                                 bool keepdim, const char* name) {
-  EMBER_CHECK(is_floating(self.dtype()), name, "(): std and var only support floating point and complex dtypes");
+  EMBER_CHECK(is_differentiable_dtype(self.dtype()), name,
+              "(): std and var only support floating point and complex dtypes");
   ScalarType cd = compute_of(self.dtype());
   Tensor x = self.to(cd);
   auto mask = reduce_mask(self, dim, name);
@@ -318,11 +319,13 @@ static std::tuple<Tensor, Tensor> var_mean_impl(const Tensor& self, OptionalIntA
   OptionalIntArrayRef dref = self.dim() ? OptionalIntArrayRef(IntArrayRef(dims)) : std::nullopt;
   Tensor m = native::mean(x, dref, true, std::nullopt);
   Tensor dev = ember::sub(x, m);
-  Tensor ss = native::sum(ember::mul(dev, dev), dref, keepdim, std::nullopt);
+  // a complex deviation's square is |dev|^2: the variance is real
+  Tensor sq = is_complex(cd) ? ember::abs(dev).square() : ember::mul(dev, dev);
+  Tensor ss = native::sum(sq, dref, keepdim, std::nullopt);
   double denom = std::max(0.0, double(n) - correction);
   Tensor var = ember::div(ss, scalar_to_tensor(denom));
   Tensor mean_out = keepdim ? m : (self.dim() ? m.squeeze(dref) : m.reshape({}));
-  return {var.to(self.dtype()), mean_out.to(self.dtype())};
+  return {var.to(to_real_dtype(self.dtype())), mean_out.to(self.dtype())};
 }
 Tensor var(const Tensor& self, OptionalIntArrayRef dim, std::optional<bool> unbiased, bool keepdim,
            std::optional<Scalar> correction) {
@@ -353,10 +356,11 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, OptionalIntArrayRef dim,
 // ---- norm, logsumexp
 Tensor norm(const Tensor& self, std::optional<Scalar> p_opt, OptionalIntArrayRef dim, bool keepdim,
             std::optional<ScalarType> dtype) {
-  ScalarType out_t = dtype ? *dtype : self.dtype();
-  EMBER_CHECK(is_floating(self.dtype()), "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ",
-              self.dtype());
-  Tensor x = ember::abs(self.to(compute_of(out_t)));
+  EMBER_CHECK(is_differentiable_dtype(self.dtype()),
+              "linalg.vector_norm: Expected a floating point or complex tensor as input. Got ", self.dtype());
+  // a complex input's norm is that of its moduli, a real tensor
+  ScalarType out_t = to_real_dtype(dtype ? *dtype : self.dtype());
+  Tensor x = ember::abs(self.to(compute_of(dtype ? *dtype : self.dtype())));
   double p = p_opt ? p_opt->to_double() : 2.0;
   if ((p < 0 || std::isinf(p)) && self.numel() == 0) {
     // max/min and negative powers have no identity: an empty reduction is an error
@@ -451,7 +455,16 @@ static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
     scan_kernel_stub(moved.device(), prod ? "cumprod" : "cumsum")(prod, cd, moved.data_ptr(), y.data_ptr(), moved.numel() / std::max<int64_t>(n, 1), n);
   return y.movedim({-1}, {dim}).to(out_t).contiguous();
 }
-Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, false); }
+Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
+  if (EMBER_UNLIKELY(is_complex(self.dtype()) || (dtype && is_complex(*dtype)))) {
+    // a running sum of complex numbers is that of their parts: the same dim of the real view
+    Tensor src = self.to(dtype ? *dtype : to_complex_dtype(to_real_dtype(self.dtype())));
+    if (src.dim() == 0) return src.clone();
+    int64_t d = wrap_dim(dim, src.dim());
+    return ember::view_as_complex(scan(ember::view_as_real(src.detach()), d, std::nullopt, false).contiguous()).clone();
+  }
+  return scan(self, dim, dtype, false);
+}
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) { return scan(self, dim, dtype, true); }
 static void check_inplace_scan_dtype(const Tensor& self, std::optional<ScalarType> dtype) {
   if (dtype && *dtype != self.dtype()) {
