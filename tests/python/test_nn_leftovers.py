@@ -487,3 +487,35 @@ def test_linear_cross_entropy_loss_module_with_options():
     out.backward()
     close(em.linear.weight.grad, tm.linear.weight.grad)
     close(em.linear.bias.grad, tm.linear.bias.grad)
+
+
+@pytest.mark.parametrize("case", ["weight_size", "weight_2d", "short_target", "2d_target", "0d_target",
+                                  "unbatched_1", "unbatched_2"])
+def test_chunked_bad_shapes_raise_the_reference_paths_errors(case):
+    x = torch.randn(5, 4, dtype=torch.float64)
+    w = torch.randn(6, 4, dtype=torch.float64)
+    t = torch.tensor([0, 5, 2, 3, 1])
+    kw = {}
+    if case == "weight_size":
+        kw = dict(weight=torch.rand(5, dtype=torch.float64))
+    elif case == "weight_2d":
+        kw = dict(weight=torch.rand(6, 1, dtype=torch.float64))
+    elif case == "short_target":
+        t = t[:3]
+    elif case == "2d_target":
+        t = t.view(5, 1)
+    elif case == "0d_target":
+        t = t[0]
+    elif case == "unbatched_1":
+        x, t = x[0], t[:1]
+    else:
+        x, t = x[0], t[:2]
+    ekw = {k: t2e(v) for k, v in kw.items()}
+    try:
+        ref = TF.linear_cross_entropy(x, w, t, **kw)  # the reference path: the errors torch means
+    except Exception as e:  # noqa: BLE001
+        with pytest.raises(type(e)) as ee:
+            F.linear_cross_entropy(t2e(x), t2e(w), t2e(t), options=nn.LinearCrossEntropyOptions(), **ekw)
+        assert str(ee.value) == str(e)
+    else:
+        close(F.linear_cross_entropy(t2e(x), t2e(w), t2e(t), options=nn.LinearCrossEntropyOptions(), **ekw), ref)

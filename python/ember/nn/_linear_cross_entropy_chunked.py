@@ -21,6 +21,22 @@ def _check_targets(target, ignore_index, num_classes):
         raise RuntimeError(f"index {first} is out of bounds for dimension 1 with size {num_classes}")
 
 
+def _check_shapes(input, target, weight, num_classes):
+    """The reference path's (cross_entropy's) errors for a class weight or target of the wrong shape."""
+    if weight is not None and (weight.dim() != 1 or weight.size(0) != num_classes):
+        raise RuntimeError(f"weight tensor should be defined either for all {num_classes} classes or no classes but "
+                           f"got weight tensor of shape: {list(weight.shape)}")
+    if target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() == 2:
+        target_batch = target.size(0) if target.dim() == 1 else 0
+        if target_batch != input.size(0):
+            raise ValueError(f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                             f"({target_batch}).")
+    elif target.dim() == 1 and target.size(0) != 1:
+        raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: {target.size(0)}")
+
+
 def _row_weights(target, weight, ignore_index, acc_dtype):
     """(class weight of each row's target, 0 where ignored; the target with ignored rows pointed at class 0)."""
     kept = target != ignore_index
@@ -130,9 +146,10 @@ class _ChunkedLinearCrossEntropyNoReduction(Function):
 def chunked_linear_cross_entropy(input, linear_weight, target, linear_bias, weight, reduction, ignore_index,
                                  options, num_classes, in_features):
     """The loss of a 2-D or 1-D input through the chunked path (options already validated against the call)."""
+    _check_shapes(input, target, weight, num_classes)
     batched = input.dim() == 2
     if not batched:
-        input, target = input.unsqueeze(0), target.unsqueeze(0)
+        input, target = input.unsqueeze(0), target.reshape(1)
     options = options._adjust(num_batches=input.size(0), in_features=in_features, num_classes=num_classes,
                               dtype=input.dtype, device=input.device)
     dtype, acc_dtype = input.dtype, options.acc_dtype
