@@ -519,3 +519,7 @@ def test_chunked_bad_shapes_raise_the_reference_paths_errors(case):
         assert str(ee.value) == str(e)
     else:
         close(F.linear_cross_entropy(t2e(x), t2e(w), t2e(t), options=nn.LinearCrossEntropyOptions(), **ekw), ref)
+
+
+def test_functional_exposes_grad():
+    assert F.grad is egrad and TF.grad is tgrad
