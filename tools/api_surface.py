@@ -93,6 +93,9 @@ LEFT_OUT = [
      "sparse layouts: not in Ember's scope"),
     ("Tensor", "ipu|xpu|mtia|is_xla|to_mkldnn|record_stream", "other accelerators' device moves (CUDA: the CUDA issues')"),
     ("Tensor", "symeig|eig|lstsq|solve|reinforce|volatile", "removed from PyTorch (they only raise there)"),
+    ("nn", "intrinsic|qat|quantizable|quantized",
+     "quantized and quantization-aware-training modules (torch.nn.quantized, qat, ...): quantized tensors are not in "
+     "Ember's scope"),
     ("nn.functional", "BroadcastingList[123]|boolean_dispatch|assert_int_or_pair",
      "TorchScript annotation and dispatch helpers"),
     ("nn.functional", "handle_torch_function|has_torch_function.*", "__torch_function__ machinery (no tensor subclass dispatch)"),

@@ -14,3 +14,22 @@ from . import utils  # noqa: F401
 from . import functional  # noqa: F401
 from . import parallel  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
+from . import attention, common_types, grad  # noqa: F401
+
+
+def factory_kwargs(kwargs):
+    """The device / dtype / memory_format of a module's **kwargs as one dict for factory functions; a nested
+    "factory_kwargs" dict gives them under a name that cannot clash with the caller's own arguments."""
+    if kwargs is None:
+        return {}
+    simple_keys = {"device", "dtype", "memory_format"}
+    expected_keys = simple_keys | {"factory_kwargs"}
+    if not kwargs.keys() <= expected_keys:
+        raise TypeError(f"unexpected kwargs {kwargs.keys() - expected_keys}")
+    merged = dict(kwargs.get("factory_kwargs", {}))  # a copy: the caller's dict is left as it was
+    for key in simple_keys:
+        if key in kwargs:
+            if key in merged:
+                raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+            merged[key] = kwargs[key]
+    return merged

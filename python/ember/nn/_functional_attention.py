@@ -8,6 +8,7 @@ import warnings
 from .. import _C
 from .._C import _ops
 from ..amp._ops import autocast_op
+from . import attention as _attention
 from ._functional_core import linear, pad
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
@@ -31,6 +32,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     """softmax(Q K^T * scale + mask) V over (..., L, E) queries and (..., S, E) keys / values.
     A bool attn_mask marks the positions that *take part* (True = attend); a float one is added.
     is_causal masks the upper triangle; enable_gqa repeats key/value heads (dim -3) to match the query's."""
+    if _attention.SDPBackend.MATH not in _attention._enabled:  # sdpa_kernel(...) left out Ember's one kernel
+        _attention._check_kernel_available()
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
     L, S = query.size(-2), key.size(-2)

@@ -6,6 +6,7 @@ import warnings
 from .. import _C
 from .._C import _ops
 from ..amp._ops import autocast_op
+from ._linear_cross_entropy_chunked import chunked_linear_cross_entropy
 from ._reduction import _get_enum, _reduction_str
 from ._functional_core import _adaptive_max, _max_unpool, _tuple, avg_pool3d, channel_shuffle, conv1d
 
@@ -240,10 +241,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index=None, label_smoothing=0.0, options=None):
     """cross_entropy(linear(input, linear_weight, linear_bias), target): input (N, in) or (in,),
     linear_weight (C, *out_features, in) (out_features: the K dims of a K-dimensional loss).
-    Only the reference path exists here (options=None); torch's chunked path computes the same."""
-    if options is not None:
-        raise NotImplementedError("linear_cross_entropy: the chunked implementation (options) is not available "
-                                  "in Ember; pass options=None")
+    With options (a LinearCrossEntropyOptions) the batch is processed in chunks, never holding all logits."""
     if input.dim() < 1 or input.dim() > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.dim()}")
     if linear_weight.dim() < 2:
@@ -265,9 +263,21 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     logits_shape = (*batch, num_classes, *out_features)
     if tuple(target.shape) == logits_shape and ignore_index is not None:
         raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if ignore_index is None:
+        ignore_index = -100
+    if options is not None:
+        chunkable = (not out_features and reduction in ("mean", "sum", "none") and label_smoothing == 0.0
+                     and target.dtype == _C.int64)
+        if chunkable:
+            return chunked_linear_cross_entropy(input, linear_weight, target, linear_bias, weight, reduction,
+                                                ignore_index, options, num_classes, in_features)
+        bias_shape = None if linear_bias is None else tuple(linear_bias.shape)
+        warnings.warn("linear_cross_entropy: ``options`` ignored; the chunked path needs reduction in "
+                      "{'mean','sum','none'}, label_smoothing == 0, target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={label_smoothing}, target.dtype={target.dtype}, "
+                      f"out_features={out_features}, linear_bias.shape={bias_shape}.", stacklevel=2)
     logits = (input @ linear_weight.reshape(-1, in_features).t()).reshape(logits_shape)
     if linear_bias is not None:
         logits = logits + linear_bias
     # F.cross_entropy's body (functional.py imports this module, so it cannot be imported from here)
-    return _C._nn.cross_entropy_loss(logits, target, weight, _get_enum(reduction),
-                                     -100 if ignore_index is None else ignore_index, label_smoothing)
+    return _C._nn.cross_entropy_loss(logits, target, weight, _get_enum(reduction), ignore_index, label_smoothing)

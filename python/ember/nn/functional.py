@@ -23,6 +23,7 @@ GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
 from . import _functional_extra
 from ._functional_extra import *  # noqa: F401,F403  fractional/3-d pooling, gumbel_softmax, pdist, ...
 from ._reduction import _get_enum, _legacy_get_string, _reduction_enum, _reduction_str  # noqa: F401
+from . import grad  # noqa: F401  F.grad.conv2d_input(...), as torch.nn.functional exposes it
 
 Tensor = _C.TensorBase
 

@@ -21,9 +21,6 @@ class LinearCrossEntropyLoss(_WeightedLoss):
             raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
         if label_smoothing < 0 or label_smoothing > 1.0:
             raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
-        if options is not None:
-            raise NotImplementedError("LinearCrossEntropyLoss: the chunked implementation (options) is not "
-                                      "available in Ember; pass options=None")
         super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
         self.num_classes = num_classes
         self.out_features = out_features
