@@ -96,30 +96,32 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
   std::ios saved(nullptr);
   saved.copyfmt(os);
-  Tensor values = t.detach().to(Device(), kDouble).contiguous();
+  // a complex tensor shows its (real, imaginary) pairs as a trailing dim of 2; the footer keeps its type
+  const Tensor shown = is_complex(t.dtype()) ? ember::view_as_real(t.detach()) : t.detach();
+  Tensor values = shown.to(Device(), kDouble).contiguous();
   const double* v = values.data_ptr<double>();
   int64_t n = values.numel();
-  Format f = choose_format(v, n, !is_floating(t.dtype()));
-  if (t.dim() == 0) {
+  Format f = choose_format(v, n, !is_floating(shown.dtype()));
+  if (shown.dim() == 0) {
     os << std::defaultfloat << v[0] << "\n";
   } else if (n == 0) {
     os << "[ Tensor (empty) ]\n";  // no values to lay out; the footer still gives the shape
-  } else if (t.dim() == 1) {
+  } else if (shown.dim() == 1) {
     print_scale(os, f, "");
     for (int64_t i = 0; i < n; ++i) {
       print_value(os, f, v[i]);
       os << "\n";
     }
   } else {
-    int64_t rows = t.size(-2), cols = t.size(-1), matrices = n / (rows * cols);
-    if (t.dim() == 2) print_scale(os, f, "");
+    int64_t rows = shown.size(-2), cols = shown.size(-1), matrices = n / (rows * cols);
+    if (shown.dim() == 2) print_scale(os, f, "");
     for (int64_t m = 0; m < matrices; ++m) {
-      if (t.dim() > 2) {
+      if (shown.dim() > 2) {
         // "(2,1,.,.) = ": the 1-based position of this matrix in the leading dims
-        std::vector<int64_t> pos(t.dim() - 2);
-        for (int64_t d = t.dim() - 3, rest = m; d >= 0; --d) {
-          pos[d] = rest % t.size(d) + 1;
-          rest /= t.size(d);
+        std::vector<int64_t> pos(shown.dim() - 2);
+        for (int64_t d = shown.dim() - 3, rest = m; d >= 0; --d) {
+          pos[d] = rest % shown.size(d) + 1;
+          rest /= shown.size(d);
         }
         if (m > 0) os << "\n";
         os << "(";

@@ -175,8 +175,11 @@ const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& expon
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, out, OutMode::Out, "pow");
   return out;
 }
+// double precision: float64, or complex128 when either side is complex
 Tensor float_power(const Tensor& self, const Tensor& exponent) {
-  return ember::pow(self.to(kDouble), exponent.impl()->is_wrapped_number() ? exponent : exponent.to(kDouble));
+  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  return ember::pow(self.to(dt), exponent.impl()->is_wrapped_number() && !is_complex(exponent.dtype())
+                                     ? exponent : exponent.to(dt));
 }
 const Tensor& float_power_(const Tensor& self, const Tensor& exponent) {
   EMBER_CHECK(self.dtype() == kDouble, "the base given to float_power_ has dtype ", self.dtype(),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/autograd/formulas.h"
 #include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -40,7 +41,8 @@ Tensor heaviside_impl(const Tensor& self, const Tensor& values, const Tensor& ou
 Tensor two_pow(const Tensor& e) { return ember::pow(scalar_to_tensor(Scalar(2.0)), e); }  // 2^e in e's dtype
 
 // the angle factor; integer and bool angles compute in the default float dtype
-Tensor scale_angle(const Tensor& self, double factor) {
+Tensor scale_angle(const Tensor& self, double factor, const char* name) {
+  EMBER_CHECK(!is_complex(self.dtype()), name, " is not supported for complex tensors.");
   Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
   return ember::mul(x, Scalar(factor));
 }
@@ -115,14 +117,14 @@ std::tuple<Tensor, Tensor> frexp_out(const Tensor& mantissa, const Tensor& expon
 }
 
 Tensor deg2rad(const Tensor& self) {
-  return scale_angle(self, M_PI / 180.0);
+  return scale_angle(self, M_PI / 180.0, "deg2rad");
 }
 const Tensor& deg2rad_(const Tensor& self) {
   return compute_into_self(self, [](const Tensor& x) { return native::deg2rad(x); });
 }
 const Tensor& deg2rad_out(const Tensor& out, const Tensor& self) { return write_out(out, native::deg2rad(self)); }
 Tensor rad2deg(const Tensor& self) {
-  return scale_angle(self, 180.0 / M_PI);
+  return scale_angle(self, 180.0 / M_PI, "rad2deg");
 }
 const Tensor& rad2deg_(const Tensor& self) {
   return compute_into_self(self, [](const Tensor& x) { return native::rad2deg(x); });
@@ -135,7 +137,7 @@ Tensor add_scaled(const Tensor& self, const Tensor& term, const Scalar& value) {
   const Tensor both[2] = {self, term};
   ScalarType dt = result_type(both, 2);
   check_scalar_fits(value, dt);
-  Scalar v = is_floating(dt) || value.is_integral(true) ? value : Scalar(int64_t(value.to<double>()));
+  Scalar v = is_floating(dt) || is_complex(dt) || value.is_integral(true) ? value : Scalar(int64_t(value.to<double>()));
   return ember::add(self, term, v);
 }
 void check_addcdiv(const Tensor& t1, const Tensor& t2) {
@@ -178,8 +180,11 @@ Tensor rsub(const Tensor& self, const Scalar& other, const Scalar& alpha) {
   return ember::sub(scalar_to_tensor(other), self, alpha);
 }
 
-// no complex dtypes in Ember: every element is real
-Tensor isreal(const Tensor& self) { return ember::ones_like(self, TensorOptions(kBool)); }
+// a complex element is real when its imaginary part is zero; every element of a real tensor is
+Tensor isreal(const Tensor& self) {
+  if (is_complex(self.dtype())) return ember::eq(autograd::imag_part(self.detach()), Scalar(0.0));
+  return ember::ones_like(self, TensorOptions(kBool));
+}
 
 // membership by binary search in the sorted test elements
 Tensor isin(const Tensor& elements, const Tensor& test, bool assume_unique, bool invert) {
@@ -266,6 +271,7 @@ const Tensor& msort_out(const Tensor& out, const Tensor& self) { return copy_to_
 
 // ---- nanmedian and quantiles: sort (NaN last), then pick by the count of non-NaN values
 std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepdim) {
+  EMBER_CHECK_KIND(!is_complex(self.dtype()), NotImplemented, "\"median_out\" not implemented for '", self.dtype(), "'");
   int64_t nd = self.dim();
   int64_t d = wrap_dim(dim, std::max<int64_t>(nd, 1));
   if (nd == 0) return {self.clone(), ember::zeros({}, TensorOptions(kLong))};
@@ -287,6 +293,8 @@ std::tuple<Tensor, Tensor> nanmedian_out(const Tensor& values, const Tensor& ind
   return {values, indices};
 }
 Tensor nanmedian(const Tensor& self) {
+  EMBER_CHECK_KIND(!is_complex(self.dtype()), NotImplemented, "\"nanmedian_cpu\" not implemented for '", self.dtype(),
+                   "'");
   if (self.numel() == 0) return ember::full({}, kNaN, TensorOptions(self.dtype()));
   return std::get<0>(native::nanmedian(self.reshape({-1}), 0, false));
 }
@@ -384,7 +392,7 @@ Tensor cov(const Tensor& self, int64_t correction, const Tensor& fweights, const
   EMBER_CHECK(self.dim() <= 2, "cov(): expected input to have two or fewer dimensions but got an input with ",
               self.dim(), " dimensions");
   Tensor x = self.dim() < 2 ? self.reshape({1, -1}) : self;
-  if (!is_floating(x.dtype())) x = x.to(default_dtype());
+  if (!is_floating(x.dtype()) && !is_complex(x.dtype())) x = x.to(default_dtype());
   int64_t n_obs = x.sizes()[1];
   Tensor w;
   if (fweights.defined()) {
@@ -420,10 +428,11 @@ Tensor cov(const Tensor& self, int64_t correction, const Tensor& fweights, const
   } else {
     norm_factor = ember::sub(w_sum, Scalar(correction));
   }
-  norm_factor = ember::clamp_min(norm_factor.to(x.dtype()), scalar_to_tensor(Scalar(0.0)));
+  norm_factor = ember::clamp_min(norm_factor.to(to_real_dtype(x.dtype())), scalar_to_tensor(Scalar(0.0)));
   Tensor xm = ember::sub(x, avg.unsqueeze(1));
   Tensor xw = w.defined() ? ember::mul(xm, w) : xm;
-  Tensor c = ember::div(ember::matmul(xw, xm.t()), norm_factor);
+  // complex variables: E[(x - mean) conj(y - mean)]
+  Tensor c = ember::div(ember::matmul(xw, is_complex(xm.dtype()) ? ember::conj_physical(xm).t() : xm.t()), norm_factor);
   return self.dim() < 2 ? c.squeeze() : c;
 }
 
@@ -445,7 +454,7 @@ Tensor trap_sum(const Tensor& y, const Tensor& dx, int64_t dim, bool cumulative)
   EMBER_CHECK_KIND(y.dim() > 0, Index, "Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, y.dim());
   int64_t n = y.sizes()[d];
-  Tensor yf = is_floating(y.dtype()) ? y : y.to(default_dtype());
+  Tensor yf = is_floating(y.dtype()) || is_complex(y.dtype()) ? y : y.to(default_dtype());
   if (n == 0) {  // nothing to integrate: zeros (trapezoid keeps y's dtype there, as PyTorch)
     if (cumulative) return ember::narrow(yf, d, 0, 0).clone();
     return ember::sum(ember::zeros_like(y), IntArrayRef{d}, false).to(y.dtype());

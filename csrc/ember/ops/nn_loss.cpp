@@ -176,6 +176,7 @@ Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool 
   check_reduction(reduction);
   EMBER_CHECK(!is_integral(self.dtype(), true) && !is_integral(target.dtype(), true),
               "kl_div: Integral inputs not supported.");
+  EMBER_CHECK(!is_complex(self.dtype()) && !is_complex(target.dtype()), "kl_div: Complex inputs not supported.");
   Tensor loss;
   if (log_target) {
     loss = ember::exp(target) * (target - self);

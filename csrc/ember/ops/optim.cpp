@@ -65,14 +65,17 @@ void for_each_param(const char* op, const std::vector<const std::vector<Tensor>*
                     const std::vector<bool>& written, F&& body) {
   autograd::NoGradGuard no_grad;
   const std::vector<Tensor>& params = *lists[0];
+  // a complex parameter (and its gradient and state) is updated as its real view, as PyTorch's
+  // optimizers do: each part gets the real algorithm
+  auto real_view = [](const Tensor& t) { return t.defined() && is_complex(t.dtype()) ? ember::view_as_real(t) : t; };
   for (size_t i = 0; i < params.size(); i++) {
-    const Tensor& p = params[i];
-    EMBER_CHECK(p.defined(), op, ": expected a defined tensor in the tensor lists");
+    EMBER_CHECK(params[i].defined(), op, ": expected a defined tensor in the tensor lists");
+    const Tensor p = real_view(params[i]);
     ScalarType ct = compute_dtype(p);
     std::vector<Slot> slots;
     slots.reserve(lists.size());
     for (size_t k = 0; k < lists.size(); k++) {
-      const Tensor& t = (*lists[k])[i];
+      const Tensor t = real_view((*lists[k])[i]);
       EMBER_CHECK(t.defined() && t.numel() == p.numel(), op, ": tensor ", k, " of parameter ", i,
                   " has ", t.defined() ? t.numel() : 0, " elements, expected ", p.numel());
       if (t.device() != p.device()) fail_device_mismatch(op, p.device(), t.device());

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ember/core/checked_math.h"
+#include "ember/autograd/formulas.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
@@ -398,6 +399,13 @@ const Tensor& norm_out(const Tensor& out, const Tensor& self, std::optional<Scal
 }
 
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
+  if (is_complex(self.dtype())) {  // shifted by the largest real part, which bounds every |exp|
+    Tensor m = native::amax(autograd::real_part(self.detach()), dim, true);
+    m = ember::where(ember::isinf(m), ember::zeros_like(m), m);
+    Tensor s = native::sum(ember::exp(ember::sub(self, m)), dim, keepdim, std::nullopt);
+    Tensor shift = keepdim ? m : (dim.empty() ? m.reshape({}) : m.squeeze(dim));
+    return ember::add(ember::log(s), shift);
+  }
   Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
   if (x.numel() == 0) return ember::log(native::sum(ember::exp(x), dim, keepdim, std::nullopt));
   Tensor m = native::amax(x, dim, true);
@@ -490,6 +498,7 @@ const Tensor& cumprod_out(const Tensor& out, const Tensor& self, int64_t dim, st
 // ---- nansum / nanmean: NaNs count as zero (and, for the mean, not at all). Composites: masked_fill
 // gives the NaN positions a zero gradient.
 Tensor nansum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  EMBER_CHECK(!is_complex(self.dtype()), "nansum on CPU does not support complex inputs");
   Tensor x = is_floating(self.dtype()) ? ember::masked_fill(self, ember::isnan(self), Scalar(0.0)) : self;
   return ember::sum(x, dim, keepdim, dtype);
 }

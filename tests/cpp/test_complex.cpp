@@ -1,0 +1,59 @@
+// Complex tensors from C++: creation from complex Scalars, arithmetic, the real views, reductions, the
+// FFT primitives and printing.
+#include <gtest/gtest.h>
+
+#include <complex>
+#include <sstream>
+
+#include "ember/core/operators.h"
+#include "ember/generated/ops.h"
+
+using namespace ember;
+using cd = std::complex<double>;
+
+namespace {
+cd at(const Tensor& t, int64_t i) { return t.select(0, i).item().to_complex(); }
+}  // namespace
+
+TEST(Complex, ScalarsArithmeticAndPromotion) {
+  Tensor z = ember::full({3}, Scalar(cd(1.0, 2.0)), TensorOptions(kComplexDouble));
+  EXPECT_EQ(z.dtype(), kComplexDouble);
+  Tensor w = z * z + 1;  // (1+2i)^2 + 1 = -2 + 4i
+  EXPECT_EQ(at(w, 2), cd(-2.0, 4.0));
+  EXPECT_EQ(ember::abs(z).dtype(), kDouble);
+  EXPECT_NEAR(ember::abs(z).select(0, 0).item().to_double(), std::sqrt(5.0), 1e-15);
+  EXPECT_EQ(promote_types(kFloat, kComplexFloat), kComplexFloat);
+  EXPECT_EQ(promote_types(kDouble, kComplexFloat), kComplexDouble);
+  EXPECT_EQ((ember::ones({2}) * scalar_to_tensor(Scalar(cd(0, 1)))).dtype(), kComplexFloat);
+}
+
+TEST(Complex, RealViewsShareStorage) {
+  Tensor z = ember::zeros({2, 3}, TensorOptions(kComplexFloat));
+  Tensor parts = ember::view_as_real(z);
+  EXPECT_EQ(parts.sizes(), IntArrayRef({2, 3, 2}));
+  EXPECT_EQ(parts.dtype(), kFloat);
+  parts.select(-1, 1).fill_(Scalar(3.0));  // every imaginary part
+  EXPECT_EQ(at(z.select(0, 1), 2), cd(0.0, 3.0));
+  EXPECT_EQ(ember::view_as_complex(parts).data_ptr(), z.data_ptr());
+  EXPECT_THROW(ember::view_as_complex(ember::ones({3})), Error);
+}
+
+TEST(Complex, SumAndMatmul) {
+  Tensor a = ember::complex(ember::arange(Scalar(4.0)).reshape({2, 2}), ember::ones({2, 2}));
+  EXPECT_EQ(ember::sum(a).item().to_complex(), cd(6.0, 4.0));
+  Tensor p = ember::matmul(a, a);  // with a = [[i, 1+i], [2+i, 3+i]]: i*i + (1+i)(2+i) = 3i
+  EXPECT_EQ(at(p.select(0, 0), 0), cd(0.0, 3.0));
+}
+
+TEST(Complex, FftRoundTripAndPrinting) {
+  Tensor x = ember::arange(Scalar(8.0), TensorOptions(kDouble));
+  Tensor X = ember::_fft_r2c(x, {0}, 0, true);
+  EXPECT_EQ(X.sizes(), IntArrayRef({5}));
+  EXPECT_EQ(at(X, 0), cd(28.0, 0.0));
+  Tensor back = ember::_fft_c2r(X, {0}, 2, 8);
+  EXPECT_LT(ember::abs(back - x).max().item().to_double(), 1e-12);
+  std::ostringstream os;
+  os << ember::full({2}, Scalar(cd(1.5, -2.0)), TensorOptions(kComplexFloat));
+  EXPECT_NE(os.str().find("-2"), std::string::npos);
+  EXPECT_NE(os.str().find("CPUComplexFloatType{2}"), std::string::npos);
+}
