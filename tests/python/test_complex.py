@@ -528,3 +528,15 @@ def test_optimizers_update_complex_parameters_like_torch(name):
             opt.step()
         out.append(p.detach())
     close(out[0], out[1], rtol=1e-8, atol=1e-8)  # (NAdam's mu product rounds differently at 1e-10)
+
+
+def test_scatter_and_index_put_accumulate_complex():
+    for m in (ember, torch):
+        x = m.zeros(3, dtype=m.complex64)
+        r = (x.index_put((m.tensor([0, 0]),), m.tensor([1j, 2]), accumulate=True),
+             x.index_add(0, m.tensor([1, 1]), m.tensor([1j, 3])), x.scatter(0, m.tensor([2]), m.tensor([5j])),
+             x.scatter_add(0, m.tensor([1, 1]), m.tensor([1j, 1 + 1j])))
+        if m is ember:
+            mine = r
+    for a, b in zip(mine, r):
+        close(a, b)

@@ -59,7 +59,7 @@ void index_put_rows_cpu(const Tensor& dst, const Tensor& values, const Tensor& l
       for (int64_t i = 0; i < nb; i++) std::memcpy(wp + lin[i] * row_bytes, vp + i * row_bytes, size_t(row_bytes));
     return;
   }
-  EMBER_DISPATCH_ALL(dst.dtype(), "index_put_", [&](auto tag) {
+  EMBER_DISPATCH_WITH_COMPLEX(dst.dtype(), "index_put_", [&](auto tag) {
     using T = decltype(tag);
     T* w = reinterpret_cast<T*>(wp);
     const T* vv = reinterpret_cast<const T*>(vp);

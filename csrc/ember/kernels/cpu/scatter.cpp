@@ -47,7 +47,7 @@ void gather_cpu(const Tensor& out, const Tensor& self, int64_t dim, const Tensor
 }
 
 void scatter_cpu(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& s, ScatterMode mode) {
-  EMBER_DISPATCH_ALL(self.dtype(), mode == ScatterMode::Set ? "scatter" : "scatter_add", [&](auto tag) {
+  EMBER_DISPATCH_WITH_COMPLEX(self.dtype(), mode == ScatterMode::Set ? "scatter" : "scatter_add", [&](auto tag) {
     using T = decltype(tag);
     T* out = static_cast<T*>(self.data_ptr());
     const T* in = static_cast<const T*>(s.data_ptr());
