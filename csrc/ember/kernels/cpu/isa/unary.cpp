@@ -147,7 +147,11 @@ template <class T> struct Neg {
 };
 template <class T> struct Square {
   static constexpr int mask = kNumeric | kComplex;
-  T operator()(T x) const { if constexpr (std::is_integral_v<T>) return wrapping_mul(x, x); else return T(x * x); }
+  T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) return wrapping_mul(x, x);
+    else if constexpr (is_cplx<T>) return T(x.real() * x.real() - x.imag() * x.imag(), 2 * x.real() * x.imag());
+    else return T(x * x);
+  }
 };
 template <class T> struct Sign {
   static constexpr int mask = kAll;
