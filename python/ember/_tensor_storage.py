@@ -37,7 +37,7 @@ def _is_set_to(self, tensor):
 _C_TYPE_NAMES = {
     _C.float32: "float", _C.float64: "double", _C.float16: "c10::Half", _C.bfloat16: "c10::BFloat16",
     _C.int64: "long int", _C.int32: "int", _C.int16: "short int", _C.int8: "signed char", _C.uint8: "unsigned char",
-    _C.bool: "bool",
+    _C.bool: "bool", _C.complex64: "c10::complex<float>", _C.complex128: "c10::complex<double>",
 }
 
 

@@ -24,6 +24,7 @@ _STORAGE_NAMES = {
     _C.float32: "FloatStorage", _C.float64: "DoubleStorage", _C.float16: "HalfStorage",
     _C.bfloat16: "BFloat16Storage", _C.int64: "LongStorage", _C.int32: "IntStorage",
     _C.int16: "ShortStorage", _C.int8: "CharStorage", _C.uint8: "ByteStorage", _C.bool: "BoolStorage",
+    _C.complex64: "ComplexFloatStorage", _C.complex128: "ComplexDoubleStorage",
 }
 _DTYPE_NAMES = {d: str(d).rsplit(".", 1)[-1] for d in _STORAGE_NAMES}  # float32, ...
 

@@ -13,6 +13,7 @@ _DTYPES = {
     "F64": (_C.float64, np.float64), "F32": (_C.float32, np.float32), "F16": (_C.float16, np.float16),
     "BF16": (_C.bfloat16, np.int16), "I64": (_C.int64, np.int64), "I32": (_C.int32, np.int32),
     "I16": (_C.int16, np.int16), "I8": (_C.int8, np.int8), "U8": (_C.uint8, np.uint8), "BOOL": (_C.bool, np.bool_),
+    "C64": (_C.complex64, np.complex64),
 }
 _NAMES = {d: name for name, (d, _) in _DTYPES.items()}
 _MAX_HEADER = 100 * 1024 * 1024
@@ -40,6 +41,8 @@ def save(tensors, metadata=None):
             raise ValueError(f"tensor names must be str, got {type(name).__name__}")
         if not isinstance(t, _C.TensorBase):
             raise ValueError(f"Key `{name}` is invalid, expected ember.Tensor but received {type(t).__name__}")
+        if t.dtype not in _NAMES:  # the format has no complex128
+            raise ValueError(f"Key `{name}`: safetensors has no dtype for {t.dtype}")
         data = _tensor_bytes(t)
         header[name] = {"dtype": _NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)

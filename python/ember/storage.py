@@ -18,6 +18,7 @@ _LEGACY_NAMES = {
     _C.float32: "FloatStorage", _C.float64: "DoubleStorage", _C.float16: "HalfStorage",
     _C.bfloat16: "BFloat16Storage", _C.int64: "LongStorage", _C.int32: "IntStorage", _C.int16: "ShortStorage",
     _C.int8: "CharStorage", _C.uint8: "ByteStorage", _C.bool: "BoolStorage",
+    _C.complex64: "ComplexFloatStorage", _C.complex128: "ComplexDoubleStorage",
 }
 
 # torch warns about TypedStorage once per process unless a test asks for every time

@@ -540,3 +540,22 @@ def test_scatter_and_index_put_accumulate_complex():
             mine = r
     for a, b in zip(mine, r):
         close(a, b)
+
+
+def test_complex_checkpoints_round_trip_with_torch(tmp_path):
+    import pickle
+    z = ember.tensor([1 + 2j, 3 - 4j], dtype=ember.complex64)
+    z2 = ember.tensor([[1j]], dtype=ember.complex128)
+    ember.save({"a": z, "b": z2, "view": z[1:]}, tmp_path / "e.pt")
+    for loaded in (ember.load(tmp_path / "e.pt"), torch.load(tmp_path / "e.pt")):
+        assert loaded["a"].tolist() == [1 + 2j, 3 - 4j] and loaded["b"].tolist() == [[1j]]
+        assert loaded["view"].tolist() == [3 - 4j]
+    torch.save({"t": torch.tensor([5 + 1j]), "d": torch.tensor([2j], dtype=torch.complex128)}, tmp_path / "t.pt")
+    back = ember.load(tmp_path / "t.pt")
+    assert back["t"].dtype == ember.complex64 and back["d"].tolist() == [2j]
+    assert pickle.loads(pickle.dumps(z)).tolist() == z.tolist()
+    import ember.safetensors as st
+    st.save_file({"z": z}, str(tmp_path / "z.safetensors"))
+    assert st.load_file(str(tmp_path / "z.safetensors"))["z"].tolist() == z.tolist()
+    with pytest.raises(ValueError, match="complex128"):
+        st.save_file({"z": z2}, str(tmp_path / "z2.safetensors"))

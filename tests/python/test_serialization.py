@@ -564,7 +564,7 @@ def test_torch_file_loads_in_ember(tmp_path):
     torch.save({"x": torch.ones(2)}, buf)
     buf.seek(0)
     assert ember.load(buf)["x"].tolist() == [1.0, 1.0]
-    for dt in (torch.complex64, torch.uint16):  # dtypes Ember lacks: a clear error either way
+    for dt in (torch.complex32, torch.uint16):  # dtypes Ember lacks: a clear error either way
         torch.save({"x": torch.ones(2, dtype=dt)}, tmp_path / "c.pt")
         for wo in (True, False):
             with pytest.raises(pickle.UnpicklingError, match="dtype Ember does not have"):
