@@ -32,7 +32,7 @@ def _isclose(fn, input, other, rtol, atol, equal_nan):
     if atol < 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol:g}")
     close = _ops.eq(input, other)
-    floating = input.dtype.is_floating_point
+    floating = input.dtype.is_floating_point or input.dtype.is_complex
     if equal_nan and floating:
         close = _ops.logical_or(close, _ops.logical_and(_ops.isnan(input), _ops.isnan(other)))
     if rtol == 0 and atol == 0:

@@ -83,6 +83,7 @@ class finfo(_Info):
 
     def __init__(self, type=_NO_ARG):
         d = _C.get_default_dtype() if type is _NO_ARG else _as_dtype("finfo", type)
+        d = {_C.complex64: _C.float32, _C.complex128: _C.float64}.get(d, d)  # a complex dtype's parts
         if d not in _FLOAT:
             raise TypeError("ember.finfo() requires a floating point input type. "
                             "Use ember.iinfo to handle 'ember.finfo'")

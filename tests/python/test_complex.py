@@ -559,3 +559,15 @@ def test_complex_checkpoints_round_trip_with_torch(tmp_path):
     assert st.load_file(str(tmp_path / "z.safetensors"))["z"].tolist() == z.tolist()
     with pytest.raises(ValueError, match="complex128"):
         st.save_file({"z": z2}, str(tmp_path / "z2.safetensors"))
+
+
+def test_testing_helpers_and_finfo_take_complex():
+    for m in (ember, torch):
+        z = m.tensor([1 + 2j, 3 - 4j])
+        m.testing.assert_close(z, z * 1.0000001)
+        with pytest.raises(AssertionError, match="Greatest absolute difference: 0.0999"):
+            m.testing.assert_close(z, z + 0.1j)
+        x = m.testing.make_tensor((50,), dtype=m.complex128, device="cpu", low=-1, high=1)
+        assert x.dtype == m.complex128 and bool((x.imag.abs() <= 1).all()) and bool((x.imag != 0).any())
+    assert ember.finfo(ember.complex64).eps == torch.finfo(torch.complex64).eps
+    assert ember.isclose(ember.tensor([1j]), ember.tensor([1j + 1e-9])).item()

@@ -9,7 +9,7 @@ from .._C import _ops
 
 # (rtol, atol) per dtype when neither is given, as PyTorch's; exact for integers and bool
 _DEFAULT_TOLERANCES = {_C.float16: (1e-3, 1e-5), _C.bfloat16: (1.6e-2, 1e-5), _C.float32: (1.3e-6, 1e-5),
-                       _C.float64: (1e-7, 1e-7)}
+                       _C.float64: (1e-7, 1e-7), _C.complex64: (1.3e-6, 1e-5), _C.complex128: (1e-7, 1e-7)}
 
 
 class _Mismatch(Exception):
@@ -86,7 +86,7 @@ def _tensor_message(actual, expected, matches, rtol, atol):
     total = matches.numel()
     mismatched = total - int(matches.sum().item())
     a, e, m = actual.reshape(-1), expected.reshape(-1), matches.reshape(-1)
-    if not a.dtype.is_floating_point:  # exact differences for integers and bools
+    if not (a.dtype.is_floating_point or a.dtype.is_complex):  # exact differences for integers and bools
         a, e = a.to(_C.int64), e.to(_C.int64)
     abs_diff = _ops.abs(_ops.sub(a, e))
     abs_diff = _ops.masked_fill(abs_diff, m, 0)

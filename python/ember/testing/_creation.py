@@ -49,7 +49,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     if noncontiguous and memory_format is not None:
         raise ValueError(f"The parameters `noncontiguous` and `memory_format` are mutually exclusive, but got "
                          f"noncontiguous={noncontiguous} and memory_format={memory_format}")
-    if requires_grad and not dtype.is_floating_point:
+    if requires_grad and not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"`requires_grad=True` is not supported for boolean and integral dtypes, but got "
                          f"dtype={dtype}")
     if dtype not in _DTYPES:
@@ -66,8 +66,11 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         low, high = _range(dtype, low, high, -9, 9)
         # uniform in [low, high), in float64 and as (1 - u) * low + u * high so that bounds near the
         # dtype's limits do not overflow the span
-        u = _ops.rand(draw, dtype=_C.float64, device=device)
-        result = (u * high + (1 - u) * low).clamp(low, high).to(dtype)
+        # (a complex dtype: its real and imaginary parts each so)
+        parts = draw + (2,) if dtype.is_complex else draw
+        u = _ops.rand(parts, dtype=_C.float64, device=device)
+        result = (u * high + (1 - u) * low).clamp(low, high)
+        result = _ops.view_as_complex(result).to(dtype) if dtype.is_complex else result.to(dtype)
     if draw != shape:
         result = result[..., ::2]
     if exclude_zero:
@@ -84,4 +87,4 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     return result
 
 
-_DTYPES = (_C.bool,) + _INTEGRAL + (_C.float16, _C.bfloat16, _C.float32, _C.float64)
+_DTYPES = (_C.bool,) + _INTEGRAL + (_C.float16, _C.bfloat16, _C.float32, _C.float64, _C.complex64, _C.complex128)
