@@ -571,3 +571,17 @@ def test_testing_helpers_and_finfo_take_complex():
         assert x.dtype == m.complex128 and bool((x.imag.abs() <= 1).all()) and bool((x.imag != 0).any())
     assert ember.finfo(ember.complex64).eps == torch.finfo(torch.complex64).eps
     assert ember.isclose(ember.tensor([1j]), ember.tensor([1j + 1e-9])).item()
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.prod(), lambda m, x: x.prod(1), lambda m, x: x.prod(0, keepdim=True),
+                                lambda m, x: x.cumprod(1), lambda m, x: x.cumprod(0)])
+def test_prod_and_cumprod_values_and_gradients(fn):
+    z = rand_complex((2, 3), "complex128", 9)
+    outs = []
+    for m in (ember, torch):
+        x = m.tensor(z, requires_grad=True)
+        y = fn(m, x)
+        (m.view_as_real(y) * m.arange(y.numel() * 2, dtype=m.float64).reshape(*y.shape, 2).cos()).sum().backward()
+        outs.append((y.detach(), x.grad))
+    close(outs[0][0], outs[1][0], rtol=1e-12, atol=1e-12)
+    close(outs[0][1], outs[1][1], rtol=1e-10, atol=1e-10)

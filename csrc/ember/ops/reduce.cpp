@@ -201,7 +201,51 @@ const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRe
   return write_out(out, native::mean(self, dim, keepdim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
 }
 
+// Complex products and running products, by a plain loop over each run of the (moved-last) dim: unlike
+// sums they don't split into the real view's parts. The products are PyTorch's textbook ones.
+namespace {
+template <class C>
+inline C textbook_mul(C x, C y) {
+  return C(x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real());
+}
+Tensor complex_products(const Tensor& x, int64_t dim, bool running) {
+  Tensor moved = x.movedim({dim}, {-1}).contiguous();
+  const int64_t n = moved.sizes().back(), runs = n ? moved.numel() / n : 0;
+  DimVector out_sizes(moved.sizes());
+  if (!running) out_sizes.pop_back();
+  Tensor out = empty_tensor(out_sizes, x.dtype(), x.device());
+  EMBER_DISPATCH_WITH_COMPLEX(x.dtype(), running ? "cumprod" : "prod", [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, std::complex<float>> && !std::is_same_v<T, std::complex<double>>) {
+      EMBER_FAIL(Runtime, "complex_products: expected a complex dtype");
+    } else {
+      const T* in = static_cast<const T*>(moved.data_ptr());
+      T* o = static_cast<T*>(out.data_ptr());
+      const int64_t total = moved.numel() / std::max<int64_t>(n, 1);
+      for (int64_t r = 0; r < (n ? runs : total); r++) {
+        T acc(1, 0);
+        for (int64_t i = 0; i < n; i++) {
+          acc = textbook_mul(acc, in[r * n + i]);
+          if (running) o[r * n + i] = acc;
+        }
+        if (!running) o[r] = acc;
+      }
+    }
+  });
+  return running ? out.movedim({-1}, {dim}) : out;
+}
+}  // namespace
+
 static Tensor prod_impl(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (EMBER_UNLIKELY(is_complex(self.dtype()) || (dtype && is_complex(*dtype)))) {
+    Tensor x = self.to(dtype ? *dtype : self.dtype());
+    EMBER_CHECK(is_complex(x.dtype()), "prod(): a complex input needs a complex dtype, got ", x.dtype());
+    if (!dim) return complex_products(x.reshape({-1}), 0, false).reshape({});
+    const int64_t d = wrap_dim(*dim, std::max<int64_t>(x.dim(), 1));
+    if (x.dim() == 0) return x.clone();
+    Tensor r = complex_products(x, d, false);
+    return keepdim ? r.unsqueeze(d) : r;
+  }
   ScalarType out_t = sum_dtype(self, dtype);
   if (out_t == kBool && self.dtype() != kBool) return prod_impl(self.to(kBool), dim, keepdim, kBool);
   std::vector<bool> mask;
@@ -447,6 +491,11 @@ Tensor count_nonzero(const Tensor& self, OptionalIntArrayRef dim) {
 
 // ---- scans
 static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype, bool prod) {
+  if (EMBER_UNLIKELY(prod && (is_complex(self.dtype()) || (dtype && is_complex(*dtype))))) {
+    Tensor x = self.to(dtype ? *dtype : self.dtype());
+    if (x.dim() == 0) return x.clone();
+    return complex_products(x, wrap_dim(dim, x.dim()), true);
+  }
   ScalarType out_t = sum_dtype(self, dtype);
   EMBER_CHECK_KIND(out_t != kBool || self.numel() == 0 || self.dim() == 0, NotImplemented, "\"", prod ? "cumprod" : "cumsum",
                    "_out_cpu\" not implemented for 'Bool'");
