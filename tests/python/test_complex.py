@@ -573,6 +573,12 @@ def test_testing_helpers_and_finfo_take_complex():
     assert ember.isclose(ember.tensor([1j]), ember.tensor([1j + 1e-9])).item()
 
 
+def test_prod_over_an_empty_dim_is_one():
+    for shape, fn in (((3, 0), lambda x: x.prod(1)), ((0,), lambda x: x.prod()), ((2, 0, 3), lambda x: x.cumprod(1))):
+        e, t = fn(ember.zeros(shape, dtype=ember.complex64)), fn(torch.zeros(shape, dtype=torch.complex64))
+        close(e, t)
+
+
 @pytest.mark.parametrize("fn", [lambda m, x: x.prod(), lambda m, x: x.prod(1), lambda m, x: x.prod(0, keepdim=True),
                                 lambda m, x: x.cumprod(1), lambda m, x: x.cumprod(0)])
 def test_prod_and_cumprod_values_and_gradients(fn):

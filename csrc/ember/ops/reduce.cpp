@@ -210,9 +210,11 @@ inline C textbook_mul(C x, C y) {
 }
 Tensor complex_products(const Tensor& x, int64_t dim, bool running) {
   Tensor moved = x.movedim({dim}, {-1}).contiguous();
-  const int64_t n = moved.sizes().back(), runs = n ? moved.numel() / n : 0;
   DimVector out_sizes(moved.sizes());
   if (!running) out_sizes.pop_back();
+  const int64_t n = moved.sizes().back();
+  int64_t runs = 1;  // one run per position of the other dims (an empty run's product is 1)
+  for (int64_t d = 0; d + 1 < moved.dim(); d++) runs *= moved.sizes()[d];
   Tensor out = empty_tensor(out_sizes, x.dtype(), x.device());
   EMBER_DISPATCH_WITH_COMPLEX(x.dtype(), running ? "cumprod" : "prod", [&](auto tag) {
     using T = decltype(tag);
@@ -221,8 +223,7 @@ Tensor complex_products(const Tensor& x, int64_t dim, bool running) {
     } else {
       const T* in = static_cast<const T*>(moved.data_ptr());
       T* o = static_cast<T*>(out.data_ptr());
-      const int64_t total = moved.numel() / std::max<int64_t>(n, 1);
-      for (int64_t r = 0; r < (n ? runs : total); r++) {
+      for (int64_t r = 0; r < runs; r++) {
         T acc(1, 0);
         for (int64_t i = 0; i < n; i++) {
           acc = textbook_mul(acc, in[r * n + i]);
