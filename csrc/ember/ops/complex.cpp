@@ -10,11 +10,11 @@
 namespace ember {
 
 namespace {
-// A view of `base`'s storage under another dtype (complex <-> its real twin), sharing the version counter.
+// A view of `base`'s storage under another dtype (complex <-> its real twin), as view(dtype) makes one.
 Tensor reinterpret_view(const Tensor& base, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), dtype, sizes, strides, offset);
-  impl->set_version_counter(base.impl()->version_counter());
-  return Tensor(std::move(impl));
+  Tensor r = make_view(base, sizes, strides, offset);
+  r.impl()->set_dtype(dtype);
+  return r;
 }
 }  // namespace
 

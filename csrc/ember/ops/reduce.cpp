@@ -8,6 +8,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/autograd/formulas.h"
+#include "ember/core/complex_arith.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
@@ -204,10 +205,6 @@ const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRe
 // Complex products and running products, by a plain loop over each run of the (moved-last) dim: unlike
 // sums they don't split into the real view's parts. The products are PyTorch's textbook ones.
 namespace {
-template <class C>
-inline C textbook_mul(C x, C y) {
-  return C(x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real());
-}
 Tensor complex_products(const Tensor& x, int64_t dim, bool running) {
   Tensor moved = x.movedim({dim}, {-1}).contiguous();
   DimVector out_sizes(moved.sizes());

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "ember/core/checked_math.h"
+#include "ember/core/complex_arith.h"
 #include "ember/kernels/cpu/isa/loops.h"
 #include "ember/kernels/cpu/special_math.h"
 
@@ -15,27 +16,6 @@ template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
 
 [[noreturn]] inline void zero_division() { EMBER_FAIL(Runtime, "ZeroDivisionError"); }
 
-// Complex products and quotients as PyTorch computes them: the textbook product (std::complex's
-// C99 Annex G version recovers infinities through a slow call per element), and Smith's scaled
-// quotient (NumPy's), which avoids overflow in c^2 + d^2.
-template <class C>
-inline C cmul(C x, C y) {
-  return C(x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real());
-}
-template <class C>
-inline C cdiv(C x, C y) {
-  using R = typename C::value_type;
-  const R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
-  const R ac = std::abs(c), ad = std::abs(d);
-  if (ac >= ad) {
-    if (ac == R(0) && ad == R(0)) return C(a / ac, b / ad);  // a complex infinity or NaN
-    const R rat = d / c, scl = R(1) / (c + d * rat);
-    return C((a + b * rat) * scl, (b - a * rat) * scl);
-  }
-  const R rat = c / d, scl = R(1) / (d + c * rat);
-  return C((a * rat + b) * scl, (b * rat - a) * scl);
-}
-
 template <class T> struct Add {
   static constexpr int mask = kAll | kComplex;
   T alpha;
@@ -43,7 +23,7 @@ template <class T> struct Add {
   T operator()(T x, T y) const {
     if constexpr (is_b<T>) return x || (alpha && y);
     else if constexpr (std::is_integral_v<T>) return wrapping_add(x, wrapping_mul(alpha, y));
-    else if constexpr (is_cplx<T>) return x + cmul(alpha, y);
+    else if constexpr (is_cplx<T>) return x + textbook_mul(alpha, y);
     else return T(x + alpha * y);
   }
 };
@@ -53,14 +33,14 @@ template <class T> struct Sub {
   explicit Sub(const KernelArgs& a) : alpha(a.s0.to<T>()) {}
   T operator()(T x, T y) const {
     if constexpr (std::is_integral_v<T>) return wrapping_sub(x, wrapping_mul(alpha, y));
-    else if constexpr (is_cplx<T>) return x - cmul(alpha, y);
+    else if constexpr (is_cplx<T>) return x - textbook_mul(alpha, y);
     else return T(x - alpha * y);
   }
 };
 template <class T> struct Mul {
   static constexpr int mask = kAll | kComplex;
   T operator()(T x, T y) const {
-    if constexpr (is_cplx<T>) return cmul(x, y);
+    if constexpr (is_cplx<T>) return textbook_mul(x, y);
     else if constexpr (is_b<T>) return x && y;
     else if constexpr (std::is_integral_v<T>) return wrapping_mul(x, y);
     else return T(x * y);
@@ -73,7 +53,7 @@ template <class T> struct ReluGrad {
 };
 template <class T> struct TrueDiv {
   static constexpr int mask = kFloats | kComplex;
-  T operator()(T x, T y) const { if constexpr (is_cplx<T>) return cdiv(x, y); else return x / y; }
+  T operator()(T x, T y) const { if constexpr (is_cplx<T>) return smith_div(x, y); else return x / y; }
 };
 template <class T> struct TruncDiv {
   static constexpr int mask = kNumeric;
@@ -150,7 +130,7 @@ template <class T> struct Pow {
   static constexpr int mask = kNumeric | kComplex;
   T operator()(T base, T exp) const {
     if constexpr (is_cplx<T>) {
-      if (exp == T(2)) return cmul(base, base);  // exact for the common square, as PyTorch's
+      if (exp == T(2)) return textbook_mul(base, base);  // exact for the common square, as PyTorch's
       return std::pow(base, exp);
     } else if constexpr (is_fp<T>) return std::pow(base, exp);
     else {
