@@ -15,6 +15,7 @@ from .. import _C
 from .._C import _ops
 from ..autograd._engine import grad as _autograd_grad
 from ..autograd.grad_mode import enable_grad
+from ..autograd.graph import _reached_leaves
 from ._pytree import tree_flatten, tree_map, tree_unflatten
 from ._vmap import _RandomnessGuard, _check_randomness
 
@@ -81,7 +82,7 @@ def _lift(x, fresh):
 
 def _reaches_outside(tensors, known):
     """Whether the graph of `tensors` reaches a grad-requiring leaf other than those in `known`."""
-    stack, seen = [], set()
+    nodes = []
     for t in tensors:
         if not (_is_tensor(t) and t.requires_grad):
             continue
@@ -89,19 +90,8 @@ def _reaches_outside(tensors, known):
             if not any(t._is_same(k) for k in known):
                 return True
             continue
-        stack.append(t.grad_fn)
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        var = getattr(node, "variable", None)
-        if var is not None:
-            if not any(var._is_same(k) for k in known):
-                return True
-            continue
-        stack.extend(n for n, _ in node.next_functions)
-    return False
+        nodes.append(t.grad_fn)
+    return any(not any(v._is_same(k) for k in known) for v in _reached_leaves(nodes))
 
 
 def _release(tree, known, keep_graph):

@@ -18,6 +18,7 @@ from .. import _C
 from .._random import get_rng_state, set_rng_state
 from ..autograd.function import Function
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import _reached_leaves
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "check_backward_validity",
            "detach_variable", "get_device_states", "set_device_states", "noop_context_fn", "set_checkpoint_early_stop",
@@ -288,20 +289,10 @@ def _recompute(state, saved, create_graph):
 
 def _other_leaves(outs, known):
     """The grad-requiring leaf tensors the graph of ``outs`` reaches, other than ``known``."""
-    found, seen = [], set()
-    stack = [o.grad_fn for o in outs if o.grad_fn is not None]
-    while stack:
-        node = stack.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        var = getattr(node, "variable", None)
-        if var is not None:
-            if var.requires_grad and not any(var._is_same(k) for k in known) and \
-                    not any(var._is_same(f) for f in found):
-                found.append(var)
-            continue
-        stack.extend(n for n, _ in node.next_functions)
+    found = []
+    for var in _reached_leaves(o.grad_fn for o in outs if o.grad_fn is not None):
+        if var.requires_grad and not any(var._is_same(k) for k in known) and not any(var._is_same(f) for f in found):
+            found.append(var)
     return found
 
 

@@ -172,9 +172,6 @@ def _sync_batch_norm_function():
     from ...autograd.function import Function
     from ... import distributed as dist
 
-    def channel_sums(t, dims):
-        return t.sum(dims)
-
     class _SyncBatchNormFn(Function):
         @staticmethod
         def forward(ctx, input, weight, bias, running_mean, running_var, eps, momentum, group):
@@ -182,7 +179,7 @@ def _sync_batch_norm_function():
             dims = [0] + list(range(2, input.dim()))
             x = input.double()  # the sums in double precision: the group's mean and variance from them
             count = input.numel() // C
-            packed = _C._ops.cat([channel_sums(x, dims), channel_sums(x * x, dims),
+            packed = _C._ops.cat([x.sum(dims), (x * x).sum(dims),
                                   _C._ops.full([1], float(count), dtype=_C.float64)])
             dist.all_reduce(packed, group=group)
             total = float(packed[2 * C])
@@ -213,8 +210,8 @@ def _sync_batch_norm_function():
         def backward(ctx, grad_output):
             xhat, weight, invstd = ctx.saved_tensors
             dims, shape, C = ctx.dims, ctx.shape, xhat.shape[1]
-            sum_dy = channel_sums(grad_output, dims)
-            sum_dy_xhat = channel_sums(grad_output * xhat, dims)
+            sum_dy = grad_output.sum(dims)
+            sum_dy_xhat = (grad_output * xhat).sum(dims)
             # the weight and bias gradients stay local (DistributedDataParallel averages them across ranks);
             # the input's needs the group's sums
             grad_weight = sum_dy_xhat if weight is not None else None
