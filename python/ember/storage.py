@@ -108,13 +108,29 @@ class _Copies:
         return memo[id(self)]
 
 
+class _Conversions:
+    """double(), float(), ... of both storage kinds: each a typed copy through the class's own _to."""
+    __slots__ = ()
+
+    def double(self): return self._to(_C.float64)  # noqa: E704
+    def float(self): return self._to(_C.float32)  # noqa: E704
+    def half(self): return self._to(_C.float16)  # noqa: E704
+    def bfloat16(self): return self._to(_C.bfloat16)  # noqa: E704
+    def long(self): return self._to(_C.int64)  # noqa: E704
+    def int(self): return self._to(_C.int32)  # noqa: E704
+    def short(self): return self._to(_C.int16)  # noqa: E704
+    def char(self): return self._to(_C.int8)  # noqa: E704
+    def byte(self): return self._to(_C.uint8)  # noqa: E704
+    def bool(self): return self._to(_C.bool)  # noqa: E704
+
+
 class StorageBase:
     """The root of ember.UntypedStorage (as torch.StorageBase is of torch.UntypedStorage)."""
 
     __slots__ = ()
 
 
-class UntypedStorage(_Copies, StorageBase):
+class UntypedStorage(_Copies, _Conversions, StorageBase):
     """Bytes on a device; the memory under every tensor (`tensor.untyped_storage()`)."""
 
     __slots__ = ("_base", "_length", "__weakref__")
@@ -324,17 +340,6 @@ class UntypedStorage(_Copies, StorageBase):
     def _to(self, dtype):
         return TypedStorage._wrap(self, _C.uint8)._to(dtype)
 
-    def double(self): return self._to(_C.float64)  # noqa: E704
-    def float(self): return self._to(_C.float32)  # noqa: E704
-    def half(self): return self._to(_C.float16)  # noqa: E704
-    def bfloat16(self): return self._to(_C.bfloat16)  # noqa: E704
-    def long(self): return self._to(_C.int64)  # noqa: E704
-    def int(self): return self._to(_C.int32)  # noqa: E704
-    def short(self): return self._to(_C.int16)  # noqa: E704
-    def char(self): return self._to(_C.int8)  # noqa: E704
-    def byte(self): return self._to(_C.uint8)  # noqa: E704
-    def bool(self): return self._to(_C.bool)  # noqa: E704
-
     # ---- Python protocols (== and hash are identity, as torch's)
     def __str__(self):
         body = " " + "\n ".join(str(v) for v in self.tolist())
@@ -358,7 +363,7 @@ def _dtype_name(dtype):
     return str(dtype).rsplit(".", 1)[-1]
 
 
-class TypedStorage(_Copies):
+class TypedStorage(_Copies, _Conversions):
     """Deprecated in torch: an UntypedStorage read as elements of one dtype (what tensor.storage() gives)."""
 
     is_sparse = False
@@ -582,17 +587,6 @@ class TypedStorage(_Copies):
             return self
         converted = self._elements().to(dtype)
         return TypedStorage._wrap(UntypedStorage._wrap(_whole_storage_bytes(converted)), dtype)
-
-    def double(self): return self._to(_C.float64)  # noqa: E704
-    def float(self): return self._to(_C.float32)  # noqa: E704
-    def half(self): return self._to(_C.float16)  # noqa: E704
-    def bfloat16(self): return self._to(_C.bfloat16)  # noqa: E704
-    def long(self): return self._to(_C.int64)  # noqa: E704
-    def int(self): return self._to(_C.int32)  # noqa: E704
-    def short(self): return self._to(_C.int16)  # noqa: E704
-    def char(self): return self._to(_C.int8)  # noqa: E704
-    def byte(self): return self._to(_C.uint8)  # noqa: E704
-    def bool(self): return self._to(_C.bool)  # noqa: E704
 
     # torch's warning-free spellings, which code written against torch's internals calls
     _size = size
