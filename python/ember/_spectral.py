@@ -51,18 +51,19 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         pad = n_fft // 2
         from .nn import functional as F
         x = F.pad(x.unsqueeze(1), (pad, pad), mode=pad_mode).squeeze(1)
-    msg = _describe(x.squeeze(0) if input.dim() == 1 else x, n_fft, hop, win, window, normalized, onesided,
-                    return_complex, align_to_window)
+    def fail(problem):  # the message names the call, as PyTorch's does (built only on failure)
+        raise RuntimeError(_describe(x.squeeze(0) if input.dim() == 1 else x, n_fft, hop, win, window, normalized,
+                                     onesided, return_complex, align_to_window) + problem)
     length = x.shape[-1]
     if not 0 < n_fft <= length:
-        raise RuntimeError(msg + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
+        fail(f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     if hop <= 0:
-        raise RuntimeError(msg + f"expected hop_length > 0, but got hop_length={hop}")
+        fail(f"expected hop_length > 0, but got hop_length={hop}")
     if not 0 < win <= n_fft:
-        raise RuntimeError(msg + f"expected 0 < win_length <= n_fft, but got win_length={win}")
+        fail(f"expected 0 < win_length <= n_fft, but got win_length={win}")
     if window is not None and (window.dim() != 1 or window.shape[0] != win):
-        raise RuntimeError(msg + f"expected a 1D window tensor of size equal to win_length={win}, but got window "
-                           f"with size {list(window.shape)}")
+        fail(f"expected a 1D window tensor of size equal to win_length={win}, but got window with size "
+             f"{list(window.shape)}")
     if align_to_window and win < n_fft:  # frames start where the window's nonzero part does
         left = (n_fft - win) // 2
         x = _ops.cat([_ops.zeros([x.shape[0], left], dtype=x.dtype), x,
