@@ -164,10 +164,10 @@ Tensor complex_reduce(const Tensor& self, OptionalIntArrayRef dim, bool keepdim,
   } else {
     for (int64_t d = 0; d < self.dim(); d++) dims.push_back(d);
   }
-  Tensor parts = ember::view_as_real(src.detach());
+  Tensor parts = native::view_as_real(src);
   Tensor r = mean ? native::mean(parts, IntArrayRef(dims), keepdim, std::nullopt)
                   : native::sum(parts, IntArrayRef(dims), keepdim, std::nullopt);
-  return ember::view_as_complex(r.contiguous()).clone();
+  return native::view_as_complex(r.contiguous());  // a fresh result: its pairs are the answer, no copy
 }
 }  // namespace
 
@@ -516,7 +516,7 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) 
     Tensor src = self.to(dtype ? *dtype : to_complex_dtype(to_real_dtype(self.dtype())));
     if (src.dim() == 0) return src.clone();
     int64_t d = wrap_dim(dim, src.dim());
-    return ember::view_as_complex(scan(ember::view_as_real(src.detach()), d, std::nullopt, false).contiguous()).clone();
+    return native::view_as_complex(scan(native::view_as_real(src), d, std::nullopt, false).contiguous());
   }
   return scan(self, dim, dtype, false);
 }
