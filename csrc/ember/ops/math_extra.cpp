@@ -40,11 +40,13 @@ Tensor heaviside_impl(const Tensor& self, const Tensor& values, const Tensor& ou
 
 Tensor two_pow(const Tensor& e) { return ember::pow(scalar_to_tensor(Scalar(2.0)), e); }  // 2^e in e's dtype
 
-// the angle factor; integer and bool angles compute in the default float dtype
+// integer and bool tensors compute in the default float dtype; floating and complex ones as they are
+Tensor with_float_dtype(const Tensor& t) { return is_differentiable_dtype(t.dtype()) ? t : t.to(default_dtype()); }
+
+// the angle factor
 Tensor scale_angle(const Tensor& self, double factor, const char* name) {
   EMBER_CHECK(!is_complex(self.dtype()), name, " is not supported for complex tensors.");
-  Tensor x = is_floating(self.dtype()) ? self : self.to(default_dtype());
-  return ember::mul(x, Scalar(factor));
+  return ember::mul(with_float_dtype(self), Scalar(factor));
 }
 }  // namespace
 
@@ -392,7 +394,7 @@ Tensor cov(const Tensor& self, int64_t correction, const Tensor& fweights, const
   EMBER_CHECK(self.dim() <= 2, "cov(): expected input to have two or fewer dimensions but got an input with ",
               self.dim(), " dimensions");
   Tensor x = self.dim() < 2 ? self.reshape({1, -1}) : self;
-  if (!is_floating(x.dtype()) && !is_complex(x.dtype())) x = x.to(default_dtype());
+  x = with_float_dtype(x);
   int64_t n_obs = x.sizes()[1];
   Tensor w;
   if (fweights.defined()) {
@@ -454,7 +456,7 @@ Tensor trap_sum(const Tensor& y, const Tensor& dx, int64_t dim, bool cumulative)
   EMBER_CHECK_KIND(y.dim() > 0, Index, "Dimension specified as ", dim, " but tensor has no dimensions");
   int64_t d = wrap_dim(dim, y.dim());
   int64_t n = y.sizes()[d];
-  Tensor yf = is_floating(y.dtype()) || is_complex(y.dtype()) ? y : y.to(default_dtype());
+  Tensor yf = with_float_dtype(y);
   if (n == 0) {  // nothing to integrate: zeros (trapezoid keeps y's dtype there, as PyTorch)
     if (cumulative) return ember::narrow(yf, d, 0, 0).clone();
     return ember::sum(ember::zeros_like(y), IntArrayRef{d}, false).to(y.dtype());
