@@ -77,7 +77,8 @@ LEFT_OUT = [
               r"fake_quantize.*|fbgemm_.*|choose_qparams_optimized|fused_moving_avg_obs_fake_quant|empty_quantized",
      "quantized tensors: not in Ember's scope"),
     ("torch", r"sparse_.*|.*indices_copy|values_copy|smm|spmm|hspmm|sspaddmm|saddmm|dsmm|hsmm|resize_as_sparse_",
-     "sparse layouts: not in Ember's scope"),
+     "the compressed sparse layouts (CSR/CSC/BSR/BSC) and the sparse kernels Ember lacks: Ember has sparse COO "
+     "(sparse_coo_tensor, ember.sparse) for sparse gradients"),
     ("torch", r"cudnn_.*|miopen_.*|mkldnn_.*", "vendor-library entry points (cuDNN/MIOpen/oneDNN internals)"),
     ("torch", r"u?int[1-7]|bits.*|bit|float8_.*|float4_e2m1fn_x2",
      "sub-byte and float8 dtypes (storage-only in PyTorch too)"),
@@ -90,7 +91,8 @@ LEFT_OUT = [
     ("Tensor", r"dequantize|int_repr|q_.*|qscheme", "quantized tensors: not in Ember's scope"),
     ("Tensor", r"ccol_indices|col_indices|crow_indices|row_indices|indices|values|coalesce|is_coalesced|dense_dim|"
                r"sparse_dim|sparse_mask|sparse_resize_.*|to_sparse.*|smm|sspaddmm|resize_as_sparse_|to_padded_tensor",
-     "sparse layouts: not in Ember's scope"),
+     "the compressed sparse layouts (CSR/CSC/BSR/BSC), in-place sparse resizing, nested tensors: Ember has "
+     "sparse COO"),
     ("Tensor", "ipu|xpu|mtia|is_xla|to_mkldnn|record_stream", "other accelerators' device moves (CUDA: the CUDA issues')"),
     ("Tensor", "symeig|eig|lstsq|solve|reinforce|volatile", "removed from PyTorch (they only raise there)"),
     ("nn", "intrinsic|qat|quantizable|quantized",

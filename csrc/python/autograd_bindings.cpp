@@ -14,6 +14,7 @@
 #include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
+#include "ember/sparse/sparse_tensor.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
 
@@ -346,10 +347,17 @@ void bind_autograd(nb::module_& m) {
       }));
   m.def("_tensor_data", [](const Tensor& t) {
     // shares storage, but not the version counter: changes through .data are invisible to autograd
+    if (t.is_sparse()) {
+      Tensor r = sparse::make_coo(sparse::impl_of(t).indices(), sparse::impl_of(t).values(), t.sizes(),
+                                  sparse::impl_of(t).coalesced());
+      return tensor_or_none(r);
+    }
     return tensor_or_none(Tensor(make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
                                                             t.storage_offset())));
   });
   m.def("_tensor_set_data", [](const Tensor& t, const Tensor& src) {
+    EMBER_CHECK_KIND(!t.is_sparse() && !src.is_sparse(), NotImplemented,
+                     "setting .data of or to a sparse COO tensor is not supported by Ember");
     t.impl()->set_storage(src.impl()->storage());
     t.impl()->set_dtype(src.dtype());
     t.impl()->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());

@@ -9,6 +9,7 @@
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/tracer.h"
+#include "ember/sparse/sparse_tensor.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
 
@@ -337,6 +338,17 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("itemsize", &Tensor::element_size, "Size of one element in bytes.")
       .def_prop_ro("nbytes", &Tensor::nbytes, "Number of bytes the elements occupy.")
       .def_prop_ro("_version", &Tensor::_version)
+      .def_prop_ro("is_sparse", &Tensor::is_sparse, "True for a sparse COO tensor (layout ember.sparse_coo).")
+      .def("_nnz", [](const Tensor& t) { return sparse::impl_of(t).nnz(); },
+          "Number of stored entries of a sparse COO tensor (duplicates counted).")
+      .def("sparse_dim", [](const Tensor& t) { return t.is_sparse() ? sparse::impl_of(t).sparse_dim() : 0; },
+          "Number of sparse dimensions (0 for a strided tensor).")
+      .def("dense_dim", [](const Tensor& t) { return t.is_sparse() ? sparse::impl_of(t).dense_dim() : t.dim(); },
+          "Number of dense dimensions (all of them for a strided tensor).")
+      .def("is_coalesced", [](const Tensor& t) {
+        EMBER_CHECK(t.is_sparse(), "is_coalesced expected sparse coordinate tensor layout but got Strided");
+        return sparse::impl_of(t).coalesced();
+      }, "Whether a sparse COO tensor's indices are known to be sorted and unique.")
       .def_prop_ro("T", [](const Tensor& t) {
         std::vector<int64_t> p(size_t(t.dim()));
         for (int64_t i = 0; i < t.dim(); i++) p[size_t(i)] = t.dim() - 1 - i;

@@ -33,7 +33,7 @@ from ._C import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from ._utils import (  # noqa: F401
-    as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, layout,
+    as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, sparse_coo, layout,
     set_printoptions, memory_stats, memory_format, contiguous_format, preserve_format,
 )
 
@@ -100,6 +100,8 @@ from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403
 from ._spectral import *  # noqa: E402,F401,F403  (stft, istft and their Tensor methods)
+from . import sparse  # noqa: E402  (torch.sparse)
+from .sparse import sparse_coo_tensor  # noqa: E402,F401
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()

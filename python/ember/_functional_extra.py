@@ -466,8 +466,9 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
 
 
 def _to_dense(self, dtype=None, *, masked_grad=None):
-    """The tensor itself: Ember's tensors are always dense (strided)."""
-    # a strided tensor is already dense: itself (or a cast)
+    """A strided copy of a sparse COO tensor; a strided tensor is itself already (or cast to dtype)."""
+    if self.is_sparse:
+        return _ops._to_dense(self, dtype, masked_grad)
     return self if dtype is None or dtype == self.dtype else self.to(dtype)
 
 

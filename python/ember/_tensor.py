@@ -8,6 +8,7 @@ from ._C import _ops
 from . import _tensor_str
 from ._functional import nonzero as _nonzero, unique as _unique, unique_consecutive as _unique_consecutive
 from . import _utils
+from ._utils import sparse_coo as _sparse_coo
 from ._utils import strided as _strided
 
 
@@ -135,9 +136,9 @@ class Tensor(_C.TensorBase):
     def grad(self):
         self._grad = None
 
-    # Ember tensors are dense, strided and on the CPU (or CUDA, is_cuda): the other backends' flags
-    # that PyTorch programs test are False (dcgan checks is_xpu)
-    is_xpu = is_mps = is_meta = is_quantized = is_sparse = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
+    # Ember tensors are strided or sparse COO (is_sparse), on the CPU (or CUDA, is_cuda): the other
+    # backends' flags that PyTorch programs test are False (dcgan checks is_xpu)
+    is_xpu = is_mps = is_meta = is_quantized = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
         is_ipu = is_maia = is_mtia = property(lambda self: False, doc="False: Ember has no such backend or layout.")
 
     @property
@@ -245,6 +246,8 @@ class Tensor(_C.TensorBase):
 
     def _numpy(self, force):
         import numpy as np
+        if self.is_sparse:
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
         if getattr(self, "requires_grad", False) and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.dtype is _C.bfloat16:
@@ -447,8 +450,26 @@ class Tensor(_C.TensorBase):
 
     @property
     def layout(self):
-        """The memory layout: always ember.strided."""
-        return _strided
+        """The memory layout: ember.strided, or ember.sparse_coo for a sparse tensor."""
+        return _sparse_coo if self.is_sparse else _strided
+
+    def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+        """The sparse COO form: entries where the values are nonzero (over the first sparse_dim dims;
+        the rest stay dense in each entry's value)."""
+        if layout is not None and layout is not _strided and layout is not _sparse_coo:
+            raise NotImplementedError(f"to_sparse: layout {layout} is not supported by Ember (only ember.sparse_coo)")
+        if blocksize is not None:
+            raise NotImplementedError("to_sparse: blocksize applies to the block sparse layouts, which Ember lacks")
+        if dense_dim is not None:
+            if sparse_dim is not None and sparse_dim + dense_dim != self.dim():
+                raise RuntimeError(f"to_sparse: sparse_dim ({sparse_dim}) + dense_dim ({dense_dim}) must equal "
+                                   f"the number of dimensions ({self.dim()})")
+            sparse_dim = self.dim() - dense_dim
+        return _C._ops._to_sparse_coo(self, sparse_dim)
+
+    def to_sparse_coo(self):
+        """The sparse COO form of this tensor (every dimension sparse)."""
+        return self.to_sparse()
 
 
 _C._set_tensor_class(Tensor)

@@ -201,12 +201,13 @@ def _contents(t, indent):
     return _layout(vals, ndim, 0, indent, cut, fmt)
 
 
-def _with_suffixes(text, suffixes, indent):
+def _with_suffixes(text, suffixes, indent, force_newline=False):
     out = [text]
     # length of the last line, counted the way PyTorch does (two more than its characters)
     last = len(text) - text.rfind("\n") + 1
     for s in suffixes:
-        if last + len(s) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last + len(s) + 2 > PRINT_OPTS.linewidth:
+            force_newline = False
             out.append(",\n" + " " * indent + s)
             last = indent + len(s)
         else:
@@ -242,6 +243,18 @@ def _is_plain(t):
     return cls in _PLAIN_CLASSES or (cls.__name__ == "Parameter" and cls.__module__.startswith("ember"))
 
 
+def _sparse_contents(data, indent):
+    """indices=tensor(...),\n values=tensor(...) of a sparse COO tensor, each aligned under its prefix."""
+    parts = []
+    for name, part in (("indices", data._indices()), ("values", data._values())):
+        prefix = name + "=tensor("
+        text = _contents(part, indent + len(prefix)) if part.numel() else "[]"
+        if part.numel() == 0:
+            text += ", size=" + str(tuple(part.shape))
+        parts.append(prefix + text + ")")
+    return (",\n" + " " * indent).join(parts)
+
+
 def _str(t, tensor_contents=None):
     prefix = "tensor(" if _is_plain(t) else type(t).__name__ + "("
     indent = len(prefix)
@@ -249,7 +262,13 @@ def _str(t, tensor_contents=None):
     suffixes = []
     default_dtype = _C.get_default_dtype()
     default_complex = _C.complex128 if default_dtype == _C.float64 else _C.complex64
-    if data.numel() == 0:
+    if data.is_sparse:
+        body = _sparse_contents(data, indent) if tensor_contents is None else tensor_contents
+        suffixes += ["size=" + str(tuple(data.shape)), "nnz=" + str(data._nnz())]
+        if data.dtype not in (default_dtype, default_complex, _C.int64, _C.bool):
+            suffixes.append("dtype=" + str(data.dtype))
+        suffixes.append("layout=" + str(data.layout))
+    elif data.numel() == 0:
         # NumPy-like: the shape is shown unless it is (0,), and the dtype unless it is the
         # default one (nothing in an empty tensor hints at it)
         if data.dim() != 1:
@@ -268,4 +287,4 @@ def _str(t, tensor_contents=None):
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif getattr(t, "requires_grad", False):
         suffixes.append("requires_grad=True")
-    return _with_suffixes(prefix + body, suffixes, indent)
+    return _with_suffixes(prefix + body, suffixes, indent, force_newline=data.is_sparse)

@@ -5,7 +5,7 @@ from ._tensor_str import set_printoptions  # noqa: F401  (ember.set_printoptions
 
 
 class layout:
-    """Tensor memory layout. Ember tensors are always strided."""
+    """Tensor memory layout: ember.strided (dense) or ember.sparse_coo."""
 
     def __init__(self, name):
         self.name = name
@@ -15,6 +15,7 @@ class layout:
 
 
 strided = layout("strided")
+sparse_coo = layout("sparse_coo")
 
 
 class memory_format:

@@ -172,6 +172,28 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return _set_state(ret, state)
 
 
+def _get_layout(name):
+    """torch.serialization._get_layout: the layout object torch pickles by name."""
+    from ._utils import sparse_coo, strided
+    layouts = {"torch.strided": strided, "torch.sparse_coo": sparse_coo}
+    if name not in layouts:
+        raise pickle.UnpicklingError(f"unsupported tensor layout {name!r} (Ember has strided and sparse_coo)")
+    return layouts[name]
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """torch._utils._rebuild_sparse_tensor: a sparse COO tensor from (indices, values, size[, coalesced]),
+    checked (an index outside size raises instead of being read later)."""
+    from ._utils import sparse_coo
+    if layout is not sparse_coo or not isinstance(data, tuple) or len(data) not in (3, 4):
+        raise pickle.UnpicklingError(f"unsupported sparse tensor layout {layout!r}")
+    indices, values, size = data[:3]
+    coalesced = data[3] if len(data) == 4 else None
+    if not isinstance(indices, Tensor) or not isinstance(values, Tensor):
+        raise pickle.UnpicklingError("a sparse tensor's indices and values must be tensors")
+    return _C._ops._sparse_coo_tensor(indices, values, list(size), is_coalesced=coalesced)
+
+
 def _safe_bytearray(*args):
     if args and not isinstance(args[0], (bytes, str)):  # bytearray(n) would allocate n bytes
         raise pickle.UnpicklingError("bytearray may only be built from bytes")
@@ -196,6 +218,7 @@ def _torch_globals():
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor, "torch.serialization._get_layout": _get_layout,
         "torch.nn.parameter.Parameter": Parameter, "torch.Tensor": Tensor, "torch.Size": Size,
         "torch.device": _C.device,
     }

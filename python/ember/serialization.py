@@ -28,6 +28,7 @@ import numpy as np
 from . import _C
 from . import _tensor
 from ._tensor import Size
+from ._utils import layout as _layout
 from .autograd.grad_mode import no_grad
 from .nn.parameter import Parameter
 # the weights-only unpickler and its allowlist live in their own module; the allowlist API is
@@ -115,6 +116,11 @@ class _Pickler(pickle._Pickler):
         return ref
 
     def reducer_override(self, obj):
+        if isinstance(obj, _C.TensorBase) and obj.is_sparse:  # torch's form: layout, (indices, values, size, coalesced)
+            return (_Global("torch._utils", "_rebuild_sparse_tensor"),
+                    (obj.layout, (obj._indices(), obj._values(), Size(obj.shape), obj.is_coalesced())))
+        if isinstance(obj, _layout):
+            return (_Global("torch.serialization", "_get_layout"), ("torch." + obj.name,))
         if isinstance(obj, _C.TensorBase):
             if isinstance(obj, Parameter):
                 return (_Global("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, _hooks()))
@@ -463,11 +469,17 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 # ------------------------------------------------------------------ plain pickle / copy of a tensor
 def _tensor_reduce(t):
     """Tensor.__reduce_ex__: the bytes of the storage span the tensor covers, its layout and attributes."""
+    if t.is_sparse:
+        return (_rebuild_sparse_coo, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced()), t.__dict__ or None)
     size, stride = tuple(t.shape), tuple(t.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if t.numel() else 0
     span = t.detach().as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
     return (_rebuild_from_bytes, (data, t.dtype, size, stride, t.requires_grad), t.__dict__ or None)
+
+
+def _rebuild_sparse_coo(indices, values, size, coalesced):
+    return _C._ops._sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
 
 
 def _rebuild_from_bytes(data, dtype, size, stride, requires_grad):
@@ -483,6 +495,12 @@ def _deepcopy_tensor(t, memo):
     if not t.is_leaf:
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                            "protocol at the moment.")
+    if t.is_sparse:  # a sparse COO tensor never requires grad: its indices and values say it all
+        r = _rebuild_sparse_coo(copy.deepcopy(t._indices(), memo), copy.deepcopy(t._values(), memo), tuple(t.shape),
+                                t.is_coalesced())
+        for k, v in t.__dict__.items():
+            setattr(r, k, copy.deepcopy(v, memo))
+        return r
     key = ("ember.storage", t._storage_ptr(), t._storage_nbytes())
     with no_grad():
         flat = memo.get(key) if t._storage_nbytes() else None

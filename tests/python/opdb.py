@@ -1227,6 +1227,7 @@ import opdb_special  # noqa: E402,F401  (special functions: torch.special and th
 import opdb_math_extra  # noqa: E402,F401  (more of torch.*: copysign, addcmul, quantile, cov, trapezoid, ...)
 import opdb_linalg  # noqa: E402,F401  (the LU family, LDL, matrix functions, torch.* linear algebra)
 import opdb_complex  # noqa: E402,F401  (complex numbers: view_as_real/complex, complex, polar; the FFT primitives)
+import opdb_sparse  # noqa: E402,F401  (sparse COO tensors: construction, indices/values, coalesce, conversions)
 
 OPS_BY_NAME = {op.name: op for op in OPS}
 

@@ -345,6 +345,30 @@ def kernel_body(op, mode):
     return f"return {call};" if mode == "functional" else f"{call};\n  return {out};"
 
 
+# ops.yaml's `sparse:` key. Without it an op refuses sparse COO arguments with a NotImplementedError
+# naming the op (before its body could read the storage a sparse tensor doesn't have);
+# `dispatch` hands calls with a sparse argument to ember::sparse::<op>[_] (ember/sparse/sparse_ops.h);
+# `accept` means the native body takes sparse arguments itself.
+SPARSE_MODES = (None, "dispatch", "accept")
+
+
+def sparse_guard(op, name, mode):
+    """The lines that route or refuse sparse arguments (one not-taken branch for dense ones)."""
+    sparse = op.entry.get("sparse")
+    assert sparse in SPARSE_MODES, f"{op.entry['func']}: unknown sparse mode {sparse}"
+    if sparse == "accept":
+        return []
+    single = [p.name for p in op.params if p.type in ("Tensor", "Tensor?")]
+    lists = [p.name for p in op.params if p.type == "Tensor[]"]
+    if not single and not lists:
+        return []
+    cond = " || ".join([f"{n}.is_sparse()" for n in single] + [f"::ember::sparse::any_sparse({n})" for n in lists])
+    if sparse == "dispatch" and mode != "out":
+        call = f"::ember::sparse::{name}({op.arg_names()})"
+        return [f"  if (EMBER_UNLIKELY({cond})) return {call};"]
+    return [f"  if (EMBER_UNLIKELY({cond})) ::ember::sparse::unsupported(\"{name}\");"]
+
+
 def record_line(op, name):
     """Opens the profiler's range for an op entry (ember/profiler/profiler.h): one branch when off."""
     return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
@@ -411,7 +435,8 @@ def gen_ops_cpp(ops, out):
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
          '#include "ember/profiler/profiler.h"', '#include "ember/jit/tracer.h"',
          '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"',
-         '#include "ember/autograd/autocast.h"', "",
+         '#include "ember/autograd/autocast.h"',
+         '#include "ember/sparse/sparse_ops.h"', "",
          "namespace ember {", "namespace autograd::generated {"]
     for op in ops:
         if op.node:
@@ -429,13 +454,16 @@ def gen_ops_cpp(ops, out):
         autocast_fn, autocast_check = autocast_prelude(op)
         if autocast_fn:
             o.append(autocast_fn)
+        guard = sparse_guard(op, op.name, "functional")
         o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
-                              [record_line(op, op.name)] + body, autocast_check))
+                              [record_line(op, op.name)] + guard + body, autocast_check))
         if op.inplace:
-            body = [record_line(op, op.name + "_")] + ag.inplace_body(op, f"native::{op.name}_({names})")
+            body = ([record_line(op, op.name + "_")] + sparse_guard(op, op.name + "_", "inplace")
+                    + ag.inplace_body(op, f"native::{op.name}_({names})"))
             o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))
         if op.out:
-            body = [record_line(op, op.name)] + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})")
+            body = ([record_line(op, op.name)] + sparse_guard(op, op.name, "out")
+                    + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})"))
             o.extend(traced_entry(op, op.out_ret(), op.name + "_out", op.cpp_params(False, prefix=op.out_prefix()),
                                   f"{op.out_names()}, {names}", "Out", body))
         if scalar_convenience(op):

@@ -57,6 +57,8 @@ struct NodeOrder {
 Tensor accumulate(const Tensor& a, const Tensor& b) {
   if (!a.defined()) return b;
   if (!b.defined()) return a;
+  // sparse + sparse stays sparse; with a dense one the sum is dense (add(dense, sparse))
+  if (EMBER_UNLIKELY(a.is_sparse() && !b.is_sparse())) return ember::add(b, a);
   return ember::add(a, b);
 }
 
@@ -204,7 +206,7 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     // retain_grad() runs after every hook of the tensor, so .grad sees what the hooks returned
     for (auto& [nr, slot] : node->extras_or_empty().retained_grads) {
       if (nr < grads.size() && grads[nr].defined())
-        *slot = slot->defined() ? ember::add(*slot, grads[nr]) : (grad_enabled() ? grads[nr] : grads[nr].clone());
+        *slot = slot->defined() ? accumulate(*slot, grads[nr]) : (grad_enabled() ? grads[nr] : grads[nr].clone());
     }
     for (auto& h : node->extras_or_empty().pre_hooks) {
       variable_list r = h(grads);
@@ -224,6 +226,11 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
         if (e.valid() && needed.count(e.fn.get())) more = true;
       if (!more) continue;
     }
+    // A sparse gradient (embedding(sparse=True) of a computed weight) reaches only AccumulateGrad
+    // as it is: the formulas of other nodes are written for dense tensors.
+    if (!node->is_accumulate_grad())
+      for (auto& g : grads)
+        if (EMBER_UNLIKELY(g.is_sparse())) g = ember::_to_dense(g);
     variable_list outs;
     if (anomaly_enabled()) {
       try {
@@ -307,7 +314,7 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   for (size_t i = 0; i < inputs.size(); i++) {
     if (is_leaf(inputs[i]) || !captured[i].defined()) continue;
     auto& m = materialize_meta(inputs[i]);
-    m.grad = m.grad.defined() ? ember::add(m.grad, captured[i]) : (create_graph ? captured[i] : captured[i].clone());
+    m.grad = m.grad.defined() ? accumulate(m.grad, captured[i]) : (create_graph ? captured[i] : captured[i].clone());
   }
 }
 

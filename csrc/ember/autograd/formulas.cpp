@@ -1,5 +1,6 @@
 #include "ember/core/checked_math.h"
 #include "ember/autograd/formulas.h"
+#include "ember/sparse/sparse_ops.h"
 
 #include "ember/iter/tensor_iter.h"
 
@@ -499,8 +500,10 @@ Tensor reduce_loss(const Tensor& loss, int64_t reduction) {
 
 // embedding: the gradient rows accumulate into the rows they were read from; padding_idx gets
 // none, and with scale_grad_by_freq each row is divided by how often its index occurs.
+// With sparse=True the gradient is a sparse COO tensor of the rows read (ember/sparse/sparse_ops.h).
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
-                          bool scale_grad_by_freq) {
+                          bool scale_grad_by_freq, bool sparse) {
+  if (sparse) return sparse::embedding_backward(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq);
   const int64_t num = weight_sizes[0], dim = weight_sizes[1];
   Tensor idx = indices.reshape({-1}).to(kLong);
   Tensor g = grad.reshape({-1, dim});

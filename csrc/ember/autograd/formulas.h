@@ -162,7 +162,7 @@ Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, con
 Tensor binary_cross_entropy_target_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
                                             const Tensor& weight, int64_t reduction);
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef weight_sizes, int64_t padding_idx,
-                          bool scale_grad_by_freq);
+                          bool scale_grad_by_freq, bool sparse = false);
 Tensor reduce_loss(const Tensor& loss, int64_t reduction);  // a loss's reduction (0 none, 1 mean, 2 sum)
 // shape, indexing and scan ops (shape_formulas.cpp)
 Tensor index_fill_value_grad(const Tensor& grad, int64_t dim, const Tensor& index);

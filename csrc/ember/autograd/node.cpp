@@ -95,6 +95,8 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 void set_requires_grad(const Tensor& t, bool r) {
   if (r) {
     EMBER_CHECK(is_differentiable_dtype(t.dtype()), "only Tensors of floating point and complex dtype can require gradients");
+    EMBER_CHECK_KIND(!t.is_sparse(), NotImplemented, "requires_grad_: autograd through sparse COO tensors is not "
+                     "supported by Ember (sparse gradients of dense tensors are: embedding(sparse=True))");
   }
   auto* m = meta(t);
   if (m && grad_fn(t)) {
@@ -426,10 +428,12 @@ variable_list AccumulateGrad::apply(variable_list&& grads) {
       // steal the buffer when nothing else refers to it, else copy (two leaves must never
       // share one .grad storage)
       bool unique = g.use_count() == 1 && g.impl()->storage().use_count() == 1 && is_leaf(g) && !requires_grad(g);
-      m.grad = unique && g.is_contiguous() ? g : g.clone();
+      m.grad = unique && (g.is_contiguous() || g.is_sparse()) ? g : g.clone();
     } else {
       m.grad = g;
     }
+  } else if (EMBER_UNLIKELY(m.grad.is_sparse() && !g.is_sparse())) {
+    m.grad = ember::add(g, m.grad);  // a dense gradient joining a sparse one makes it dense
   } else if (!grad_enabled() && !requires_grad(m.grad)) {
     m.grad.add_(g);
   } else {

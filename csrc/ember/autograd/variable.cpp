@@ -4,6 +4,7 @@
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/tracer.h"
+#include "ember/sparse/sparse_ops.h"
 
 namespace ember {
 
@@ -26,6 +27,7 @@ void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, 
                      create_graph);
 }
 Tensor Tensor::detach() const {
+  if (EMBER_UNLIKELY(is_sparse())) return sparse::shallow_copy(*this);
   Tensor r = make_view(*this, sizes(), strides(), storage_offset());
   if (EMBER_UNLIKELY(jit::tracing())) jit::on_detach(*this, r);
   return r;

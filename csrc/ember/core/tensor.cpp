@@ -28,6 +28,7 @@ Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  EMBER_CHECK_KIND(!base.is_sparse(), NotImplemented, "a view of a sparse COO tensor is not supported");
   auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), sizes, strides, storage_offset);
   impl->set_version_counter(base.impl()->version_counter());
   return Tensor(std::move(impl));

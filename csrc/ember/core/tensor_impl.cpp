@@ -14,6 +14,11 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, Int
 
 TensorImpl::~TensorImpl() = default;
 
+void TensorImpl::no_data() const {
+  EMBER_FAIL(Runtime, "Cannot access data pointer of Tensor that doesn't have storage (a sparse COO tensor: "
+             "use ._values() / ._indices(), or .to_dense())");
+}
+
 void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
   sizes_.assign(sizes);
   strides_.assign(strides);

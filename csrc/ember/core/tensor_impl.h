@@ -24,6 +24,11 @@ struct AutogradMetaBase {
   virtual ~AutogradMetaBase() = default;
 };
 
+// Strided: sizes/strides over a Storage. SparseCoo: indices + values (ember/sparse/sparse_tensor.h);
+// such a tensor has no storage of its own, so data() refuses it instead of handing out a pointer
+// to memory that isn't there.
+enum class Layout : uint8_t { Strided, SparseCoo };
+
 class EMBER_API TensorImpl : public RefCounted {
  public:
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
@@ -38,7 +43,11 @@ class EMBER_API TensorImpl : public RefCounted {
   Device device() const { return storage_->device(); }
   const Storage& storage() const { return storage_; }
   bool is_contiguous() const { return is_contiguous_; }
-  void* data() const { return static_cast<char*>(storage_->data()) + storage_offset_ * itemsize(dtype_); }
+  void* data() const {
+    if (EMBER_UNLIKELY(layout_ != Layout::Strided)) no_data();
+    return static_cast<char*>(storage_->data()) + storage_offset_ * itemsize(dtype_);
+  }
+  Layout layout() const { return layout_; }
 
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
   void set_storage(Storage s) { storage_ = std::move(s); }
@@ -60,7 +69,11 @@ class EMBER_API TensorImpl : public RefCounted {
   AutogradMetaBase* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_meta_ = std::move(m); }
 
+ protected:
+  void set_layout(Layout l) { layout_ = l; }
+
  private:
+  [[noreturn]] void no_data() const;
   Storage storage_;
   int64_t storage_offset_ = 0;
   DimVector sizes_, strides_;
@@ -68,6 +81,7 @@ class EMBER_API TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
+  Layout layout_ = Layout::Strided;
   mutable intrusive_ptr<VersionCounter> version_;
   std::unique_ptr<AutogradMetaBase> autograd_meta_;
 };

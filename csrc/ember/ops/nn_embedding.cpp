@@ -57,12 +57,11 @@ void check_in_range(const Tensor& indices, int64_t n, const char* op) {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices, int64_t padding_idx, bool scale_grad_by_freq,
                  bool sparse) {
-  (void)padding_idx;
+  (void)padding_idx;  // backward's business (autograd/formulas.cpp: embedding_backward)
   (void)scale_grad_by_freq;
+  (void)sparse;
   EMBER_CHECK(weight.dim() == 2, "'weight' must be 2-D");
   check_index_dtype(indices, "1 'indices'", "embedding");
-  EMBER_CHECK_KIND(!sparse, NotImplemented, "embedding: sparse gradients (sparse=True) are not supported by Ember; "
-                   "use sparse=False");
   check_same_device("embedding", weight.device(), {&indices});
   check_in_range(indices, weight.size(0), "embedding");
   DimVector shape(indices.sizes());
@@ -103,8 +102,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
   EMBER_CHECK(indices.dim() == 1, "input has to be a 1D or 2D Tensor, but got Tensor of dimension ", indices.dim());
   EMBER_CHECK(offsets.dim() == 1, "offsets has to be a 1D Tensor, but got Tensor of dimension ", offsets.dim());
   EMBER_CHECK(mode >= 0 && mode <= 2, "embedding_bag: mode has to be 0 (sum), 1 (mean) or 2 (max), but got ", mode);
-  EMBER_CHECK_KIND(!sparse, NotImplemented, "embedding_bag: sparse gradients (sparse=True) are not supported by Ember; "
-                   "use sparse=False");
   EMBER_CHECK(!(mode == 2 && scale_grad_by_freq), "max mode does not support scaling the gradient by the frequency");
   const int64_t num = weight.size(0), D = weight.size(1), n = indices.numel();
   int64_t pad = -1;
@@ -127,7 +124,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
   const TensorOptions opts = TensorOptions(weight.dtype()).device(weight.device());
   const TensorOptions longs = TensorOptions(kLong).device(weight.device());
   Tensor keep_t = plan.keep, keep_bag_t = plan.keep_bag;
-  Tensor rows = ember::embedding(weight, ember::index_select(indices, 0, keep_t), -1, scale_grad_by_freq, false);
+  Tensor rows = ember::embedding(weight, ember::index_select(indices, 0, keep_t), -1, scale_grad_by_freq, sparse);
   Tensor offset2bag = plan.offset2bag;
   Tensor sizes_t = plan.bag_size;
   Tensor out, max_indices;

@@ -361,12 +361,33 @@ def _float(x):
     return float(x.item()) if isinstance(x, _C.TensorBase) else float(x)
 
 
+# optimizers whose step takes sparse COO gradients (embedding(sparse=True)); the others raise torch's error
+_SPARSE_GRAD_OK = {"SGD", "Adagrad"}
+
+
 def _params_with_grad(group, name):
     """(params, grads) of the group's parameters that have a gradient."""
     params, grads = [], []
     for p in group["params"]:
         g = p.grad
         if g is not None:
+            if g.is_sparse and name not in _SPARSE_GRAD_OK:
+                if name in ("Adam", "AdamW"):  # AdamW is Adam with decoupled weight decay, as in torch
+                    raise RuntimeError("Adam does not support sparse gradients, please consider SparseAdam instead")
+                raise RuntimeError(f"{name} does not support sparse gradients")
             params.append(p)
             grads.append(g)
     return params, grads
+
+
+def _split_sparse(params, grads):
+    """((params, grads) with dense gradients, (params, grads) with sparse ones)."""
+    dense = [(p, g) for p, g in zip(params, grads) if not g.is_sparse]
+    sparse = [(p, g) for p, g in zip(params, grads) if g.is_sparse]
+    return ([p for p, _ in dense], [g for _, g in dense]), sparse
+
+
+def _sparse_rows(grad):
+    """(index tuple, values) of a coalesced sparse gradient: grad's entries are param[index] += values."""
+    grad = grad.coalesce()
+    return tuple(grad._indices()), grad._values()

@@ -1,6 +1,7 @@
 """SGD with momentum, dampening, Nesterov momentum, weight decay and maximize."""
 from .. import _C
-from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _setdefault_groups
+from ..autograd import no_grad
+from .optimizer import Optimizer, _check_lr, _float, _params_with_grad, _setdefault_groups, _split_sparse
 
 __all__ = ["SGD"]
 
@@ -33,6 +34,9 @@ class SGD(Optimizer):
         loss = self._eval_closure(closure)
         for group in self.param_groups:
             params, grads = _params_with_grad(group, "SGD")
+            (params, grads), sparse = _split_sparse(params, grads)
+            for p, g in sparse:
+                self._sparse_step(p, g, group)
             if not params:
                 continue
             args = (_float(group["lr"]), float(group["momentum"]), float(group["dampening"]),
@@ -52,3 +56,22 @@ class SGD(Optimizer):
                 _C._ops._fused_sgd_([p for p, _ in new], [g for _, g in new],
                                     [self.state[p]["momentum_buffer"] for p, _ in new], *args, True)
         return loss
+
+    def _sparse_step(self, p, grad, group):
+        """SGD on a sparse gradient (embedding(sparse=True)), as torch's: the momentum buffer starts
+        as a sparse copy of the gradient; weight decay is refused (sparse + dense)."""
+        with no_grad():
+            lr, momentum = _float(group["lr"]), float(group["momentum"])
+            if group["maximize"]:
+                grad = -grad
+            if group["weight_decay"] != 0:
+                grad = grad.add(p, alpha=_float(group["weight_decay"]))  # raises torch's error
+            if momentum != 0:
+                st = self.state[p]
+                buf = st.get("momentum_buffer")
+                if buf is None:
+                    buf = st["momentum_buffer"] = grad.clone().detach()
+                else:
+                    buf.mul_(momentum).add_(grad, alpha=1 - float(group["dampening"]))
+                grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+            p.add_(grad, alpha=-lr)
