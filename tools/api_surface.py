@@ -82,6 +82,11 @@ LEFT_OUT = [
     ("torch", r"cudnn_.*|miopen_.*|mkldnn_.*", "vendor-library entry points (cuDNN/MIOpen/oneDNN internals)"),
     ("torch", r"u?int[1-7]|bits.*|bit|float8_.*|float4_e2m1fn_x2",
      "sub-byte and float8 dtypes (storage-only in PyTorch too)"),
+    ("torch", r"uint(16|32|64)|hash_tensor",
+     "PyTorch's limited-support unsigned dtypes (most ops have no kernel for them in PyTorch either: uint32 x + x "
+     "raises there) and hash_tensor, whose result is uint64"),
+    ("Tensor", "hash_tensor", "its result is uint64, one of PyTorch's limited-support unsigned dtypes Ember lacks"),
+    ("Tensor", "index", "functorch.dim's first-class dimensions (Tensor.index binds positions to Dim objects)"),
     ("torch", r"complex32|chalf", "complex32 (ComplexHalf), experimental in PyTorch: Ember's complex dtypes are "
                                   "complex64 and complex128"),
     ("Tensor", r"chalf", "complex32 (ComplexHalf), experimental in PyTorch: Ember's complex dtypes are complex64 and "

@@ -329,9 +329,10 @@ void bind_autograd(nb::module_& m) {
         EMBER_CHECK_KIND(is_tensor(g.ptr()), Type, "assigned grad expected to be a Tensor or None but got grad of type ",
                          type_name(g.ptr()));
         const Tensor& gt = unpack(g.ptr());
-        if (gt.dtype() != t.dtype()) {
+        auto want = leaf_grad_dtype(t);
+        if (want && gt.dtype() != *want) {
           EMBER_FAIL(Runtime, "attempting to assign a gradient with dtype '", cpp_type_name(gt.dtype()),
-                     "' to a tensor with grad_dtype '", scalar_type_name(t.dtype()), "'. The gradient must match the "
+                     "' to a tensor with grad_dtype '", scalar_type_name(*want), "'. The gradient must match the "
                      "tensor's grad_dtype (defaults to the tensor's dtype). You can set the tensor's grad_dtype "
                      "attribute with a specific dtype, or None to allow any dtype. Set grad_dtype with caution. "
                      "Diverging the dtypes of a tensor and its gradient may break downstream systems that assume they "
@@ -345,6 +346,27 @@ void bind_autograd(nb::module_& m) {
         }
         materialize_meta(t).grad = gt;
       }));
+  tcls.attr("grad_dtype") = property(
+      getter([](const Tensor& t) -> nb::object {
+        EMBER_CHECK(is_leaf(t), "grad_dtype can only be accessed on leaf tensors.");
+        auto d = leaf_grad_dtype(t);
+        return d ? nb::borrow(wrap_dtype(*d)) : nb::none();
+      }),
+      setter([](const Tensor& t, nb::handle d) {
+        EMBER_CHECK(is_leaf(t), "grad_dtype can only be set on leaf tensors.");
+        EMBER_CHECK_KIND(d.is_none() || is_dtype(d.ptr()), Type, "grad_dtype must be a dtype or None, but got ",
+                         type_name(d.ptr()));
+        std::optional<ScalarType> want;
+        if (!d.is_none()) want = unpack_dtype(d.ptr());
+        auto& m = materialize_meta(t);
+        if (want && m.grad.defined() && m.grad.dtype() != *want)
+          EMBER_FAIL(Runtime, "Cannot set grad_dtype to '", scalar_type_name(*want), "' because there is already a "
+                     "gradient with dtype '", cpp_type_name(m.grad.dtype()), "'. Please clear the gradient (.grad = None) "
+                     "before changing grad_dtype, or ensure the new grad_dtype matches the existing gradient's dtype.");
+        m.grad_dtype_set = true;
+        m.grad_dtype = want;
+      }), nb::none(),
+      "The dtype a leaf's .grad is accumulated in: the tensor's dtype unless set; None keeps any dtype.");
   m.def("_tensor_data", [](const Tensor& t) {
     // shares storage, but not the version counter: changes through .data are invisible to autograd
     if (t.is_sparse()) {

@@ -102,6 +102,7 @@ from ._conj import *  # noqa: E402,F401,F403
 from ._spectral import *  # noqa: E402,F401,F403  (stft, istft and their Tensor methods)
 from . import sparse  # noqa: E402  (torch.sparse)
 from .sparse import sparse_coo_tensor  # noqa: E402,F401
+from ._lobpcg import lobpcg  # noqa: E402,F401
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()

@@ -32,9 +32,9 @@ add(OpInfo("_indices", _samples, dtypes=ALL_DTYPES, method=False, inplace=False,
            function=lambda lib, i, v, size: _coo(lib, i, v, size)._indices()))
 add(OpInfo("_values", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
            function=lambda lib, i, v, size: _coo(lib, i, v, size)._values()))
-add(OpInfo("indices", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
+add(OpInfo("_coalesced_indices", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
            function=lambda lib, i, v, size: _coo(lib, i, v, size).coalesce().indices()))
-add(OpInfo("values", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
+add(OpInfo("_coalesced_values", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
            function=lambda lib, i, v, size: _coo(lib, i, v, size).coalesce().values()))
 add(OpInfo("coalesce", _samples, dtypes=ALL_DTYPES, method=False, inplace=False, out=False,
            function=lambda lib, i, v, size: _coo(lib, i, v, size).coalesce()._values()))

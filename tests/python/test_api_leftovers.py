@@ -309,3 +309,41 @@ def test_as_subclass_output_nr_module_load_and_complex_casts():
     r2 = p.module_load(src * 2, assign=True)
     assert r2.tolist() == [2.0, 4.0, 6.0] and p.tolist() == [1.0, 2.0, 3.0]
     assert ember.ones(2).cfloat().dtype == ember.complex64 and ember.ones(2).cdouble().dtype == ember.complex128
+
+
+def test_grad_dtype_matches_torch():
+    """Tensor.grad_dtype: a leaf's gradient is cast to it (default: the leaf's dtype); None keeps any
+    dtype; set/read on non-leaves, a mismatching .grad assignment and a change that contradicts the
+    existing gradient raise torch's errors."""
+    def run(lib):
+        out = []
+
+        class Double(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.double()
+
+        a = lib.ones(3, requires_grad=True)
+        out.append(str(a.grad_dtype))
+        a.grad_dtype = lib.float64
+        (a * 2).sum().backward()
+        out.append((str(a.grad.dtype), a.grad.tolist()))
+        b = lib.ones(3, requires_grad=True)
+        b.grad_dtype = None
+        Double.apply(b).sum().backward()
+        out.append((str(b.grad.dtype), b.grad_dtype))
+        c = lib.ones(3, requires_grad=True)
+        Double.apply(c).sum().backward()  # default: cast back to the leaf's dtype
+        out.append(str(c.grad.dtype))
+        nonleaf = lib.ones(3, requires_grad=True) * 2
+        for fn in (lambda: setattr(nonleaf, "grad_dtype", lib.float64), lambda: nonleaf.grad_dtype,
+                   lambda: setattr(a, "grad", lib.ones(3)), lambda: setattr(c, "grad_dtype", lib.float64)):
+            with pytest.raises(RuntimeError) as info:
+                fn()
+            out.append(str(info.value))
+        return [str(x).replace("torch.", "").replace("ember.", "") for x in out]
+    assert run(ember) == run(torch)

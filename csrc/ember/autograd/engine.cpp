@@ -92,6 +92,15 @@ void validate_outputs(const Node& node, variable_list& outs) {
         EMBER_FAIL(Runtime, os.str());
       }
     }
+    // a leaf's gradient takes its grad_dtype (by default the leaf's dtype; None keeps any)
+    if (node.next_edges[i].fn->is_accumulate_grad()) {
+      auto want = leaf_grad_dtype(static_cast<const AccumulateGrad&>(*node.next_edges[i].fn).variable);
+      if (!want || g.dtype() == *want) continue;
+      if (*want != m.dtype) {
+        g = g.to(*want);
+        continue;
+      }
+    }
     // a real input's gradient is the real part of a complex one (x * c with c complex)
     if (g.dtype() != m.dtype && (is_floating(m.dtype) || is_complex(m.dtype))) g = g.to(m.dtype);
   }

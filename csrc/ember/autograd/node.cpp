@@ -110,6 +110,11 @@ void set_requires_grad(const Tensor& t, bool r) {
 
 bool is_leaf(const Tensor& t) { return grad_fn(t) == nullptr; }
 
+std::optional<ScalarType> leaf_grad_dtype(const Tensor& t) {
+  auto* m = meta(t);
+  return m && m->grad_dtype_set ? m->grad_dtype : std::optional<ScalarType>(t.dtype());
+}
+
 NodePtr grad_accumulator(const Tensor& t) {
   auto& m = materialize_meta(t);
   if (auto acc = m.grad_accumulator.lock()) return acc;

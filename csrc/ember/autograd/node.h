@@ -122,7 +122,14 @@ struct EMBER_API AutogradMeta : AutogradMetaBase {
   bool inference = false;
   Tensor fw_grad;          // forward-mode tangent, valid while fw_level is the active dual level
   uint64_t fw_level = 0;
+  // Tensor.grad_dtype of a leaf: the dtype its gradient is cast to (unset: the tensor's own dtype;
+  // set to nullopt: any dtype is kept)
+  bool grad_dtype_set = false;
+  std::optional<ScalarType> grad_dtype;
 };
+
+// The dtype a leaf's accumulated gradient must have; nullopt when any dtype is kept.
+EMBER_API std::optional<ScalarType> leaf_grad_dtype(const Tensor& t);
 
 // Anomaly mode: the Python layer provides the forward stack recorded on each new node, and
 // reports (as a warning) the stack of a node whose backward failed.

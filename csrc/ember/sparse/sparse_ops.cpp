@@ -406,13 +406,13 @@ Tensor _values(const Tensor& self) {
   return impl_of(self).values();
 }
 
-Tensor indices(const Tensor& self) {
+Tensor _coalesced_indices(const Tensor& self) {
   EMBER_CHECK(self.is_sparse(), "indices expected sparse coordinate tensor layout but got Strided");
   EMBER_CHECK(impl_of(self).coalesced(), "Cannot get indices on an uncoalesced tensor, please call .coalesce() first");
   return impl_of(self).indices();
 }
 
-Tensor values(const Tensor& self) {
+Tensor _coalesced_values(const Tensor& self) {
   EMBER_CHECK(self.is_sparse(), "values expected sparse tensor layout but got Strided");
   EMBER_CHECK(impl_of(self).coalesced(), "Cannot get values on an uncoalesced tensor, please call .coalesce() first");
   return impl_of(self).values();
