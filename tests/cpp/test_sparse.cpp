@@ -2,6 +2,8 @@
 // sparse kernels, sparse embedding gradients through the engine, and the refusals of every other op.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ember/autograd/node.h"
 #include "ember/core/factories.h"
 #include "ember/core/operators.h"
@@ -69,6 +71,19 @@ TEST(Sparse, ArithmeticKeepsOrDropsTheLayout) {
   z.zero_();
   EXPECT_EQ(sparse::impl_of(z).nnz(), 0);
   EXPECT_EQ(sparse::impl_of(s).nnz(), 4);  // the clone was separate
+}
+
+TEST(Sparse, ZeroPreservingOpsRunOnTheCoalescedValues) {
+  Tensor s = example() * -1;
+  Tensor a = ember::abs(s);  // |-(1 + 4)| at (0, 2): after the duplicates are summed
+  ASSERT_TRUE(a.is_sparse());
+  EXPECT_TRUE(sparse::impl_of(a).coalesced());
+  EXPECT_EQ(at(ember::_to_dense(a), 0, 2), 5.0);
+  EXPECT_EQ(error_kind([&] { ember::sqrt_(s); }), ErrorKind::Runtime);  // in place: coalesced input only
+  Tensor c = ember::coalesce(s);
+  ember::neg_(c);
+  EXPECT_EQ(at(ember::_to_dense(c), 1, 0), 2.0);
+  EXPECT_NEAR(ember::norm(c).item().to_double(), std::sqrt(25.0 + 4.0 + 9.0), 1e-6);
 }
 
 TEST(Sparse, OtherOpsRefuseWithoutReadingStorage) {

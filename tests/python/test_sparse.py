@@ -152,6 +152,47 @@ def test_sparse_ops_match_torch(op):
     close(e, t, 1e-5)
 
 
+_VALUES_OPS = ["abs", "sqrt", "sin", "tan", "asin", "atan", "sinh", "tanh", "asinh", "atanh", "expm1", "log1p",
+               "floor", "ceil", "trunc", "frac", "sign", "sgn", "erf", "erfinv", "relu", "square", "nan_to_num",
+               "deg2rad", "rad2deg", "signbit", "isnan", "isinf", "neg"]
+
+
+@pytest.mark.parametrize("name", _VALUES_OPS)
+def test_zero_preserving_unary_ops_on_values_match_torch(name):
+    vals = np.array([[-0.5, 0.25], [0.75, -0.125], [0.5, np.nan], [0.125, 0.625]], np.float32)
+    idx = [[0, 2, 0, 3]]  # (0) twice: the op sees the summed, coalesced value
+    e, t = both(lambda lib: getattr(lib, name)(coo(lib, idx, vals, (5, 2))))
+    assert e.is_sparse and t.is_sparse and e._nnz() == t._nnz()
+    assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+    np.testing.assert_allclose(dense_np(e).astype(np.float64), dense_np(t).astype(np.float64), rtol=1e-6, equal_nan=True)
+    if name not in ("signbit", "isnan", "isinf", "square", "neg"):
+        def inplace(lib):
+            s = coo(lib, idx, vals, (5, 2)).coalesce()
+            getattr(s, name + "_")()
+            return s
+        close(*both(inplace), 1e-6) if name != "nan_to_num" else None
+        with pytest.raises(RuntimeError, match="requires coalesced input"):
+            getattr(coo(ember, idx, vals, (5, 2)), name + "_")()
+
+
+def test_pow_norm_copy_on_sparse_match_torch():
+    vals = np.array([[-1.5, 2.0], [3.0, -4.0], [0.25, 1.0]], np.float32)
+    for fn in (lambda lib, s: s ** 2, lambda lib, s: s.abs().pow(0.5), lambda lib, s: s.norm(),
+               lambda lib, s: s.norm(1), lambda lib, s: lib.norm(s),
+               lambda lib, s: lib.sparse_coo_tensor(lib.tensor([[1]]), lib.ones(1, 2), (4, 2)).copy_(s)):
+        e, t = both(lambda lib: fn(lib, coo(lib, [[0, 2, 0]], vals, (4, 2))))
+        assert e.is_sparse == t.is_sparse
+        close(e, t, 1e-6)
+    for lib in (ember, get_torch()):
+        s = coo(lib, [[0, 2, 0]], vals, (4, 2))
+        with pytest.raises(RuntimeError):
+            s.pow(0)
+        with pytest.raises(RuntimeError):
+            s.pow(lib.ones(4, 2))
+        with pytest.raises(RuntimeError):
+            s.norm(dim=0)
+
+
 def test_inplace_ops():
     def run(lib):
         d = lib.tensor(np.arange(9, dtype=np.float32).reshape(3, 3))
@@ -183,9 +224,10 @@ def test_errors_match_torch():
 
 @pytest.mark.parametrize("op", [
     lambda s: s.exp(), lambda s: s.view(9), lambda s: s.reshape(9), lambda s: s.t(), lambda s: s[0],
-    lambda s: s.sum(0), lambda s: ember.cat([s, s]), lambda s: s.abs(), lambda s: s.mean(),
+    lambda s: s.sum(0), lambda s: ember.cat([s, s]), lambda s: s.log(), lambda s: s.mean(),
     lambda s: s.contiguous() + 1, lambda s: ember.add(s, s, out=ember.empty(3, 3)), lambda s: s.data_ptr(),
-    lambda s: s.item(), lambda s: s.tolist(), lambda s: s.as_strided((2,), (1,)), lambda s: s.copy_(s),
+    lambda s: s.item(), lambda s: s.tolist(), lambda s: s.as_strided((2,), (1,)), lambda s: s.fill_(1),
+    lambda s: ember.angle(s), lambda s: ember.ones(3, 3).copy_(s),
 ])
 def test_ops_without_sparse_kernel_refuse_cleanly(op):
     """No op reads the storage a sparse tensor doesn't have: each raises (never crashes)."""

@@ -349,7 +349,9 @@ def kernel_body(op, mode):
 # naming the op (before its body could read the storage a sparse tensor doesn't have);
 # `dispatch` hands calls with a sparse argument to ember::sparse::<op>[_] (ember/sparse/sparse_ops.h);
 # `accept` means the native body takes sparse arguments itself.
-SPARSE_MODES = (None, "dispatch", "accept")
+# `values`: a zero-preserving elementwise op (f(0) == 0) runs on the coalesced values of a sparse
+# self (other Tensor arguments must then be dense 0-d).
+SPARSE_MODES = (None, "dispatch", "accept", "values")
 
 
 def sparse_guard(op, name, mode):
@@ -366,6 +368,15 @@ def sparse_guard(op, name, mode):
     if sparse == "dispatch" and mode != "out":
         call = f"::ember::sparse::{name}({op.arg_names()})"
         return [f"  if (EMBER_UNLIKELY({cond})) return {call};"]
+    if sparse == "values" and mode != "out":
+        first = op.params[0].name
+        others = [n for n in single if n != first]
+        args = ", ".join(["v_"] + [p.name for p in op.params[1:]])
+        fn = op.name + ("_" if mode == "inplace" else "")
+        check = "".join(f"::ember::sparse::check_scalar_operand(\"{name}\", {n}); " for n in others)
+        mapper = "map_values_" if mode == "inplace" else "map_values"
+        return [f"  if (EMBER_UNLIKELY({cond})) {{ {check}return ::ember::sparse::{mapper}(\"{name}\", {first}, "
+                f"[&](const Tensor& v_) {{ return ember::{fn}({args}); }}); }}"]
     return [f"  if (EMBER_UNLIKELY({cond})) ::ember::sparse::unsupported(\"{name}\");"]
 
 

@@ -304,6 +304,68 @@ Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
                   self.sizes(), s.coalesced());
 }
 
+// ------------------------------------------------------------------ pow, norm, copy_, the values ops
+void check_scalar_operand(const char* op, const Tensor& t) {
+  if (!t.defined()) return;
+  EMBER_CHECK_KIND(!t.is_sparse() && t.dim() == 0, NotImplemented, op, ": with a sparse COO input the other tensor "
+                   "arguments must be dense 0-d (numbers), but got ", describe(t));
+}
+
+Tensor coalesced(const Tensor& self, const char* op) {
+  no_grad_through(op, {&self});
+  return coalesce_impl(self);
+}
+
+void check_coalesced(const char* op, const Tensor& self) {
+  no_grad_through(op, {&self});
+  EMBER_CHECK(impl_of(self).coalesced(), op, " requires coalesced input");
+}
+
+Tensor with_values(const Tensor& c, Tensor values) {
+  return make_coo(impl_of(c).indices(), std::move(values), c.sizes(), true);
+}
+
+Tensor pow(const Tensor& self, const Tensor& exponent) {
+  EMBER_CHECK(self.is_sparse() && !exponent.is_sparse() && exponent.dim() == 0,
+              "pow: only a sparse COO tensor to a number power is supported (got ", describe(self), " and ",
+              describe(exponent), ")");
+  EMBER_CHECK(ember::gt(exponent, Scalar(0)).item().to_bool(), "pow: a sparse COO tensor's exponent must be "
+              "positive (0 ** exponent must stay 0), but got ", exponent.item().to_double());
+  return map_values("pow", self, [&](const Tensor& v) { return ember::pow(v, exponent); });
+}
+
+const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
+  (void)sparse::pow(self, exponent);  // the argument checks
+  return map_values_("pow_", self, [&](const Tensor& v) { v.pow_(exponent); });
+}
+
+Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptionalIntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  EMBER_CHECK(!dim.has_value() || dim->size() == 0,
+              "norm: a sparse COO tensor's norm is over all elements only, so 'dim' must be empty (got ", *dim, ")");
+  (void)keepdim;
+  Tensor c = coalesced(self, "norm");
+  return ember::norm(impl_of(c).values(), p, std::nullopt, false, dtype);
+}
+
+Tensor norm(const Tensor& self, std::string_view p, OptionalIntArrayRef dim, bool keepdim,
+            std::optional<ScalarType> dtype) {
+  EMBER_CHECK_KIND(p == "fro", NotImplemented, "norm: a sparse COO tensor's '", std::string(p), "' norm is not supported");
+  return sparse::norm(self, Scalar(2.0), dim, keepdim, dtype);
+}
+
+const Tensor& copy_(const Tensor& self, const Tensor& other, bool non_blocking) {
+  (void)non_blocking;
+  EMBER_CHECK_KIND(self.is_sparse() && other.is_sparse(), NotImplemented,
+                   "copy_: copying between sparse COO and strided tensors is not supported (got ", describe(self),
+                   " and ", describe(other), "); use to_dense() / to_sparse()");
+  check_same_size("copy_", self, other);
+  no_grad_through("copy_", {&self, &other});
+  auto& o = impl_of(other);
+  impl_of(self).set_contents(ember::clone(o.indices()), o.values().to(self.dtype(), true), o.coalesced());
+  return self;
+}
+
 // ------------------------------------------------------------------ products
 // Built from index_select / mul / index_add, which autograd records: the dense factor gets its
 // gradient (the sparse one cannot require grad).

@@ -38,6 +38,33 @@ EMBER_API Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy);
 EMBER_API Tensor mm(const Tensor& self, const Tensor& mat2);
 EMBER_API Tensor matmul(const Tensor& self, const Tensor& other);
 
+EMBER_API Tensor pow(const Tensor& self, const Tensor& exponent);
+EMBER_API const Tensor& pow_(const Tensor& self, const Tensor& exponent);
+EMBER_API Tensor norm(const Tensor& self, const std::optional<Scalar>& p, OptionalIntArrayRef dim, bool keepdim,
+                      std::optional<ScalarType> dtype);
+EMBER_API Tensor norm(const Tensor& self, std::string_view p, OptionalIntArrayRef dim, bool keepdim,
+                      std::optional<ScalarType> dtype);
+EMBER_API const Tensor& copy_(const Tensor& self, const Tensor& other, bool non_blocking);
+
+// ---- `sparse: values` ops: f applied to the coalesced values of sparse `self`
+EMBER_API void check_scalar_operand(const char* op, const Tensor& t);
+EMBER_API Tensor coalesced(const Tensor& self, const char* op);  // coalesce, refusing inputs that require grad
+EMBER_API Tensor with_values(const Tensor& coalesced_self, Tensor values);
+template <class F>
+Tensor map_values(const char* op, const Tensor& self, F&& f) {
+  Tensor c = coalesced(self, op);
+  return with_values(c, f(c._values()));
+}
+// in place on the values, which (as PyTorch's) must be coalesced already
+EMBER_API void check_coalesced(const char* op, const Tensor& self);
+template <class F>
+const Tensor& map_values_(const char* op, const Tensor& self, F&& f) {
+  check_coalesced(op, self);
+  f(self._values());
+  self.impl()->bump_version();
+  return self;
+}
+
 // ---- used by autograd
 // A new sparse tensor sharing self's indices and values (detach, .data).
 EMBER_API Tensor shallow_copy(const Tensor& self);
