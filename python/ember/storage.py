@@ -658,6 +658,9 @@ def _remember(storage):
 
 def untyped_storage_of(self):
     """tensor.untyped_storage(): the one UntypedStorage object on the tensor's memory."""
+    if self.is_sparse:
+        raise NotImplementedError("Cannot access storage of a sparse COO tensor (its data is ._indices() and "
+                                  "._values())")
     ptr, nbytes = self._storage_ptr(), self._storage_nbytes()
     if ptr == 0:  # empty storages share the null address: no identity to key on
         return UntypedStorage._wrap(_whole_storage_bytes(self))

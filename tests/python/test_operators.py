@@ -331,3 +331,27 @@ def test_ternary_ops_on_mixed_dtypes(d1):
         check(lambda lib, a, b, c: lib.clamp(a, min=b), s, label=f"clamp(min) {d1}/{d2}")
         check(lambda lib, a, b, c: lib.where(c > 0, a, b), s, label=f"where {d1}/{d2}")
         check(lambda lib, a, b, c: a.masked_fill(b > 0, c), s, label=f"masked_fill {d1}/{d3}")
+
+
+@pytest.mark.parametrize("exponent", [2, 0.5, -0.5, -1, 3, -2, 2.0, 3.0, 1, 0, 2.5])
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("inplace", [False, True])
+def test_pow_by_number_special_values_match_torch(exponent, dtype, inplace):
+    """x ** e for the exponents PyTorch computes with square/sqrt/rsqrt/reciprocal kernels: the
+    special values (signed zeros, infinities, NaN, overflow) come out as torch's, bit for bit in sign."""
+    torch = get_torch()
+    x = np.array([-np.inf, -2.5, -1, -0.0, 0.0, 1e-30, 0.3, 2, 7.5, np.inf, np.nan, 65000, 1e38])
+
+    def run(lib):
+        t = lib.tensor(x, dtype=lib_dtype(lib, dtype))
+        if inplace:
+            t.pow_(exponent)
+        else:
+            t = t ** exponent
+        return dtype_name(t.dtype), t.double().numpy()
+    (de, e), (dt, t) = run(ember), run(torch)
+    assert de == dt
+    finite = ~np.isnan(t)
+    np.testing.assert_array_equal(np.isnan(e), np.isnan(t))
+    np.testing.assert_array_equal(np.signbit(e[finite]), np.signbit(t[finite]))
+    np.testing.assert_allclose(e, t, rtol=1e-6 if dtype in ("float32", "float64") else 1e-2, equal_nan=True)

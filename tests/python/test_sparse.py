@@ -227,7 +227,8 @@ def test_errors_match_torch():
     lambda s: s.sum(0), lambda s: ember.cat([s, s]), lambda s: s.log(), lambda s: s.mean(),
     lambda s: s.contiguous() + 1, lambda s: ember.add(s, s, out=ember.empty(3, 3)), lambda s: s.data_ptr(),
     lambda s: s.item(), lambda s: s.tolist(), lambda s: s.as_strided((2,), (1,)), lambda s: s.fill_(1),
-    lambda s: ember.angle(s), lambda s: ember.ones(3, 3).copy_(s),
+    lambda s: ember.angle(s), lambda s: ember.ones(3, 3).copy_(s), lambda s: s.untyped_storage(),
+    lambda s: s.storage(),
 ])
 def test_ops_without_sparse_kernel_refuse_cleanly(op):
     """No op reads the storage a sparse tensor doesn't have: each raises (never crashes)."""

@@ -77,6 +77,13 @@ Tensor div_other_grad(const Tensor& grad, const Tensor& self, const Tensor& othe
 }
 
 Tensor pow_self_grad(const Tensor& grad, const Tensor& self, const Tensor& exponent) {
+  if (exponent.impl()->is_wrapped_number() && !is_complex(exponent.dtype())) {
+    // a number exponent stays a number, so pow(self, e - 1) takes the fast kernels (e = 2: a copy)
+    const Scalar e = exponent.item();
+    if (e.to_double() == 0.0) return ember::zeros_like(grad * exponent);
+    const Scalar em1 = e.is_floating() ? Scalar(e.to_double() - 1.0) : Scalar(e.to_long() - 1);
+    return grad * exponent * ember::pow(self, scalar_to_tensor(em1));
+  }
   Tensor g = grad * exponent * ember::pow(self, exponent - 1);
   return ember::where(ember::eq(exponent, scalar(0.0)), ember::zeros_like(g), g);
 }

@@ -154,24 +154,53 @@ static bool pow_shortcut(const Tensor& self, const Tensor& exponent, const Tenso
   else r.copy_(self);
   return true;
 }
+// A floating tensor to the power 2, 0.5, -0.5 or -1 (a number) is one vectorized unary kernel, as
+// in PyTorch, which also defines the results that way (sqrt(-inf) is nan where std::pow(-inf, 0.5)
+// is inf); 3 and -2 are two passes in the functional form. Out of these, std::pow per element.
+static bool pow_fast(const Tensor& self, const Tensor& exponent, const Tensor& out, OutMode mode, const char* name,
+                     Tensor* result) {
+  if (!exponent.impl()->is_wrapped_number() || !is_floating(self.dtype()) || is_complex(exponent.dtype())) return false;
+  const double e = exponent.item().to_double();
+  UnaryKernel k;
+  if (e == 2.0) k = UnaryKernel::Square;
+  else if (e == 0.5 && self.dtype() != kHalf) k = UnaryKernel::Sqrt;  // float16: pow, as PyTorch
+  else if (e == -0.5 && self.dtype() != kHalf) k = UnaryKernel::Rsqrt;
+  else if (e == -1.0) k = UnaryKernel::Reciprocal;
+  else if ((e == 3.0 || e == -2.0) && mode == OutMode::Functional) {
+    Tensor sq = unary_op(UnaryKernel::Square, 0, self, Tensor(), OutMode::Functional, name);
+    if (e == 3.0) binary_op(BinaryKernel::Mul, 0, sq, self, 1, sq, OutMode::Inplace, name);
+    else unary_op(UnaryKernel::Reciprocal, 0, sq, sq, OutMode::Inplace, name);
+    *result = sq;
+    return true;
+  } else {
+    return false;
+  }
+  *result = unary_op(k, 0, self, out, mode, name);
+  return true;
+}
 Tensor pow(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
   if (exponent.impl()->is_wrapped_number()) {
     Tensor ts[2] = {self, exponent};
     Tensor r = empty_like_preserve(self, result_type(ts, 2));
     if (pow_shortcut(self, exponent, r, OutMode::Out)) return r;
+    if (pow_fast(self, exponent, Tensor(), OutMode::Functional, "pow", &r)) return r;
   }
   return binary_op(BinaryKernel::Pow, 0, self, exponent, 1, Tensor(), OutMode::Functional, "pow");
 }
 const Tensor& pow_(const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
   if (pow_shortcut(self, exponent, self, OutMode::Inplace)) return self;
+  Tensor r;
+  if (pow_fast(self, exponent, self, OutMode::Inplace, "pow_", &r)) return self;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, self, OutMode::Inplace, "pow_");
   return self;
 }
 const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
   check_pow(self, exponent);
   if (pow_shortcut(self, exponent, out, OutMode::Out)) return out;
+  Tensor r;
+  if (pow_fast(self, exponent, out, OutMode::Out, "pow", &r)) return out;
   binary_op(BinaryKernel::Pow, 0, self, exponent, 1, out, OutMode::Out, "pow");
   return out;
 }
