@@ -3,16 +3,11 @@ one process, interleaved rounds, medians.
 
     PYTHONPATH=python python3 benchmarks/bench_fft.py [--threads N]
 """
-import argparse
-
-from common import compare, libraries, print_table
+from common import compare, print_table, threads_and_libraries
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args()
-    libs = libraries(args.threads)
+    args, libs = threads_and_libraries()
 
     def data(lib, shape, complex_):
         lib.manual_seed(0)

@@ -4,16 +4,11 @@ interleaved rounds, medians. Also coalesce and to_dense of a large uncoalesced g
 
     PYTHONPATH=python python3 benchmarks/bench_sparse.py [--threads N]
 """
-import argparse
-
-from common import compare, libraries, print_table
+from common import compare, print_table, threads_and_libraries
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--threads", type=int, default=1)
-    args = p.parse_args()
-    libs = libraries(args.threads)
+    args, libs = threads_and_libraries()
     rows, dim, batch = 100_000, 64, 4096
 
     def setup(lib, optname, sparse=True):

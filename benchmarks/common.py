@@ -1,4 +1,5 @@
 """Shared timing helpers: interleaved rounds, medians, side-by-side tables."""
+import argparse
 import statistics
 import time
 
@@ -15,6 +16,14 @@ def libraries(threads):
     for lib in libs.values():
         lib.set_num_threads(threads)
     return libs
+
+
+def threads_and_libraries(default_threads=1):
+    """(args, libraries) of a script whose one option is --threads N."""
+    p = argparse.ArgumentParser()
+    p.add_argument("--threads", type=int, default=default_threads)
+    args = p.parse_args()
+    return args, libraries(args.threads)
 
 
 def time_per_call(fn, number):

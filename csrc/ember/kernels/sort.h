@@ -13,6 +13,9 @@ using TensorPair = std::tuple<Tensor, Tensor>;  // (a macro argument cannot hold
 // values/indices [rows, n]: each row of x stably sorted (NaN last ascending, first descending).
 EMBER_DECLARE_STUB(sort_stub, void, (const ::ember::Tensor& values, const ::ember::Tensor& indices,
                                      const ::ember::Tensor& x, bool descending))
+// values/indices [rows, k]: the first k of each row's stable order (largest: descending), in that order.
+EMBER_DECLARE_STUB(topk_stub, void, (const ::ember::Tensor& values, const ::ember::Tensor& indices,
+                                     const ::ember::Tensor& x, int64_t k, bool largest))
 // values/indices [rows, 1]: the lower median of each row of x (a NaN row gives its first NaN).
 EMBER_DECLARE_STUB(median_stub, void, (const ::ember::Tensor& values, const ::ember::Tensor& indices,
                                        const ::ember::Tensor& x))

@@ -10,6 +10,7 @@
 #include "ember/kernels/sort.h"
 
 EMBER_DEFINE_STUB(sort_stub)
+EMBER_DEFINE_STUB(topk_stub)
 EMBER_DEFINE_STUB(median_stub)
 EMBER_DEFINE_STUB(mode_stub)
 EMBER_DEFINE_STUB(unique_sorted_stub)
@@ -83,10 +84,16 @@ Tensor argsort(const Tensor& self, bool, int64_t dim, bool descending) {
 std::tuple<Tensor, Tensor> topk(const Tensor& self, int64_t k, int64_t dim, bool largest, bool) {
   int64_t n = self.dim() ? self.sizes()[wrap_dim(dim, self.dim())] : 1;
   EMBER_CHECK(k >= 0 && k <= n, "selected index k out of range");
-  auto [v, i] = sort_impl(self, dim, largest, "topk");
-  if (self.dim() == 0) return {v, i};
-  int64_t d = wrap_dim(dim, self.dim());
-  return {v.narrow(d, 0, k).contiguous(), i.narrow(d, 0, k).contiguous()};
+  if (self.dim() == 0) return sort_impl(self, dim, largest, "topk");
+  // the first k of the stable sort, by selection (kernels/sort.h: topk_stub)
+  auto kernel = topk_stub(self.device(), "topk");
+  Rows r = make_rows(self, dim);
+  DimVector shape(r.x.sizes());
+  shape.back() = k;
+  Tensor vals = empty_tensor(shape, r.x.dtype(), self.device());
+  Tensor inds = empty_tensor(shape, kLong, self.device());
+  if (k > 0 && r.x.numel() > 0) kernel(vals, inds, r.x, k, largest);
+  return {restore(vals, self, r.dim).to(self.dtype()), restore(inds, self, r.dim)};
 }
 
 std::tuple<Tensor, Tensor> kthvalue(const Tensor& self, int64_t k, int64_t dim, bool keepdim) {

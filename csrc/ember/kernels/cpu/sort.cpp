@@ -1,7 +1,9 @@
 // CPU kernels of sorting and selection (kernels/sort.h): a stable sort of indices per row, in which
 // NaN orders after every number, as in PyTorch; median, mode and unique read that order.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "ember/kernels/sort.h"
@@ -16,24 +18,107 @@ bool is_nan(T v) {
   else return false;
 }
 
+// An unsigned key whose order is the values' order as PyTorch sorts them: integers by value, floats
+// with -0 == +0 and every NaN equal and above +inf. Descending order sorts ~key (NaN first), which
+// keeps equal values in their original order, as a stable sort must.
+template <class T>
+uint64_t sort_key(T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return uint64_t(v);
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    const U flip = std::is_signed_v<T> ? U(U(1) << (sizeof(T) * 8 - 1)) : U(0);
+    return uint64_t(U(U(v) ^ flip));
+  } else {
+    if (v != v) return ~uint64_t(0);
+    if (v == T(0)) v = T(0);  // -0 sorts as +0
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+    U b;
+    std::memcpy(&b, &v, sizeof b);
+    const U sign = U(U(1) << (sizeof(T) * 8 - 1));
+    return uint64_t((b & sign) ? U(~b) : U(b | sign));
+  }
+}
+
+struct KeyIndex {
+  uint64_t key;
+  int64_t index;
+};
+
+// Stable LSD radix sort of (key, index) pairs on the bits where the keys differ (the range after
+// subtracting the smallest key): a few linear passes instead of n log n indirect comparisons.
+void radix_sort(std::vector<KeyIndex>& a, std::vector<KeyIndex>& tmp) {
+  const size_t n = a.size();
+  uint64_t lo = ~uint64_t(0), hi = 0;
+  for (const auto& e : a) {
+    lo = std::min(lo, e.key);
+    hi = std::max(hi, e.key);
+  }
+  const uint64_t range = hi - lo;
+  if (range == 0) return;
+  for (auto& e : a) e.key -= lo;
+  const int bits = 64 - __builtin_clzll(range);
+  constexpr int kRadix = 11;
+  tmp.resize(n);
+  for (int shift = 0; shift < bits; shift += kRadix) {
+    size_t count[(1 << kRadix) + 1] = {};
+    for (const auto& e : a) count[((e.key >> shift) & ((1u << kRadix) - 1)) + 1]++;
+    for (int i = 0; i < (1 << kRadix); i++) count[i + 1] += count[i];
+    for (const auto& e : a) tmp[count[(e.key >> shift) & ((1u << kRadix) - 1)]++] = e;
+    a.swap(tmp);
+  }
+}
+
+template <class T>
+std::vector<KeyIndex> keyed(const T* x, int64_t n, bool descending) {
+  std::vector<KeyIndex> a(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t k = sort_key(x[i]);
+    a[size_t(i)] = {descending ? ~k : k, i};
+  }
+  return a;
+}
+
 // Stable order of the n values at x (ascending; NaN last) or descending (NaN first).
 template <class T>
 void sort_indices(const T* x, int64_t n, bool descending, int64_t* idx) {
-  std::iota(idx, idx + n, int64_t(0));
-  auto key = [x](int64_t i) { return x[i]; };
-  if (descending) {
-    std::stable_sort(idx, idx + n, [&](int64_t a, int64_t b) {
-      T va = key(a), vb = key(b);
-      if (is_nan(va)) return !is_nan(vb);
-      return !is_nan(vb) && va > vb;
-    });
+  std::vector<KeyIndex> a = keyed(x, n, descending);
+  if (n < 64) {
+    std::stable_sort(a.begin(), a.end(), [](const KeyIndex& p, const KeyIndex& q) { return p.key < q.key; });
   } else {
-    std::stable_sort(idx, idx + n, [&](int64_t a, int64_t b) {
-      T va = key(a), vb = key(b);
-      if (is_nan(vb)) return !is_nan(va);
-      return !is_nan(va) && va < vb;
-    });
+    std::vector<KeyIndex> tmp;
+    radix_sort(a, tmp);
   }
+  for (int64_t i = 0; i < n; i++) idx[i] = a[size_t(i)].index;
+}
+
+// The first k of that order (topk): a selection and a sort of k, O(n + k log k). Ties break by
+// index, so the result is the stable sort's first k.
+template <class T>
+void select_indices(const T* x, int64_t n, int64_t k, bool largest, int64_t* idx) {
+  auto less = [](const KeyIndex& p, const KeyIndex& q) { return p.key < q.key || (p.key == q.key && p.index < q.index); };
+  if (k > 0 && k <= 32 && k * 8 <= n) {
+    // a few: one pass keeping the best k in order; most values lose to the current k-th at once
+    KeyIndex best[33];
+    int64_t m = 0;
+    for (int64_t i = 0; i < n; i++) {
+      uint64_t key = sort_key(x[i]);
+      KeyIndex e{largest ? ~key : key, i};
+      if (m == k && !less(e, best[m - 1])) continue;
+      int64_t j = m < k ? m++ : m - 1;
+      while (j > 0 && less(e, best[j - 1])) {
+        best[j] = best[j - 1];
+        j--;
+      }
+      best[j] = e;
+    }
+    for (int64_t i = 0; i < k; i++) idx[i] = best[i].index;
+    return;
+  }
+  std::vector<KeyIndex> a = keyed(x, n, largest);
+  if (k < n) std::nth_element(a.begin(), a.begin() + k, a.end(), less);
+  std::sort(a.begin(), a.begin() + k, less);
+  for (int64_t i = 0; i < k; i++) idx[i] = a[size_t(i)].index;
 }
 
 // Run f(row_values, scratch_index, n, row_number) per row of the contiguous [rows, n] x with dtype T.
@@ -64,6 +149,19 @@ void sort_cpu(const Tensor& vals, const Tensor& inds, const Tensor& x, bool desc
     for (int64_t i = 0; i < n; i++) {
       vp[i] = row_x[idx[i]];
       ip[row * n + i] = idx[i];
+    }
+  });
+}
+
+void topk_cpu(const Tensor& vals, const Tensor& inds, const Tensor& x, int64_t k, bool largest) {
+  int64_t* ip = static_cast<int64_t*>(inds.data_ptr());
+  for_rows(x, "topk", [&](const auto* row_x, int64_t* idx, int64_t n, int64_t row) {
+    using T = std::remove_const_t<std::remove_pointer_t<decltype(row_x)>>;
+    select_indices(row_x, n, k, largest, idx);
+    T* vp = static_cast<T*>(vals.data_ptr()) + row * k;
+    for (int64_t i = 0; i < k; i++) {
+      vp[i] = row_x[idx[i]];
+      ip[row * k + i] = idx[i];
     }
   });
 }
@@ -156,6 +254,7 @@ TensorPair unique_rows_cpu(const Tensor& rows, const Tensor& inverse, bool conse
 }  // namespace ember
 
 EMBER_REGISTER_KERNEL(sort_stub, CPU, &ember::sort_cpu);
+EMBER_REGISTER_KERNEL(topk_stub, CPU, &ember::topk_cpu);
 EMBER_REGISTER_KERNEL(median_stub, CPU, &ember::median_cpu);
 EMBER_REGISTER_KERNEL(mode_stub, CPU, &ember::mode_cpu);
 EMBER_REGISTER_KERNEL(unique_sorted_stub, CPU, &ember::unique_sorted_cpu);
