@@ -448,3 +448,26 @@ def test_save_load_round_trip_and_torch_interop(tmp_path):
     opt2 = ember.optim.SGD(emb.parameters(), lr=0.1, momentum=0.9)
     opt2.load_state_dict(ember.load(tmp_path / "e.pt")["opt"])
     assert opt2.state[emb.weight]["momentum_buffer"].is_sparse
+
+
+def test_grad_scaler_unscales_sparse_gradients_like_torch():
+    """GradScaler on an embedding with sparse gradients: unscaled through the values, an inf among
+    them skips the step, as torch's."""
+    W = np.random.RandomState(0).randn(6, 3).astype(np.float32)
+
+    def run(lib, poison):
+        emb = lib.nn.Embedding(6, 3, sparse=True)
+        with lib.no_grad():
+            emb.weight.copy_(lib.tensor(W))
+        opt = lib.optim.SGD(emb.parameters(), lr=0.1)
+        scaler = lib.amp.GradScaler("cpu", init_scale=1024.0)
+        out = emb(lib.tensor([1, 4, 1]))
+        loss = out.pow(2).sum() * (float("inf") if poison else 1.0)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return emb.weight.detach().numpy(), scaler.get_scale()
+    for poison in (False, True):
+        (we, se), (wt, st) = run(ember, poison), run(get_torch(), poison)
+        np.testing.assert_allclose(we, wt, rtol=1e-6)
+        assert se == st

@@ -163,7 +163,14 @@ class GradScaler:
                         continue
                     if not allow_fp16 and param.grad.dtype == float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    grads_by_device_dtype[param.grad.device][param.grad.dtype].append(param.grad)
+                    to_unscale = param.grad
+                    if to_unscale.is_sparse:
+                        # a sparse gradient (embedding(sparse=True)) is unscaled through its values;
+                        # float16 duplicates are summed first, so the sum cannot overflow unseen
+                        if to_unscale.dtype == float16:
+                            param.grad = to_unscale = to_unscale.coalesce()
+                        to_unscale = to_unscale._values()
+                    grads_by_device_dtype[to_unscale.device][to_unscale.dtype].append(to_unscale)
             for device, per_dtype in grads_by_device_dtype.items():
                 for grads in per_dtype.values():
                     _amp_foreach_non_finite_check_and_unscale_(grads, per_device_found_inf.get(device),
