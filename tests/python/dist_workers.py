@@ -239,6 +239,21 @@ def ddp_unused(rank, ws, find_unused):
     return out
 
 
+def ddp_sparse(rank, ws):
+    """An embedding with sparse gradients under DDP: each rank looks up other rows; SparseAdam steps."""
+    ember.manual_seed(0)
+    emb = nn.Embedding(8, 3, sparse=True)
+    ddp = nn.parallel.DistributedDataParallel(emb)
+    opt = ember.optim.SparseAdam(ddp.parameters(), lr=0.1)
+    grads = []
+    for it in range(2):
+        opt.zero_grad()
+        ddp(ember.tensor([1, 2 + rank + it])).pow(2).sum().backward()
+        grads.append((emb.weight.grad.is_sparse, to_numpy(emb.weight.grad.to_dense())))
+        opt.step()
+    return {"grads": grads, "weight": to_numpy(emb.weight.detach())}
+
+
 # ------------------------------------------------------------------ faults
 def dies_before_collective(rank, ws):
     dist.barrier()  # everyone is up (a rank dying inside init_process_group fails init instead)

@@ -180,6 +180,26 @@ def test_ddp_unused_parameters():
         assert "find_unused_parameters=True" in res[r]["error"]
 
 
+def test_ddp_sparse_gradients_are_averaged_and_stay_sparse():
+    """embedding(sparse=True) under DDP: the gradient is the ranks' average (reduced dense in its
+    bucket, sparse again after), so SparseAdam keeps working and every rank stays identical."""
+    res = dist_util.run("ddp_sparse", 2)
+    ember.manual_seed(0)
+    w0 = ember.nn.Embedding(8, 3).weight.detach().numpy()
+    for it in range(2):  # sparse on every rank, and the same everywhere
+        for r in range(2):
+            sparse, g = res[r]["grads"][it]
+            assert sparse
+            np.testing.assert_array_equal(g, res[0]["grads"][it][1])
+    # the first step's gradient from the shared initial weights: d/dw sum(w[i]^2) = 2 w[i], averaged
+    want = np.zeros((8, 3))
+    for r in range(2):
+        for row in (1, 2 + r):
+            want[row] += 2 * w0[row] / 2
+    np.testing.assert_allclose(res[0]["grads"][0][1], want, rtol=1e-6)
+    np.testing.assert_array_equal(res[0]["weight"], res[1]["weight"])
+
+
 # ------------------------------------------------------------------ faults
 def test_a_rank_that_dies_fails_the_others_quickly():
     res = dist_util.run("dies_before_collective", 2, expect_fail=True, timeout=60)

@@ -11,6 +11,7 @@
 #include "ember/autograd/node.h"
 #include "ember/distributed/errors.h"
 #include "ember/generated/ops.h"
+#include "ember/sparse/sparse_tensor.h"
 
 namespace ember::distributed {
 
@@ -100,7 +101,9 @@ struct Reducer::State {
     Tensor s = slot(param);
     const Tensor& g = has_grad ? autograd::meta(params[size_t(param)])->grad : Tensor();
     if (g.defined()) {
-      s.copy_(g.reshape({-1}));
+      // a sparse gradient (embedding(sparse=True)) travels dense in its bucket, and is sparse again
+      // after the reduction (finalize)
+      s.copy_(g.is_sparse() ? ember::_to_dense(g).reshape({-1}) : g.reshape({-1}));
       used[size_t(param)] = 1;
     } else {
       s.zero_();
@@ -174,7 +177,8 @@ struct Reducer::State {
         const Tensor& param = params[size_t(p)];
         auto& m = autograd::materialize_meta(param);
         Tensor s = slot(p).view(param.sizes());
-        if (m.grad.defined()) m.grad.copy_(s);
+        if (m.grad.defined() && m.grad.is_sparse()) m.grad = ember::_to_sparse_coo(s, sparse::impl_of(m.grad).sparse_dim());
+        else if (m.grad.defined()) m.grad.copy_(s);
         else m.grad = s.clone();
       }
     }
