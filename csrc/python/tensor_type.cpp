@@ -336,7 +336,11 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); },
           "True when the data lives on the CPU.")
       .def_prop_ro("itemsize", &Tensor::element_size, "Size of one element in bytes.")
-      .def_prop_ro("nbytes", &Tensor::nbytes, "Number of bytes the elements occupy.")
+      .def_prop_ro("nbytes", [](const Tensor& t) {
+        EMBER_CHECK(!t.is_sparse(), "nbytes is not defined for sparse tensors. If you want the size of the "
+                    "constituent tensors, add the nbytes of the indices and values.");
+        return t.nbytes();
+      }, "Number of bytes the elements occupy.")
       .def_prop_ro("_version", &Tensor::_version)
       .def_prop_ro("is_sparse", &Tensor::is_sparse, "True for a sparse COO tensor (layout ember.sparse_coo).")
       .def("_nnz", [](const Tensor& t) { return sparse::impl_of(t).nnz(); },

@@ -366,7 +366,7 @@ class Tensor(_C.TensorBase):
     def type(self, dtype=None):
         """The type name as a string, or a conversion to the given tensor type."""
         if dtype is None:
-            return "ember." + _TYPE_NAMES[self.dtype]
+            return ("ember.sparse." if self.is_sparse else "ember.") + _TYPE_NAMES[self.dtype]
         if isinstance(dtype, str):
             for d, n in _TYPE_NAMES.items():
                 if dtype.endswith(n):

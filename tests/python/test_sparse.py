@@ -193,6 +193,29 @@ def test_pow_norm_copy_on_sparse_match_torch():
             s.norm(dim=0)
 
 
+@pytest.mark.parametrize("dims,keepdim", [(0, False), (1, False), ((0, 1), False), (1, True), ((0, 2), False),
+                                          (2, False), (-1, True), ((1, 2), False)])
+def test_sum_over_dims_matches_torch(dims, keepdim):
+    vals = np.random.RandomState(0).randn(5, 4).astype(np.float32)
+    e, t = both(lambda lib: coo(lib, [[0, 1, 1, 0, 2], [2, 0, 2, 2, 1]], vals, (3, 3, 4)).sum(dims, keepdim=keepdim))
+    assert e.is_sparse == t.is_sparse and tuple(e.shape) == tuple(t.shape)
+    if e.is_sparse and not keepdim:  # (with keepdim torch turns a reduced dense dim into a sparse one)
+        assert e.is_coalesced() == t.is_coalesced() and e._nnz() == t._nnz()
+    close(e, t, 1e-5)
+
+
+def test_zeros_like_empty_like_new_zeros_stay_sparse():
+    for fn in (lambda lib, s: lib.zeros_like(s), lambda lib, s: lib.empty_like(s),
+               lambda lib, s: lib.zeros_like(s, dtype=lib.float64), lambda lib, s: s.new_zeros(2, 2)):
+        e, t = both(lambda lib: fn(lib, coo(lib, [[0, 2]], np.ones((2, 3), np.float32), (4, 3))))
+        assert e.is_sparse and t.is_sparse
+        assert (e.sparse_dim(), e.dense_dim(), e._nnz(), tuple(e.shape)) == \
+            (t.sparse_dim(), t.dense_dim(), t._nnz(), tuple(t.shape))
+        assert str(e.dtype).split(".")[1] == str(t.dtype).split(".")[1]
+    with pytest.raises(RuntimeError, match="nbytes is not defined for sparse"):
+        coo(ember, [[0]], [1.0], (2,)).nbytes
+
+
 def test_inplace_ops():
     def run(lib):
         d = lib.tensor(np.arange(9, dtype=np.float32).reshape(3, 3))
@@ -224,7 +247,7 @@ def test_errors_match_torch():
 
 @pytest.mark.parametrize("op", [
     lambda s: s.exp(), lambda s: s.view(9), lambda s: s.reshape(9), lambda s: s.t(), lambda s: s[0],
-    lambda s: s.sum(0), lambda s: ember.cat([s, s]), lambda s: s.log(), lambda s: s.mean(),
+    lambda s: s.cumsum(0), lambda s: ember.cat([s, s]), lambda s: s.log(), lambda s: s.mean(),
     lambda s: s.contiguous() + 1, lambda s: ember.add(s, s, out=ember.empty(3, 3)), lambda s: s.data_ptr(),
     lambda s: s.item(), lambda s: s.tolist(), lambda s: s.as_strided((2,), (1,)), lambda s: s.fill_(1),
     lambda s: ember.angle(s), lambda s: ember.ones(3, 3).copy_(s), lambda s: s.untyped_storage(),
@@ -471,3 +494,23 @@ def test_grad_scaler_unscales_sparse_gradients_like_torch():
         (we, se), (wt, st) = run(ember, poison), run(get_torch(), poison)
         np.testing.assert_allclose(we, wt, rtol=1e-6)
         assert se == st
+
+
+def _child_reads_sparse(q, r):
+    s = q.get()
+    r.put((s.is_sparse, s.to_dense().tolist()))
+
+
+def test_sent_to_another_process_and_type_name():
+    import ember.multiprocessing as mp
+    s = coo(ember, [[0, 2]], [1.0, 2.0], (3,))
+    ctx = mp.get_context("spawn")
+    q, r = ctx.Queue(), ctx.Queue()
+    p = ctx.Process(target=_child_reads_sparse, args=(q, r))
+    p.start()
+    q.put(s)
+    assert r.get(timeout=60) == (True, [1.0, 0.0, 2.0])
+    p.join()
+    with pytest.raises(NotImplementedError):
+        s.share_memory_()
+    assert s.type() == "ember.sparse.DoubleTensor"  # coo() makes float64 values from a list of floats

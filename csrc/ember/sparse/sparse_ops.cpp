@@ -278,6 +278,73 @@ Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
   return ember::sum(impl_of(self).values(), dtype);
 }
 
+Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  if (!dim.has_value() || dim->size() == 0) return sparse::sum(self, dtype);
+  no_grad_through("sum", {&self});
+  auto& s = impl_of(self);
+  const int64_t nd = self.dim(), sd = s.sparse_dim();
+  std::vector<bool> reduce(size_t(std::max<int64_t>(nd, 1)), false);
+  for (int64_t d : *dim) {
+    int64_t w = wrap_dim(d, nd);
+    EMBER_CHECK(!reduce[size_t(w)], "dim ", w, " appears multiple times in the list of dims");
+    reduce[size_t(w)] = true;
+  }
+  autograd::AutoGradMode no_grad(false);
+  Tensor values = dtype ? s.values().to(*dtype) : s.values();
+  DimVector dense_dims;  // reduced dense dims, as dims of the values
+  for (int64_t d = sd; d < nd; d++)
+    if (reduce[size_t(d)]) dense_dims.push_back(d - sd + 1);
+  if (!dense_dims.empty()) values = ember::sum(values, OptionalIntArrayRef(IntArrayRef(dense_dims)), keepdim, dtype);
+  DimVector kept_rows, sizes;
+  bool all_sparse_reduced = true;
+  for (int64_t d = 0; d < sd; d++) {
+    if (!reduce[size_t(d)]) {
+      kept_rows.push_back(d);
+      all_sparse_reduced = false;
+    }
+  }
+  if (all_sparse_reduced) {  // a strided result: the entries' values summed
+    Tensor r = ember::sum(values, OptionalIntArrayRef(IntArrayRef({0})), false, dtype);
+    if (keepdim)
+      for (int64_t d = 0; d < sd; d++) r = r.unsqueeze(d);
+    return r;
+  }
+  std::vector<Tensor> rows;
+  for (int64_t d = 0; d < sd; d++) {
+    if (!reduce[size_t(d)]) rows.push_back(s.indices().select(0, d));
+    else if (keepdim) rows.push_back(ember::zeros_like(s.indices().select(0, d)));
+  }
+  for (int64_t d = 0; d < nd; d++) {
+    if (!reduce[size_t(d)]) sizes.push_back(self.size(d));
+    else if (keepdim) sizes.push_back(1);
+  }
+  Tensor indices = ember::stack(rows, 0);
+  return coalesce_impl(make_coo(indices, values, sizes, false));
+}
+
+namespace {
+Tensor empty_sparse_like(const Tensor& self, IntArrayRef sizes, int64_t sparse_dim, const TensorOptions& options) {
+  DimVector vshape;
+  vshape.push_back(0);
+  for (size_t d = size_t(sparse_dim); d < sizes.size(); d++) vshape.push_back(sizes[d]);
+  const Device dev = options.device_ ? *options.device_ : self.device();
+  return make_coo(ember::zeros({sparse_dim, 0}, TensorOptions(kLong).device(dev)),
+                  ember::zeros(vshape, TensorOptions(options.dtype_or(self.dtype())).device(dev)), sizes, true);
+}
+}  // namespace
+
+Tensor zeros_like(const Tensor& self, const TensorOptions& options, std::optional<MemoryFormat>) {
+  return empty_sparse_like(self, self.sizes(), impl_of(self).sparse_dim(), options);
+}
+
+Tensor empty_like(const Tensor& self, const TensorOptions& options, std::optional<MemoryFormat>) {
+  return empty_sparse_like(self, self.sizes(), impl_of(self).sparse_dim(), options);
+}
+
+Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& options) {
+  return empty_sparse_like(self, size, int64_t(size.size()), options);
+}
+
 Tensor clone(const Tensor& self, std::optional<MemoryFormat>) {
   no_grad_through("clone", {&self});
   auto& s = impl_of(self);

@@ -31,6 +31,12 @@ EMBER_API const Tensor& div_(const Tensor& self, const Tensor& other, std::optio
 EMBER_API Tensor neg(const Tensor& self);
 EMBER_API const Tensor& neg_(const Tensor& self);
 EMBER_API Tensor sum(const Tensor& self, std::optional<ScalarType> dtype);
+// over dims: sparse while a sparse dim remains (coalesced), strided once all are reduced, as PyTorch
+EMBER_API Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype);
+// empty sparse tensors shaped like self (zeros_like/empty_like) or of `size` (new_zeros)
+EMBER_API Tensor zeros_like(const Tensor& self, const TensorOptions& options, std::optional<MemoryFormat> memory_format);
+EMBER_API Tensor empty_like(const Tensor& self, const TensorOptions& options, std::optional<MemoryFormat> memory_format);
+EMBER_API Tensor new_zeros(const Tensor& self, IntArrayRef size, const TensorOptions& options);
 EMBER_API Tensor clone(const Tensor& self, std::optional<MemoryFormat> memory_format);
 EMBER_API const Tensor& zero_(const Tensor& self);
 EMBER_API Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy);

@@ -27,6 +27,9 @@ def _connect_tracker():
 
 def share_memory_(t, strategy=None):
     """Move the storage of `t` into shared memory (in place, a no-op if it is already there)."""
+    if t.is_sparse:
+        raise NotImplementedError("share_memory_: a sparse COO tensor has no storage of its own; its indices and "
+                                  "values are shared when it is sent to another process")
     if _C._shm_strategy_of(t) is None:
         strategy = strategy or _strategy[0]
         if strategy == "file_system":
@@ -96,12 +99,18 @@ def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_
     return _finish(t, cls, requires_grad)
 
 
+def _rebuild_sparse_coo(indices, values, size, coalesced):
+    return _C._ops._sparse_coo_tensor(indices, values, list(size), is_coalesced=coalesced)
+
+
 def reduce_tensor(t):
     if t.requires_grad and not t.is_leaf:
         raise RuntimeError(
             "Cowardly refusing to serialize non-leaf tensor which requires_grad, since autograd does not support "
             "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
             "before serializing (e.g., putting it on the queue).")
+    if t.is_sparse:  # its indices and values travel as tensors of their own (shared memory)
+        return _rebuild_sparse_coo, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced())
     share_memory_(t)
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))

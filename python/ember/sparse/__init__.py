@@ -67,12 +67,7 @@ def sum(input, dim=None, dtype=None):
         raise RuntimeError("ember.sparse.sum expects a sparse COO tensor")
     if dim is None:
         return _ops.sum(input, dtype=dtype)
-    dims = [dim] if isinstance(dim, int) else list(dim)
-    dims = sorted({d % input.dim() if input.dim() else 0 for d in dims})
-    dense = input.to_dense()
-    r = dense.sum(dims, dtype=dtype) if dtype is not None else dense.sum(dims)
-    left_sparse = input.sparse_dim() - len([d for d in dims if d < input.sparse_dim()])
-    return r.to_sparse(left_sparse) if left_sparse > 0 else r
+    return _ops.sum(input, [dim] if isinstance(dim, int) else list(dim), dtype=dtype)
 
 
 class check_sparse_tensor_invariants(contextlib.ContextDecorator):
