@@ -28,7 +28,14 @@ class _State:
 
 
 def _b_orthonormal_basis(S, B, drop_tol):
-    """(Q, T): Q = S @ T with Q^T B Q = I over the well-conditioned part of span(S)."""
+    """(Q, T): Q = S @ T with Q^T B Q = I over the well-conditioned part of span(S). Twice: one pass
+    through the Gram matrix squares S's condition number, the second restores orthonormality."""
+    Q1, T1 = _b_orthonormal_pass(S, B, drop_tol)
+    Q2, T2 = _b_orthonormal_pass(Q1, B, drop_tol)
+    return Q2, T1 @ T2
+
+
+def _b_orthonormal_pass(S, B, drop_tol):
     BS = S if B is None else B @ S
     G = S.mT @ BS
     G = (G + G.mT) * 0.5
@@ -59,6 +66,7 @@ def _run(A, B, X, iK, k, niter, tol, largest, method, tracker, iparams, fparams,
     a_norm = _linalg().matrix_norm(A).item()
     b_norm = 1.0 if B is None else _linalg().matrix_norm(B).item()
     step = 0
+    best, best_step = math.inf, 0
     while niter < 0 or step < niter:
         BX = X if B is None else B @ X
         R = A @ X - BX * E
@@ -73,6 +81,12 @@ def _run(A, B, X, iK, k, niter, tol, largest, method, tracker, iparams, fparams,
             if st.bvars.get("force_stop"):
                 break
         if converged >= k:
+            break
+        # stagnation: the residuals stopped shrinking at the precision's floor (niter=-1 must end)
+        worst = float(rerr[:k].max().item())
+        if worst < 0.5 * best:
+            best, best_step = worst, step
+        elif step - best_step >= 50:
             break
         W = R if iK is None else iK @ R
         parts = [X, W] if P is None else [X, W, P]

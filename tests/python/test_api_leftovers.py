@@ -347,3 +347,12 @@ def test_grad_dtype_matches_torch():
             out.append(str(info.value))
         return [str(x).replace("torch.", "").replace("ember.", "") for x in out]
     assert run(ember) == run(torch)
+
+
+def test_grad_dtype_none_keeps_a_real_leaf_real():
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        x.grad_dtype = None
+        (x * (1 + 2j)).abs().sum().backward()
+        return str(x.grad.dtype).split(".")[-1], x.grad.tolist()
+    assert run(ember) == run(torch)

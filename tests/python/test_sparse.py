@@ -84,9 +84,10 @@ def test_empty_and_zero_nnz():
 
 
 def test_to_sparse_of_0d_and_bad_sparse_dim():
-    e, t = both(lambda lib: lib.tensor(2.5).to_sparse())
-    assert (e.sparse_dim(), e._nnz()) == (t.sparse_dim(), t._nnz())
-    close(e, t)
+    for v in (2.5, 0.0):
+        e, t = both(lambda lib: lib.tensor(v).to_sparse())
+        assert (e.sparse_dim(), e._nnz()) == (t.sparse_dim(), t._nnz())
+        close(e, t)
     for lib in (ember, get_torch()):
         with pytest.raises(RuntimeError, match="sparse_dim argument must be in >0"):
             lib.ones(2, 2).to_sparse(0)
@@ -514,3 +515,41 @@ def test_sent_to_another_process_and_type_name():
     with pytest.raises(NotImplementedError):
         s.share_memory_()
     assert s.type() == "ember.sparse.DoubleTensor"  # coo() makes float64 values from a list of floats
+
+
+def test_review_fixes_match_torch():
+    """A sparse out= is refused before anything is resized; rounded division sums duplicates first;
+    in-place ops refuse a result dtype they cannot hold; in-place ops reach a detach()ed alias's
+    original; Module.double() converts a sparse gradient."""
+    for lib in (ember, get_torch()):
+        o = coo(lib, [[0, 1, 1], [2, 0, 2]], [3.0, 4.0, 5.0], (2, 3))
+        before = dense_np(o).copy()
+        for call in (lambda: lib.sum(lib.ones(7, 7), 0, out=o), lambda: lib.abs(lib.ones(7, 7), out=o)):
+            with pytest.raises((RuntimeError, NotImplementedError)):
+                call()
+        assert tuple(o.shape) == (2, 3) and o.is_sparse
+        np.testing.assert_array_equal(dense_np(o), before)
+        s_int = lib.sparse_coo_tensor(lib.tensor([[0, 1], [2, 0]]), lib.tensor([3, -4], dtype=lib.int32), (2, 3))
+        with pytest.raises(RuntimeError):
+            s_int.clone().mul_(1.5)
+        with pytest.raises(RuntimeError):
+            s_int.clone().add_(s_int.to(lib.float32))
+    e, t = both(lambda lib: lib.div(lib.sparse_coo_tensor(lib.tensor([[0, 1, 1, 0], [2, 0, 2, 2]]),
+                                                          lib.tensor([3, -4, 5, 1], dtype=lib.int32), (2, 3)),
+                                    2, rounding_mode="floor"))
+    close(e, t)
+
+    def alias(lib):
+        s = coo(lib, [[0, 2]], [1.0, -2.0], (3,))
+        s.detach().neg_()
+        s.detach().div_(2)
+        return s
+    close(*both(alias))
+
+    def to_double(lib):
+        m = lib.nn.Embedding(4, 2, sparse=True)
+        m(lib.tensor([1, 3])).sum().backward()
+        m.double()
+        return m.weight.grad
+    (e, t) = both(to_double)
+    assert e.is_sparse and t.is_sparse and str(e.dtype).endswith("float64") and str(t.dtype).endswith("float64")

@@ -364,6 +364,8 @@ def sparse_guard(op, name, mode):
     lists = [p.name for p in op.params if p.type == "Tensor[]"]
     if not single and not lists:
         return []
+    if mode == "out":  # a sparse out= must be refused before the body resizes it
+        single = single + [n.strip() for n in op.out_names().split(",")]
     cond = " || ".join([f"{n}.is_sparse()" for n in single] + [f"::ember::sparse::any_sparse({n})" for n in lists])
     if sparse == "dispatch" and mode != "out":
         call = f"::ember::sparse::{name}({op.arg_names()})"

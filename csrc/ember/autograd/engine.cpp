@@ -95,7 +95,11 @@ void validate_outputs(const Node& node, variable_list& outs) {
     // a leaf's gradient takes its grad_dtype (by default the leaf's dtype; None keeps any)
     if (node.next_edges[i].fn->is_accumulate_grad()) {
       auto want = leaf_grad_dtype(static_cast<const AccumulateGrad&>(*node.next_edges[i].fn).variable);
-      if (!want || g.dtype() == *want) continue;
+      if (!want) {  // any dtype kept, but a real leaf still takes the real part of a complex gradient
+        if (is_complex(g.dtype()) && !is_complex(m.dtype)) g = ember::view_as_real(g).select(-1, 0);
+        continue;
+      }
+      if (g.dtype() == *want) continue;
       if (*want != m.dtype) {
         g = g.to(*want);
         continue;

@@ -166,11 +166,18 @@ static bool pow_fast(const Tensor& self, const Tensor& exponent, const Tensor& o
   else if (e == 0.5 && self.dtype() != kHalf) k = UnaryKernel::Sqrt;  // float16: pow, as PyTorch
   else if (e == -0.5 && self.dtype() != kHalf) k = UnaryKernel::Rsqrt;
   else if (e == -1.0) k = UnaryKernel::Reciprocal;
-  else if ((e == 3.0 || e == -2.0) && mode == OutMode::Functional) {
+  else if ((e == 3.0 || e == -2.0) && !is_reduced_float(self.dtype())) {
+    // (x * x) * x and 1 / (x * x) as PyTorch, in every form (reduced floats: pow in float, rounded once)
     Tensor sq = unary_op(UnaryKernel::Square, 0, self, Tensor(), OutMode::Functional, name);
     if (e == 3.0) binary_op(BinaryKernel::Mul, 0, sq, self, 1, sq, OutMode::Inplace, name);
     else unary_op(UnaryKernel::Reciprocal, 0, sq, sq, OutMode::Inplace, name);
-    *result = sq;
+    if (mode == OutMode::Out) {
+      EMBER_CHECK(can_cast(sq.dtype(), out.dtype()), "result type ", sq.dtype(), " can't be cast to the desired "
+                  "output type ", out.dtype());
+      resize_output(out, sq.sizes());
+    }
+    if (mode != OutMode::Functional) out.copy_(sq);
+    *result = mode == OutMode::Functional ? sq : out;
     return true;
   } else {
     return false;

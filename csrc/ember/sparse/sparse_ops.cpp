@@ -187,6 +187,9 @@ const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha)
     return self;
   }
   EMBER_CHECK(other.is_sparse(), "add_(sparse, dense) is not supported. Use add_(dense, sparse) instead.");
+  EMBER_CHECK(can_cast(promote_types(self.dtype(), other.dtype()), self.dtype()), "result type ",
+              dtype_name(promote_types(self.dtype(), other.dtype())), " can't be cast to the desired output type ",
+              dtype_name(self.dtype()));
   Tensor r = sparse::add(self, other, alpha);
   auto& rs = impl_of(r);
   impl_of(self).set_contents(rs.indices(), rs.values().to(self.dtype()), false);
@@ -233,7 +236,16 @@ const Tensor& mul_(const Tensor& self, const Tensor& other) {
                    "is not supported; use mul()");
   Tensor r = sparse::mul(self, other);
   auto& rs = impl_of(r);
-  impl_of(self).set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
+  EMBER_CHECK(can_cast(rs.values().dtype(), self.dtype()), "result type ", dtype_name(rs.values().dtype()),
+              " can't be cast to the desired output type ", dtype_name(self.dtype()));
+  auto& ss = impl_of(self);
+  if (!other.is_sparse() && other.dim() == 0) {  // by a number: in place on the values (shared with detach())
+    autograd::AutoGradMode no_grad(false);
+    ss.values().copy_(rs.values());
+    self.impl()->bump_version();
+    return self;
+  }
+  ss.set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
   return self;
 }
 
@@ -243,8 +255,10 @@ Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_vi
                    "div: only a sparse COO tensor divided by a dense 0-d tensor or a number is supported (got ",
                    describe(self), " and ", describe(other), ")");
   autograd::AutoGradMode no_grad(false);
-  auto& s = impl_of(self);
-  Tensor values = scaled_values("div", self, other, true, rounding_mode);
+  // a rounded quotient is not linear: duplicates are summed first
+  Tensor src = rounding_mode ? coalesce_impl(self) : self;
+  auto& s = impl_of(src);
+  Tensor values = scaled_values("div", src, other, true, rounding_mode);
   return make_coo(s.indices(), values, self.sizes(), s.coalesced());
 }
 
@@ -253,7 +267,14 @@ const Tensor& div_(const Tensor& self, const Tensor& other, std::optional<std::s
   auto& rs = impl_of(r);
   EMBER_CHECK(can_cast(rs.values().dtype(), self.dtype()), "result type ", dtype_name(rs.values().dtype()),
               " can't be cast to the desired output type ", dtype_name(self.dtype()));
-  impl_of(self).set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
+  auto& ss = impl_of(self);
+  if (ss.nnz() == rs.nnz() && !rounding_mode) {  // same entries: in place on the values (shared with detach())
+    autograd::AutoGradMode no_grad(false);
+    ss.values().copy_(rs.values());
+    self.impl()->bump_version();
+    return self;
+  }
+  ss.set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
   return self;
 }
 
@@ -267,7 +288,8 @@ Tensor neg(const Tensor& self) {
 const Tensor& neg_(const Tensor& self) {
   auto& s = impl_of(self);
   autograd::AutoGradMode no_grad(false);
-  s.set_contents(s.indices(), ember::neg(s.values()), s.coalesced());
+  s.values().neg_();  // in place: a detach()ed alias shares the values
+  self.impl()->bump_version();
   return self;
 }
 
@@ -586,9 +608,11 @@ Tensor _to_sparse_coo(const Tensor& self, std::optional<int64_t> sparse_dim) {
     nz = ember::any(nz, OptionalIntArrayRef(IntArrayRef(dims)), false);
   }
   Tensor indices;
-  if (sd == 0) {
-    indices = ember::zeros({0, 1}, TensorOptions(kLong).device(self.device()));
-    return make_coo(indices, self.unsqueeze(0).clone(), self.sizes(), true);
+  if (sd == 0) {  // a 0-d tensor: one entry, or none when it is zero
+    const bool nonzero = ember::ne(self, Scalar(0)).item().to_bool();
+    indices = ember::zeros({0, nonzero ? 1 : 0}, TensorOptions(kLong).device(self.device()));
+    Tensor values = nonzero ? self.unsqueeze(0).clone() : ember::zeros({0}, TensorOptions(self.dtype()).device(self.device()));
+    return make_coo(indices, values, self.sizes(), true);
   }
   indices = ember::nonzero(nz).t().contiguous();  // row-major order: already coalesced
   Tensor values = ember::index(self, sparse::index_tuple(indices)).contiguous();

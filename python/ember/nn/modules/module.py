@@ -464,7 +464,10 @@ class Module:
             if param_grad is not None:
                 with no_grad():
                     grad_applied = fn(param_grad)
-                param.grad.data = grad_applied
+                if param_grad.is_sparse or grad_applied.is_sparse:
+                    param.grad = grad_applied  # a sparse gradient has no storage for .data to swap
+                else:
+                    param.grad.data = grad_applied
         for key, buf in self._buffers.items():
             if buf is not None:
                 self._buffers[key] = fn(buf)
