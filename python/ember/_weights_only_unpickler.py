@@ -15,6 +15,7 @@ import struct
 from . import _C
 from ._tensor import Size, Tensor
 from .nn.parameter import Parameter
+from .sparse import _from_parts
 
 _MAX_DIMS = 64
 _INT64_MAX = 2 ** 63 - 1
@@ -191,7 +192,7 @@ def _rebuild_sparse_tensor(layout, data):
     coalesced = data[3] if len(data) == 4 else None
     if not isinstance(indices, Tensor) or not isinstance(values, Tensor):
         raise pickle.UnpicklingError("a sparse tensor's indices and values must be tensors")
-    return _C._ops._sparse_coo_tensor(indices, values, list(size), is_coalesced=coalesced)
+    return _from_parts(indices, values, size, coalesced)
 
 
 def _safe_bytearray(*args):

@@ -29,6 +29,7 @@ from . import _C
 from . import _tensor
 from ._tensor import Size
 from ._utils import layout as _layout
+from .sparse import _from_parts
 from .autograd.grad_mode import no_grad
 from .nn.parameter import Parameter
 # the weights-only unpickler and its allowlist live in their own module; the allowlist API is
@@ -470,16 +471,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 def _tensor_reduce(t):
     """Tensor.__reduce_ex__: the bytes of the storage span the tensor covers, its layout and attributes."""
     if t.is_sparse:
-        return (_rebuild_sparse_coo, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced()), t.__dict__ or None)
+        return (_from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced()), t.__dict__ or None)
     size, stride = tuple(t.shape), tuple(t.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if t.numel() else 0
     span = t.detach().as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
     return (_rebuild_from_bytes, (data, t.dtype, size, stride, t.requires_grad), t.__dict__ or None)
-
-
-def _rebuild_sparse_coo(indices, values, size, coalesced):
-    return _C._ops._sparse_coo_tensor(indices, values, size, is_coalesced=coalesced)
 
 
 def _rebuild_from_bytes(data, dtype, size, stride, requires_grad):
@@ -496,8 +493,8 @@ def _deepcopy_tensor(t, memo):
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
                            "protocol at the moment.")
     if t.is_sparse:  # a sparse COO tensor never requires grad: its indices and values say it all
-        r = _rebuild_sparse_coo(copy.deepcopy(t._indices(), memo), copy.deepcopy(t._values(), memo), tuple(t.shape),
-                                t.is_coalesced())
+        r = _from_parts(copy.deepcopy(t._indices(), memo), copy.deepcopy(t._values(), memo), tuple(t.shape),
+                        t.is_coalesced())
         for k, v in t.__dict__.items():
             setattr(r, k, copy.deepcopy(v, memo))
         return r

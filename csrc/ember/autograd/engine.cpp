@@ -93,20 +93,18 @@ void validate_outputs(const Node& node, variable_list& outs) {
       }
     }
     // a leaf's gradient takes its grad_dtype (by default the leaf's dtype; None keeps any)
-    if (node.next_edges[i].fn->is_accumulate_grad()) {
+    ScalarType target = m.dtype;
+    const bool leaf = node.next_edges[i].fn->is_accumulate_grad();
+    if (leaf) {
       auto want = leaf_grad_dtype(static_cast<const AccumulateGrad&>(*node.next_edges[i].fn).variable);
       if (!want) {  // any dtype kept, but a real leaf still takes the real part of a complex gradient
         if (is_complex(g.dtype()) && !is_complex(m.dtype)) g = ember::view_as_real(g).select(-1, 0);
         continue;
       }
-      if (g.dtype() == *want) continue;
-      if (*want != m.dtype) {
-        g = g.to(*want);
-        continue;
-      }
+      target = *want;
     }
     // a real input's gradient is the real part of a complex one (x * c with c complex)
-    if (g.dtype() != m.dtype && (is_floating(m.dtype) || is_complex(m.dtype))) g = g.to(m.dtype);
+    if (g.dtype() != target && (leaf || is_floating(target) || is_complex(target))) g = g.to(target);
   }
 }
 

@@ -91,8 +91,8 @@ Tensor linear_index(const Tensor& indices, IntArrayRef sparse_sizes) {
   return lin;
 }
 
-// Entries whose row index is in `rows_of_self` etc. are done through dense ops on the rows; the
-// rows of a sparse tensor are its entries' positions as a tuple of index tensors.
+// The entries' positions as one index tensor per sparse dim: dense[index_tuple(indices)] is the
+// elements the entries sit on (for index, index_put_).
 std::vector<Tensor> index_tuple(const Tensor& indices) {
   std::vector<Tensor> rows;
   for (int64_t d = 0; d < indices.size(0); d++) rows.push_back(indices.select(0, d));
@@ -107,14 +107,14 @@ Tensor coalesce_impl(const Tensor& self) {
   IntArrayRef sizes = self.sizes();
   DimVector sparse_sizes(IntArrayRef(sizes.data(), size_t(s.sparse_dim())));
   autograd::AutoGradMode no_grad(false);
-  Tensor lin = linear_index(idx, sparse_sizes);
-  auto [sorted, perm] = ember::sort(lin, std::optional<bool>(true), 0, false);
-  auto [uniq, inverse, counts] = ember::unique_consecutive2(sorted, true, false, std::nullopt);
+  // the sorted unique row indices, and each entry's position among them: duplicates add up in
+  // their original order (as the stable sort orders them)
+  auto [uniq, inverse, counts] = ember::unique2(linear_index(idx, sparse_sizes), true, true, false);
   (void)counts;
   DimVector vshape(val.sizes());
   vshape[0] = uniq.numel();
   Tensor values = ember::zeros(vshape, TensorOptions(val.dtype()).device(val.device()));
-  values.index_add_(0, inverse, ember::index_select(val, 0, perm));
+  values.index_add_(0, inverse, val);
   // unravel the unique row indices back to one row per sparse dim
   std::vector<Tensor> rows(size_t(s.sparse_dim()));
   Tensor rest = uniq;
@@ -128,14 +128,35 @@ Tensor coalesce_impl(const Tensor& self) {
   return make_coo(indices, values, sizes, true);
 }
 
+// alpha * values (the values themselves for an integer alpha of 1)
+Tensor times_alpha(const Tensor& values, const Scalar& alpha) {
+  return alpha.is_integral(true) && alpha.to_long() == 1 ? values : ember::mul(values, scalar_to_tensor(alpha));
+}
+
 // Dense self (+)= alpha * sparse other, in place.
 void add_sparse_into_dense(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   auto& o = impl_of(other);
   if (o.nnz() == 0) return;
   autograd::AutoGradMode no_grad(false);
-  Tensor vals = o.values();
-  if (!(alpha.is_integral(true) && alpha.to_long() == 1)) vals = ember::mul(vals, scalar_to_tensor(alpha));
-  ember::index_put_(self, index_tuple(o.indices()), vals.to(self.dtype()), true);
+  ember::index_put_(self, index_tuple(o.indices()), times_alpha(o.values(), alpha).to(self.dtype()), true);
+}
+
+// The result r of an in-place op written back into sparse self, refusing a result dtype self cannot
+// hold. With same_entries (r has self's indices: a product or quotient by a number) the values
+// change in place, so a detach()ed alias sharing them follows; otherwise self takes r's contents.
+const Tensor& assign_result(const Tensor& self, const Tensor& r, bool same_entries) {
+  auto& rs = impl_of(r);
+  EMBER_CHECK(can_cast(rs.values().dtype(), self.dtype()), "result type ", dtype_name(rs.values().dtype()),
+              " can't be cast to the desired output type ", dtype_name(self.dtype()));
+  auto& ss = impl_of(self);
+  if (same_entries) {
+    autograd::AutoGradMode no_grad(false);
+    ss.values().copy_(rs.values());
+    self.impl()->bump_version();
+  } else {
+    ss.set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
+  }
+  return self;
 }
 
 // The values of sparse `sp` times (or divided by) dense `dense`: a 0-d tensor (or Python number)
@@ -169,11 +190,9 @@ Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
               a.sparse_dim(), " and ", b.sparse_dim());
   autograd::AutoGradMode no_grad(false);
   ScalarType t = promote_types(self.dtype(), other.dtype());
-  Tensor bv = b.values();
-  if (!(alpha.is_integral(true) && alpha.to_long() == 1)) bv = ember::mul(bv, scalar_to_tensor(alpha));
   // the union of the entries: duplicates add up when coalesced
   Tensor indices = ember::cat({a.indices(), b.indices()}, 1);
-  Tensor values = ember::cat({a.values().to(t), bv.to(t)}, 0);
+  Tensor values = ember::cat({a.values().to(t), times_alpha(b.values(), alpha).to(t)}, 0);
   return make_coo(indices, values, self.sizes(), false);
 }
 
@@ -187,13 +206,7 @@ const Tensor& add_(const Tensor& self, const Tensor& other, const Scalar& alpha)
     return self;
   }
   EMBER_CHECK(other.is_sparse(), "add_(sparse, dense) is not supported. Use add_(dense, sparse) instead.");
-  EMBER_CHECK(can_cast(promote_types(self.dtype(), other.dtype()), self.dtype()), "result type ",
-              dtype_name(promote_types(self.dtype(), other.dtype())), " can't be cast to the desired output type ",
-              dtype_name(self.dtype()));
-  Tensor r = sparse::add(self, other, alpha);
-  auto& rs = impl_of(r);
-  impl_of(self).set_contents(rs.indices(), rs.values().to(self.dtype()), false);
-  return self;
+  return assign_result(self, sparse::add(self, other, alpha), false);
 }
 
 namespace {
@@ -234,19 +247,7 @@ Tensor mul(const Tensor& self, const Tensor& other) {
 const Tensor& mul_(const Tensor& self, const Tensor& other) {
   EMBER_CHECK_KIND(self.is_sparse(), NotImplemented, "mul_: multiplying a dense tensor in place by a sparse COO one "
                    "is not supported; use mul()");
-  Tensor r = sparse::mul(self, other);
-  auto& rs = impl_of(r);
-  EMBER_CHECK(can_cast(rs.values().dtype(), self.dtype()), "result type ", dtype_name(rs.values().dtype()),
-              " can't be cast to the desired output type ", dtype_name(self.dtype()));
-  auto& ss = impl_of(self);
-  if (!other.is_sparse() && other.dim() == 0) {  // by a number: in place on the values (shared with detach())
-    autograd::AutoGradMode no_grad(false);
-    ss.values().copy_(rs.values());
-    self.impl()->bump_version();
-    return self;
-  }
-  ss.set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
-  return self;
+  return assign_result(self, sparse::mul(self, other), !other.is_sparse() && other.dim() == 0);
 }
 
 Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
@@ -263,19 +264,7 @@ Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_vi
 }
 
 const Tensor& div_(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
-  Tensor r = sparse::div(self, other, rounding_mode);
-  auto& rs = impl_of(r);
-  EMBER_CHECK(can_cast(rs.values().dtype(), self.dtype()), "result type ", dtype_name(rs.values().dtype()),
-              " can't be cast to the desired output type ", dtype_name(self.dtype()));
-  auto& ss = impl_of(self);
-  if (ss.nnz() == rs.nnz() && !rounding_mode) {  // same entries: in place on the values (shared with detach())
-    autograd::AutoGradMode no_grad(false);
-    ss.values().copy_(rs.values());
-    self.impl()->bump_version();
-    return self;
-  }
-  ss.set_contents(rs.indices(), rs.values().to(self.dtype()), rs.coalesced());
-  return self;
+  return assign_result(self, sparse::div(self, other, rounding_mode), !rounding_mode);
 }
 
 Tensor neg(const Tensor& self) {

@@ -9,6 +9,7 @@ from .. import _C
 from .. import _tensor
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
+from ..sparse import _from_parts
 
 _strategy = ["file_descriptor"]  # mutable cell: set_sharing_strategy writes it
 
@@ -99,10 +100,6 @@ def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_
     return _finish(t, cls, requires_grad)
 
 
-def _rebuild_sparse_coo(indices, values, size, coalesced):
-    return _C._ops._sparse_coo_tensor(indices, values, list(size), is_coalesced=coalesced)
-
-
 def reduce_tensor(t):
     if t.requires_grad and not t.is_leaf:
         raise RuntimeError(
@@ -110,7 +107,7 @@ def reduce_tensor(t):
             "crossing process boundaries.  If you just want to transfer the data, call detach() on the tensor "
             "before serializing (e.g., putting it on the queue).")
     if t.is_sparse:  # its indices and values travel as tensors of their own (shared memory)
-        return _rebuild_sparse_coo, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced())
+        return _from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced())
     share_memory_(t)
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))

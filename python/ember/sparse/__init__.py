@@ -47,6 +47,12 @@ def sparse_coo_tensor(indices, values=None, size=None, *, dtype=None, device=Non
     return out
 
 
+def _from_parts(indices, values, size, coalesced=None):
+    """A sparse COO tensor rebuilt from its parts (pickles, checkpoints, other processes), checked: an
+    index outside size raises here instead of being read later."""
+    return _ops._sparse_coo_tensor(indices, values, list(size), is_coalesced=coalesced)
+
+
 def mm(mat1, mat2, reduce="sum"):
     """sparse [n, m] @ strided [m, k]: a strided [n, k] (differentiable in mat2)."""
     if reduce != "sum":
