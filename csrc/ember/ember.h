@@ -7,6 +7,7 @@
 #include "ember/core/operators.h"
 #include "ember/core/scalar_overloads.h"
 #include "ember/core/tensor.h"
+#include "ember/cuda/cuda.h"
 #include "ember/data/data.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/module.h"

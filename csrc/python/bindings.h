@@ -16,6 +16,7 @@ void bind_shm(nanobind::module_& m);
 void bind_jit(nanobind::module_& m);
 void bind_distributed(nanobind::module_& m);  // distributed_bindings.cpp
 void bind_amp(nanobind::module_& m);  // amp_bindings.cpp: autocast state
+void bind_cuda(nanobind::module_& m);  // cuda_bindings.cpp: ember.cuda's devices, memory, streams, events
 
 nanobind::object scalar_to_python(const Scalar& s);
 nanobind::object tensor_tolist(const Tensor& t);

@@ -5,6 +5,8 @@
 #include <exception>
 #include <new>
 
+#include "ember/alloc/caching_allocator.h"
+
 namespace nb = nanobind;
 
 namespace ember::py {
@@ -22,7 +24,20 @@ PyObject* python_exception_type(ErrorKind kind) {
   return PyExc_RuntimeError;  // a value outside the enum
 }
 
-void set_python_error(const Error& e) { PyErr_SetString(python_exception_type(e.kind()), e.what()); }
+namespace {
+PyObject* g_oom_type = nullptr;  // ember.OutOfMemoryError, once ember.cuda has set it
+}  // namespace
+
+void set_out_of_memory_type(PyObject* type) {
+  Py_XINCREF(type);
+  Py_XDECREF(g_oom_type);
+  g_oom_type = type;
+}
+
+void set_python_error(const Error& e) {
+  if (g_oom_type && dynamic_cast<const OutOfMemoryError*>(&e)) return PyErr_SetString(g_oom_type, e.what());
+  PyErr_SetString(python_exception_type(e.kind()), e.what());
+}
 
 void set_python_error() {
   try {

@@ -11,7 +11,11 @@ namespace ember::py {
 // The Python exception type raised for an ember::Error of this kind (a borrowed reference).
 PyObject* python_exception_type(ErrorKind kind);
 
-// Set the Python error indicator from `e`: its kind's type, its message.
+// The Python type for ember::OutOfMemoryError (a RuntimeError subclass); until set, RuntimeError.
+void set_out_of_memory_type(PyObject* type);
+
+// Set the Python error indicator from `e`: its kind's type (an out-of-memory error: the type set
+// above), its message.
 void set_python_error(const Error& e);
 
 // Set the Python error indicator from the exception being handled; call only inside a catch block.

@@ -199,6 +199,7 @@ NB_MODULE(_C, m) {
   py::bind_jit(m);
   py::bind_distributed(m);
   py::bind_amp(m);
+  py::bind_cuda(m);
   nb::module_ ops = m.def_submodule("_ops", "generated op functions");
   add_functions(ops, ember_generated_functions);
   add_functions(ops, extra_functions);

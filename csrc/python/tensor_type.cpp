@@ -331,7 +331,7 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("dtype", [](const Tensor& t) { return nb::borrow(wrap_dtype(t.dtype())); }, "The element type.")
       .def_prop_ro("device", [](const Tensor& t) { return t.device(); }, "The device the data lives on.")
       .def_prop_ro("ndim", &Tensor::dim, "Number of dimensions.")
-      .def_prop_ro("is_cuda", [](const Tensor& t) { return !t.device().is_cpu(); },
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().type == DeviceType::CUDA; },
           "True when the data lives on a CUDA device.")
       .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); },
           "True when the data lives on the CPU.")
@@ -393,7 +393,7 @@ void bind_tensor(nb::module_& m) {
       .def("tolist", [](const Tensor& t) {
         if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(t, "Tensor.tolist()");
         jit::TracePause pause;  // its item() reads are covered by the guard above
-        return tensor_tolist(t);
+        return tensor_tolist(t.device().is_cpu() ? t : t.to(Device()));  // one copy, not one per item
       }, "The data as (nested) Python lists of numbers.")
       .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
       .def("_use_count", [](const Tensor& t) { return t.use_count(); })

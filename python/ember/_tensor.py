@@ -90,6 +90,30 @@ class _NumpyBridge:
         }
 
 
+_TO_DEVICE = []  # the autograd Function, made on first use (ember.autograd imports this module)
+
+
+def _to_device(t, device, dtype, copy):
+    """t on another device (and dtype); the gradient flows back to t's device and dtype."""
+    if not t.requires_grad:
+        return _C._to_device(t, device, dtype, copy)
+    if not _TO_DEVICE:
+        from .autograd.function import Function
+
+        class ToDevice(Function):
+            @staticmethod
+            def forward(ctx, x, device, dtype, copy):
+                ctx.src = (x.device, x.dtype)
+                return _C._to_device(x, device, dtype, copy)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return _C._to_device(grad, ctx.src[0], ctx.src[1], False), None, None, None
+
+        _TO_DEVICE.append(ToDevice)
+    return _TO_DEVICE[0].apply(t, device, dtype, copy)
+
+
 class Tensor(_C.TensorBase):
     """A multi-dimensional array with a dtype, a device and autograd support."""
     # NumPy defers binary operators to tensors (np.float64(2) + t is a Tensor), as with PyTorch
@@ -248,6 +272,9 @@ class Tensor(_C.TensorBase):
         import numpy as np
         if self.is_sparse:
             raise TypeError("can't convert Sparse layout tensor to numpy. Use Tensor.to_dense() first.")
+        if self.device.type != "cpu":
+            raise TypeError(f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to copy the "
+                            "tensor to host memory first.")
         if getattr(self, "requires_grad", False) and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.dtype is _C.bfloat16:
@@ -305,7 +332,7 @@ class Tensor(_C.TensorBase):
             elif isinstance(a, (str, _C.device)):
                 device = a
             elif isinstance(a, _C.TensorBase):
-                dtype = a.dtype
+                dtype, device = a.dtype, a.device
             elif isinstance(a, numbers.Integral) and not isinstance(a, bool):
                 # an int is a device index (an accelerator), as in PyTorch
                 raise RuntimeError("Cannot access accelerator device when none is available.")
@@ -320,8 +347,9 @@ class Tensor(_C.TensorBase):
             copy = flags[1]
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
-            if d.type != "cpu":
-                _utils._check_device_available(d)
+            here = self.device
+            if d.type != here.type or (d.index is not None and d.index != here.index):
+                return _to_device(self, d, dtype, copy)
         r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
         return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
 
@@ -331,8 +359,8 @@ class Tensor(_C.TensorBase):
         return self if r._is_same(self) else r
 
     def cpu(self, memory_format=None):
-        """The tensor on the CPU (itself: Ember tensors live there)."""
-        return self
+        """The tensor on the CPU (itself when it is there already)."""
+        return self if self.device.type == "cpu" else self.to("cpu")
 
     # torch.polygamma(n, x) takes the order first; the method form is x.polygamma(n)
     def polygamma(self, n):
@@ -361,7 +389,15 @@ class Tensor(_C.TensorBase):
 
     def get_device(self):
         """The device index: -1 for CPU tensors."""
-        return -1  # a CPU tensor's device index, as PyTorch's
+        d = self.device
+        return -1 if d.type == "cpu" else (d.index if d.index is not None else 0)
+
+    def record_stream(self, stream):
+        """Mark the tensor's memory as used on `stream` too: the caching allocator does not reuse it
+        before the work queued on that stream up to the tensor's release has finished."""
+        if not self.is_cuda:
+            raise RuntimeError(f"record_stream: expected a CUDA tensor, got one on {self.device}")
+        _C._cuda_record_stream(self, stream.cuda_stream, stream.device_index)
 
     def type(self, dtype=None):
         """The type name as a string, or a conversion to the given tensor type."""

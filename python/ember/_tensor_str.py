@@ -260,6 +260,9 @@ def _str(t, tensor_contents=None):
     indent = len(prefix)
     data = t.detach() if hasattr(t, "detach") else t
     suffixes = []
+    if data.device.type != "cpu":  # first, as PyTorch's; the values print from a host copy
+        suffixes.append(f"device='{data.device}'")
+        data = data.cpu()
     default_dtype = _C.get_default_dtype()
     default_complex = _C.complex128 if default_dtype == _C.float64 else _C.complex64
     if data.is_sparse:

@@ -61,10 +61,12 @@ def set_default_dtype(d):
 
 
 def _check_device_available(d):
-    """Python tensors live on the CPU until a device backend is bound to Python (the CUDA issue)."""
-    if d.type == "cuda":
-        raise AssertionError("Ember not compiled with CUDA enabled")  # PyTorch's CPU-only build error
-    raise RuntimeError(f"no backend is registered for device type '{d.type}'")
+    """For the Python-level constructors that build on the CPU: a device other than the CPU raises
+    PyTorch's error when it cannot be used (AssertionError on a build without CUDA, RuntimeError without
+    a GPU), and NotImplementedError when it can, rather than quietly building on the CPU."""
+    _C._check_device(d)
+    raise NotImplementedError(f"this constructor builds on the CPU only: create the tensor there and move it "
+                              f"with .to('{d}')")
 
 
 def as_tensor(data, dtype=None, device=None):

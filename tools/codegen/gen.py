@@ -382,6 +382,38 @@ def sparse_guard(op, name, mode):
     return [f"  if (EMBER_UNLIKELY({cond})) ::ember::sparse::unsupported(\"{name}\");"]
 
 
+# Ops that may take CUDA tensors: their bodies reach device memory only through TensorIter, kernel
+# stubs (a device without an entry raises NotImplementedError), views, item()/host_int64_values (which
+# copy to the host first) and other ops (each guarded itself). Every other op's entry refuses CUDA
+# arguments, so a body that loops over host pointers never sees device memory. An op opts in or out
+# with ops.yaml's `cuda: yes|no`; by default the generated elementwise ops (`kernel:`) and the bodies
+# in these files are in.
+CUDA_BODY_FILES = {"ops/views.cpp", "ops/elementwise.cpp", "ops/copy.cpp", "ops/creation.cpp", "ops/reduce.cpp",
+                   "ops/overloads.cpp", "ops/shape_ops.cpp"}
+
+
+def cuda_capable(op):
+    flag = op.entry.get("cuda")
+    if flag is not None:
+        assert flag in (True, False), f"{op.entry['func']}: cuda: must be yes or no"
+        return flag
+    return bool(op.kernel) or op.entry.get("body") in CUDA_BODY_FILES
+
+
+def cuda_guard(op, name, mode):
+    """The line that refuses CUDA arguments of an op without a CUDA path (one not-taken branch)."""
+    if cuda_capable(op):
+        return []
+    single = [p.name for p in op.params if p.type in ("Tensor", "Tensor?")]
+    lists = [p.name for p in op.params if p.type == "Tensor[]"]
+    if mode == "out":
+        single = single + [n.strip() for n in op.out_names().split(",")]
+    if not single and not lists:
+        return []
+    cond = " || ".join([f"{n}.is_cuda()" for n in single] + [f"::ember::any_cuda({n})" for n in lists])
+    return [f"  if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", ::ember::Device(::ember::DeviceType::CUDA));"]
+
+
 def record_line(op, name):
     """Opens the profiler's range for an op entry (ember/profiler/profiler.h): one branch when off."""
     return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
@@ -449,8 +481,14 @@ def gen_ops_cpp(ops, out):
          '#include "ember/profiler/profiler.h"', '#include "ember/jit/tracer.h"',
          '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"',
          '#include "ember/autograd/autocast.h"',
-         '#include "ember/sparse/sparse_ops.h"', "",
-         "namespace ember {", "namespace autograd::generated {"]
+         '#include "ember/sparse/sparse_ops.h"', '#include "ember/kernels/registry.h"', "",
+         "namespace ember {",
+         "// whether any tensor of a list is on a CUDA device (cuda_guard's test for Tensor[] arguments)",
+         "static inline bool any_cuda(TensorList ts) {",
+         "  for (const Tensor& t : ts)",
+         "    if (t.is_cuda()) return true;",
+         "  return false;",
+         "}", "namespace autograd::generated {"]
     for op in ops:
         if op.node:
             o.append(ag.gen_node(op))
@@ -467,15 +505,16 @@ def gen_ops_cpp(ops, out):
         autocast_fn, autocast_check = autocast_prelude(op)
         if autocast_fn:
             o.append(autocast_fn)
-        guard = sparse_guard(op, op.name, "functional")
+        guard = sparse_guard(op, op.name, "functional") + cuda_guard(op, op.name, "functional")
         o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
                               [record_line(op, op.name)] + guard + body, autocast_check))
         if op.inplace:
             body = ([record_line(op, op.name + "_")] + sparse_guard(op, op.name + "_", "inplace")
+                    + cuda_guard(op, op.name + "_", "inplace")
                     + ag.inplace_body(op, f"native::{op.name}_({names})"))
             o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))
         if op.out:
-            body = ([record_line(op, op.name)] + sparse_guard(op, op.name, "out")
+            body = ([record_line(op, op.name)] + sparse_guard(op, op.name, "out") + cuda_guard(op, op.name, "out")
                     + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})"))
             o.extend(traced_entry(op, op.out_ret(), op.name + "_out", op.cpp_params(False, prefix=op.out_prefix()),
                                   f"{op.out_names()}, {names}", "Out", body))

@@ -27,6 +27,13 @@ class EMBER_API Allocator {
   // nbytes on this allocator's device (nbytes == 0 may give a null data pointer); raises when it
   // cannot (ErrorKind::Runtime with the size asked for).
   virtual DataPtr allocate(size_t nbytes) = 0;
+  // The same on one device of this type (device.index; -1: the current one). The DataPtr's device
+  // says where the memory is. Backends with one device need not override it.
+  virtual DataPtr allocate_on(size_t nbytes, Device device) {
+    DataPtr p = allocate(nbytes);
+    p.device = device;
+    return p;
+  }
   // Copy nbytes from src to dst where one side is this allocator's device and the other is this
   // device or the CPU. Ordered with the current stream of the device (core/stream.h).
   virtual void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) = 0;

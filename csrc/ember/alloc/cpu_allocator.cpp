@@ -201,7 +201,11 @@ bool allocator_registered(DeviceType type) {
 
 Allocator* get_allocator(DeviceType type) {
   Allocator* a = g_allocators[int(type)].load(std::memory_order_acquire);
-  if (EMBER_UNLIKELY(!a)) Device(type).check_available();  // raises PyTorch's error for the type
+  if (EMBER_UNLIKELY(!a)) {
+    Device(type).check_available();  // raises PyTorch's error for the type, or registers (CUDA)
+    a = g_allocators[int(type)].load(std::memory_order_acquire);
+    EMBER_CHECK(a, "no allocator is registered for device type '", device_type_name(type), "'");
+  }
   return a;
 }
 

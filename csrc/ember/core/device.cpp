@@ -4,6 +4,7 @@
 
 #include "ember/alloc/allocator.h"
 #include "ember/core/error.h"
+#include "ember/cuda/cuda.h"
 
 namespace ember {
 
@@ -36,8 +37,9 @@ const char* device_type_name(DeviceType t) {
 }
 
 void Device::check_available() const {
-  if (is_cpu() || allocator_registered(type)) return;
-  EMBER_CHECK_KIND(type != DeviceType::CUDA, Assertion, "Ember not compiled with CUDA enabled");
+  if (is_cpu()) return;
+  if (type == DeviceType::CUDA) return cuda::lazy_init(index);  // raises without a GPU or CUDA build
+  if (allocator_registered(type)) return;
   EMBER_FAIL(Runtime, "no backend is registered for device type '", device_type_name(type), "'");
 }
 

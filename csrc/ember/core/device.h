@@ -24,8 +24,9 @@ struct EMBER_API Device {
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   bool operator!=(const Device& o) const { return !(*this == o); }
   std::string str() const;
-  // Raises unless a backend for this device type is registered; for CUDA, what PyTorch's CPU-only
-  // build raises: AssertionError, "... not compiled with CUDA enabled".
+  // Raises unless a backend for this device type is registered. CUDA registers on first use: a
+  // CPU-only build raises PyTorch's AssertionError "... not compiled with CUDA enabled", a CUDA build
+  // without a GPU a RuntimeError, and so does an index beyond the GPUs there are.
   void check_available() const;
 };
 inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }

@@ -17,8 +17,7 @@ intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
   }
   Allocator* a = get_allocator(device.type);  // raises for a device type with no backend
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
-  s->mem_ = a->allocate(nbytes);
-  s->mem_.device = device;  // keeps the index the caller asked for ("cuda:1")
+  s->mem_ = a->allocate_on(nbytes, device);  // "cuda" becomes the current device's index
   s->nbytes_ = nbytes;
   s->allocator_ = a;
   return s;
@@ -47,8 +46,7 @@ void StorageImpl::replace_memory(void* data, Deleter deleter, void* ctx) {
 
 void StorageImpl::reset_memory(size_t nbytes) {
   EMBER_CHECK(owns_memory(), "Trying to resize storage that is not resizable");
-  DataPtr fresh = allocator_->allocate(nbytes);
-  fresh.device = mem_.device;
+  DataPtr fresh = allocator_->allocate_on(nbytes, mem_.device);
   if (mem_.data && fresh.data)
     allocator_->copy_data(fresh.data, fresh.device, mem_.data, mem_.device, std::min(nbytes, nbytes_));
   free_memory();

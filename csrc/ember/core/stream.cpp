@@ -51,7 +51,9 @@ std::atomic<StreamBackend*> g_backends[kNumDeviceTypes] = {{&g_cpu_streams}, {nu
 StreamBackend& stream_backend(DeviceType type) {
   StreamBackend* b = g_backends[int(type)].load(std::memory_order_acquire);
   if (EMBER_UNLIKELY(!b)) {
-    Device(type).check_available();
+    Device(type).check_available();  // a backend registered on first use (CUDA) is there after this
+    b = g_backends[int(type)].load(std::memory_order_acquire);
+    if (b) return *b;
     EMBER_FAIL(Runtime, "no stream backend is registered for device type '", device_type_name(type), "'");
   }
   return *b;

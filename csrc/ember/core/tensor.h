@@ -103,6 +103,7 @@ class EMBER_API Tensor {
   bool is_contiguous() const { return impl_->is_contiguous(); }
   // a sparse COO tensor (ember/sparse/sparse_tensor.h); false for an undefined one
   bool is_sparse() const { return impl_ && impl_->layout() != Layout::Strided; }
+  bool is_cuda() const { return impl_ && impl_->is_cuda(); }
   bool is_floating_point() const { return is_floating(dtype()); }
   void* data_ptr() const { return impl_->data(); }
   template <class T> T* data_ptr() const;

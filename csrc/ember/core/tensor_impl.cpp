@@ -9,6 +9,7 @@ namespace ember {
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
     : storage_(std::move(storage)), dtype_(dtype) {
+  on_cuda_ = storage_ && storage_->device().type == DeviceType::CUDA;
   set_sizes_and_strides(sizes, strides, storage_offset);
 }
 

@@ -50,7 +50,13 @@ class EMBER_API TensorImpl : public RefCounted {
   Layout layout() const { return layout_; }
 
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
-  void set_storage(Storage s) { storage_ = std::move(s); }
+  void set_storage(Storage s) {
+    storage_ = std::move(s);
+    on_cuda_ = storage_ && storage_->device().type == DeviceType::CUDA;
+  }
+  // On a CUDA device: the generated op entries refuse such tensors for ops without a CUDA path
+  // (a flag beside the layout, so the check costs one byte load on the CPU's per-op path).
+  bool is_cuda() const { return on_cuda_; }
   void set_dtype(ScalarType t) { dtype_ = t; }
 
   // See Note [Version counter sharing]
@@ -81,6 +87,7 @@ class EMBER_API TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
+  bool on_cuda_ = false;
   Layout layout_ = Layout::Strided;
   mutable intrusive_ptr<VersionCounter> version_;
   std::unique_ptr<AutogradMetaBase> autograd_meta_;

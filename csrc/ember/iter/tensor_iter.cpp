@@ -274,6 +274,17 @@ void TensorIter::compute_device(TensorIterConfig& cfg) {
       fail_device_mismatch(cfg.name, device_, d);
     }
   }
+  // A GPU kernel cannot read a CPU scalar's memory: it rides along as a device copy (still a wrapped
+  // number for type promotion). PyTorch passes such scalars as kernel arguments, which saves the copy.
+  if (EMBER_UNLIKELY(device_.type == DeviceType::CUDA)) {
+    for (int i = 0; i < cfg.ninputs; i++) {
+      Tensor& in = cfg.inputs[i];
+      if (!in.defined() || !in.device().is_cpu()) continue;
+      const bool wrapped = in.impl()->is_wrapped_number();
+      in = in.to(device_);
+      in.impl()->set_wrapped_number(wrapped);
+    }
+  }
 }
 
 void TensorIter::compute_types(TensorIterConfig& cfg) {

@@ -206,6 +206,7 @@ const Tensor& mean_out(const Tensor& out, const Tensor& self, OptionalIntArrayRe
 // sums they don't split into the real view's parts. The products are PyTorch's textbook ones.
 namespace {
 Tensor complex_products(const Tensor& x, int64_t dim, bool running) {
+  if (EMBER_UNLIKELY(!x.device().is_cpu())) no_kernel_for(running ? "cumprod" : "prod", x.device());  // host loops
   Tensor moved = x.movedim({dim}, {-1}).contiguous();
   DimVector out_sizes(moved.sizes());
   if (!running) out_sizes.pop_back();

@@ -1,7 +1,8 @@
-"""ember.cuda on a CPU-only build: the names a PyTorch program touches, behaving as PyTorch's CPU
-build does. Queries answer "no GPU" (is_available() False, device_count() 0, memory counters 0),
-seeding is a no-op, and anything that needs a device raises AssertionError("... not compiled with
-CUDA enabled"), the error PyTorch raises there."""
+"""ember.cuda: GPUs through Ember's CUDA backend (csrc/ember/cuda/): devices, the caching allocator's
+statistics, streams and events. On a build without CUDA the names behave as PyTorch's CPU build:
+queries answer "no GPU" (is_available() False, device_count() 0, memory counters 0) and anything that
+needs a device raises AssertionError("... not compiled with CUDA enabled"); on a CUDA build without a
+GPU they raise PyTorch's RuntimeError ("Found no NVIDIA driver ..." / "No CUDA GPUs are available")."""
 from collections import OrderedDict
 
 from .. import _C
@@ -13,8 +14,9 @@ __all__ = [
     "max_memory_reserved", "memory_stats", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_memory_stats", "mem_get_info", "set_per_process_memory_fraction", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "get_rng_state_all", "set_rng_state",
-    "set_rng_state_all", "current_stream", "default_stream", "stream", "Stream", "Event", "StreamContext", "device",
-    "device_of", "OutOfMemoryError", "amp",
+    "set_rng_state_all", "current_stream", "default_stream", "set_stream", "stream", "Stream", "ExternalStream",
+    "Event", "StreamContext", "device", "device_of", "OutOfMemoryError", "amp", "memory_summary", "memory_snapshot",
+    "memory_stats_as_nested_dict", "memory_cached", "max_memory_cached", "reset_max_memory_cached",
 ]
 
 _NOT_COMPILED = "Ember not compiled with CUDA enabled"
@@ -22,50 +24,63 @@ default_generators = ()
 
 
 class OutOfMemoryError(RuntimeError):
-    """Raised when a device runs out of memory (never, without a device)."""
+    """A device ran out of memory, even after the caching allocator released its cache. The message
+    says how much was asked for, allocated, reserved and free, and how much of the reserve is
+    fragmentation."""
 
 
-def _lazy_init():
-    raise AssertionError(_NOT_COMPILED)
+_C._set_out_of_memory_type(OutOfMemoryError)
 
 
 def _is_compiled():
-    return False
+    """Whether this build has the CUDA backend."""
+    return _C._cuda_is_compiled()
+
+
+def _lazy_init():
+    """Start CUDA: PyTorch's errors without a CUDA build (AssertionError) or without a GPU (RuntimeError)."""
+    if not _is_compiled():
+        raise AssertionError(_NOT_COMPILED)
+    _C._cuda_init()
 
 
 def is_available():
-    """Whether CUDA can be used: always False in Ember."""
-    return False
+    """Whether CUDA can be used: a CUDA build, a driver and at least one GPU."""
+    return _C._cuda_is_available()
 
 
 def is_initialized():
-    """Whether CUDA was initialized: always False in Ember."""
-    return False
+    """Whether CUDA has been started in this process."""
+    return _C._cuda_is_initialized()
 
 
 def device_count():
-    """Number of CUDA devices: 0 in Ember."""
-    return 0
+    """Number of CUDA devices (0 without a driver or GPU)."""
+    return _C._cuda_device_count()
 
 
 def init():
-    """Initialize CUDA; raises, as Ember is built without CUDA."""
+    """Start CUDA now rather than at first use; raises without a GPU."""
     _lazy_init()
 
 
 def is_bf16_supported(including_emulation=True):
-    """Whether a CUDA device supports bfloat16: False without CUDA."""
-    return False
+    """Whether the current GPU supports bfloat16 (compute capability 8.0 and up, or emulated)."""
+    if not is_available():
+        return False
+    return including_emulation or get_device_capability()[0] >= 8
 
 
 def get_arch_list():
-    """CUDA architectures the build supports: none."""
-    return []
+    """CUDA architectures this build has code for, e.g. ['sm_90']."""
+    if not is_available():
+        return []
+    return ["sm_90"]
 
 
 def get_gencode_flags():
-    """NVCC gencode flags of the build: empty."""
-    return ""
+    """NVCC gencode flags of the build."""
+    return " ".join(f"-gencode compute={a.replace('sm', 'compute')},code={a}" for a in get_arch_list())
 
 
 def _device_index(device, optional=False):
@@ -87,198 +102,400 @@ def _device_index(device, optional=False):
     return int(device)
 
 
-# ---- devices: every query about a particular device needs CUDA
-def current_device():
-    """Index of the current CUDA device; raises without CUDA."""
+def _checked_index(device):
+    """The index of `device` (None: the current one), AssertionError("Invalid device id") beyond the GPUs."""
     _lazy_init()
+    idx = _device_index(device, optional=True)
+    if idx < 0 or idx >= device_count():
+        raise AssertionError("Invalid device id")
+    return idx
+
+
+# ---- devices
+def current_device():
+    """Index of the current CUDA device."""
+    _lazy_init()
+    return _C._cuda_current_device()
 
 
 def set_device(device):
-    """Select the current CUDA device; raises without CUDA."""
-    if _device_index(device) >= 0:  # a negative index is a no-op, as in PyTorch
+    """Select the current CUDA device (a negative index is a no-op, as in PyTorch)."""
+    idx = _device_index(device)
+    if idx >= 0:
         _lazy_init()
+        _C._cuda_set_device(idx)
 
 
-def get_device_name(device=None):
-    """Name of a CUDA device; raises without CUDA."""
-    _lazy_init()
+class _CudaDeviceProperties:
+    """What get_device_properties() returns (torch._C._CudaDeviceProperties' fields)."""
 
+    def __init__(self, d):
+        self.__dict__.update(d)
 
-def get_device_capability(device=None):
-    """Compute capability of a CUDA device; raises without CUDA."""
-    _lazy_init()
+    def __repr__(self):
+        return (f"_CudaDeviceProperties(name='{self.name}', major={self.major}, minor={self.minor}, "
+                f"total_memory={self.total_memory // (1024 * 1024)}MB, "
+                f"multi_processor_count={self.multi_processor_count}, uuid={self.uuid}, "
+                f"L2_cache_size={self.L2_cache_size // (1024 * 1024)}MB)")
 
 
 def get_device_properties(device=None):
-    """Properties of a CUDA device; raises without CUDA."""
-    _lazy_init()
+    """Name, compute capability, memory and multiprocessor count of a CUDA device."""
+    return _CudaDeviceProperties(_C._cuda_get_device_properties(_checked_index(device)))
+
+
+def get_device_name(device=None):
+    """Name of a CUDA device, e.g. 'NVIDIA H200'."""
+    return get_device_properties(device).name
+
+
+def get_device_capability(device=None):
+    """Compute capability (major, minor) of a CUDA device, e.g. (9, 0)."""
+    p = get_device_properties(device)
+    return (p.major, p.minor)
 
 
 def synchronize(device=None):
-    """Wait for CUDA work to finish; raises without CUDA."""
+    """Wait until every kernel queued on a CUDA device has finished."""
     _lazy_init()
+    _C._cuda_synchronize(_device_index(device, optional=True))
 
 
 def ipc_collect():
-    """Free CUDA memory held for IPC; raises without CUDA."""
+    """Free CUDA memory held for IPC (Ember shares none between processes)."""
     _lazy_init()
 
 
 def mem_get_info(device=None):
-    """Free and total CUDA memory; raises without CUDA."""
+    """(free, total) bytes of a CUDA device, as the driver reports them."""
     _lazy_init()
+    return tuple(_C._cuda_mem_get_info(_device_index(device, optional=True)))
 
 
 def set_per_process_memory_fraction(fraction, device=None):
-    """Cap this process's share of CUDA memory; raises without CUDA."""
+    """Cap this process's share of CUDA memory (not supported by Ember's allocator yet)."""
     _lazy_init()
+    if not isinstance(fraction, float) or not 0 <= fraction <= 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    raise NotImplementedError("set_per_process_memory_fraction: Ember's CUDA allocator has no memory cap yet")
 
 
-def current_stream(device=None):
-    """The current CUDA stream; raises without CUDA."""
-    _lazy_init()
-
-
-def default_stream(device=None):
-    """The default CUDA stream; raises without CUDA."""
-    _lazy_init()
-
-
-# ---- the caching allocator: never initialised, so it holds nothing
+# ---- the caching allocator
 def empty_cache():
-    """Nothing is cached without CUDA: a no-op, as PyTorch's when CUDA was never initialised."""
+    """Return the allocator's cached, unused blocks to the device (visible in nvidia-smi).
+    Before CUDA has started there is nothing to release: a no-op, as in PyTorch."""
+    if is_initialized():
+        _C._cuda_empty_cache()
 
 
 def memory_stats(device=None):
-    """CUDA allocator statistics: empty without CUDA."""
-    return OrderedDict()
+    """The caching allocator's statistics, under PyTorch's keys ("allocated_bytes.all.current",
+    "num_device_alloc", ...); empty before CUDA has started."""
+    if not is_initialized():
+        return OrderedDict()
+    stats = _C._cuda_memory_stats(_device_index(device, optional=True))
+    return OrderedDict(sorted(stats.items()))
+
+
+def memory_stats_as_nested_dict(device=None):
+    """memory_stats() with its dotted keys as nested dicts."""
+    out = {}
+    for key, value in memory_stats(device).items():
+        node = out
+        *path, leaf = key.split(".")
+        for part in path:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def memory_snapshot(device=None):
+    """The allocator's segments and their blocks (address, sizes, state)."""
+    if not is_initialized():
+        return []
+    return _C._cuda_memory_snapshot(_device_index(device, optional=True))
+
+
+def _stat(device, key):
+    return memory_stats(device).get(key, 0)
 
 
 def memory_allocated(device=None):
-    """Bytes of CUDA memory allocated: 0 without CUDA."""
-    return 0
+    """Bytes held by tensors on a CUDA device now."""
+    return _stat(device, "allocated_bytes.all.current")
 
 
 def max_memory_allocated(device=None):
-    """Peak bytes of CUDA memory allocated: 0 without CUDA."""
-    return 0
+    """Peak of memory_allocated() since the start or the last reset_peak_memory_stats()."""
+    return _stat(device, "allocated_bytes.all.peak")
 
 
 def memory_reserved(device=None):
-    """Bytes of CUDA memory reserved: 0 without CUDA."""
-    return 0
+    """Bytes the caching allocator holds from the device (allocated plus cached)."""
+    return _stat(device, "reserved_bytes.all.current")
 
 
 def max_memory_reserved(device=None):
-    """Peak bytes of CUDA memory reserved: 0 without CUDA."""
-    return 0
+    """Peak of memory_reserved()."""
+    return _stat(device, "reserved_bytes.all.peak")
+
+
+def memory_cached(device=None):
+    """Deprecated name of memory_reserved()."""
+    return memory_reserved(device)
+
+
+def max_memory_cached(device=None):
+    """Deprecated name of max_memory_reserved()."""
+    return max_memory_reserved(device)
 
 
 def reset_peak_memory_stats(device=None):
-    """Reset the CUDA allocator's peaks; raises without CUDA."""
+    """Make every statistic's peak its current value."""
     _lazy_init()
+    _C._cuda_reset_peak_memory_stats(_device_index(device, optional=True))
 
 
 def reset_max_memory_allocated(device=None):
-    """Reset the CUDA allocation peak; raises without CUDA."""
-    _lazy_init()
+    """Reset the allocation peak (PyTorch resets every peak here too)."""
+    reset_peak_memory_stats(device)
+
+
+def reset_max_memory_cached(device=None):
+    """Reset the reserve peak (PyTorch resets every peak here too)."""
+    reset_peak_memory_stats(device)
 
 
 def reset_accumulated_memory_stats(device=None):
-    """Reset the CUDA allocator's counters; raises without CUDA."""
+    """Zero the allocated/freed totals and the num_* counters."""
     _lazy_init()
+    _C._cuda_reset_accumulated_memory_stats(_device_index(device, optional=True))
 
 
-# ---- random state: PyTorch queues these until CUDA starts, which it never does here
+def memory_summary(device=None, abbreviated=False):
+    """A short table of the allocator's statistics."""
+    s = memory_stats(device)
+    lines = ["|  CUDA memory summary (Ember caching allocator)", "|" + "-" * 60]
+    for name in ("allocated_bytes", "reserved_bytes", "active_bytes", "inactive_split_bytes", "requested_bytes"):
+        lines.append(f"|  {name:<22} current {s.get(name + '.all.current', 0):>14,}  peak {s.get(name + '.all.peak', 0):>14,}")
+    for name in ("allocation", "segment", "active"):
+        lines.append(f"|  {name:<22} current {s.get(name + '.all.current', 0):>14,}  peak {s.get(name + '.all.peak', 0):>14,}")
+    for name in ("num_device_alloc", "num_device_free", "num_alloc_retries", "num_ooms"):
+        lines.append(f"|  {name:<22} {s.get(name, 0):>14,}")
+    return "\n".join(lines) + "\n"
+
+
+# ---- random state: CUDA tensors have no random kernels yet; the seeds are accepted (PyTorch queues
+# them until CUDA starts)
 def manual_seed(seed):
-    """Seed the current CUDA generator (ignored without CUDA, as in PyTorch)."""
+    """Seed the current CUDA generator."""
     int(seed)
 
 
 def manual_seed_all(seed):
-    """Seed every CUDA generator (ignored without CUDA, as in PyTorch)."""
+    """Seed every CUDA generator."""
     int(seed)
 
 
 def seed():
-    """Seed the current CUDA generator randomly (ignored without CUDA)."""
+    """Seed the current CUDA generator randomly."""
     pass
 
 
 def seed_all():
-    """Seed every CUDA generator randomly (ignored without CUDA)."""
+    """Seed every CUDA generator randomly."""
     pass
 
 
 def initial_seed():
-    """A CUDA generator's initial seed; raises without CUDA."""
+    """A CUDA generator's initial seed (no CUDA generators yet: raises)."""
     _lazy_init()
+    raise NotImplementedError("initial_seed: Ember has no CUDA random number generator yet")
 
 
 def get_rng_state(device="cuda"):
-    """A CUDA generator's state; raises without CUDA."""
+    """A CUDA generator's state (no CUDA generators yet: raises)."""
     _lazy_init()
+    raise NotImplementedError("get_rng_state: Ember has no CUDA random number generator yet")
 
 
 def get_rng_state_all():
-    """Every CUDA generator's state: an empty list."""
+    """Every CUDA generator's state: an empty list (none exist yet)."""
     return []
 
 
 def set_rng_state(new_state, device="cuda"):
-    """Restore a CUDA generator's state (ignored without CUDA)."""
+    """Restore a CUDA generator's state (none exist yet: ignored, as PyTorch before CUDA starts)."""
     pass
 
 
 def set_rng_state_all(new_states):
-    """Restore every CUDA generator's state (none without CUDA)."""
+    """Restore every CUDA generator's state."""
     for state in new_states:
         set_rng_state(state)
 
 
-# ---- streams and events: the names exist, constructing one needs CUDA
+# ---- streams and events
 class Stream:
-    """A CUDA stream; constructing one raises, as Ember is built without CUDA."""
-    def __new__(cls, device=None, priority=0, **kwargs):
-        raise RuntimeError("ember.cuda.Stream requires CUDA support")
+    """A CUDA stream: kernels queued on one run in order; on different streams, concurrently.
+    `with ember.cuda.stream(s):` makes it current for the ops in the block."""
+
+    def __init__(self, device=None, priority=0, stream_id=None, device_index=None, **kwargs):
+        _lazy_init()
+        if stream_id is not None:  # wrap an existing handle (ExternalStream, current_stream())
+            self.cuda_stream, self.device_index = int(stream_id), int(device_index)
+        else:
+            idx = _device_index(device, optional=True)
+            self.cuda_stream, self.device_index = _C._cuda_new_stream(idx, int(priority))
+
+    @property
+    def device(self):
+        return _C.device("cuda", self.device_index)
+
+    def query(self):
+        """Whether every kernel queued on the stream has finished."""
+        return _C._cuda_stream_query(self.cuda_stream, self.device_index)
+
+    def synchronize(self):
+        """Wait until every kernel queued on the stream has finished."""
+        _C._cuda_stream_synchronize(self.cuda_stream, self.device_index)
+
+    def wait_event(self, event):
+        """Make later work on this stream wait for `event` (the host does not wait)."""
+        event.wait(self)
+
+    def wait_stream(self, stream):
+        """Make later work on this stream wait for the work queued on `stream` so far."""
+        self.wait_event(stream.record_event())
+
+    def record_event(self, event=None):
+        """Record an event on this stream (a new one unless given); returns it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (self.cuda_stream, self.device_index) == (other.cuda_stream, other.device_index)
+
+    def __hash__(self):
+        return hash((self.cuda_stream, self.device_index))
+
+    def __repr__(self):
+        return f"<ember.cuda.Stream device=cuda:{self.device_index} cuda_stream={self.cuda_stream:#x}>"
+
+
+class ExternalStream(Stream):
+    """A stream created elsewhere (a cudaStream_t from another library)."""
+
+    def __init__(self, stream_ptr, device=None, **kwargs):
+        idx = _device_index(device, optional=True)
+        super().__init__(stream_id=stream_ptr, device_index=idx)
+
+
+def current_stream(device=None):
+    """The calling thread's current stream on a device."""
+    _lazy_init()
+    sid, idx = _C._cuda_current_stream(_device_index(device, optional=True))
+    return Stream(stream_id=sid, device_index=idx)
+
+
+def default_stream(device=None):
+    """A device's default stream (handle 0)."""
+    _lazy_init()
+    sid, idx = _C._cuda_default_stream(_device_index(device, optional=True))
+    return Stream(stream_id=sid, device_index=idx)
+
+
+def set_stream(stream):
+    """Make `stream` the calling thread's current stream on its device."""
+    if stream is not None:
+        _C._cuda_set_stream(stream.cuda_stream, stream.device_index)
 
 
 class Event:
-    """A CUDA event; constructing one raises, as Ember is built without CUDA."""
-    def __new__(cls, enable_timing=False, blocking=False, interprocess=False, **kwargs):
-        raise RuntimeError("ember.cuda.Event requires CUDA support")
+    """A CUDA event: a point in a stream's work, to wait for, query, or time (enable_timing=True)."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False, **kwargs):
+        _lazy_init()
+        if interprocess:
+            raise NotImplementedError("ember.cuda.Event: interprocess events are not supported")
+        self.enable_timing = bool(enable_timing)
+        self._event = None  # made on the first record(), on that stream's device
+
+    def record(self, stream=None):
+        """Record the event on `stream` (default: the current stream)."""
+        stream = current_stream() if stream is None else stream
+        if self._event is None:
+            self._event = _C._Event("cuda", stream.device_index, self.enable_timing)
+        self._event.record(stream.cuda_stream, stream.device_index)
+
+    def wait(self, stream=None):
+        """Make later work on `stream` (default: the current one) wait for this event."""
+        stream = current_stream() if stream is None else stream
+        if self._event is not None:
+            self._event.wait(stream.cuda_stream, stream.device_index)
+
+    def query(self):
+        """Whether the work before the event has finished (True if never recorded)."""
+        return True if self._event is None else self._event.query()
+
+    def synchronize(self):
+        """Wait on the host until the work before the event has finished."""
+        if self._event is not None:
+            self._event.synchronize()
+
+    def elapsed_time(self, end_event):
+        """Milliseconds between this event and `end_event` (both recorded, with enable_timing)."""
+        if self._event is None or end_event._event is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return self._event.elapsed_time(end_event._event)
+
+    def __repr__(self):
+        return f"<ember.cuda.Event enable_timing={self.enable_timing} recorded={self._event is not None}>"
 
 
 class StreamContext:
-    """Selects a stream within a `with` block; None selects nothing (the only stream there can be here)."""
+    """Makes a stream current for a `with` block (None: no change)."""
 
     def __init__(self, stream):
         self.stream = stream
+        self._prev = None
 
     def __enter__(self):
-        if self.stream is not None:
-            _lazy_init()
+        if self.stream is None:
+            return None
+        self._prev = current_stream(self.stream.device_index)
+        set_stream(self.stream)
+        return self.stream
 
     def __exit__(self, *exc):
+        if self._prev is not None:
+            set_stream(self._prev)
         return False
 
 
 def stream(stream):
-    """Context manager selecting a CUDA stream; entering it with a stream raises without CUDA."""
+    """Context manager making `stream` current for the ops in its block."""
     return StreamContext(stream)
 
 
 class device:
-    """Context manager selecting a CUDA device; a negative index (or None) is a no-op."""
+    """Context manager selecting the current CUDA device; a negative index (or None) is a no-op."""
 
     def __init__(self, device):
         self.idx = -1 if device is None else _device_index(device, optional=True)
+        self.prev_idx = -1
 
     def __enter__(self):
         if self.idx >= 0:
-            raise RuntimeError("Ember was compiled without CUDA support")
+            _lazy_init()
+            self.prev_idx = current_device()
+            if self.prev_idx != self.idx:
+                _C._cuda_set_device(self.idx)
 
     def __exit__(self, *exc):
+        if self.idx >= 0 and self.prev_idx != self.idx:
+            _C._cuda_set_device(self.prev_idx)
         return False
 
 

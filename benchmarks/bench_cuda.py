@@ -1,0 +1,144 @@
+"""Ember vs PyTorch on the same GPU, in one process (issue: CUDA backend part 1): per-op launch
+overhead, elementwise bandwidth, reductions, and the caching allocator's steady state. Prints a table
+of medians and ratios; needs a GPU (scripts/gpu_check.sh runs it), and PyTorch's CUDA build for the
+side-by-side columns.
+
+    python benchmarks/bench_cuda.py [--reps 30]
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import ember
+
+try:
+    import torch
+    HAVE_TORCH = torch.cuda.is_available()
+except Exception:
+    torch, HAVE_TORCH = None, False
+
+
+def median_time(fn, sync, reps, inner=1):
+    """Median seconds of one call of fn over `reps` timed batches of `inner` calls (after warm-up)."""
+    for _ in range(3):
+        fn()
+    sync()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        sync()
+        times.append((time.perf_counter() - t0) / inner)
+    return statistics.median(times)
+
+
+def libs():
+    out = [("ember", ember, ember.cuda.synchronize)]
+    if HAVE_TORCH:
+        out.append(("torch", torch, torch.cuda.synchronize))
+    return out
+
+
+def row(name, unit, values, better="lower"):
+    e = values.get("ember")
+    t = values.get("torch")
+    ratio = ""
+    if e and t:
+        ratio = f"{(t / e if better == 'lower' else e / t):.2f}x"
+    fmt = lambda v: "-" if v is None else f"{v:,.2f}"
+    print(f"| {name:<44} | {unit:<8} | {fmt(e):>12} | {fmt(t):>12} | {ratio:>8} |")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=30)
+    args = ap.parse_args()
+    if not ember.cuda.is_available():
+        print("bench_cuda: no CUDA GPU (ember.cuda.is_available() is False)")
+        return 0
+    print(f"GPU: {ember.cuda.get_device_name()}  (PyTorch {torch.__version__ if torch else 'absent'})")
+    print("ratio: Ember's speed relative to PyTorch's (> 1: Ember faster)\n")
+    print(f"| {'benchmark':<44} | {'unit':<8} | {'ember':>12} | {'torch':>12} | {'ratio':>8} |")
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 14}|{'-' * 14}|{'-' * 10}|")
+
+    # launch overhead: a + b on 4-element tensors, 1000 per timed batch (host-bound)
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(4, device="cuda")
+        b = lib.ones(4, device="cuda")
+        vals[name] = median_time(lambda: a + b, sync, args.reps, inner=1000) * 1e6
+    row("a + b, 4 elements (per-op overhead)", "us", vals)
+
+    # elementwise bandwidth: c = a + b over 256 MiB float32 inputs (3 x 256 MiB moved)
+    n = 64 * 1024 * 1024
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(n, device="cuda")
+        b = lib.ones(n, device="cuda")
+        t = median_time(lambda: a + b, sync, args.reps)
+        vals[name] = 3 * n * 4 / t / 1e9
+        del a, b
+    row("a + b, 256 MiB float32 (bandwidth)", "GB/s", vals, better="higher")
+
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(n, device="cuda")
+        t = median_time(lambda: a.mul_(1.0), sync, args.reps)
+        vals[name] = 2 * n * 4 / t / 1e9
+        del a
+    row("a.mul_(1), 256 MiB float32 (in place)", "GB/s", vals, better="higher")
+
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(n, device="cuda")
+        vals[name] = n * 4 / median_time(lambda: a.sum(), sync, args.reps) / 1e9
+        del a
+    row("a.sum(), 256 MiB float32 (full reduction)", "GB/s", vals, better="higher")
+
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(8192, 8192, device="cuda")
+        vals[name] = 8192 * 8192 * 4 / median_time(lambda: a.sum(1), sync, args.reps) / 1e9
+        vals[name + "_amax"] = 8192 * 8192 * 4 / median_time(lambda: a.amax(0), sync, args.reps) / 1e9
+        del a
+    row("a.sum(1), 8192 x 8192 (rows)", "GB/s", {k: v for k, v in vals.items() if "_" not in k}, better="higher")
+    row("a.amax(0), 8192 x 8192 (columns)", "GB/s", {k[:-5]: v for k, v in vals.items() if k.endswith("_amax")},
+        better="higher")
+
+    vals = {}
+    for name, lib, sync in libs():
+        a = lib.ones(4096, 4096, device="cuda")
+        vals[name] = 2 * 4096 * 4096 * 4 / median_time(lambda: a.t().contiguous(), sync, args.reps) / 1e9
+        del a
+    row("a.t().contiguous(), 4096 x 4096 (transpose)", "GB/s", vals, better="higher")
+
+    # the allocator: device allocations in iterations 2..100 of a training-like loop
+    w = ember.ones(512, 512, device="cuda")
+    counts = []
+    for _ in range(100):
+        h = (w * 2 + 1).relu()
+        s = h.sum(0).sum()
+        del h, s
+        counts.append(ember.cuda.memory_stats()["num_device_alloc"])
+    new_allocs = counts[-1] - counts[0]
+    torch_new = None
+    if HAVE_TORCH:
+        tw = torch.ones(512, 512, device="cuda")
+        tc = []
+        for _ in range(100):
+            h = (tw * 2 + 1).relu()
+            s = h.sum(0).sum()
+            del h, s
+            tc.append(torch.cuda.memory_stats()["num_device_alloc"])
+        torch_new = tc[-1] - tc[0]
+    print(f"| {'cudaMalloc calls in iterations 2..100':<44} | {'count':<8} | {new_allocs:>12} | "
+          f"{'-' if torch_new is None else torch_new:>12} | {'':>8} |")
+    print(f"\npeak allocated: {ember.cuda.max_memory_allocated() / 2**20:.1f} MiB, "
+          f"reserved: {ember.cuda.memory_reserved() / 2**20:.1f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+#pragma once
+// ember::cuda: the CUDA backend's C++ API (what ember.cuda wraps). The backend registers itself for
+// DeviceType::CUDA on first use (lazy_init): an allocator (the caching allocator of
+// alloc/caching_allocator.h over cudaMalloc), a stream backend (core/stream.h) and the kernels of
+// kernels/cuda/. In a build without CUDA every query answers "no GPU" and everything else raises
+// PyTorch's AssertionError "Torch not compiled with CUDA enabled" (here "Ember ...").
+// This header includes no CUDA header: C++ users need no CUDA toolkit to build against it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/alloc/caching_allocator.h"
+#include "ember/core/device.h"
+#include "ember/core/macros.h"
+#include "ember/core/stream.h"
+
+namespace ember {
+class Tensor;
+}
+
+namespace ember::cuda {
+
+EMBER_API bool is_compiled();  // built with the CUDA backend
+EMBER_API bool is_available();  // compiled, and a driver with at least one GPU
+EMBER_API int device_count();   // 0 without a driver or GPU (never raises)
+EMBER_API bool is_initialized();
+// Makes the backend usable: raises RuntimeError when there is no GPU (PyTorch's messages), and
+// when `device` (>= 0) is not below device_count().
+EMBER_API void lazy_init(int device = -1);
+
+EMBER_API int current_device();
+EMBER_API void set_device(int device);
+// The device an index of -1 means (the current one), after checking the index exists.
+EMBER_API int resolve_index(int device);
+
+struct DeviceProperties {
+  std::string name;
+  int major = 0, minor = 0;
+  int64_t total_memory = 0;
+  int multi_processor_count = 0;
+  int warp_size = 32;
+  int64_t l2_cache_size = 0;
+  std::string uuid;
+};
+EMBER_API DeviceProperties get_device_properties(int device = -1);
+EMBER_API std::pair<size_t, size_t> mem_get_info(int device = -1);  // (free, total) bytes on the device
+EMBER_API void synchronize(int device = -1);
+
+// ---- the caching allocator (PyTorch's torch.cuda memory API)
+EMBER_API DeviceStats memory_stats(int device = -1);
+EMBER_API void reset_peak_memory_stats(int device = -1);
+EMBER_API void reset_accumulated_memory_stats(int device = -1);
+EMBER_API std::vector<SegmentInfo> memory_snapshot(int device = -1);
+EMBER_API void empty_cache();
+// The tensor's memory is used on `stream` too: it is not reused before that stream's work queued up
+// to the tensor's release has finished (Tensor.record_stream).
+EMBER_API void record_stream(const Tensor& t, const Stream& stream);
+// Device memory outside the allocator, for scratch buffers and tests: freed through free_raw().
+EMBER_API void* allocate_raw(size_t nbytes, int device = -1);
+EMBER_API void free_raw(void* ptr, int device = -1);
+
+// ---- streams: the backend's handles (a cudaStream_t as an integer; 0 the legacy default stream)
+EMBER_API Stream current_stream(int device = -1);
+EMBER_API Stream default_stream(int device = -1);
+// A new stream (priority: 0 normal, -1 high, as torch.cuda.Stream); owned by the backend until exit.
+EMBER_API Stream new_stream(int device = -1, int priority = 0);
+EMBER_API void set_stream(const Stream& s);
+EMBER_API std::pair<int, int> stream_priority_range();  // (least, greatest), e.g. (0, -5)
+
+}  // namespace ember::cuda

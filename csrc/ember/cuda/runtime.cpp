@@ -1,0 +1,176 @@
+// Devices: discovery, lazy initialisation (registering the allocator and the stream backend for
+// DeviceType::CUDA), the current device, properties. A build without CUDA answers "no GPU".
+#include <cstdio>
+#include <string>
+
+#include "ember/core/error.h"
+#include "ember/cuda/cuda.h"
+
+#ifdef EMBER_HAVE_CUDA
+#include <atomic>
+#include <mutex>
+
+#include "ember/cuda/backend.h"
+
+namespace ember::cuda {
+
+void fail(cudaError_t err, const char* what) {
+  cudaGetLastError();  // clear a sticky launch error so the next call starts clean
+  if (err == cudaErrorMemoryAllocation)
+    throw OutOfMemoryError(std::string("CUDA out of memory (") + what + ")");
+  EMBER_FAIL(Runtime, "CUDA error: ", cudaGetErrorString(err), " (", what, ")");
+}
+
+namespace {
+std::once_flag g_count_once;
+int g_count = 0;
+cudaError_t g_count_err = cudaSuccess;
+std::atomic<bool> g_initialized{false};
+std::mutex g_init_mutex;
+
+int count_devices() {
+  std::call_once(g_count_once, [] {
+    g_count_err = cudaGetDeviceCount(&g_count);
+    if (g_count_err != cudaSuccess) {
+      g_count = 0;
+      cudaGetLastError();
+    }
+  });
+  return g_count;
+}
+
+thread_local int t_device = -1;  // -1: not asked yet (the runtime's own current device, 0 at start)
+}  // namespace
+
+bool is_compiled() { return true; }
+int device_count() { return count_devices(); }
+bool is_available() { return device_count() > 0; }
+bool is_initialized() { return g_initialized.load(std::memory_order_acquire); }
+
+void lazy_init(int device) {
+  if (EMBER_UNLIKELY(!g_initialized.load(std::memory_order_acquire))) {
+    std::lock_guard<std::mutex> lock(g_init_mutex);
+    if (!g_initialized.load(std::memory_order_relaxed)) {
+      const int n = count_devices();
+      if (n == 0) {
+        // PyTorch's messages for the two usual causes
+        if (g_count_err == cudaErrorInsufficientDriver || g_count_err == cudaErrorNoDevice) {
+          if (g_count_err == cudaErrorNoDevice) EMBER_FAIL(Runtime, "No CUDA GPUs are available");
+          EMBER_FAIL(Runtime, "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
+                              "and installed a driver from http://www.nvidia.com/Download/index.aspx");
+        }
+        EMBER_FAIL(Runtime, "No CUDA GPUs are available",
+                   g_count_err != cudaSuccess ? std::string(" (") + cudaGetErrorString(g_count_err) + ")" : "");
+      }
+      register_allocator(DeviceType::CUDA, make_allocator());
+      register_stream_backend(DeviceType::CUDA, make_stream_backend());
+      g_initialized.store(true, std::memory_order_release);
+    }
+  }
+  if (device >= 0) EMBER_CHECK(device < g_count, "CUDA error: invalid device ordinal (device ", device, ", ", g_count, " available)");
+}
+
+int resolve_index(int device) {
+  lazy_init(device);
+  return device >= 0 ? device : current_device();
+}
+
+int current_device() {
+  lazy_init();
+  if (t_device < 0) check(cudaGetDevice(&t_device), "cudaGetDevice");
+  return t_device;
+}
+
+void set_device(int device) {
+  lazy_init(device);
+  if (device < 0) return;  // PyTorch: a negative index is a no-op
+  check(cudaSetDevice(device), "cudaSetDevice");
+  t_device = device;
+}
+
+DeviceGuard::DeviceGuard(int index) : index_(index) {
+  if (index < 0) return;
+  const int cur = current_device();
+  if (cur != index) {
+    check(cudaSetDevice(index), "cudaSetDevice");
+    t_device = index;
+    prev_ = cur;
+  }
+}
+
+DeviceGuard::~DeviceGuard() {
+  if (prev_ >= 0) {
+    cudaSetDevice(prev_);
+    t_device = prev_;
+  }
+}
+
+DeviceProperties get_device_properties(int device) {
+  device = resolve_index(device);
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  DeviceProperties r;
+  r.name = p.name;
+  r.major = p.major;
+  r.minor = p.minor;
+  r.total_memory = int64_t(p.totalGlobalMem);
+  r.multi_processor_count = p.multiProcessorCount;
+  r.warp_size = p.warpSize;
+  r.l2_cache_size = p.l2CacheSize;
+  char uuid[64];
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+  std::snprintf(uuid, sizeof uuid, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+                u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+  r.uuid = uuid;
+  return r;
+}
+
+std::pair<size_t, size_t> mem_get_info(int device) {
+  DeviceGuard g(resolve_index(device));
+  size_t free_b = 0, total_b = 0;
+  check(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  return {free_b, total_b};
+}
+
+void synchronize(int device) {
+  DeviceGuard g(resolve_index(device));
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+}
+
+}  // namespace ember::cuda
+
+#else  // a build without CUDA: PyTorch's CPU-only build's answers
+
+namespace ember::cuda {
+namespace {
+[[noreturn]] void not_compiled() { EMBER_FAIL(Assertion, "Ember not compiled with CUDA enabled"); }
+}  // namespace
+
+bool is_compiled() { return false; }
+bool is_available() { return false; }
+int device_count() { return 0; }
+bool is_initialized() { return false; }
+void lazy_init(int) { not_compiled(); }
+int current_device() { not_compiled(); }
+void set_device(int) { not_compiled(); }
+int resolve_index(int) { not_compiled(); }
+DeviceProperties get_device_properties(int) { not_compiled(); }
+std::pair<size_t, size_t> mem_get_info(int) { not_compiled(); }
+void synchronize(int) { not_compiled(); }
+DeviceStats memory_stats(int) { not_compiled(); }
+void reset_peak_memory_stats(int) { not_compiled(); }
+void reset_accumulated_memory_stats(int) { not_compiled(); }
+std::vector<SegmentInfo> memory_snapshot(int) { not_compiled(); }
+void empty_cache() {}  // PyTorch's CPU build: a no-op
+void record_stream(const Tensor&, const Stream&) { not_compiled(); }
+void* allocate_raw(size_t, int) { not_compiled(); }
+void free_raw(void*, int) { not_compiled(); }
+Stream current_stream(int) { not_compiled(); }
+Stream default_stream(int) { not_compiled(); }
+Stream new_stream(int, int) { not_compiled(); }
+void set_stream(const Stream&) { not_compiled(); }
+std::pair<int, int> stream_priority_range() { not_compiled(); }
+
+}  // namespace ember::cuda
+
+#endif

@@ -1,0 +1,529 @@
+// Unary, binary and ternary elementwise kernels on the GPU: the same functors as the CPU's
+// (kernels/cpu/isa/{unary,binary}.cpp), semantics included (NaN propagation, wrapping integer
+// arithmetic, round half to even, PyTorch's floor division and remainder), on CUDA's math library.
+// Float16/bfloat16 never reach these: TensorIter computes them in float32. Complex dtypes and the
+// special functions without a CUDA math routine have no entry: the host side raises
+// NotImplementedError naming the op and the device.
+#include <cmath>
+#include <limits>
+
+#include "ember/kernels/cuda/loops.cuh"
+
+namespace ember::cuda_kernels {
+namespace {
+
+template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
+template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
+template <class T> constexpr bool is_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// ---- unary
+#define FLOAT_FN(Name, expr)                                   \
+  template <class T> struct Name {                             \
+    static constexpr int mask = kFloats;                       \
+    __device__ T operator()(T x) const { return expr; }        \
+  };
+FLOAT_FN(Exp, ::exp(x))
+FLOAT_FN(Exp2, ::exp2(x))
+FLOAT_FN(Expm1, ::expm1(x))
+FLOAT_FN(Log, ::log(x))
+FLOAT_FN(Log2, ::log2(x))
+FLOAT_FN(Log10, ::log10(x))
+FLOAT_FN(Log1p, ::log1p(x))
+FLOAT_FN(Sqrt, ::sqrt(x))
+FLOAT_FN(Rsqrt, T(1) / ::sqrt(x))
+FLOAT_FN(Sin, ::sin(x))
+FLOAT_FN(Cos, ::cos(x))
+FLOAT_FN(Tan, ::tan(x))
+FLOAT_FN(Asin, ::asin(x))
+FLOAT_FN(Acos, ::acos(x))
+FLOAT_FN(Atan, ::atan(x))
+FLOAT_FN(Sinh, ::sinh(x))
+FLOAT_FN(Cosh, ::cosh(x))
+FLOAT_FN(Tanh, ::tanh(x))
+FLOAT_FN(Asinh, ::asinh(x))
+FLOAT_FN(Acosh, ::acosh(x))
+FLOAT_FN(Atanh, ::atanh(x))
+FLOAT_FN(Sigmoid, T(1) / (T(1) + ::exp(-x)))
+FLOAT_FN(Erf, ::erf(x))
+FLOAT_FN(Erfc, ::erfc(x))
+FLOAT_FN(Erfinv, ::erfinv(x))
+FLOAT_FN(Erfcx, ::erfcx(x))
+FLOAT_FN(Lgamma, ::lgamma(x))
+FLOAT_FN(Ndtri, ::normcdfinv(x))
+FLOAT_FN(I0, ::cyl_bessel_i0(x))
+FLOAT_FN(I1, ::cyl_bessel_i1(x))
+FLOAT_FN(BesselJ0, ::j0(x))
+FLOAT_FN(BesselJ1, ::j1(x))
+FLOAT_FN(BesselY0, ::y0(x))
+FLOAT_FN(BesselY1, ::y1(x))
+FLOAT_FN(Reciprocal, T(1) / x)
+FLOAT_FN(Frac, x - ::trunc(x))
+// sinc(x) = sin(pi x) / (pi x), 1 at 0
+FLOAT_FN(Sinc, x == T(0) ? T(1) : ::sin(T(3.14159265358979323846) * x) / (T(3.14159265358979323846) * x))
+// entr(x) = -x log x, 0 at 0, -inf below 0, NaN kept
+FLOAT_FN(Entr, x != x ? x : (x > T(0) ? -x * ::log(x) : (x == T(0) ? T(0) : -std::numeric_limits<T>::infinity())))
+FLOAT_FN(I0e, ::exp(-::fabs(x)) * ::cyl_bessel_i0(x))
+FLOAT_FN(I1e, ::exp(-::fabs(x)) * ::cyl_bessel_i1(x))
+#undef FLOAT_FN
+
+template <class T> struct Logit {
+  static constexpr int mask = kFloats;
+  T lo, hi;
+  bool clamp;
+  explicit Logit(const Args& a) : lo(T(a.d[0])), hi(T(1 - a.d[0])), clamp(a.d[0] >= 0) {}
+  __device__ T operator()(T x) const {
+    if (clamp) x = x < lo ? lo : (x > hi ? hi : x);  // NaN stays NaN
+    return ::log(x / (T(1) - x));
+  }
+};
+// Rounding is the identity on integers; round() is half to even (rint), as PyTorch's.
+#define ROUND_FN(Name, fexpr)                                                              \
+  template <class T> struct Name {                                                         \
+    static constexpr int mask = kNumeric;                                                  \
+    __device__ T operator()(T x) const { if constexpr (is_fp<T>) return fexpr; else return x; } \
+  };
+ROUND_FN(Floor, ::floor(x))
+ROUND_FN(Ceil, ::ceil(x))
+ROUND_FN(Trunc, ::trunc(x))
+ROUND_FN(Round, ::rint(x))
+#undef ROUND_FN
+template <class T> struct RoundDecimals {
+  static constexpr int mask = kFloats;
+  bool negative;
+  T ten_pow;
+  explicit RoundDecimals(const Args& a) : negative(a.i[0] < 0), ten_pow(T(std::pow(10.0, std::fabs(double(a.i[0]))))) {}
+  __device__ T operator()(T x) const { return negative ? ::rint(x / ten_pow) * ten_pow : ::rint(x * ten_pow) / ten_pow; }
+};
+template <class T> struct Abs {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T x) const {
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (is_fp<T>) return ::fabs(x);
+    else return x < 0 ? wrap_sub(T(0), x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
+  }
+};
+template <class T> struct Neg {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T x) const { if constexpr (is_int<T>) return wrap_sub(T(0), x); else return -x; }
+};
+template <class T> struct Square {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T x) const { return wrap_mul(x, x); }
+};
+template <class T> struct Sign {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T x) const {
+    if constexpr (is_b<T>) return x;
+    else return T((T(0) < x) - (x < T(0)));  // sign(NaN) is 0, as in PyTorch
+  }
+};
+template <class T> struct Sgn : Sign<T> {};
+template <class T> struct Conj {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T x) const { return x; }
+};
+template <class T> struct Angle {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x) const { return x != x ? x : (x < T(0) ? T(3.14159265358979323846) : T(0)); }
+};
+template <class T> struct Relu {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T x) const { return x != x ? x : (x > T(0) ? x : T(0)); }
+};
+template <class T> struct IsNan {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const { if constexpr (is_fp<T>) return x != x; else return false; }
+};
+template <class T> struct IsInf {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const { if constexpr (is_fp<T>) return ::isinf(x); else return false; }
+};
+template <class T> struct IsFinite {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const { if constexpr (is_fp<T>) return ::isfinite(x); else return true; }
+};
+template <class T> struct IsPosInf {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const {
+    if constexpr (is_fp<T>) return x == std::numeric_limits<T>::infinity(); else return false;
+  }
+};
+template <class T> struct IsNegInf {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const {
+    if constexpr (is_fp<T>) return x == -std::numeric_limits<T>::infinity(); else return false;
+  }
+};
+template <class T> struct Signbit {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const {
+    if constexpr (is_fp<T>) return ::signbit(x);
+    else if constexpr (std::is_signed_v<T>) return x < 0;
+    else return false;
+  }
+};
+template <class T> struct LogicalNot {
+  static constexpr int mask = kAll;
+  __device__ bool operator()(T x) const { return !x; }
+};
+template <class T> struct BitwiseNot {
+  static constexpr int mask = kIntegral;
+  __device__ T operator()(T x) const { if constexpr (is_b<T>) return !x; else return T(~x); }
+};
+template <class T> struct NanToNum {
+  static constexpr int mask = kAll;
+  T nan, posinf, neginf;
+  explicit NanToNum(const Args& a) : nan(T(a.d[0])), posinf(T(a.d[1])), neginf(T(a.d[2])) {}
+  __device__ T operator()(T x) const {
+    if constexpr (is_fp<T>)
+      return x != x ? nan : (x == std::numeric_limits<T>::infinity() ? posinf
+                             : x == -std::numeric_limits<T>::infinity() ? neginf : x);
+    else return x;
+  }
+};
+
+template <class F>
+F make_functor(const Args& a) {
+  if constexpr (std::is_constructible_v<F, const Args&>) return F(a);
+  else return F{};
+}
+
+template <template <class> class F>
+Status run_unary(const Iter& it, const Args& a, void* stream) {
+  return dispatch<F<float>::mask>(it.dtype[1], [&](auto tag) {
+    using T = decltype(tag);
+    auto f = make_functor<F<T>>(a);
+    using R = decltype(f(T()));
+    return unary_loop<R, T>(it, stream, f);
+  });
+}
+
+// ---- binary
+template <class T> struct Add {
+  static constexpr int mask = kAll;
+  T alpha;
+  explicit Add(const Args& a) : alpha(is_fp<T> ? T(a.d[0]) : is_b<T> ? T(a.b[0]) : T(a.i[0])) {}
+  __device__ T operator()(T x, T y) const {
+    if constexpr (is_b<T>) return x || (alpha && y);
+    else return wrap_add(x, wrap_mul(alpha, y));
+  }
+};
+template <class T> struct Sub {
+  static constexpr int mask = kNumeric;
+  T alpha;
+  explicit Sub(const Args& a) : alpha(is_fp<T> ? T(a.d[0]) : T(a.i[0])) {}
+  __device__ T operator()(T x, T y) const { return wrap_sub(x, wrap_mul(alpha, y)); }
+};
+template <class T> struct Mul {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T x, T y) const { if constexpr (is_b<T>) return x && y; else return wrap_mul(x, y); }
+};
+template <class T> struct ReluGrad {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T g, T r) const { return r > T(0) ? g : T(0); }
+};
+template <class T> struct TrueDiv {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x, T y) const { return x / y; }
+};
+// Integer division by zero has no exception to raise on the device; it gives 0 here (PyTorch's CUDA
+// kernels give an unspecified value), where the CPU raises ZeroDivisionError.
+template <class T> struct TruncDiv {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T x, T y) const {
+    if constexpr (is_fp<T>) return ::trunc(x / y);
+    else {
+      if (y == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) if (y == -1) return wrap_sub(T(0), x);  // INT_MIN / -1 wraps
+      return T(x / y);
+    }
+  }
+};
+template <class T> struct FloorDiv {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      if (b == 0) return a / b;
+      T mod = ::fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
+      if (div == 0) return ::copysign(T(0), a / b);
+      T fl = ::floor(div);
+      if (div - fl > T(0.5)) fl += T(1);
+      return fl;
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return wrap_sub(T(0), a);
+        T q = T(a / b);
+        if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
+        return q;
+      } else {
+        return T(a / b);
+      }
+    }
+  }
+};
+template <class T> struct Remainder {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) {
+      T mod = ::fmod(a, b);
+      if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
+      return mod;
+    } else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) {
+        if (b == -1) return 0;
+        T r = T(a % b);
+        if (r != 0 && (r < 0) != (b < 0)) r = T(r + b);
+        return r;
+      } else {
+        return T(a % b);
+      }
+    }
+  }
+};
+template <class T> struct Fmod {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) return ::fmod(a, b);
+    else {
+      if (b == 0) return T(0);
+      if constexpr (std::is_signed_v<T>) if (b == -1) return 0;
+      return T(a % b);
+    }
+  }
+};
+#define CMP_FN(Name, op)                                              \
+  template <class T> struct Name {                                    \
+    static constexpr int mask = kAll;                                 \
+    __device__ bool operator()(T a, T b) const { return a op b; }     \
+  };
+CMP_FN(Eq, ==)
+CMP_FN(Ne, !=)
+CMP_FN(Lt, <)
+CMP_FN(Le, <=)
+CMP_FN(Gt, >)
+CMP_FN(Ge, >=)
+#undef CMP_FN
+// maximum/minimum propagate NaN; fmax/fmin ignore it
+template <class T> struct Maximum {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
+    return a > b ? a : b;
+  }
+};
+template <class T> struct Minimum {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T a, T b) const {
+    if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
+    return a < b ? a : b;
+  }
+};
+template <class T> struct Fmax {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T a, T b) const { if constexpr (is_fp<T>) return ::fmax(a, b); else return a > b ? a : b; }
+};
+template <class T> struct Fmin {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T a, T b) const { if constexpr (is_fp<T>) return ::fmin(a, b); else return a < b ? a : b; }
+};
+template <class T> struct Pow {
+  static constexpr int mask = kNumeric;
+  __device__ T operator()(T base, T exp) const {
+    if constexpr (is_fp<T>) {
+      return ::pow(base, exp);
+    } else {
+      // integer powers by squaring (wrapping); negative exponents: 1 / base truncated, as PyTorch's
+      if constexpr (std::is_signed_v<T>) {
+        if (exp < 0) {
+          if (base == 1) return 1;
+          if (base == -1) return (exp & 1) ? T(-1) : T(1);
+          return 0;
+        }
+      }
+      T result = 1;
+      while (exp) {
+        if (exp & 1) result = wrap_mul(result, base);
+        exp = T(exp >> 1);
+        base = wrap_mul(base, base);
+      }
+      return result;
+    }
+  }
+};
+template <class T> struct Atan2 {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T a, T b) const { return ::atan2(a, b); }
+};
+template <class T> struct Copysign {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T a, T b) const { return ::copysign(a, b); }
+};
+template <class T> struct Hypot {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T a, T b) const { return ::hypot(a, b); }
+};
+template <class T> struct Nextafter {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T a, T b) const { return ::nextafter(a, b); }
+};
+template <class T> struct Heaviside {
+  static constexpr int mask = kAll;
+  __device__ T operator()(T x, T v) const { return x == T(0) ? v : T(x > T(0)); }
+};
+// xlogy(x, y) = x log y, 0 where x == 0 (unless y is NaN)
+template <class T> struct Xlogy {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x, T y) const {
+    if (y != y) return y;
+    if (x == T(0)) return T(0);
+    return x * ::log(y);
+  }
+};
+template <class T> struct Xlog1py {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x, T y) const {
+    if (y != y) return y;
+    if (x == T(0)) return T(0);
+    return x * ::log1p(y);
+  }
+};
+template <class T> struct BitwiseAnd { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a & b); } };
+template <class T> struct BitwiseOr { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a | b); } };
+template <class T> struct BitwiseXor { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a ^ b); } };
+template <class T> struct LogicalAnd { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return a && b; } };
+template <class T> struct LogicalOr { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return a || b; } };
+template <class T> struct LogicalXor { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return bool(a) != bool(b); } };
+template <class T> struct LeftShift {
+  static constexpr int mask = kInts;
+  __device__ T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    if (b < 0 || b >= T(sizeof(T) * 8)) return 0;
+    return T(U(a) << b);
+  }
+};
+template <class T> struct RightShift {
+  static constexpr int mask = kInts;
+  __device__ T operator()(T a, T b) const {
+    if (b < 0 || b >= T(sizeof(T) * 8)) {
+      if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
+      else return 0;
+    }
+    return T(a >> b);
+  }
+};
+template <class T> struct Gcd {
+  static constexpr int mask = kInts;
+  __device__ T operator()(T a, T b) const {
+    using U = std::make_unsigned_t<T>;
+    U x = a < 0 ? U(0) - U(a) : U(a), y = b < 0 ? U(0) - U(b) : U(b);
+    while (y) { U t = U(x % y); x = y; y = t; }
+    return T(x);
+  }
+};
+template <class T> struct Lcm {
+  static constexpr int mask = kInts;
+  __device__ T operator()(T a, T b) const {
+    T g = Gcd<T>()(a, b);
+    if (g == 0) return 0;
+    T r = wrap_mul(T(a / g), b);
+    return r < 0 ? wrap_sub(T(0), r) : r;
+  }
+};
+
+// ---- ternary
+template <class T> struct ClampOp {
+  bool has_lo, has_hi;
+  __device__ T operator()(T x, T lo, T hi) const {
+    // min(max(x, lo), hi) with NaN propagating from any operand
+    if constexpr (is_fp<T>) {
+      if (x != x) return x;
+      if (has_lo && lo != lo) return lo;
+      if (has_hi && hi != hi) return hi;
+    }
+    if (has_lo && x < lo) x = lo;
+    if (has_hi && x > hi) x = hi;
+    return x;
+  }
+};
+template <class T> struct LerpOp {
+  __device__ T operator()(T s, T e, T w) const { return ::fabs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w); }
+};
+template <class T> struct WhereOp {
+  __device__ T operator()(bool c, T x, T y) const { return c ? x : y; }
+};
+
+template <template <class> class F>
+Status run_binary(const Iter& it, const Args& a, void* stream) {
+  return dispatch<F<float>::mask>(it.dtype[1], [&](auto tag) {
+    using T = decltype(tag);
+    auto f = make_functor<F<T>>(a);
+    using R = decltype(f(T(), T()));
+    return binary_loop<R, T>(it, stream, f);
+  });
+}
+
+}  // namespace
+
+Status unary(int kernel, const Iter& it, const Args& a, void* stream) {
+  switch (UnaryKernel(kernel)) {
+#define EMBER_CASE(F) case UnaryKernel::F: return run_unary<F>(it, a, stream);
+    EMBER_CASE(Abs) EMBER_CASE(Acos) EMBER_CASE(Acosh) EMBER_CASE(Angle) EMBER_CASE(Asin) EMBER_CASE(Asinh)
+    EMBER_CASE(Atan) EMBER_CASE(Atanh) EMBER_CASE(BesselJ0) EMBER_CASE(BesselJ1) EMBER_CASE(BesselY0)
+    EMBER_CASE(BesselY1) EMBER_CASE(BitwiseNot) EMBER_CASE(Ceil) EMBER_CASE(Conj) EMBER_CASE(Cos) EMBER_CASE(Cosh)
+    EMBER_CASE(Entr) EMBER_CASE(Erf) EMBER_CASE(Erfc) EMBER_CASE(Erfcx) EMBER_CASE(Erfinv) EMBER_CASE(Exp)
+    EMBER_CASE(Exp2) EMBER_CASE(Expm1) EMBER_CASE(Floor) EMBER_CASE(Frac) EMBER_CASE(I0) EMBER_CASE(I0e)
+    EMBER_CASE(I1) EMBER_CASE(I1e) EMBER_CASE(IsFinite) EMBER_CASE(IsInf) EMBER_CASE(IsNan) EMBER_CASE(IsNegInf)
+    EMBER_CASE(IsPosInf) EMBER_CASE(Lgamma) EMBER_CASE(Log) EMBER_CASE(Log10) EMBER_CASE(Log1p) EMBER_CASE(Log2)
+    EMBER_CASE(LogicalNot) EMBER_CASE(Logit) EMBER_CASE(NanToNum) EMBER_CASE(Ndtri) EMBER_CASE(Neg)
+    EMBER_CASE(Reciprocal) EMBER_CASE(Relu) EMBER_CASE(Round) EMBER_CASE(RoundDecimals) EMBER_CASE(Rsqrt)
+    EMBER_CASE(Sgn) EMBER_CASE(Sigmoid) EMBER_CASE(Sign) EMBER_CASE(Signbit) EMBER_CASE(Sin) EMBER_CASE(Sinc)
+    EMBER_CASE(Sinh) EMBER_CASE(Sqrt) EMBER_CASE(Square) EMBER_CASE(Tan) EMBER_CASE(Tanh) EMBER_CASE(Trunc)
+#undef EMBER_CASE
+    default:
+      return kNoKernel;  // digamma, polygamma, the modified Bessel K, Airy, log_ndtr, spherical j0
+  }
+}
+
+Status binary(int kernel, const Iter& it, const Args& a, void* stream) {
+  switch (BinaryKernel(kernel)) {
+#define EMBER_CASE(F) case BinaryKernel::F: return run_binary<F>(it, a, stream);
+    EMBER_CASE(Add) EMBER_CASE(Atan2) EMBER_CASE(BitwiseAnd) EMBER_CASE(BitwiseOr) EMBER_CASE(BitwiseXor)
+    EMBER_CASE(Copysign) EMBER_CASE(Eq) EMBER_CASE(FloorDiv) EMBER_CASE(Fmax) EMBER_CASE(Fmin) EMBER_CASE(Fmod)
+    EMBER_CASE(Gcd) EMBER_CASE(Ge) EMBER_CASE(Gt) EMBER_CASE(Heaviside) EMBER_CASE(Hypot) EMBER_CASE(Lcm)
+    EMBER_CASE(Le) EMBER_CASE(LeftShift) EMBER_CASE(LogicalAnd) EMBER_CASE(LogicalOr) EMBER_CASE(LogicalXor)
+    EMBER_CASE(Lt) EMBER_CASE(Maximum) EMBER_CASE(Minimum) EMBER_CASE(Mul) EMBER_CASE(Ne) EMBER_CASE(Nextafter)
+    EMBER_CASE(Pow) EMBER_CASE(ReluGrad) EMBER_CASE(Remainder) EMBER_CASE(RightShift) EMBER_CASE(Sub)
+    EMBER_CASE(TrueDiv) EMBER_CASE(TruncDiv) EMBER_CASE(Xlog1py) EMBER_CASE(Xlogy)
+#undef EMBER_CASE
+    default:
+      return kNoKernel;  // the orthogonal polynomials, igamma, zeta
+  }
+}
+
+// clamp(x, lo, hi), lerp(start, end, weight), where(cond, x, y): inputs already in the compute dtype.
+Status ternary(int kernel, const Iter& it, const Args& a, void* stream) {
+  switch (TernaryKernelCode(kernel)) {
+    case kTernaryClamp:
+      return dispatch<kAll>(it.dtype[1], [&](auto tag) {
+        using T = decltype(tag);
+        return ternary_loop<T, T, T, T>(it, stream, ClampOp<T>{a.b[0], a.b[1]});
+      });
+    case kTernaryLerp:
+      return dispatch<kFloats>(it.dtype[1], [&](auto tag) {
+        using T = decltype(tag);
+        return ternary_loop<T, T, T, T>(it, stream, LerpOp<T>{});
+      });
+    case kTernaryWhere:
+      return dispatch<kAll>(it.dtype[2], [&](auto tag) {
+        using T = decltype(tag);
+        return ternary_loop<T, bool, T, T>(it, stream, WhereOp<T>{});
+      });
+  }
+  return kNoKernel;
+}
+
+}  // namespace ember::cuda_kernels

@@ -1,0 +1,189 @@
+#pragma once
+// Elementwise loops on the GPU: each thread handles kUnroll elements a block-width apart (coalesced
+// loads); a contiguous iteration indexes flat arrays, any other computes each operand's byte offset
+// from the linear index, dims fastest first (the order register.cpp hands them over).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+#include "ember/generated/kernels.h"
+#include "ember/kernels/cuda/launch.h"
+
+namespace ember::cuda_kernels {
+
+constexpr int kThreads = 256;
+constexpr int kUnroll = 4;
+
+// Ember's Half / BFloat16 are 16-bit patterns; on the device they convert through CUDA's intrinsics.
+struct HalfBits { uint16_t x; };
+struct BFloat16Bits { uint16_t x; };
+__device__ inline float to_float(HalfBits h) { return __half2float(__ushort_as_half(h.x)); }
+__device__ inline float to_float(BFloat16Bits h) { return __bfloat162float(__ushort_as_bfloat16(h.x)); }
+
+template <class T> struct is_reduced : std::false_type {};
+template <> struct is_reduced<HalfBits> : std::true_type {};
+template <> struct is_reduced<BFloat16Bits> : std::true_type {};
+
+// static_cast with the 16-bit floats going through float (round to nearest even).
+template <class To, class From>
+__device__ inline To cast_to(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_reduced<From>::value) {
+    return cast_to<To>(to_float(v));
+  } else if constexpr (std::is_same_v<To, HalfBits>) {
+    return HalfBits{__half_as_ushort(__float2half_rn(float(v)))};
+  } else if constexpr (std::is_same_v<To, BFloat16Bits>) {
+    return BFloat16Bits{__bfloat16_as_ushort(__float2bfloat16_rn(float(v)))};
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// The byte offsets of one element in every operand.
+template <int N>
+struct Offsets {
+  int64_t o[N];
+};
+
+template <int N>
+__device__ inline Offsets<N> offsets_of(const Iter& it, int64_t linear) {
+  Offsets<N> r;
+#pragma unroll
+  for (int t = 0; t < N; t++) r.o[t] = 0;
+  for (int d = 0; d < it.ndim; d++) {
+    const int64_t size = it.shape[d];
+    const int64_t idx = linear % size;
+    linear /= size;
+#pragma unroll
+    for (int t = 0; t < N; t++) r.o[t] += idx * it.strides[t][d];
+  }
+  return r;
+}
+
+// Calls f(element index, offsets) for every element of the iteration.
+template <int N, class F>
+__global__ void __launch_bounds__(kThreads) elementwise_kernel(Iter it, F f) {
+  const int64_t base = (int64_t(blockIdx.x) * kThreads * kUnroll) + threadIdx.x;
+#pragma unroll
+  for (int u = 0; u < kUnroll; u++) {
+    const int64_t i = base + int64_t(u) * kThreads;
+    if (i < it.numel) {
+      if (it.contiguous) {
+        Offsets<N> off;
+#pragma unroll
+        for (int t = 0; t < N; t++) off.o[t] = i;  // element index: f scales by the element size
+        f(off, true);
+      } else {
+        f(offsets_of<N>(it, i), false);
+      }
+    }
+  }
+}
+
+inline bool launch_ok() { return cudaGetLastError() == cudaSuccess; }
+
+template <int N, class F>
+Status launch(const Iter& it, void* stream, const F& f) {
+  if (it.numel == 0) return kOk;
+  const int64_t per_block = int64_t(kThreads) * kUnroll;
+  const int64_t blocks = (it.numel + per_block - 1) / per_block;
+  elementwise_kernel<N><<<dim3(unsigned(blocks)), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(it, f);
+  return launch_ok() ? kOk : kCudaError;
+}
+
+template <class T>
+__device__ inline T& at(char* base, int64_t off, bool flat) {
+  return *reinterpret_cast<T*>(base + (flat ? off * int64_t(sizeof(T)) : off));
+}
+
+// out = f(a) over operands 0 (R) and 1 (A).
+template <class R, class A, class F>
+Status unary_loop(const Iter& it, void* stream, F f) {
+  return launch<2>(it, stream, [=] __device__(const Offsets<2>& o, bool flat) {
+    at<R>(it.data[0], o.o[0], flat) = f(at<A>(it.data[1], o.o[1], flat));
+  });
+}
+
+template <class R, class A, class F>
+Status binary_loop(const Iter& it, void* stream, F f) {
+  return launch<3>(it, stream, [=] __device__(const Offsets<3>& o, bool flat) {
+    at<R>(it.data[0], o.o[0], flat) = f(at<A>(it.data[1], o.o[1], flat), at<A>(it.data[2], o.o[2], flat));
+  });
+}
+
+template <class R, class A, class B, class C, class F>
+Status ternary_loop(const Iter& it, void* stream, F f) {
+  return launch<4>(it, stream, [=] __device__(const Offsets<4>& o, bool flat) {
+    at<R>(it.data[0], o.o[0], flat) = f(at<A>(it.data[1], o.o[1], flat), at<B>(it.data[2], o.o[2], flat),
+                                        at<C>(it.data[3], o.o[3], flat));
+  });
+}
+
+// Dtype masks, as the CPU kernels' (kernels/cpu/isa/loops.h).
+constexpr int bit(int dt) { return 1 << dt; }
+constexpr int kInts = bit(Byte) | bit(Char) | bit(Short) | bit(Int) | bit(Long);
+constexpr int kFloats = bit(Float) | bit(Double);
+constexpr int kNumeric = kInts | kFloats;
+constexpr int kAll = kNumeric | bit(Bool);
+constexpr int kIntegral = kInts | bit(Bool);
+
+// Calls fn(T{}) for the compute dtype if `mask` allows it.
+template <int mask, class Fn>
+Status dispatch(int dt, Fn&& fn) {
+  switch (dt) {
+#define EMBER_CUDA_DC(T, N)                           \
+  case N:                                             \
+    if constexpr ((mask & bit(N)) != 0) return fn(T{}); \
+    break;
+    EMBER_CUDA_DC(uint8_t, Byte)
+    EMBER_CUDA_DC(int8_t, Char)
+    EMBER_CUDA_DC(int16_t, Short)
+    EMBER_CUDA_DC(int32_t, Int)
+    EMBER_CUDA_DC(int64_t, Long)
+    EMBER_CUDA_DC(float, Float)
+    EMBER_CUDA_DC(double, Double)
+    EMBER_CUDA_DC(bool, Bool)
+#undef EMBER_CUDA_DC
+    default:
+      break;
+  }
+  return kBadDtype;
+}
+
+// Integer arithmetic that wraps like PyTorch's (two's complement, through the unsigned twin).
+template <class T>
+__device__ inline T wrap_add(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(a) + U(b));
+  } else {
+    return a + b;
+  }
+}
+template <class T>
+__device__ inline T wrap_sub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return T(U(a) - U(b));
+  } else {
+    return a - b;
+  }
+}
+template <class T>
+__device__ inline T wrap_mul(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;  // no int promotion
+    return T(U(W(U(a)) * W(U(b))));
+  } else {
+    return a * b;
+  }
+}
+
+}  // namespace ember::cuda_kernels

@@ -1,0 +1,148 @@
+// Python side of the CUDA backend (ember/cuda/cuda.h) for ember.cuda: devices, the caching
+// allocator's statistics in PyTorch's memory_stats() keys, streams as (handle, device index) pairs,
+// and events (core/stream.h's Event, for any device type). In a build without CUDA the same
+// functions exist and raise PyTorch's CPU-build AssertionError (or answer "no GPU").
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+
+#include <optional>
+
+#include "ember/core/stream.h"
+#include "ember/cuda/cuda.h"
+#include "python/arg_parser.h"
+#include "python/bindings.h"
+#include "python/exceptions.h"
+
+namespace nb = nanobind;
+
+namespace ember::py {
+
+namespace {
+
+Stream cuda_stream(int64_t id, int index) { return {Device(DeviceType::CUDA, int8_t(index)), id}; }
+nb::tuple stream_tuple(const Stream& s) { return nb::make_tuple(s.id, int(s.device.index)); }
+
+// PyTorch's flat memory_stats() keys: "<stat>.<all|small_pool|large_pool>.<current|peak|allocated|freed>"
+void put(nb::dict& d, const char* name, const StatArray& a) {
+  static const char* pools[3] = {"all", "small_pool", "large_pool"};
+  for (int p = 0; p < 3; p++) {
+    const std::string base = std::string(name) + "." + pools[p] + ".";
+    d[(base + "current").c_str()] = a[size_t(p)].current;
+    d[(base + "peak").c_str()] = a[size_t(p)].peak;
+    d[(base + "allocated").c_str()] = a[size_t(p)].allocated;
+    d[(base + "freed").c_str()] = a[size_t(p)].freed;
+  }
+}
+
+nb::dict stats_dict(const DeviceStats& s) {
+  nb::dict d;
+  put(d, "allocation", s.allocation);
+  put(d, "segment", s.segment);
+  put(d, "active", s.active);
+  put(d, "inactive_split", s.inactive_split);
+  put(d, "allocated_bytes", s.allocated_bytes);
+  put(d, "reserved_bytes", s.reserved_bytes);
+  put(d, "active_bytes", s.active_bytes);
+  put(d, "inactive_split_bytes", s.inactive_split_bytes);
+  put(d, "requested_bytes", s.requested_bytes);
+  d["num_alloc_retries"] = s.num_alloc_retries;
+  d["num_ooms"] = s.num_ooms;
+  d["num_sync_all_streams"] = s.num_sync_all_streams;
+  d["num_device_alloc"] = s.num_device_alloc;
+  d["num_device_free"] = s.num_device_free;
+  d["max_split_size"] = -1;  // no max_split_size_mb setting: PyTorch reports -1 then
+  return d;
+}
+
+nb::list snapshot_list(const std::vector<SegmentInfo>& segs) {
+  nb::list out;
+  for (const SegmentInfo& s : segs) {
+    nb::dict d;
+    d["address"] = uint64_t(s.address);
+    d["total_size"] = uint64_t(s.total_size);
+    d["stream"] = s.stream;
+    d["segment_type"] = s.is_large ? "large" : "small";
+    d["allocated_size"] = uint64_t(s.allocated_size);
+    d["active_size"] = uint64_t(s.active_size);
+    d["requested_size"] = uint64_t(s.requested_size);
+    nb::list blocks;
+    for (const BlockInfo& b : s.blocks) {
+      nb::dict bd;
+      bd["size"] = uint64_t(b.size);
+      bd["requested_size"] = uint64_t(b.requested_size);
+      bd["state"] = b.allocated ? "active_allocated" : (b.active ? "active_pending_free" : "inactive");
+      blocks.append(bd);
+    }
+    d["blocks"] = blocks;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_cuda(nb::module_& m) {
+  // generic device plumbing for ember's Python layer (any registered device type)
+  m.def("_check_device", [](nb::handle d) { unpack_device(d.ptr()).check_available(); });
+  m.def("_to_device", [](nb::handle t, nb::handle d, nb::handle dtype, bool copy) {
+    std::optional<ScalarType> dt;
+    if (!dtype.is_none()) dt = unpack_dtype(dtype.ptr());
+    return nb::steal(wrap(unpack(t.ptr()).to(unpack_device(d.ptr()), dt, copy)));
+  }, nb::arg("t"), nb::arg("device"), nb::arg("dtype").none(), nb::arg("copy"));
+  m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
+  m.def("_cuda_is_compiled", &cuda::is_compiled);
+  m.def("_cuda_is_available", &cuda::is_available);
+  m.def("_cuda_device_count", &cuda::device_count);
+  m.def("_cuda_is_initialized", &cuda::is_initialized);
+  m.def("_cuda_init", [] { cuda::lazy_init(); });
+  m.def("_cuda_current_device", &cuda::current_device);
+  m.def("_cuda_set_device", &cuda::set_device);
+  m.def("_cuda_get_device_properties", [](int i) {
+    cuda::DeviceProperties p = cuda::get_device_properties(i);
+    nb::dict d;
+    d["name"] = p.name;
+    d["major"] = p.major;
+    d["minor"] = p.minor;
+    d["total_memory"] = p.total_memory;
+    d["multi_processor_count"] = p.multi_processor_count;
+    d["warp_size"] = p.warp_size;
+    d["L2_cache_size"] = p.l2_cache_size;
+    d["uuid"] = p.uuid;
+    return d;
+  });
+  m.def("_cuda_mem_get_info", &cuda::mem_get_info);
+  m.def("_cuda_synchronize", &cuda::synchronize);
+  m.def("_cuda_memory_stats", [](int i) { return stats_dict(cuda::memory_stats(i)); });
+  m.def("_cuda_reset_peak_memory_stats", &cuda::reset_peak_memory_stats);
+  m.def("_cuda_reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
+  m.def("_cuda_memory_snapshot", [](int i) { return snapshot_list(cuda::memory_snapshot(i)); });
+  m.def("_cuda_empty_cache", &cuda::empty_cache);
+  m.def("_cuda_record_stream", [](nb::handle t, int64_t id, int index) { cuda::record_stream(unpack(t.ptr()), cuda_stream(id, index)); });
+
+  // streams as (cudaStream_t handle, device index)
+  m.def("_cuda_current_stream", [](int i) { return stream_tuple(cuda::current_stream(i)); });
+  m.def("_cuda_default_stream", [](int i) { return stream_tuple(cuda::default_stream(i)); });
+  m.def("_cuda_new_stream", [](int i, int priority) { return stream_tuple(cuda::new_stream(i, priority)); });
+  m.def("_cuda_set_stream", [](int64_t id, int index) { cuda::set_stream(cuda_stream(id, index)); });
+  m.def("_cuda_stream_query", [](int64_t id, int index) {
+    return stream_backend(DeviceType::CUDA).query_stream(cuda_stream(id, index));
+  });
+  m.def("_cuda_stream_synchronize", [](int64_t id, int index) {
+    stream_backend(DeviceType::CUDA).synchronize_stream(cuda_stream(id, index));
+  });
+  m.def("_cuda_stream_priority_range", &cuda::stream_priority_range);
+
+  // an event of any device type: (device type name, index, enable_timing)
+  nb::class_<Event>(m, "_Event")
+      .def("__init__", [](Event* self, const std::string& type, int index, bool timing) {
+        new (self) Event(Device(Device(type).type, int8_t(index)), timing);
+      })
+      .def("record", [](Event& e, int64_t id, int index) { e.record(Stream{Device(e.device().type, int8_t(index)), id}); })
+      .def("wait", [](Event& e, int64_t id, int index) { e.wait(Stream{Device(e.device().type, int8_t(index)), id}); })
+      .def("query", &Event::query)
+      .def("synchronize", &Event::synchronize)
+      .def("elapsed_time", &Event::elapsed_time);
+}
+
+}  // namespace ember::py

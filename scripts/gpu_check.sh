@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds Ember with its CUDA backend on a GPU machine and runs the GPU tests and benchmarks:
+#   tests/python/cuda/ (Ember's CUDA ops against its CPU results and against PyTorch's CUDA build),
+#   the C++ CUDA and allocator tests, and benchmarks/bench_cuda.py (Ember vs PyTorch, same GPU).
+# The GPU machine has CUDA, PyTorch (with nanobind, numpy, pytest, pyyaml), CMake, ninja and a
+# compiler but no package registry: the other libraries come from .gpu_bundle.tar.xz, which
+# scripts/gpu_bundle.sh packs on the development machine. Logs land in $OUT when it is set.
+# Usage: scripts/gpu_check.sh [--no-bench]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOG=${OUT:-/tmp}/gpu_check.log
+exec > >(tee "$LOG") 2>&1
+echo "[gpu_check] $(date -u)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
+PY=${PYTHON:-python3}
+DEPS=/tmp/ember_gpu_deps
+if [ -f .gpu_bundle.tar.xz ]; then
+  rm -rf "$DEPS" && mkdir -p "$DEPS" && tar -C "$DEPS" -xJf .gpu_bundle.tar.xz
+  HINTS=(-DOPENBLAS_LIB=$DEPS/lib/libopenblas.so -DCBLAS_INCLUDE=$DEPS/include -DSLEEF_LIB=$DEPS/lib/libsleef.so
+         -DSLEEF_INCLUDE=$DEPS/include -DBOOST_MATH_INCLUDE=$DEPS/include -DZLIB_ROOT=$DEPS -DGTEST_ROOT=$DEPS)
+  export LD_LIBRARY_PATH=$DEPS/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+else
+  echo "[gpu_check] no .gpu_bundle.tar.xz: using the system's libraries"
+  HINTS=()
+fi
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+start=$(date +%s)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
+      -DPython_EXECUTABLE="$(command -v $PY)" -DPython3_EXECUTABLE="$(command -v $PY)" "${HINTS[@]}" || exit 1
+cmake --build build-gpu -j "$(nproc)" || exit 1
+echo "[gpu_check] build: $(( $(date +%s) - start ))s"
+status=0
+if [ -x build-gpu/ember_tests ]; then
+  build-gpu/ember_tests --gtest_filter='Cuda*:CachingAllocator*:BackendPlugin*:Streams*' || status=1
+fi
+PYTHONPATH="$PWD/python" $PY -c "import ember; print('[gpu_check] ember.cuda:', ember.cuda.is_available(), ember.cuda.device_count(), ember.cuda.get_device_name() if ember.cuda.is_available() else '')"
+PYTHONPATH="$PWD/python" $PY -m pytest -q -p no:cacheprovider tests/python/cuda -rs || status=1
+if [ "${1:-}" != "--no-bench" ]; then
+  PYTHONPATH="$PWD/python" $PY benchmarks/bench_cuda.py || status=1
+fi
+echo "[gpu_check] done, status $status"
+exit $status

@@ -1,0 +1,50 @@
+// The CUDA backend from C++ (ember::cuda, ember::Device): without a GPU, the queries answer "no GPU"
+// and using the device raises PyTorch's error; with one, tensors round-trip, ops match the CPU and
+// the caching allocator reaches a steady state. tests/python/cuda/ covers the ops in depth.
+#include <gtest/gtest.h>
+
+#include "ember/core/operators.h"
+#include "ember/cuda/cuda.h"
+#include "ember/generated/ops.h"
+#include "error_kind.h"
+
+using namespace ember;
+using test_util::error_kind;
+
+namespace {
+// A result on the GPU equals the CPU's: device, dtype, shape, values within float rounding.
+void expect_close(const Tensor& on_gpu, const Tensor& on_cpu) {
+  EXPECT_EQ(on_gpu.device().type, DeviceType::CUDA);
+  Tensor back = on_gpu.to(Device());
+  ASSERT_EQ(back.dtype(), on_cpu.dtype());
+  ASSERT_EQ(back.sizes(), on_cpu.sizes());
+  EXPECT_LT((back - on_cpu).abs().max().item().to_double(), 1e-4);
+}
+}  // namespace
+
+TEST(Cuda, QueriesWithoutAGpu) {
+  if (cuda::is_available()) GTEST_SKIP() << "a GPU is present";
+  EXPECT_EQ(cuda::device_count(), 0);
+  const ErrorKind expected = cuda::is_compiled() ? ErrorKind::Runtime : ErrorKind::Assertion;
+  EXPECT_EQ(error_kind([] { ember::zeros({2}, TensorOptions().device(Device("cuda"))); }), expected);
+  EXPECT_EQ(error_kind([] { cuda::current_device(); }), expected);
+  EXPECT_EQ(error_kind([] { cuda::memory_stats(); }), expected);
+  cuda::empty_cache();  // nothing cached: a no-op, as PyTorch's
+}
+
+TEST(Cuda, TensorsOpsAndTheAllocator) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
+  const Device gpu("cuda:0");
+  Tensor a = ember::randn({64, 33}), b = ember::randn({33});
+  Tensor ga = a.to(gpu), gb = b.to(gpu);
+  EXPECT_EQ(ga.device(), gpu);
+  expect_close(ga + gb, a + b);
+  expect_close((ga * gb).sum(IntArrayRef{1}), (a * b).sum(IntArrayRef{1}));
+  expect_close(ga.t().contiguous(), a.t().contiguous());
+  EXPECT_EQ(error_kind([&] { (void)(ga + b); }), ErrorKind::Runtime);  // mixed devices
+  cuda::synchronize();
+  const int64_t allocs = cuda::memory_stats().num_device_alloc;
+  for (int i = 0; i < 50; i++) (void)((ga * 2 + 1).sum());
+  EXPECT_EQ(cuda::memory_stats().num_device_alloc, allocs);  // served from the cache
+  EXPECT_GT(cuda::memory_stats().allocated_bytes[kAllPools].current, 0);
+}

@@ -1,0 +1,278 @@
+"""The CUDA backend against Ember's own CPU results (and PyTorch's CUDA build where it is installed):
+device tensors, copies of any strides and dtypes, elementwise ops, reductions, the caching
+allocator, streams and events, autograd on the GPU, and PyTorch's errors for bad input. Skips
+without a GPU (scripts/gpu_check.sh runs it on one)."""
+import math
+
+import numpy as np
+import pytest
+
+import ember
+
+pytestmark = pytest.mark.skipif(not ember.cuda.is_available(), reason="no CUDA GPU")
+
+try:
+    import torch
+    HAVE_TORCH_CUDA = torch.cuda.is_available()
+except Exception:  # torch absent or broken: the Ember-vs-CPU checks still run
+    torch, HAVE_TORCH_CUDA = None, False
+
+DT = {"float32": ember.float32, "float64": ember.float64, "int64": ember.int64, "int32": ember.int32,
+      "int16": ember.int16, "int8": ember.int8, "uint8": ember.uint8, "bool": ember.bool,
+      "float16": ember.float16, "bfloat16": ember.bfloat16}
+
+
+def same(gpu, cpu, rtol=1e-5, atol=1e-6):
+    """gpu (a CUDA tensor) equals cpu (the CPU result): dtype, shape, values (NaN where NaN)."""
+    assert gpu.device.type == "cuda", gpu.device
+    back = gpu.cpu()
+    assert back.dtype == cpu.dtype and back.shape == cpu.shape, (back.dtype, cpu.dtype, back.shape, cpu.shape)
+    a, b = back.double().numpy() if back.dtype in (ember.float16, ember.bfloat16) else back.numpy(), \
+        cpu.double().numpy() if cpu.dtype in (ember.float16, ember.bfloat16) else cpu.numpy()
+    if a.dtype.kind in "fc":
+        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(a, b)
+
+
+def test_device_queries():
+    assert ember.cuda.device_count() >= 1 and ember.cuda.is_initialized() in (True, False)
+    p = ember.cuda.get_device_properties(0)
+    assert p.total_memory > 0 and p.multi_processor_count > 0 and p.name == ember.cuda.get_device_name(0)
+    assert ember.cuda.get_device_capability(0) == (p.major, p.minor)
+    assert ember.cuda.current_device() == 0
+    free, total = ember.cuda.mem_get_info()
+    assert 0 < free <= total
+    if HAVE_TORCH_CUDA:
+        assert ember.cuda.get_device_name(0) == torch.cuda.get_device_name(0)
+        assert ember.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
+
+
+@pytest.mark.parametrize("dtype", list(DT))
+def test_round_trip_every_dtype(dtype):
+    x = (ember.randn(5, 7) * 50).to(DT[dtype])
+    g = x.cuda()
+    assert g.is_cuda and g.device == ember.device("cuda:0") and g.dtype == x.dtype
+    same(g, x)
+    assert ember.equal(g.cpu(), x)
+
+
+def test_copies_of_any_strides_and_dtypes():
+    x = ember.randn(6, 8, 5)
+    g = x.cuda()
+    same(g.transpose(0, 2).contiguous(), x.transpose(0, 2).contiguous())
+    same(g[:, ::2, 1:4].contiguous(), x[:, ::2, 1:4].contiguous())
+    same(g.permute(2, 0, 1).to(ember.float16), x.permute(2, 0, 1).to(ember.float16), rtol=1e-3, atol=1e-3)
+    same(g.to(ember.float64), x.to(ember.float64))
+    same((g * 10).to(ember.int32), (x * 10).to(ember.int32))
+    same(g.gt(0).to(ember.float32), x.gt(0).to(ember.float32))
+    cpu_dst = ember.zeros(5, 8, 6).transpose(0, 2)  # a strided CPU destination of a device source
+    cpu_dst.copy_(g)
+    assert ember.equal(cpu_dst, x)
+    dev_dst = ember.zeros(5, 8, 6, device="cuda").transpose(0, 2)
+    dev_dst.copy_(x)  # CPU -> strided device destination
+    same(dev_dst, x)
+    same(g.t() if g.dim() == 2 else g.mT.contiguous(), x.mT.contiguous())
+    same(g.expand(2, 6, 8, 5).contiguous(), x.expand(2, 6, 8, 5).contiguous())
+
+
+def test_factories_on_device():
+    same(ember.zeros(3, 4, device="cuda"), ember.zeros(3, 4))
+    same(ember.ones(2, dtype=ember.int64, device="cuda"), ember.ones(2, dtype=ember.int64))
+    same(ember.full((2, 3), 7.5, device="cuda"), ember.full((2, 3), 7.5))
+    same(ember.full((4,), 3, dtype=ember.float16, device="cuda"), ember.full((4,), 3, dtype=ember.float16))
+    same(ember.zeros_like(ember.ones(3).cuda()), ember.zeros(3))
+    assert ember.empty(0, device="cuda").numel() == 0
+
+
+UNARY = ["abs", "neg", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sin", "cos",
+         "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "atanh", "sigmoid", "relu", "erf", "erfc",
+         "erfinv", "ceil", "floor", "round", "trunc", "frac", "reciprocal", "sign", "square", "isnan", "isinf",
+         "isfinite", "signbit", "logical_not", "lgamma", "i0"]
+
+
+@pytest.mark.parametrize("op", UNARY)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_unary_against_cpu(op, dtype):
+    x = ember.randn(33, 17, dtype=DT[dtype])
+    if op in ("asin", "acos", "atanh", "erfinv"):
+        x = x.clamp(-0.99, 0.99)
+    x[0, 0], x[0, 1], x[0, 2] = float("nan"), float("inf"), -0.0
+    f = getattr(ember, op)
+    same(f(x.cuda()), f(x), rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)
+    same(f(x.cuda().t()), f(x.t()), rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-6)  # non-contiguous
+
+
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "fmax", "fmin", "pow", "atan2", "remainder", "fmod",
+          "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "hypot", "copysign", "xlogy", "logical_and",
+          "logical_xor"]
+
+
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_against_cpu_with_broadcasting(op):
+    a, b = ember.randn(4, 1, 6), ember.randn(5, 1) + 0.5
+    f = getattr(ember, op)
+    same(f(a.cuda(), b.cuda()), f(a, b), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "remainder", "floor_divide", "bitwise_and", "bitwise_or",
+                                "bitwise_xor", "maximum", "eq", "lt", "gcd"])
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint8"])
+def test_integer_binary_against_cpu(op, dtype):
+    a = ember.randint(-100, 100, (50,)).to(DT[dtype])
+    b = ember.randint(1, 20, (50,)).to(DT[dtype])
+    f = getattr(ember, op)
+    same(f(a.cuda(), b.cuda()), f(a, b))
+
+
+def test_type_promotion_scalars_and_in_place():
+    i, x = ember.randint(-5, 5, (3, 4)), ember.randn(4)
+    same(i.cuda() + x.cuda(), i + x)  # int + float -> float
+    same(x.cuda() * 2.5, x * 2.5)
+    same(i.cuda() / 2, i / 2)
+    same(x.cuda() + ember.tensor(3.0), x + ember.tensor(3.0))  # a CPU 0-d tensor joins a device op
+    h = x.to(ember.float16)
+    same(h.cuda() + h.cuda(), h + h, rtol=1e-3, atol=1e-3)
+    acc = x.cuda().clone()
+    acc.mul_(x.cuda()).add_(1, alpha=2)
+    same(acc, x * x + 2)
+    same(ember.where(x.cuda() > 0, x.cuda(), -x.cuda()), ember.where(x > 0, x, -x))
+    same(x.cuda().clamp(-0.5, 0.5), x.clamp(-0.5, 0.5))
+    same(ember.lerp(x.cuda(), ember.ones(4).cuda(), 0.3), ember.lerp(x, ember.ones(4), 0.3))
+    assert x.cuda()[2].item() == x[2].item()
+
+
+@pytest.mark.parametrize("shape,dim", [((1000,), None), ((3, 1000), 1), ((1000, 3), 0), ((7, 5, 9), 1),
+                                       ((2, 300000), 1), ((0, 4), 0), ((4, 0), 1)])
+def test_reductions_against_cpu(shape, dim):
+    x = ember.randn(*shape, dtype=ember.float64)
+    g = x.cuda()
+    kw = {} if dim is None else {"dim": dim}
+    same(g.sum(**kw), x.sum(**kw), rtol=1e-10)
+    same(g.mean(**kw), x.mean(**kw), rtol=1e-10)
+    if x.numel() and (dim is None or shape[dim]):
+        same(g.amax(**kw), x.amax(**kw))
+        same(g.amin(**kw), x.amin(**kw))
+        same(g.argmax(**kw), x.argmax(**kw))
+        same(g.argmin(**kw), x.argmin(**kw))
+        same(g.prod(**kw) if dim is not None else (g[:50]).prod(), x.prod(**kw) if dim is not None else x[:50].prod(),
+             rtol=1e-10)
+    same((g > 0).any(**kw), (x > 0).any(**kw))
+    same((g > -5).all(**kw), (x > -5).all(**kw))
+
+
+def test_reduction_semantics():
+    x = ember.tensor([1.0, float("nan"), 3.0, float("nan"), 3.0])
+    same(x.cuda().amax(), x.amax())
+    same(x.cuda().argmax(), x.argmax())  # the first NaN
+    y = ember.tensor([[2, 7, 7, 1]])
+    same(y.cuda().argmax(1), y.argmax(1))  # ties: the first index
+    i = ember.full((10,), 2**62, dtype=ember.int64)
+    same(i.cuda().sum(), i.sum())  # wraps as the CPU does
+    big = ember.rand(10_000_000)
+    assert math.isclose(big.cuda().sum().item(), big.double().sum().item(), rel_tol=1e-4)
+
+
+def test_autograd_on_the_gpu():
+    x = ember.randn(4, 5, requires_grad=True)
+    g = x.cuda()
+    y = (g * g + g.exp()).sum()
+    y.backward()
+    assert x.grad.device.type == "cpu"  # the gradient moves back to the leaf's device
+    same(x.grad.cuda(), 2 * x.detach() + x.detach().exp(), rtol=1e-5)
+    w = ember.randn(3).cuda().requires_grad_()  # a leaf on the GPU
+    (w * 3).sum().backward()
+    assert w.grad.is_cuda
+    same(w.grad, ember.full((3,), 3.0))
+
+
+def test_mixed_devices_raise_pytorchs_error():
+    g, c = ember.ones(3).cuda(), ember.ones(3)
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device, but found at least two "
+                                           "devices, cuda:0 and cpu!"):
+        g + c
+    with pytest.raises(RuntimeError, match="same device"):
+        c.add_(g)
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        ember.zeros(2, device=f"cuda:{ember.cuda.device_count() + 3}")
+
+
+def test_op_without_a_cuda_kernel_raises_not_implemented():
+    with pytest.raises(NotImplementedError, match="cuda"):
+        ember.softmax(ember.ones(2, 3).cuda(), 1)
+
+
+def test_allocator_statistics_and_steady_state():
+    ember.cuda.synchronize()
+    ember.cuda.empty_cache()
+    base = ember.cuda.memory_allocated()
+    x = ember.empty(1000, device="cuda")  # 4000 bytes, rounded to 4096 (a multiple of 512)
+    assert ember.cuda.memory_allocated() - base == 4096
+    assert ember.cuda.max_memory_allocated() >= ember.cuda.memory_allocated()
+    assert ember.cuda.memory_reserved() >= ember.cuda.memory_allocated()
+    del x
+    assert ember.cuda.memory_allocated() == base
+    # a training-like loop: no device allocation after the first iteration
+    w = ember.randn(256, 256).cuda()
+    counts = []
+    for _ in range(100):
+        h = (w * 2 + 1).relu().sum(0)
+        s = h.sum()
+        del h, s
+        counts.append(ember.cuda.memory_stats()["num_device_alloc"])
+    assert counts[1] == counts[-1], counts[:3]
+    before = ember.cuda.memory_reserved()
+    ember.cuda.empty_cache()
+    assert ember.cuda.memory_reserved() <= before
+    ember.cuda.reset_peak_memory_stats()
+    assert ember.cuda.max_memory_allocated() == ember.cuda.memory_allocated()
+    assert "allocated_bytes.all.current" in ember.cuda.memory_stats()
+
+
+def test_out_of_memory_raises_and_leaves_the_allocator_consistent():
+    before = ember.cuda.memory_allocated()
+    with pytest.raises(ember.cuda.OutOfMemoryError, match="out of memory. Tried to allocate") as e:
+        ember.empty(2**44, dtype=ember.uint8, device="cuda")  # 16 TiB
+    assert isinstance(e.value, RuntimeError)
+    assert ember.cuda.memory_allocated() == before
+    assert ember.cuda.memory_stats()["num_ooms"] >= 1
+    x = ember.ones(1000, device="cuda")  # still works
+    assert x.sum().item() == 1000
+
+
+def test_streams_and_events():
+    assert ember.cuda.current_stream().cuda_stream == 0 == ember.cuda.default_stream().cuda_stream
+    s = ember.cuda.Stream()
+    assert s.cuda_stream != 0
+    x = ember.randn(1000, 1000).cuda()
+    start, end = ember.cuda.Event(enable_timing=True), ember.cuda.Event(enable_timing=True)
+    s.wait_stream(ember.cuda.current_stream())  # x was written on the default stream
+    with ember.cuda.stream(s):
+        assert ember.cuda.current_stream() == s
+        start.record()
+        y = (x * 2).sum()
+        end.record()
+    assert ember.cuda.current_stream().cuda_stream == 0
+    end.synchronize()
+    assert end.query() and s.query()
+    assert start.elapsed_time(end) >= 0
+    ember.cuda.current_stream().wait_stream(s)
+    assert math.isclose(y.item(), 2 * x.sum().item(), rel_tol=1e-4)
+    x.record_stream(s) if hasattr(x, "record_stream") else None
+    ember.cuda.synchronize()
+
+
+@pytest.mark.skipif(not HAVE_TORCH_CUDA, reason="PyTorch's CUDA build is not installed")
+def test_against_pytorch_cuda():
+    a = np.random.default_rng(0).standard_normal((64, 33)).astype(np.float32)
+    b = np.random.default_rng(1).standard_normal((33,)).astype(np.float32)
+    ea, eb = ember.from_numpy(a).cuda(), ember.from_numpy(b).cuda()
+    ta, tb = torch.from_numpy(a).cuda(), torch.from_numpy(b).cuda()
+    for f in ["add", "mul", "maximum", "atan2"]:
+        np.testing.assert_allclose(getattr(ember, f)(ea, eb).cpu().numpy(), getattr(torch, f)(ta, tb).cpu().numpy(),
+                                   rtol=1e-6, atol=1e-6)
+    for f in ["exp", "tanh", "sigmoid", "erf", "lgamma"]:
+        np.testing.assert_allclose(getattr(ember, f)(ea).cpu().numpy(), getattr(torch, f)(ta).cpu().numpy(),
+                                   rtol=2e-6, atol=1e-6)
+    np.testing.assert_allclose(ea.sum(0).cpu().numpy(), ta.sum(0).cpu().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(ea.argmax(1).cpu().numpy(), ta.argmax(1).cpu().numpy())
