@@ -43,6 +43,8 @@ def test_device_queries():
     assert ember.cuda.current_device() == 0
     free, total = ember.cuda.mem_get_info()
     assert 0 < free <= total
+    assert ember.accelerator.current_accelerator() == ember.device("cuda")
+    assert ember.accelerator.device_count() == ember.cuda.device_count()
     if HAVE_TORCH_CUDA:
         assert ember.cuda.get_device_name(0) == torch.cuda.get_device_name(0)
         assert ember.cuda.get_device_capability(0) == torch.cuda.get_device_capability(0)
