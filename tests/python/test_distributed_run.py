@@ -312,7 +312,9 @@ def test_tee_and_redirects(tmp_path):
     script = _write(tmp_path, "talk.py", """
         import os, sys
         print("out of", os.environ["RANK"])
-        print("err of", os.environ["RANK"], file=sys.stderr)
+        # one write: without --tee both workers share the launcher's stderr, and print()'s pieces of
+        # their lines could interleave ("err of err of1 0")
+        sys.stderr.write("err of " + os.environ["RANK"] + chr(10))
         for i in range(300):
             print("line", i, "of", os.environ["RANK"])
         """)
