@@ -52,15 +52,13 @@ void lazy_init(int device) {
     std::lock_guard<std::mutex> lock(g_init_mutex);
     if (!g_initialized.load(std::memory_order_relaxed)) {
       const int n = count_devices();
-      if (n == 0) {
-        // PyTorch's messages for the two usual causes
-        if (g_count_err == cudaErrorInsufficientDriver || g_count_err == cudaErrorNoDevice) {
-          if (g_count_err == cudaErrorNoDevice) EMBER_FAIL(Runtime, "No CUDA GPUs are available");
+      if (n == 0) {  // PyTorch's messages for the two usual causes
+        if (g_count_err == cudaErrorInsufficientDriver)
           EMBER_FAIL(Runtime, "Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU "
                               "and installed a driver from http://www.nvidia.com/Download/index.aspx");
-        }
+        const bool other = g_count_err != cudaSuccess && g_count_err != cudaErrorNoDevice;
         EMBER_FAIL(Runtime, "No CUDA GPUs are available",
-                   g_count_err != cudaSuccess ? std::string(" (") + cudaGetErrorString(g_count_err) + ")" : "");
+                   other ? std::string(" (") + cudaGetErrorString(g_count_err) + ")" : std::string());
       }
       register_allocator(DeviceType::CUDA, make_allocator());
       register_stream_backend(DeviceType::CUDA, make_stream_backend());
