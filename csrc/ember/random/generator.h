@@ -10,8 +10,9 @@
 namespace ember {
 
 struct Philox {
-  // Four 32-bit random words for (key, counter).
-  static inline void block(uint64_t key, uint64_t counter, uint32_t out[4]) {
+  // Four 32-bit random words for (key, counter). The CPU's and the GPU's samplers share it
+  // (kernels/cuda/random.cu), so a seed gives the same stream on both.
+  EMBER_HOST_DEVICE static inline void block(uint64_t key, uint64_t counter, uint32_t out[4]) {
     uint32_t c0 = uint32_t(counter), c1 = uint32_t(counter >> 32), c2 = 0, c3 = 0;
     uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
     for (int r = 0; r < 10; r++) {

@@ -278,3 +278,20 @@ def test_against_pytorch_cuda():
                                    rtol=2e-6, atol=1e-6)
     np.testing.assert_allclose(ea.sum(0).cpu().numpy(), ta.sum(0).cpu().numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(ea.argmax(1).cpu().numpy(), ta.argmax(1).cpu().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_random_draws_the_cpus_philox_stream(dtype):
+    # uniform_/normal_ on the GPU read the same Philox counters as the CPU: a seed, the same values
+    for make in (lambda dev: ember.rand(1001, dtype=DT[dtype], device=dev),
+                 lambda dev: ember.randn(7, 13, dtype=DT[dtype], device=dev),
+                 lambda dev: ember.empty(5, 6, dtype=DT[dtype], device=dev).t().normal_(2.0, 3.0),
+                 lambda dev: ember.empty(333, dtype=DT[dtype], device=dev).uniform_(-1, 4)):
+        ember.manual_seed(123)
+        cpu = make("cpu")
+        after_cpu = ember.rand(3)
+        ember.manual_seed(123)
+        gpu = make("cuda")
+        after_gpu = ember.rand(3)
+        same(gpu, cpu, rtol=1e-6 if dtype != "float16" else 1e-3, atol=1e-7)
+        assert ember.equal(after_cpu, after_gpu)  # the generator advanced by the same counters

@@ -52,6 +52,13 @@ Status fill(const Iter& it, const Args& value, void* stream);
 // dst[b][r][c] = src[b][c][r]
 Status transpose_copy(int64_t itemsize, const void* src, void* dst, int64_t B, int64_t R, int64_t C, void* stream);
 
+// Random sampling on random/generator.h's Philox stream, as the CPU's samplers (kernels/cpu/random.cpp)
+// read it: element i from word (i % per_counter) of counter (first + i / per_counter), float32 with
+// 4 values per counter, float64 with 2. `out` is contiguous float32 or float64 with n elements.
+Status uniform(int dtype, void* out, int64_t n, double lo, double hi, uint64_t key, uint64_t first, void* stream);
+Status normal(int dtype, void* out, int64_t n, double mean, double std, uint64_t key, uint64_t first, void* stream);
+inline int64_t philox_counters(int dtype, int64_t n) { return dtype == Double ? (n + 1) / 2 : (n + 3) / 4; }
+
 // TernaryKernel's codes (kernels/kernels.h).
 enum TernaryKernelCode : int { kTernaryClamp, kTernaryLerp, kTernaryWhere };
 // ReduceKernel's codes (kernels/kernels.h).

@@ -6,7 +6,10 @@
 #include "ember/cuda/backend.h"
 #include "ember/cuda/cuda.h"
 #include "ember/kernels/cuda/launch.h"
+#include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
+#include "ember/kernels/random.h"
+#include "ember/random/generator.h"
 
 namespace ember::cuda {
 namespace {
@@ -116,6 +119,27 @@ void reduce_cuda(ReduceKernel k, ScalarType dt, const void* in, void* values, in
                "reduce", d, dt);
 }
 
+// uniform_/normal_: the CPU's Philox counters (kernels/cpu/random.cpp reserves the same number), so
+// a seed gives the same values on both devices. Other dtypes draw float32 and cast, as the CPU.
+using Sampler = ck::Status (*)(int, void*, int64_t, double, double, uint64_t, uint64_t, void*);
+void sample(Sampler sampler, const char* op, const Tensor& t, double a, double b, Generator& g) {
+  const Device d = t.device();
+  DeviceGuard guard(d.index);
+  if (t.dtype() != kFloat && t.dtype() != kDouble) {
+    Tensor f = empty_tensor(t.sizes(), kFloat, d);
+    sample(sampler, op, f, a, b, g);
+    ember::copy_(t, f);
+    return;
+  }
+  const int64_t n = t.numel();
+  if (n == 0) return;
+  const uint64_t first = g.reserve(uint64_t(ck::philox_counters(int(t.dtype()), n)));
+  raise_status(sampler(int(t.dtype()), t.data_ptr(), n, a, b, g.key(), first, current_cuda_stream(d.index)), op, d,
+               t.dtype());
+}
+void uniform_cuda(const Tensor& t, double lo, double hi, Generator& g) { sample(&ck::uniform, "uniform_", t, lo, hi, g); }
+void normal_cuda(const Tensor& t, double mean, double std, Generator& g) { sample(&ck::normal, "normal_", t, mean, std, g); }
+
 }  // namespace
 }  // namespace ember::cuda
 
@@ -126,3 +150,5 @@ EMBER_REGISTER_KERNEL(copy_kernel_stub, CUDA, &::ember::cuda::copy_cuda);
 EMBER_REGISTER_KERNEL(fill_kernel_stub, CUDA, &::ember::cuda::fill_cuda);
 EMBER_REGISTER_KERNEL(transpose_copy_kernel_stub, CUDA, &::ember::cuda::transpose_copy_cuda);
 EMBER_REGISTER_KERNEL(reduce_kernel_stub, CUDA, &::ember::cuda::reduce_cuda);
+EMBER_REGISTER_KERNEL(uniform_stub, CUDA, &::ember::cuda::uniform_cuda);
+EMBER_REGISTER_KERNEL(normal_stub, CUDA, &::ember::cuda::normal_cuda);

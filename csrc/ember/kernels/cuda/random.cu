@@ -1,0 +1,78 @@
+// uniform_ and normal_ on the GPU, reading the same Philox4x32-10 words as the CPU's samplers
+// (random/generator.h's Philox::block, compiled for both): for a seed, ember.randn(n, device="cuda")
+// draws the values ember.randn(n) does (normal's log/sin/cos in double on both, then rounded).
+#include "ember/core/macros.h"
+#include "ember/kernels/cuda/loops.cuh"
+#include "ember/random/generator.h"
+
+namespace ember::cuda_kernels {
+namespace {
+
+__device__ inline float u32_to_float(uint32_t w) { return float(w >> 8) * (1.0f / 16777216.0f); }         // [0, 1)
+__device__ inline double u64_to_double(uint64_t w) { return double(w >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
+
+// One thread per counter: its 4 words give elements [c * per, c * per + per).
+template <class F>
+__global__ void __launch_bounds__(kThreads) philox_kernel(int64_t counters, uint64_t key, uint64_t first, F f) {
+  const int64_t c = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (c >= counters) return;
+  uint32_t w[4];
+  Philox::block(key, first + uint64_t(c), w);
+  f(c, w);
+}
+
+template <class F>
+Status launch_philox(int64_t counters, uint64_t key, uint64_t first, void* stream, F f) {
+  if (counters == 0) return kOk;
+  philox_kernel<<<unsigned((counters + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      counters, key, first, f);
+  return launch_ok() ? kOk : kCudaError;
+}
+
+}  // namespace
+
+Status uniform(int dtype, void* out, int64_t n, double lo, double hi, uint64_t key, uint64_t first, void* stream) {
+  const int64_t counters = philox_counters(dtype, n);
+  if (dtype == Double) {
+    double* p = static_cast<double*>(out);
+    return launch_philox(counters, key, first, stream, [=] __device__(int64_t c, const uint32_t* w) {
+      for (int j = 0; j < 2 && 2 * c + j < n; j++) {
+        const uint64_t v = (uint64_t(w[2 * j]) << 32) | w[2 * j + 1];
+        p[2 * c + j] = lo + (hi - lo) * u64_to_double(v);
+      }
+    });
+  }
+  if (dtype != Float) return kBadDtype;
+  float* p = static_cast<float*>(out);
+  const float flo = float(lo), fr = float(hi - lo);
+  return launch_philox(counters, key, first, stream, [=] __device__(int64_t c, const uint32_t* w) {
+    for (int j = 0; j < 4 && 4 * c + j < n; j++) p[4 * c + j] = flo + fr * u32_to_float(w[j]);
+  });
+}
+
+Status normal(int dtype, void* out, int64_t n, double mean, double std, uint64_t key, uint64_t first, void* stream) {
+  const int64_t counters = philox_counters(dtype, n);
+  const double two_pi = 6.283185307179586;
+  if (dtype == Double) {
+    double* p = static_cast<double*>(out);
+    return launch_philox(counters, key, first, stream, [=] __device__(int64_t c, const uint32_t* w) {
+      const double u1 = 1.0 - u64_to_double((uint64_t(w[0]) << 32) | w[1]);  // (0, 1]
+      const double u2 = u64_to_double((uint64_t(w[2]) << 32) | w[3]);
+      const double r = ::sqrt(-2.0 * ::log(u1));
+      for (int j = 0; j < 2 && 2 * c + j < n; j++) p[2 * c + j] = mean + std * r * (j == 0 ? ::cos(two_pi * u2) : ::sin(two_pi * u2));
+    });
+  }
+  if (dtype != Float) return kBadDtype;
+  float* p = static_cast<float*>(out);
+  return launch_philox(counters, key, first, stream, [=] __device__(int64_t c, const uint32_t* w) {
+    for (int j = 0; j < 4 && 4 * c + j < n; j++) {
+      const int pair = j / 2;
+      const double u1 = 1.0 - double(u32_to_float(w[2 * pair]));
+      const double u2 = double(u32_to_float(w[2 * pair + 1]));
+      const double r = ::sqrt(-2.0 * ::log(u1));
+      p[4 * c + j] = float(mean + std * r * ((j & 1) == 0 ? ::cos(two_pi * u2) : ::sin(two_pi * u2)));
+    }
+  });
+}
+
+}  // namespace ember::cuda_kernels
