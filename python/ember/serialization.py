@@ -101,7 +101,8 @@ class _Pickler(pickle._Pickler):
 
     def persistent_id(self, obj):
         if isinstance(obj, _StorageRef):
-            return ("storage", _Global("torch", _STORAGE_NAMES[obj.dtype]), obj.key, "cpu", obj.numel)
+            # the location torch records: where the storage lives ("cpu", "cuda:0"); load puts it back there
+            return ("storage", _Global("torch", _STORAGE_NAMES[obj.dtype]), obj.key, str(obj.flat.device), obj.numel)
         return None
 
     def _storage(self, t):
@@ -184,8 +185,8 @@ class _ZipWriter:
 
 
 def _storage_bytes(flat):
-    """A NumPy uint8 view (no copy when contiguous) of a flat tensor's bytes."""
-    flat = flat.contiguous()
+    """A NumPy uint8 view (no copy when contiguous and on the CPU) of a flat tensor's bytes."""
+    flat = flat.contiguous().cpu()
     if flat.dtype is not _C.uint8:
         flat = flat.view(_C.uint8) if flat.numel() else _C._ops.empty(0, dtype=_C.uint8)
     return flat.numpy()
@@ -341,7 +342,7 @@ class _LocationError(RuntimeError):
 
 
 def _resolve_location(map_location, location, storage):
-    """The storage after map_location; Ember tensors live on the CPU."""
+    """The storage after map_location: on the CPU, or on a GPU when one is there."""
     if callable(map_location) and not isinstance(map_location, (str, _C.device)):
         result = map_location(storage, location)
         if result is not None:
@@ -352,6 +353,8 @@ def _resolve_location(map_location, location, storage):
     if isinstance(map_location, dict):
         map_location = map_location.get(location, location)
     target = location if map_location is None else str(map_location)
+    if target.split(":")[0] == "cuda" and _C._cuda_is_available():
+        return storage.to(target)
     if target.split(":")[0] != "cpu":
         if map_location is None:
             raise _LocationError(

@@ -295,3 +295,16 @@ def test_random_draws_the_cpus_philox_stream(dtype):
         after_gpu = ember.rand(3)
         same(gpu, cpu, rtol=1e-6 if dtype != "float16" else 1e-3, atol=1e-7)
         assert ember.equal(after_cpu, after_gpu)  # the generator advanced by the same counters
+
+
+def test_save_and_load_keep_the_device(tmp_path):
+    x = ember.randn(4, 5).cuda()
+    path = tmp_path / "t.pt"
+    ember.save({"x": x, "view": x[1:, ::2]}, path)
+    back = ember.load(path)
+    assert back["x"].is_cuda and ember.equal(back["x"].cpu(), x.cpu())
+    assert ember.equal(back["view"].cpu(), x[1:, ::2].cpu())
+    assert not ember.load(path, map_location="cpu")["x"].is_cuda
+    if HAVE_TORCH_CUDA:  # torch reads Ember's file onto its GPU, as if torch had written it
+        t = torch.load(path)["x"]
+        assert t.is_cuda and np.array_equal(t.cpu().numpy(), x.cpu().numpy())
