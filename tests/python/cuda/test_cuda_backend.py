@@ -76,6 +76,9 @@ def test_copies_of_any_strides_and_dtypes():
     same(dev_dst, x)
     same(g.t() if g.dim() == 2 else g.mT.contiguous(), x.mT.contiguous())
     same(g.expand(2, 6, 8, 5).contiguous(), x.expand(2, 6, 8, 5).contiguous())
+    y = ember.randn(6, 3, 5)
+    same(ember.cat([g, y.cuda()], 1), ember.cat([x, y], 1))  # copies into narrowed views of the result
+    same(ember.stack([g[:, :3], y.cuda()]), ember.stack([x[:, :3], y]))
 
 
 def test_factories_on_device():
