@@ -86,7 +86,8 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(Iter it, F f) {
   }
 }
 
-inline bool launch_ok() { return cudaGetLastError() == cudaSuccess; }
+// Peek, not get: on failure the host side (register.cpp) reads the error with cudaGetLastError().
+inline bool launch_ok() { return cudaPeekAtLastError() == cudaSuccess; }
 
 template <int N, class F>
 Status launch(const Iter& it, void* stream, const F& f) {
