@@ -1,4 +1,5 @@
 #include "ember/core/tensor.h"
+#include "ember/cuda/cuda.h"
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
@@ -77,7 +78,7 @@ Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
   // "cuda" names the tensor's own (current) device; a CPU device has no index
   if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
     return ember::to_dtype(*this, t ? *t : dtype(), copy);
-  if (d.index < 0 && !d.is_cpu()) d.index = 0;
+  if (d.index < 0 && !d.is_cpu()) d.index = d.type == DeviceType::CUDA ? int8_t(cuda::current_device()) : 0;
   Tensor r = empty_tensor(sizes(), t ? *t : dtype(), d);
   if (numel()) ember::copy_(r, *this);
   return r;
