@@ -354,18 +354,28 @@ def kernel_body(op, mode):
 SPARSE_MODES = (None, "dispatch", "accept", "values")
 
 
+def tensor_params(op):
+    """The names of an op's tensor parameters: single tensors (Tensor, Tensor?) and lists (Tensor[])."""
+    return ([p.name for p in op.params if p.type in ("Tensor", "Tensor?")],
+            [p.name for p in op.params if p.type == "Tensor[]"])
+
+
+def out_params(op):
+    """The names of an op's out= tensors."""
+    return [n.strip() for n in op.out_names().split(",")]
+
+
 def sparse_guard(op, name, mode):
     """The lines that route or refuse sparse arguments (one not-taken branch for dense ones)."""
     sparse = op.entry.get("sparse")
     assert sparse in SPARSE_MODES, f"{op.entry['func']}: unknown sparse mode {sparse}"
     if sparse == "accept":
         return []
-    single = [p.name for p in op.params if p.type in ("Tensor", "Tensor?")]
-    lists = [p.name for p in op.params if p.type == "Tensor[]"]
+    single, lists = tensor_params(op)
     if not single and not lists:
         return []
     if mode == "out":  # a sparse out= must be refused before the body resizes it
-        single = single + [n.strip() for n in op.out_names().split(",")]
+        single = single + out_params(op)
     cond = " || ".join([f"{n}.is_sparse()" for n in single] + [f"::ember::sparse::any_sparse({n})" for n in lists])
     if sparse == "dispatch" and mode != "out":
         call = f"::ember::sparse::{name}({op.arg_names()})"
@@ -404,10 +414,9 @@ def cuda_guard(op, name, mode):
     """The line that refuses CUDA arguments of an op without a CUDA path (one not-taken branch)."""
     if cuda_capable(op):
         return []
-    single = [p.name for p in op.params if p.type in ("Tensor", "Tensor?")]
-    lists = [p.name for p in op.params if p.type == "Tensor[]"]
+    single, lists = tensor_params(op)
     if mode == "out":
-        single = single + [n.strip() for n in op.out_names().split(",")]
+        single = single + out_params(op)
     if not single and not lists:
         return []
     cond = " || ".join([f"{n}.is_cuda()" for n in single] + [f"::ember::any_cuda({n})" for n in lists])
