@@ -92,6 +92,7 @@ void bind_cuda(nb::module_& m) {
   }, nb::arg("t"), nb::arg("device"), nb::arg("dtype").none(), nb::arg("copy"));
   m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
   m.def("_cuda_is_compiled", &cuda::is_compiled);
+  m.def("_cuda_arch_list", &cuda::arch_list);
   m.def("_cuda_is_available", &cuda::is_available);
   m.def("_cuda_device_count", &cuda::device_count);
   m.def("_cuda_is_initialized", &cuda::is_initialized);

@@ -28,10 +28,11 @@ class EMBER_API Allocator {
   // cannot (ErrorKind::Runtime with the size asked for).
   virtual DataPtr allocate(size_t nbytes) = 0;
   // The same on one device of this type (device.index; -1: the current one). The DataPtr's device
-  // says where the memory is. Backends with one device need not override it.
+  // says where the memory is, index included. Backends with one device need not override it: their
+  // current device is device 0.
   virtual DataPtr allocate_on(size_t nbytes, Device device) {
     DataPtr p = allocate(nbytes);
-    p.device = device;
+    p.device = Device(device.type, device.index < 0 ? int8_t(0) : device.index);
     return p;
   }
   // Copy nbytes from src to dst where one side is this allocator's device and the other is this

@@ -1,5 +1,4 @@
 #include "ember/core/tensor.h"
-#include "ember/cuda/cuda.h"
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
@@ -75,10 +74,10 @@ Tensor Tensor::to(ScalarType t, bool copy) const { return ember::to_dtype(*this,
 Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
   d.check_available();
   const Device here = device();
-  // "cuda" names the tensor's own (current) device; a CPU device has no index
+  // "cuda" names the tensor's own (current) device; a CPU device has no index. Elsewhere an index of
+  // -1 is the device's allocator's to resolve (Allocator::allocate_on: the current device).
   if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
     return ember::to_dtype(*this, t ? *t : dtype(), copy);
-  if (d.index < 0 && !d.is_cpu()) d.index = d.type == DeviceType::CUDA ? int8_t(cuda::current_device()) : 0;
   Tensor r = empty_tensor(sizes(), t ? *t : dtype(), d);
   if (numel()) ember::copy_(r, *this);
   return r;

@@ -26,6 +26,8 @@ EMBER_API bool is_compiled();  // built with the CUDA backend
 EMBER_API bool is_available();  // compiled, and a driver with at least one GPU
 EMBER_API int device_count();   // 0 without a driver or GPU (never raises)
 EMBER_API bool is_initialized();
+// The architectures the kernels were compiled for, as CMake names them ("90", "80,90"; empty without CUDA).
+EMBER_API std::string arch_list();
 // Makes the backend usable: raises RuntimeError when there is no GPU (PyTorch's messages), and
 // when `device` (>= 0) is not below device_count().
 EMBER_API void lazy_init(int device = -1);

@@ -43,6 +43,7 @@ thread_local int t_device = -1;  // -1: not asked yet (the runtime's own current
 }  // namespace
 
 bool is_compiled() { return true; }
+std::string arch_list() { return EMBER_CUDA_ARCH_LIST; }
 int device_count() { return count_devices(); }
 bool is_available() { return device_count() > 0; }
 bool is_initialized() { return g_initialized.load(std::memory_order_acquire); }
@@ -145,6 +146,7 @@ namespace {
 }  // namespace
 
 bool is_compiled() { return false; }
+std::string arch_list() { return ""; }
 bool is_available() { return false; }
 int device_count() { return 0; }
 bool is_initialized() { return false; }

@@ -19,7 +19,6 @@ __all__ = [
     "memory_stats_as_nested_dict", "memory_cached", "max_memory_cached", "reset_max_memory_cached",
 ]
 
-_NOT_COMPILED = "Ember not compiled with CUDA enabled"
 default_generators = ()
 
 
@@ -39,8 +38,6 @@ def _is_compiled():
 
 def _lazy_init():
     """Start CUDA: PyTorch's errors without a CUDA build (AssertionError) or without a GPU (RuntimeError)."""
-    if not _is_compiled():
-        raise AssertionError(_NOT_COMPILED)
     _C._cuda_init()
 
 
@@ -72,10 +69,11 @@ def is_bf16_supported(including_emulation=True):
 
 
 def get_arch_list():
-    """CUDA architectures this build has code for, e.g. ['sm_90']."""
+    """CUDA architectures this build has code for, e.g. ['sm_90'] (none without a GPU, as PyTorch)."""
     if not is_available():
         return []
-    return ["sm_90"]
+    # CMake's names ("90", "90a", "80-real") as PyTorch spells them
+    return ["sm_" + a.split("-")[0] for a in _C._cuda_arch_list().split(",") if a]
 
 
 def get_gencode_flags():
