@@ -28,11 +28,12 @@ class EMBER_API Allocator {
   // cannot (ErrorKind::Runtime with the size asked for).
   virtual DataPtr allocate(size_t nbytes) = 0;
   // The same on one device of this type (device.index; -1: the current one). The DataPtr's device
-  // says where the memory is, index included. Backends with one device need not override it: their
-  // current device is device 0.
+  // says where the memory is, index included (the CPU has none). Backends with one device need not
+  // override it: their current device is device 0.
   virtual DataPtr allocate_on(size_t nbytes, Device device) {
     DataPtr p = allocate(nbytes);
-    p.device = Device(device.type, device.index < 0 ? int8_t(0) : device.index);
+    p.device = device;
+    if (p.device.index < 0 && !p.device.is_cpu()) p.device.index = 0;
     return p;
   }
   // Copy nbytes from src to dst where one side is this allocator's device and the other is this
