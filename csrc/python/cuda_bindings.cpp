@@ -119,6 +119,11 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
   m.def("_cuda_memory_snapshot", [](int i) { return snapshot_list(cuda::memory_snapshot(i)); });
   m.def("_cuda_empty_cache", &cuda::empty_cache);
+  m.def("_cuda_default_generator", [](int i) {
+    EMBER_CHECK(i >= 0 && i <= 127, "CUDA error: invalid device ordinal (device ", i, ")");
+    return nb::cast(&default_generator(Device(DeviceType::CUDA, int8_t(i))), nb::rv_policy::reference);
+  });
+  m.def("_manual_seed_cuda_all", [](int64_t seed) { manual_seed_cuda_all(uint64_t(seed)); });
   m.def("_cuda_record_stream", [](nb::handle t, int64_t id, int index) { cuda::record_stream(unpack(t.ptr()), cuda_stream(id, index)); });
 
   // streams as (cudaStream_t handle, device index)

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "ember/alloc/allocator.h"
+#include "ember/cuda/cuda.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/dispatch.h"
@@ -163,9 +164,14 @@ NB_MODULE(_C, m) {
   // ---- generators
   auto gen_cls = nb::class_<Generator>(m, "Generator", "A random number generator (Philox) with its own state.")
                      .def("__init__", [](Generator* g, nb::handle device) {
-                       if (!device.is_none()) EMBER_CHECK(py::unpack_device(device.ptr()).is_cpu(),
-                                                          "Ember was built without CUDA support");
-                       new (g) Generator();
+                       Device d = device.is_none() ? Device() : py::unpack_device(device.ptr());
+                       if (!d.is_cpu()) {
+                         EMBER_CHECK(d.type == DeviceType::CUDA && cuda::is_compiled(), "Cannot get a ",
+                                     device_type_name(d.type), " generator: Ember was built without CUDA support");
+                         d.check_available();  // PyTorch's errors without a driver or a GPU, or for a bad index
+                         if (d.index < 0) d = Device(DeviceType::CUDA, int8_t(cuda::current_device()));
+                       }
+                       new (g) Generator(Generator::kDefaultSeed, d);
                      }, nb::arg("device").none() = "cpu")
                      .def("manual_seed", [](nb::handle self, int64_t seed) {
                        nb::inst_ptr<Generator>(self)->manual_seed(uint64_t(seed));
@@ -173,7 +179,7 @@ NB_MODULE(_C, m) {
                      }, nb::arg("seed"))
                      .def("seed", [](Generator& g) { return g.seed(); })
                      .def("initial_seed", &Generator::initial_seed)
-                     .def_prop_ro("device", [](const Generator&) { return Device(); })
+                     .def_prop_ro("device", [](const Generator& g) { return g.device(); })
                      .def("get_state", [](const Generator& g) {
                        Tensor t = empty_tensor({16}, kByte);
                        g.get_state(static_cast<uint8_t*>(t.data_ptr()));

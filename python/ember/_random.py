@@ -2,8 +2,8 @@
 from . import _C
 
 
-def manual_seed(seed):
-    """Seed the default random generator; returns the generator."""
+def _wrap_seed(seed):
+    """A seed as the signed 64-bit value the generators take (PyTorch's range and wrapping)."""
     seed = int(seed)
     if not (-0x8000_0000_0000_0000 <= seed <= 0xFFFF_FFFF_FFFF_FFFF):
         raise RuntimeError(f"Overflow when unpacking long: seed {seed} out of range")
@@ -11,12 +11,21 @@ def manual_seed(seed):
         seed += 1 << 64
     if seed >= 1 << 63:
         seed -= 1 << 64
+    return seed
+
+
+def manual_seed(seed):
+    """Seed the default random generator and every CUDA device's; returns the CPU generator."""
+    seed = _wrap_seed(seed)
+    _C._manual_seed_cuda_all(seed)
     return _C.default_generator.manual_seed(seed)
 
 
 def seed():
-    """Seed the default generator from a nondeterministic source; returns the seed."""
-    return _C.default_generator.seed()
+    """Seed the default generator (and every CUDA device's) from a nondeterministic source; returns the seed."""
+    s = _C.default_generator.seed()
+    _C._manual_seed_cuda_all(_wrap_seed(s))
+    return s
 
 
 def initial_seed():

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "ember/core/operators.h"
+#include "ember/core/factories.h"
 #include "ember/cuda/cuda.h"
 #include "ember/generated/ops.h"
+#include "ember/random/generator.h"
 #include "error_kind.h"
 
 using namespace ember;
@@ -47,4 +49,40 @@ TEST(Cuda, TensorsOpsAndTheAllocator) {
   for (int i = 0; i < 50; i++) (void)((ga * 2 + 1).sum());
   EXPECT_EQ(cuda::memory_stats().num_device_alloc, allocs);  // served from the cache
   EXPECT_GT(cuda::memory_stats().allocated_bytes[kAllPools].current, 0);
+}
+
+// Each CUDA device has its own default generator, held on the host: seeding needs no GPU.
+TEST(Cuda, PerDeviceGenerators) {
+  Generator& g0 = default_generator(Device(DeviceType::CUDA, 0));
+  Generator& g1 = default_generator(Device(DeviceType::CUDA, 1));
+  EXPECT_NE(&g0, &g1);
+  EXPECT_NE(&g0, &default_generator());
+  EXPECT_EQ(&default_generator(Device()), &default_generator());
+  EXPECT_EQ(g1.device(), Device(DeviceType::CUDA, 1));
+  manual_seed_cuda_all(42);
+  EXPECT_EQ(g0.initial_seed(), 42u);
+  EXPECT_EQ(g1.initial_seed(), 42u);
+  g1.manual_seed(7);
+  EXPECT_EQ(g0.initial_seed(), 42u);
+  EXPECT_EQ(&generator_for(nullptr, Device(DeviceType::CUDA, 1)), &g1);
+  Generator cpu_gen;
+  EXPECT_EQ(&generator_for(&cpu_gen, Device()), &cpu_gen);
+  EXPECT_EQ(error_kind([&] { generator_for(&cpu_gen, Device(DeviceType::CUDA, 0)); }), ErrorKind::Runtime);
+  EXPECT_EQ(error_kind([&] { generator_for(&g0, Device()); }), ErrorKind::Runtime);
+}
+
+TEST(Cuda, IndexingAndScatterMatchTheCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
+  const Device gpu("cuda:0");
+  Tensor x = ember::randn({8, 5});
+  Tensor idx = ember::tensor({3, 0, 3, 7}).to(kLong);
+  expect_close(ember::index_select(x.to(gpu), 0, idx.to(gpu)), ember::index_select(x, 0, idx));
+  Tensor gi = ember::randint(0, 8, {4, 5});
+  expect_close(ember::gather(x.to(gpu), 0, gi.to(gpu)), ember::gather(x, 0, gi));
+  expect_close(ember::scatter_add(x.to(gpu), 0, gi.to(gpu), ember::ones({4, 5}).to(gpu)),
+               ember::scatter_add(x, 0, gi, ember::ones({4, 5})));
+  Tensor mask = x.gt(0);
+  expect_close(ember::nonzero(mask.to(gpu)).to(kFloat), ember::nonzero(mask).to(kFloat));
+  EXPECT_EQ(error_kind([&] { ember::index_select(x.to(gpu), 0, ember::tensor({8}).to(kLong).to(gpu)); }),
+            ErrorKind::Index);
 }

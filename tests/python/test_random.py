@@ -6,6 +6,7 @@ import math
 import pytest
 
 import ember
+from cuda_absent import needs_no_gpu, raises_no_gpu
 
 FLOATS = [ember.float32, ember.float64, ember.float16, ember.bfloat16]
 INTS = [ember.int8, ember.int16, ember.int32, ember.int64, ember.uint8]
@@ -223,8 +224,25 @@ def test_rng_state_roundtrip_and_seeds():
 def test_generator_argument_errors():
     with pytest.raises(TypeError):
         ember.rand(3, generator=5)
-    with pytest.raises(RuntimeError):
+
+
+@needs_no_gpu
+def test_cuda_generators_without_a_gpu():
+    with pytest.raises(RuntimeError):  # a CUDA build: no driver; a CPU build: no CUDA support
         ember.Generator(device="cuda")
+    # seeding CUDA's generators needs no GPU (PyTorch queues the calls until CUDA starts)
+    ember.cuda.manual_seed(3)
+    ember.cuda.manual_seed_all(4)
+    ember.cuda.seed()
+    ember.cuda.seed_all()
+    ember.cuda.set_rng_state(ember.get_rng_state())
+    assert ember.cuda.default_generators == () and ember.cuda.get_rng_state_all() == []
+    with raises_no_gpu():
+        ember.cuda.initial_seed()
+    with raises_no_gpu():
+        ember.cuda.get_rng_state()
+    with pytest.raises(RuntimeError, match="Overflow when unpacking long"):
+        ember.cuda.manual_seed(2**64)
 
 
 def test_random_inplace_on_views_writes_through():

@@ -399,7 +399,8 @@ def sparse_guard(op, name, mode):
 # with ops.yaml's `cuda: yes|no`; by default the generated elementwise ops (`kernel:`) and the bodies
 # in these files are in.
 CUDA_BODY_FILES = {"ops/views.cpp", "ops/elementwise.cpp", "ops/copy.cpp", "ops/creation.cpp", "ops/reduce.cpp",
-                   "ops/overloads.cpp", "ops/shape_ops.cpp", "random/random_ops.cpp"}
+                   "ops/overloads.cpp", "ops/shape_ops.cpp", "random/random_ops.cpp", "ops/indexing.cpp",
+                   "ops/scatter.cpp"}
 
 
 def cuda_capable(op):

@@ -1,7 +1,12 @@
 #include "ember/random/generator.h"
 
+#include <array>
 #include <cstring>
+#include <memory>
 #include <random>
+
+#include "ember/core/error.h"
+#include "ember/cuda/cuda.h"
 
 namespace ember {
 
@@ -26,6 +31,39 @@ void Generator::set_state(const uint8_t in[16]) {
 Generator& default_generator() {
   static Generator g;
   return g;
+}
+
+namespace {
+// Device indices are int8_t: one generator for each, made at first use, seeded before CUDA starts
+// when a program seeds early (no CUDA call is needed to hold a seed).
+constexpr int kMaxCudaGenerators = 128;
+std::array<std::unique_ptr<Generator>, kMaxCudaGenerators>& cuda_generators() {
+  static auto* gens = [] {
+    auto* a = new std::array<std::unique_ptr<Generator>, kMaxCudaGenerators>();
+    for (int i = 0; i < kMaxCudaGenerators; i++)
+      (*a)[size_t(i)] = std::make_unique<Generator>(Generator::kDefaultSeed, Device(DeviceType::CUDA, int8_t(i)));
+    return a;
+  }();
+  return *gens;
+}
+}  // namespace
+
+Generator& default_generator(Device device) {
+  if (device.is_cpu()) return default_generator();
+  EMBER_CHECK(device.type == DeviceType::CUDA, "no default generator for device ", device);
+  const int index = device.index < 0 ? cuda::current_device() : device.index;
+  return *cuda_generators()[size_t(index)];
+}
+
+void manual_seed_cuda_all(uint64_t seed) {
+  for (auto& g : cuda_generators()) g->manual_seed(seed);
+}
+
+Generator& generator_for(Generator* gen, Device device) {
+  if (!gen) return default_generator(device);
+  EMBER_CHECK(gen->device().type == device.type, "Expected a '", device_type_name(device.type),
+              "' device type for generator but found '", device_type_name(gen->device().type), "'");
+  return *gen;
 }
 
 }  // namespace ember

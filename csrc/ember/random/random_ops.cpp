@@ -24,7 +24,6 @@ EMBER_DEFINE_STUB(poisson_stub)
 namespace ember::native {
 
 namespace {
-Generator& gen_or_default(Generator* g) { return g ? *g : default_generator(); }
 
 // Run `fill_contig(tensor)` on a contiguous tensor, copying back when self is strided. The version
 // moves once the values are written (a failed check leaves it).
@@ -55,7 +54,7 @@ const Tensor& uniform_(const Tensor& self, double from, double to, Generator* ge
   check_float(self, "check_uniform_bounds");
   EMBER_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from, " > to=", to);
   auto kernel = uniform_stub(self.device(), "uniform_");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, self.device());
   return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, from, to, g); });
 }
 
@@ -69,7 +68,7 @@ const Tensor& normal_(const Tensor& self, double mean, double std, Generator* ge
   check_float(self, "normal_kernel_cpu");
   EMBER_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   auto kernel = normal_stub(self.device(), "normal_");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, self.device());
   return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, mean, std, g); });
 }
 
@@ -78,7 +77,7 @@ const Tensor& exponential_(const Tensor& self, double lambd, Generator* gen) {
               "must be a floating point but you specified ", self.dtype());
   EMBER_CHECK(lambd > 0.0, "exponential_ expects lambda > 0.0, but found lambda=", lambd);
   auto kernel = exponential_stub(self.device(), "exponential_");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, self.device());
   return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, lambd, g); });
 }
 
@@ -115,7 +114,7 @@ const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
   if (p.device() != self.device() && !(p.dim() == 0 && p.device().is_cpu()))
     fail_device_mismatch("bernoulli_", self.device(), p.device());
   auto kernel = bernoulli_stub(self.device(), "bernoulli_");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, self.device());
   Tensor pd = p.to(kDouble);
   if (pd.device() != self.device()) pd = pd.to(self.device());
   Tensor prob = ember::expand(pd, self.sizes()).contiguous();
@@ -163,7 +162,7 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
     EMBER_CHECK(hi - 1 >= lo && hi - 1 <= top, "to - 1 is out of bounds for ", tn);
   }
   auto kernel = random_stub(self.device(), "random_");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, self.device());
   uint64_t range = uint64_t(hi) - uint64_t(from);  // up to 2**64 - 1: hi - from in int64 would overflow
   return fill_via_contiguous(self, [&](const Tensor& t) { kernel(t, from, range, g); });
 }
@@ -194,7 +193,7 @@ Tensor randperm(int64_t n, Generator* gen, const TensorOptions& o) {
   EMBER_CHECK(n >= 0, "randperm expects n to be non-negative, got n=", n);
   EMBER_CHECK_KIND(o.dtype_or(kLong) != kBool, NotImplemented, "\"randperm\" not implemented for 'Bool'");
   auto kernel = randperm_stub(o.device_or_cpu(), "randperm");
-  Generator& g = gen_or_default(gen);
+  Generator& g = generator_for(gen, o.device_or_cpu());
   Tensor idx = empty_tensor({n}, kLong, o.device_or_cpu());
   kernel(idx, g);
   return idx.to(o.dtype_or(kLong));
@@ -246,7 +245,7 @@ Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Ge
   auto kernel = multinomial_stub(self.device(), "multinomial");
   Tensor p = self.reshape({-1, cats}).to(kDouble).contiguous();
   Tensor out = empty_tensor({p.sizes()[0], num_samples}, kLong, self.device());
-  kernel(out, p, replacement, gen_or_default(gen));
+  kernel(out, p, replacement, generator_for(gen, self.device()));
   return self.dim() == 1 ? out.reshape({num_samples}) : out;
 }
 
@@ -333,7 +332,7 @@ Tensor poisson(const Tensor& self, Generator* gen) {
   auto kernel = poisson_stub(self.device(), "poisson");
   Tensor rates = self.to(kDouble).contiguous();
   Tensor out = empty_tensor(self.sizes(), kDouble, self.device());
-  kernel(out, rates, gen_or_default(gen));
+  kernel(out, rates, generator_for(gen, self.device()));
   return out.to(self.dtype());
 }
 

@@ -14,7 +14,7 @@ __all__ = [
     "max_memory_reserved", "memory_stats", "reset_peak_memory_stats", "reset_max_memory_allocated",
     "reset_accumulated_memory_stats", "mem_get_info", "set_per_process_memory_fraction", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "get_rng_state_all", "set_rng_state",
-    "set_rng_state_all", "current_stream", "default_stream", "set_stream", "stream", "Stream", "ExternalStream",
+    "set_rng_state_all", "default_generators", "current_stream", "default_stream", "set_stream", "stream", "Stream", "ExternalStream",
     "Event", "StreamContext", "device", "device_of", "OutOfMemoryError", "amp", "memory_summary", "memory_snapshot",
     "memory_stats_as_nested_dict", "memory_cached", "max_memory_cached", "reset_max_memory_cached",
 ]
@@ -283,54 +283,81 @@ def memory_summary(device=None, abbreviated=False):
     return "\n".join(lines) + "\n"
 
 
-# ---- random state: CUDA tensors have no random kernels yet; the seeds are accepted (PyTorch queues
-# them until CUDA starts)
+# ---- random state: one Philox generator per device (C++ objects that exist before CUDA starts, so
+# seeding early needs no GPU, as PyTorch's queued seed calls); ember.manual_seed seeds them all.
+def _seed_index():
+    """The device a seed call means: the current one once CUDA runs, else device 0 (where it starts)."""
+    return _C._cuda_current_device() if is_initialized() else 0
+
+
+def _generator(device="cuda"):
+    """The default generator `device` names ("cuda" or None: the current device's)."""
+    if isinstance(device, str):
+        device = _C.device(device)
+    if device is None or (isinstance(device, _C.device) and device.type == "cuda" and device.index is None):
+        return _C._cuda_default_generator(_seed_index())
+    return _C._cuda_default_generator(_device_index(device))
+
+
+def _wrap_seed(seed):
+    from .._random import _wrap_seed as wrap
+    return wrap(seed)
+
+
 def manual_seed(seed):
-    """Seed the current CUDA generator."""
-    int(seed)
+    """Seed the current CUDA device's generator."""
+    _C._cuda_default_generator(_seed_index()).manual_seed(_wrap_seed(seed))
 
 
 def manual_seed_all(seed):
-    """Seed every CUDA generator."""
-    int(seed)
+    """Seed every CUDA device's generator."""
+    _C._manual_seed_cuda_all(_wrap_seed(seed))
 
 
 def seed():
-    """Seed the current CUDA generator randomly."""
-    pass
+    """Seed the current CUDA device's generator from a nondeterministic source."""
+    _C._cuda_default_generator(_seed_index()).seed()
 
 
 def seed_all():
-    """Seed every CUDA generator randomly."""
-    pass
+    """Seed every CUDA device's generator with one nondeterministic seed."""
+    import random as _pyrandom
+    manual_seed_all(_pyrandom.SystemRandom().getrandbits(63))
 
 
 def initial_seed():
-    """A CUDA generator's initial seed (no CUDA generators yet: raises)."""
+    """The current CUDA device's generator's initial seed (starts CUDA, as PyTorch)."""
     _lazy_init()
-    raise NotImplementedError("initial_seed: Ember has no CUDA random number generator yet")
+    return _C._cuda_default_generator(current_device()).initial_seed()
 
 
 def get_rng_state(device="cuda"):
-    """A CUDA generator's state (no CUDA generators yet: raises)."""
+    """A CUDA generator's state, as a CPU uint8 tensor (starts CUDA, as PyTorch)."""
     _lazy_init()
-    raise NotImplementedError("get_rng_state: Ember has no CUDA random number generator yet")
+    return _generator(device).get_state()
 
 
 def get_rng_state_all():
-    """Every CUDA generator's state: an empty list (none exist yet)."""
-    return []
+    """Every CUDA device's generator state, in device order."""
+    return [get_rng_state(i) for i in range(device_count())]
 
 
 def set_rng_state(new_state, device="cuda"):
-    """Restore a CUDA generator's state (none exist yet: ignored, as PyTorch before CUDA starts)."""
-    pass
+    """Restore a CUDA generator's state from get_rng_state's tensor."""
+    _generator(device).set_state(new_state)
 
 
 def set_rng_state_all(new_states):
-    """Restore every CUDA generator's state."""
-    for state in new_states:
-        set_rng_state(state)
+    """Restore every CUDA device's generator state, in device order."""
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
+
+
+def __getattr__(name):
+    # default_generators: one per visible GPU (an empty tuple without one, as PyTorch)
+    if name == "default_generators":
+        return tuple(_C._cuda_default_generator(i) for i in range(device_count()))
+    raise AttributeError(f"module 'ember.cuda' has no attribute '{name}'")
 
 
 # ---- streams and events

@@ -290,14 +290,17 @@ def test_random_draws_the_cpus_philox_stream(dtype):
                  lambda dev: ember.randn(7, 13, dtype=DT[dtype], device=dev),
                  lambda dev: ember.empty(5, 6, dtype=DT[dtype], device=dev).t().normal_(2.0, 3.0),
                  lambda dev: ember.empty(333, dtype=DT[dtype], device=dev).uniform_(-1, 4)):
-        ember.manual_seed(123)
+        ember.manual_seed(123)  # seeds the CPU's generator and every GPU's
         cpu = make("cpu")
-        after_cpu = ember.rand(3)
+        cpu_state = ember.get_rng_state()
         ember.manual_seed(123)
         gpu = make("cuda")
-        after_gpu = ember.rand(3)
         same(gpu, cpu, rtol=1e-6 if dtype != "float16" else 1e-3, atol=1e-7)
-        assert ember.equal(after_cpu, after_gpu)  # the generator advanced by the same counters
+        # the GPU's generator advanced by the CPU's counters, and the CPU's did not move
+        assert ember.equal(ember.cuda.get_rng_state(), cpu_state)
+        assert ember.cuda.get_rng_state().device.type == "cpu"
+        ember.manual_seed(123)
+
 
 
 def test_save_and_load_keep_the_device(tmp_path):
@@ -311,3 +314,181 @@ def test_save_and_load_keep_the_device(tmp_path):
     if HAVE_TORCH_CUDA:  # torch reads Ember's file onto its GPU, as if torch had written it
         t = torch.load(path)["x"]
         assert t.is_cuda and np.array_equal(t.cpu().numpy(), x.cpu().numpy())
+
+
+# ---------------------------------------------------------------- generators, other samplers
+def test_per_device_generators():
+    ember.manual_seed(7)
+    a = ember.rand(100)
+    ember.manual_seed(7)
+    ember.rand(50, device="cuda")  # draws from the GPU's generator: the CPU stream is untouched
+    assert ember.equal(ember.rand(100), a)
+    ember.cuda.manual_seed(11)
+    s = ember.cuda.get_rng_state()
+    x = ember.randn(64, device="cuda")
+    ember.cuda.set_rng_state(s)
+    same(ember.randn(64, device="cuda"), x.cpu())
+    assert ember.cuda.initial_seed() == 11
+    assert len(ember.cuda.default_generators) == ember.cuda.device_count()
+    assert len(ember.cuda.get_rng_state_all()) == ember.cuda.device_count()
+    g = ember.Generator(device="cuda")
+    assert g.device == ember.device("cuda:0")
+    g.manual_seed(5)
+    y = ember.rand(10, generator=g, device="cuda")
+    g.manual_seed(5)
+    same(ember.rand(10, generator=g, device="cuda"), y.cpu())
+    with pytest.raises(RuntimeError, match="Expected a 'cuda' device type for generator but found 'cpu'"):
+        ember.rand(3, generator=ember.Generator(), device="cuda")
+    with pytest.raises(RuntimeError, match="Expected a 'cpu' device type for generator but found 'cuda'"):
+        ember.rand(3, generator=g)
+    if HAVE_TORCH_CUDA:
+        assert len(torch.cuda.default_generators) == len(ember.cuda.default_generators)
+
+
+def test_integer_bernoulli_and_exponential_samplers_match_the_cpu():
+    for make in (lambda dev: ember.randint(-5, 17, (301,), device=dev),
+                 lambda dev: ember.randint(0, 2**62, (33, 3), device=dev),
+                 lambda dev: ember.empty(40, dtype=ember.uint8, device=dev).random_(),
+                 lambda dev: ember.empty(99, dtype=ember.float32, device=dev).random_(3, 9),
+                 lambda dev: ember.bernoulli(ember.linspace(0, 1, 257, device=dev)),
+                 lambda dev: ember.empty(5, 9, device=dev).bernoulli_(0.3),
+                 lambda dev: ember.empty(500, dtype=ember.float64, device=dev).exponential_(2.5)):
+        ember.manual_seed(99)
+        cpu = make("cpu")
+        ember.manual_seed(99)
+        same(make("cuda"), cpu, rtol=1e-12, atol=0)
+    with pytest.raises(RuntimeError, match=r"bernoulli_ expects all elements of p to be in \[0, 1\]"):
+        ember.bernoulli(ember.tensor([0.5, 1.5], device="cuda"))
+    with pytest.raises(RuntimeError, match=r"bernoulli_ expects all elements of p to be in \[0, 1\]"):
+        ember.bernoulli(ember.tensor([0.5, float("nan")], device="cuda"))
+    with pytest.raises(NotImplementedError, match="cuda"):  # no GPU sampler yet
+        ember.multinomial(ember.ones(4, device="cuda"), 2)
+
+
+# ---------------------------------------------------------------- indexing, gather / scatter
+def _both(x):
+    return x, x.cuda()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool",
+                                   "float16", "bfloat16"])
+def test_advanced_indexing_against_cpu(dtype):
+    x = (ember.randn(6, 7, 5) * 20).to(DT[dtype])
+    c, g = _both(x)
+    i = ember.tensor([0, 5, -1, 2, 2])
+    j = ember.tensor([[1], [5]])
+    for key in ((i,), (slice(None), i), (i, slice(1, 4), ember.tensor([0, 4, 1, 1, 3])), (j, i),
+                (ember.tensor([True, False, True, True, False, True]),), (x.gt(0) if dtype != "bool" else x,),
+                (slice(None, None, 2), ember.tensor([], dtype=ember.int64)), (Ellipsis, ember.tensor(3))):
+        same(g[key], c[key])
+        gkey = tuple(k.cuda() if isinstance(k, ember.Tensor) else k for k in key)
+        same(g[gkey], c[key])  # index tensors on either device
+    nc = x.transpose(0, 2)[::2]  # non-contiguous source
+    same(nc.cuda()[ember.tensor([1, 0])], nc[ember.tensor([1, 0])])
+    same(ember.index_select(g, 1, ember.tensor([6, 0, 0]).cuda()), ember.index_select(c, 1, ember.tensor([6, 0, 0])))
+    same(ember.take(g, ember.tensor([[0, 209], [-1, 17]]).cuda()), ember.take(c, ember.tensor([[0, 209], [-1, 17]])))
+    mask = ember.rand(6, 7, 5) > 0.5
+    same(ember.masked_select(g, mask.cuda()), ember.masked_select(c, mask))
+    same(ember.nonzero(g), ember.nonzero(c))
+    same(ember.nonzero(g[0, 0, 0]), ember.nonzero(c[0, 0, 0]))  # 0-d: [n, 0]
+    same(ember.nonzero(g[:0]), ember.nonzero(c[:0]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int8", "uint8", "bool", "float16",
+                                   "bfloat16", "complex64"])
+def test_index_put_and_accumulate_against_cpu(dtype):
+    dt = getattr(ember, dtype)
+    x = (ember.randn(8, 4) * 10).to(dt)
+    v = (ember.randn(6, 4) * 10).to(dt)
+    idx = ember.tensor([1, 3, 1, 7, 1, 0])  # duplicates accumulate (atomics on the GPU)
+    for accumulate in (False, True):
+        if not accumulate:
+            idx_u = ember.tensor([1, 3, 5, 7, 2, 0])
+            same(x.clone().cuda().index_put_((idx_u.cuda(),), v.cuda()), x.clone().index_put_((idx_u,), v))
+            continue
+        same(x.clone().cuda().index_put_((idx.cuda(),), v.cuda(), accumulate=True),
+             x.clone().index_put_((idx,), v, accumulate=True), rtol=1e-2 if dtype in ("float16", "bfloat16") else 1e-5)
+    g = x.clone().cuda()
+    g[g.real > 0 if dtype == "complex64" else g != 0] = ember.tensor(1).to(dt)  # a 0-d CPU value
+    c = x.clone()
+    c[c.real > 0 if dtype == "complex64" else c != 0] = ember.tensor(1).to(dt)
+    same(g, c)
+    if dtype in ("float32", "float64"):
+        same(ember.index_add(x.cuda(), 0, idx.cuda(), v.cuda(), alpha=2), ember.index_add(x, 0, idx, v, alpha=2))
+        same(x.clone().cuda().index_fill_(1, ember.tensor([0, 3]).cuda(), -1.5), x.clone().index_fill_(1, ember.tensor([0, 3]), -1.5))
+        same(ember.index_copy(x.cuda(), 0, ember.tensor([2, 0]).cuda(), v[:2].cuda()),
+             ember.index_copy(x, 0, ember.tensor([2, 0]), v[:2]))
+        m = x > 0
+        same(ember.masked_scatter(x.cuda(), m.cuda(), v.reshape(-1).cuda().repeat(2)),
+             ember.masked_scatter(x, m, v.reshape(-1).repeat(2)))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "int16", "uint8", "bool", "float16",
+                                   "complex128"])
+def test_gather_scatter_against_cpu(dtype):
+    dt = getattr(ember, dtype)
+    x = (ember.randn(5, 6, 4) * 10).to(dt)
+    src = (ember.randn(5, 6, 4) * 10).to(dt)
+    for dim in (0, 1, 2, -1):
+        size = x.shape[dim]
+        idx = ember.randint(0, size, (3, 4, 2))
+        same(ember.gather(x.cuda(), dim, idx.cuda()), ember.gather(x, dim, idx))
+        nc_idx = ember.randint(0, size, (2, 4, 3)).transpose(0, 2)  # non-contiguous index
+        same(ember.gather(x.cuda(), dim, nc_idx.cuda()), ember.gather(x, dim, nc_idx))
+        u = ember.rand(5, 6, 4).argsort(dim).narrow(dim, 0, 2)  # distinct targets within each slice
+        same(ember.scatter(x.cuda(), dim, u.cuda(), src.cuda()), ember.scatter(x, dim, u, src))
+        same(ember.scatter_add(x.cuda(), dim, idx.cuda(), src.cuda()), ember.scatter_add(x, dim, idx, src),
+             rtol=1e-2 if dtype == "float16" else 1e-5, atol=1e-2 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "float16"])
+def test_scatter_reduce_against_cpu(reduce, include_self, dtype):
+    dt = DT[dtype]
+    x = (ember.randn(7, 5) * 4).to(dt)
+    src = (ember.randn(9, 5) * 4).to(dt)
+    if dtype in ("float32", "float64"):
+        src[2, 1] = float("nan")
+    idx = ember.randint(0, 7, (9, 5))
+    got = x.cuda().scatter_reduce(0, idx.cuda(), src.cuda(), reduce, include_self=include_self)
+    want = x.scatter_reduce(0, idx, src, reduce, include_self=include_self)
+    same(got, want, rtol=1e-2 if dtype == "float16" else 1e-5, atol=1e-2 if dtype == "float16" else 1e-6)
+    if HAVE_TORCH_CUDA and dtype != "float16":
+        t = torch.from_numpy(x.numpy()).cuda().scatter_reduce(0, torch.from_numpy(idx.numpy()).cuda(),
+                                                               torch.from_numpy(src.numpy()).cuda(), reduce,
+                                                               include_self=include_self)
+        np.testing.assert_allclose(got.cpu().numpy(), t.cpu().numpy(), rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def test_indexing_errors_leave_the_device_usable():
+    g = ember.arange(12.0, device="cuda").reshape(3, 4)
+    with pytest.raises(IndexError, match="index 3 is out of bounds for dimension 0 with size 3"):
+        g[ember.tensor([0, 3, 1], device="cuda")]
+    with pytest.raises(IndexError, match="index -5 is out of bounds for dimension 1 with size 4"):
+        g[:, ember.tensor([-5])]
+    with pytest.raises(IndexError, match="index 7 is out of bounds"):
+        g.index_put_((ember.tensor([7]).cuda(),), ember.ones(4, device="cuda"), accumulate=True)
+    with pytest.raises(RuntimeError, match="index 9 is out of bounds for dimension 1 with size 4"):
+        ember.gather(g, 1, ember.tensor([[0, 9]], device="cuda"))
+    with pytest.raises(RuntimeError, match="index -1 is out of bounds for dimension 0 with size 3"):
+        g.clone().scatter_add_(0, ember.tensor([[-1, 0]], device="cuda"), ember.ones(1, 2, device="cuda"))
+    with pytest.raises(RuntimeError, match="index 3 is out of bounds"):
+        g.scatter_reduce(0, ember.tensor([[3]], device="cuda"), ember.ones(1, 1, device="cuda"), "amax")
+    same(g, ember.arange(12.0).reshape(3, 4))  # nothing was written through a bad index
+    same(g[ember.tensor([2, 0], device="cuda")].sum(0), ember.arange(12.0).reshape(3, 4)[[2, 0]].sum(0))
+
+
+def test_indexing_gradients_on_the_gpu():
+    x = ember.randn(6, 5, dtype=ember.float64)
+    idx = ember.tensor([0, 2, 2, 5])
+    results = []
+    for dev in ("cpu", "cuda"):
+        a = x.to(dev).requires_grad_()
+        (a[idx.to(dev)] * 3).sum().backward()
+        b = x.to(dev).requires_grad_()
+        ember.gather(b, 1, ember.tensor([[0, 4], [1, 1]], device=dev)).pow(2).sum().backward()
+        results.append((a.grad, b.grad))
+    for (ga, gb), (ca, cb) in zip(results[1:], results[:1]):
+        same(ga, ca)
+        same(gb, cb)

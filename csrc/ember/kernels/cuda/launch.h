@@ -71,4 +71,62 @@ int64_t reduce_scratch_bytes(int kernel, int dtype, int64_t outer, int64_t reduc
 Status reduce(int kernel, int dtype, const void* in, void* values, int64_t* indices, int64_t outer,
               int64_t reduced, int64_t inner, void* scratch, void* stream);
 
+// ---- Indexing and scatter/gather (kernels/indexing.h, kernels/scatter.h). A kernel that meets an
+// index out of range writes nothing for it and lowers `*bad` (int64, set to INT64_MAX by the caller)
+// to that element's position; the host reads it back after the launch and raises the CPU's error
+// naming the first bad index. Strides are in elements.
+
+// nonzero of a contiguous bool mask of n elements, in two launches around a host read of the count:
+// nonzero_count writes each block's count of true elements and their exclusive prefix sums (scratch:
+// nonzero_scratch_bytes), nonzero_write the coordinates of the true elements, row-major, into
+// out [count, nd].
+int64_t nonzero_blocks(int64_t n);
+int64_t nonzero_scratch_bytes(int64_t blocks);
+Status nonzero_count(const bool* mask, int64_t n, int64_t* counts, int64_t* offsets, void* scratch,
+                     int64_t scratch_bytes, void* stream);
+struct Shape {
+  int nd = 0;
+  int64_t sizes[kMaxDims] = {};
+};
+Status nonzero_write(const bool* mask, int64_t n, const int64_t* offsets, const Shape& shape, int64_t* out,
+                     void* stream);
+// lin[i] = (accumulate ? lin[i] : 0) + wrap(index[i]) * stride for index[i] in [-size, size)
+Status index_linearize(int64_t* lin, const int64_t* index, int64_t n, int64_t size, int64_t stride, bool accumulate,
+                       int64_t* bad, void* stream);
+// out row i = src row lin[i] (rows of row_bytes bytes)
+Status index_rows(void* out, const void* src, const int64_t* lin, int64_t rows, int64_t row_elems, int64_t itemsize,
+                  void* stream);
+// dst row lin[i] = (or += when accumulate) values row i, in dtype
+Status index_put_rows(void* dst, const void* values, const int64_t* lin, int64_t rows, int64_t row_elems, int dtype,
+                      bool accumulate, void* stream);
+
+// gather/scatter along `dim`: one thread per element of `index` (nd dims of `sizes`), reading the
+// self / src / index strides given; self's size along dim bounds the index.
+struct ScatterGeom {
+  int nd = 0;
+  int dim = 0;
+  int64_t dim_size = 1;    // self.size(dim) (1 for a 0-d self)
+  int64_t dim_stride = 0;  // self.stride(dim) (0 for a 0-d self)
+  int64_t sizes[kMaxDims] = {};
+  int64_t index_strides[kMaxDims] = {};
+  int64_t self_strides[kMaxDims] = {};  // 0 at dim
+  int64_t src_strides[kMaxDims] = {};   // all 0 for a 0-d src
+};
+enum ScatterOp : int { kScatterSet, kScatterAdd };
+// out (contiguous, index's shape) = self gathered
+Status gather(void* out, const void* self, const int64_t* index, const ScatterGeom& g, int64_t numel, int64_t itemsize,
+              int64_t* bad, void* stream);
+Status scatter(void* self, const void* src, const int64_t* index, const ScatterGeom& g, int64_t numel, int dtype, int op,
+               int64_t* bad, void* stream);
+// ScatterReduce's codes (kernels/scatter.h).
+enum ScatterReduceCode : int { kSRSum, kSRProd, kSRMean, kSRAmax, kSRAmin };
+// scatter_reduce into contiguous `work` (dtype, no 16-bit floats); counts: int64 [work_numel], set to
+// include_self by the caller, for mean
+Status scatter_reduce(void* work, const void* src, const int64_t* index, const ScatterGeom& g, int64_t numel,
+                      int64_t work_numel, int dtype, int reduce, bool include_self, int64_t* counts, int64_t* bad,
+                      void* stream);
+
+// integers in [from, from + range) (random_, randint), two per Philox counter as the CPU's; out int64 [n]
+Status random_int(int64_t* out, int64_t n, int64_t from, uint64_t range, uint64_t key, uint64_t first, void* stream);
+
 }  // namespace ember::cuda_kernels

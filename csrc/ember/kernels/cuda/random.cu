@@ -3,7 +3,7 @@
 // draws the values ember.randn(n) does (normal's log/sin/cos in double on both, then rounded).
 #include "ember/core/macros.h"
 #include "ember/kernels/cuda/loops.cuh"
-#include "ember/random/generator.h"
+#include "ember/random/philox.h"
 
 namespace ember::cuda_kernels {
 namespace {

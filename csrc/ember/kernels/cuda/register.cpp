@@ -1,14 +1,19 @@
 // The CUDA entries of the kernel stubs (kernels/registry.h): each flattens its TensorIter (or raw
 // pointers) into kernels/cuda/launch.h's structs, makes the operands' device current, and queues the
 // launch on that device's current stream. A launcher's status becomes PyTorch's exception here.
+#include <algorithm>
 #include <cstring>
+#include <limits>
+#include <optional>
 
 #include "ember/cuda/backend.h"
 #include "ember/cuda/cuda.h"
 #include "ember/kernels/cuda/launch.h"
 #include "ember/generated/ops.h"
+#include "ember/kernels/indexing.h"
 #include "ember/kernels/kernels.h"
 #include "ember/kernels/random.h"
+#include "ember/kernels/scatter.h"
 #include "ember/random/generator.h"
 
 namespace ember::cuda {
@@ -23,6 +28,8 @@ static_assert(int(ck::kTernaryClamp) == int(TernaryKernel::Clamp) && int(ck::kTe
               int(ck::kTernaryWhere) == int(TernaryKernel::Where), "launch.h's ternary codes follow TernaryKernel");
 static_assert(int(ck::kReduceSum) == int(ReduceKernel::Sum) && int(ck::kReduceArgMin) == int(ReduceKernel::ArgMin) &&
               int(ck::kReduceAny) == int(ReduceKernel::Any), "launch.h's reduction codes follow ReduceKernel");
+static_assert(int(ck::kSRSum) == int(ScatterReduce::Sum) && int(ck::kSRMean) == int(ScatterReduce::Mean) &&
+              int(ck::kSRAmin) == int(ScatterReduce::Amin), "launch.h's scatter_reduce codes follow ScatterReduce");
 
 ck::Iter flatten(const TensorIter& it, const char* op) {
   EMBER_CHECK(it.ndim() <= ck::kMaxDims, op, ": a CUDA elementwise op takes at most ", ck::kMaxDims,
@@ -140,6 +147,182 @@ void sample(Sampler sampler, const char* op, const Tensor& t, double a, double b
 void uniform_cuda(const Tensor& t, double lo, double hi, Generator& g) { sample(&ck::uniform, "uniform_", t, lo, hi, g); }
 void normal_cuda(const Tensor& t, double mean, double std, Generator& g) { sample(&ck::normal, "normal_", t, mean, std, g); }
 
+// exponential_ and bernoulli_ as the CPU's: from the same float64 uniforms, through device ops.
+void exponential_cuda(const Tensor& t, double lambd, Generator& g) {
+  DeviceGuard guard(t.device().index);
+  Tensor u = empty_tensor(t.sizes(), kDouble, t.device());
+  sample(&ck::uniform, "exponential_", u, 0.0, 1.0, g);
+  ember::copy_(t, ember::div(ember::neg(ember::log1p(ember::neg(u))), scalar_to_tensor(Scalar(lambd))));
+}
+
+void bernoulli_cuda(const Tensor& t, const Tensor& p, Generator& g) {
+  DeviceGuard guard(t.device().index);
+  // (NaN fails both comparisons, as it fails the CPU's check; the check reads one bool back)
+  const bool ok = ember::all(ember::logical_and(ember::ge(p, Scalar(0.0)), ember::le(p, Scalar(1.0)))).item().to_bool();
+  EMBER_CHECK(ok, "bernoulli_ expects all elements of p to be in [0, 1]");
+  Tensor u = empty_tensor(t.sizes(), kDouble, t.device());
+  sample(&ck::uniform, "bernoulli_", u, 0.0, 1.0, g);
+  ember::copy_(t, ember::lt(u, p));
+}
+
+void random_cuda(const Tensor& t, int64_t from, uint64_t range, Generator& g) {
+  const Device d = t.device();
+  DeviceGuard guard(d.index);
+  Tensor v = empty_tensor(t.sizes(), kLong, d);
+  const int64_t n = v.numel();
+  if (n > 0) {
+    const uint64_t first = g.reserve(uint64_t((n + 1) / 2));
+    raise_status(ck::random_int(static_cast<int64_t*>(v.data_ptr()), n, from, range, g.key(), first,
+                                current_cuda_stream(d.index)),
+                 "random_", d, t.dtype());
+  }
+  ember::copy_(t, v);
+}
+
+// ---- indexing and scatter/gather: a bad index is reported by position through a device int64
+// (INT64_MAX when none); reading it back synchronizes, where PyTorch's kernels assert on the device
+// and poison the context. The value named in the error is read from the index at that position.
+class BadIndex {
+ public:
+  explicit BadIndex(Device d) : t_(empty_tensor({1}, kLong, d)) { t_.fill_(Scalar(std::numeric_limits<int64_t>::max())); }
+  int64_t* ptr() { return static_cast<int64_t*>(t_.data_ptr()); }
+  // the index value at the first bad position, if any
+  std::optional<int64_t> value(const Tensor& index) {
+    const int64_t pos = t_.item().to_long();
+    if (pos == std::numeric_limits<int64_t>::max()) return std::nullopt;
+    return index.reshape({-1}).select(0, pos).item().to_long();
+  }
+
+ private:
+  Tensor t_;
+};
+
+template <class T>
+T* ptr_of(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
+
+Tensor nonzero_cuda(const Tensor& mask, IntArrayRef sizes) {
+  const Device d = mask.device();
+  DeviceGuard guard(d.index);
+  const int64_t n = mask.numel(), nd = int64_t(sizes.size());
+  EMBER_CHECK(nd <= ck::kMaxDims, "nonzero: a CUDA tensor of at most ", ck::kMaxDims, " dims, got ", nd);
+  if (n == 0) return empty_tensor({0, nd}, kLong, d);
+  const int64_t blocks = ck::nonzero_blocks(n), scratch_bytes = ck::nonzero_scratch_bytes(blocks);
+  Tensor counts = empty_tensor({2, blocks}, kLong, d);  // per-block counts, then their exclusive sums
+  Tensor scratch = empty_tensor({std::max<int64_t>(scratch_bytes, 1)}, kByte, d);
+  void* stream = current_cuda_stream(d.index);
+  raise_status(ck::nonzero_count(ptr_of<bool>(mask), n, ptr_of<int64_t>(counts), ptr_of<int64_t>(counts) + blocks,
+                                 scratch.data_ptr(), scratch_bytes, stream),
+               "nonzero", d, kBool);
+  // the output's size is data-dependent: read the total back (synchronizes, as PyTorch's nonzero)
+  const int64_t total = counts.select(1, blocks - 1).sum().item().to_long();
+  Tensor out = empty_tensor({total, nd}, kLong, d);
+  ck::Shape shape;
+  shape.nd = int(nd);
+  for (int64_t k = 0; k < nd; k++) shape.sizes[k] = sizes[size_t(k)];
+  if (total > 0 && nd > 0)
+    raise_status(ck::nonzero_write(ptr_of<bool>(mask), n, ptr_of<int64_t>(counts) + blocks, shape, ptr_of<int64_t>(out),
+                                   stream),
+                 "nonzero", d, kBool);
+  return out;
+}
+
+void index_linearize_cuda(const Tensor& lin, const Tensor& index, int64_t size, int64_t stride, int64_t dim,
+                          bool accumulate) {
+  const Device d = lin.device();
+  DeviceGuard guard(d.index);
+  const int64_t n = lin.numel();
+  if (n == 0) return;
+  BadIndex bad(d);
+  raise_status(ck::index_linearize(ptr_of<int64_t>(lin), ptr_of<int64_t>(index), n, size, stride, accumulate, bad.ptr(),
+                                   current_cuda_stream(d.index)),
+               "index", d, kLong);
+  // checked before any row moves: a bad row number never reaches index_rows / index_put_rows
+  if (auto v = bad.value(index))
+    EMBER_FAIL(Index, "index ", *v, " is out of bounds for dimension ", dim, " with size ", size);
+}
+
+void index_rows_cuda(const Tensor& out, const Tensor& src, const Tensor& lin, int64_t row_elems) {
+  const Device d = src.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::index_rows(out.data_ptr(), src.data_ptr(), ptr_of<int64_t>(lin), lin.numel(), row_elems,
+                              src.element_size(), current_cuda_stream(d.index)),
+               "index", d, src.dtype());
+}
+
+void index_put_rows_cuda(const Tensor& dst, const Tensor& values, const Tensor& lin, int64_t row_elems, bool accumulate) {
+  const Device d = dst.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::index_put_rows(dst.data_ptr(), values.data_ptr(), ptr_of<int64_t>(lin), lin.numel(), row_elems,
+                                  int(dst.dtype()), accumulate, current_cuda_stream(d.index)),
+               "index_put_", d, dst.dtype());
+}
+
+ck::ScatterGeom geometry(const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src, const char* op) {
+  EMBER_CHECK(index.dim() <= ck::kMaxDims, op, ": a CUDA index of at most ", ck::kMaxDims, " dims, got ", index.dim());
+  ck::ScatterGeom g;
+  g.nd = int(index.dim());
+  g.dim = int(dim);
+  g.dim_size = self.dim() ? self.sizes()[size_t(dim)] : 1;
+  g.dim_stride = self.dim() ? self.strides()[size_t(dim)] : 0;
+  for (int64_t k = 0; k < index.dim(); k++) {
+    g.sizes[k] = index.sizes()[size_t(k)];
+    g.index_strides[k] = index.strides()[size_t(k)];
+    g.self_strides[k] = (k == dim || self.dim() == 0) ? 0 : self.strides()[size_t(k)];
+    g.src_strides[k] = (src && src->dim()) ? src->strides()[size_t(k)] : 0;
+  }
+  return g;
+}
+
+void raise_bad_scatter_index(BadIndex& bad, const Tensor& self, int64_t dim, const Tensor& index) {
+  if (auto v = bad.value(index))
+    EMBER_FAIL(Runtime, "index ", *v, " is out of bounds for dimension ", dim, " with size ",
+               self.dim() ? self.sizes()[size_t(dim)] : 1);
+}
+
+void gather_cuda(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
+  const Device d = self.device();
+  DeviceGuard guard(d.index);
+  if (index.numel() == 0) return;
+  BadIndex bad(d);
+  raise_status(ck::gather(out.data_ptr(), self.data_ptr(), ptr_of<int64_t>(index), geometry(self, dim, index, nullptr, "gather"),
+                          index.numel(), self.element_size(), bad.ptr(), current_cuda_stream(d.index)),
+               "gather", d, self.dtype());
+  raise_bad_scatter_index(bad, self, dim, index);
+}
+
+void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterMode mode) {
+  const Device d = self.device();
+  DeviceGuard guard(d.index);
+  if (index.numel() == 0) return;
+  const char* op = mode == ScatterMode::Set ? "scatter" : "scatter_add";
+  BadIndex bad(d);
+  raise_status(ck::scatter(self.data_ptr(), src.data_ptr(), ptr_of<int64_t>(index), geometry(self, dim, index, &src, op),
+                           index.numel(), int(self.dtype()), mode == ScatterMode::Set ? ck::kScatterSet : ck::kScatterAdd,
+                           bad.ptr(), current_cuda_stream(d.index)),
+               op, d, self.dtype());
+  raise_bad_scatter_index(bad, self, dim, index);
+}
+
+void scatter_reduce_cuda(const Tensor& work, int64_t dim, const Tensor& index, const Tensor& src, ScatterReduce red,
+                         bool include_self) {
+  const Device d = work.device();
+  DeviceGuard guard(d.index);
+  if (index.numel() == 0) return;
+  BadIndex bad(d);
+  Tensor counts;
+  if (red == ScatterReduce::Mean) {
+    counts = empty_tensor(work.sizes(), kLong, d);
+    counts.fill_(Scalar(int64_t(include_self ? 1 : 0)));
+  }
+  raise_status(ck::scatter_reduce(work.data_ptr(), src.data_ptr(), ptr_of<int64_t>(index),
+                                  geometry(work, dim, index, &src, "scatter_reduce"), index.numel(), work.numel(),
+                                  int(work.dtype()), int(red), include_self,
+                                  counts.defined() ? ptr_of<int64_t>(counts) : nullptr, bad.ptr(),
+                                  current_cuda_stream(d.index)),
+               "scatter_reduce", d, work.dtype());
+  raise_bad_scatter_index(bad, work, dim, index);
+}
+
 }  // namespace
 }  // namespace ember::cuda
 
@@ -152,3 +335,13 @@ EMBER_REGISTER_KERNEL(transpose_copy_kernel_stub, CUDA, &::ember::cuda::transpos
 EMBER_REGISTER_KERNEL(reduce_kernel_stub, CUDA, &::ember::cuda::reduce_cuda);
 EMBER_REGISTER_KERNEL(uniform_stub, CUDA, &::ember::cuda::uniform_cuda);
 EMBER_REGISTER_KERNEL(normal_stub, CUDA, &::ember::cuda::normal_cuda);
+EMBER_REGISTER_KERNEL(exponential_stub, CUDA, &::ember::cuda::exponential_cuda);
+EMBER_REGISTER_KERNEL(bernoulli_stub, CUDA, &::ember::cuda::bernoulli_cuda);
+EMBER_REGISTER_KERNEL(random_stub, CUDA, &::ember::cuda::random_cuda);
+EMBER_REGISTER_KERNEL(nonzero_stub, CUDA, &::ember::cuda::nonzero_cuda);
+EMBER_REGISTER_KERNEL(index_linearize_stub, CUDA, &::ember::cuda::index_linearize_cuda);
+EMBER_REGISTER_KERNEL(index_rows_stub, CUDA, &::ember::cuda::index_rows_cuda);
+EMBER_REGISTER_KERNEL(index_put_rows_stub, CUDA, &::ember::cuda::index_put_rows_cuda);
+EMBER_REGISTER_KERNEL(gather_stub, CUDA, &::ember::cuda::gather_cuda);
+EMBER_REGISTER_KERNEL(scatter_stub, CUDA, &::ember::cuda::scatter_cuda);
+EMBER_REGISTER_KERNEL(scatter_reduce_stub, CUDA, &::ember::cuda::scatter_reduce_cuda);
