@@ -114,6 +114,31 @@ def main():
         del a
     row("a.t().contiguous(), 4096 x 4096 (transpose)", "GB/s", vals, better="higher")
 
+    # host-to-device copies of 256 MiB: pageable (staged by the driver) and pinned with non_blocking
+    for label, pinned in (("pageable", False), ("pinned, non_blocking", True)):
+        vals = {}
+        for name, lib, sync in libs():
+            h = lib.ones(n)
+            if pinned:
+                h = h.pin_memory()
+            vals[name] = n * 4 / median_time(lambda: h.to("cuda", non_blocking=pinned), sync, args.reps // 3 + 1) / 1e9
+            del h
+        row(f"host -> GPU copy, 256 MiB ({label})", "GB/s", vals, better="higher")
+
+    # indexing: an embedding-style row gather and a scatter_add of 65536 rows of 128 floats
+    vals, vals_add = {}, {}
+    for name, lib, sync in libs():
+        table = lib.ones(1 << 20, 128, device="cuda")
+        idx = lib.randint(0, 1 << 20, (65536,), device="cuda")
+        src = lib.ones(65536, 128, device="cuda")
+        gidx = idx.unsqueeze(1).expand(65536, 128)
+        vals[name] = 2 * 65536 * 128 * 4 / median_time(lambda: table.index_select(0, idx), sync, args.reps) / 1e9
+        vals_add[name] = 2 * 65536 * 128 * 4 / median_time(lambda: table.scatter_add_(0, gidx, src), sync,
+                                                            args.reps) / 1e9
+        del table, idx, src, gidx
+    row("index_select, 65536 of 1M rows x 128", "GB/s", vals, better="higher")
+    row("scatter_add_, 65536 rows x 128 (atomics)", "GB/s", vals_add, better="higher")
+
     # the allocator: device allocations in iterations 2..100 of a training-like loop
     w = ember.ones(512, 512, device="cuda")
     counts = []

@@ -1,5 +1,7 @@
 #include "python/arg_parser.h"
 
+#include "ember/cuda/cuda.h"
+
 #include <nanobind/nanobind.h>
 
 #include <cmath>
@@ -666,11 +668,22 @@ TensorOptions ParsedArgs::options(int i) {
   if (!is_none(i + 2)) o.device_ = unpack_device(args[i + 2]);
   if (o.device_) {
     o.device_->check_available();
-    o.device_ = Device();  // a CPU tensor's device has no index ('cpu:0' makes device('cpu')), as in PyTorch
+    if (o.device_->is_cpu()) o.device_ = Device();  // a CPU tensor's device has no index ('cpu:0' makes device('cpu'))
   }
-  EMBER_CHECK(is_none(i + 3) || PyObject_IsTrue(args[i + 3]) == 0, kNoPinnedMemory);
+  if (!is_none(i + 3) && PyObject_IsTrue(args[i + 3]) == 1) {
+    check_pin_memory_request(o.device_or_cpu());
+    pin_memory_ = true;
+  }
   o.requires_grad_ = !is_none(i + 4) && PyObject_IsTrue(args[i + 4]) == 1;
   return o;
+}
+
+Tensor ParsedArgs::pinned_if_asked(Tensor t) const { return pin_memory_ ? cuda::pin_memory(t) : t; }
+
+void check_pin_memory_request(Device device) {
+  EMBER_CHECK(cuda::is_compiled(), kNoPinnedMemory);
+  EMBER_CHECK(device.is_cpu(), "Only dense CPU tensors can be pinned");
+  cuda::lazy_init();  // PyTorch's errors without a driver or a GPU
 }
 
 std::optional<MemoryFormat> ParsedArgs::memory_format_opt(int i) {

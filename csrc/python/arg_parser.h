@@ -58,6 +58,8 @@ inline constexpr const char* kNoPinnedMemory =
     "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on this "
     "system.";
 void register_device_type(PyObject* type);
+// pin_memory=True for a new tensor on `device`: raises as PyTorch where pinning is impossible
+void check_pin_memory_request(Device device);
 PyObject* make_device(Device d);
 bool is_generator(PyObject* o);
 Generator* unpack_generator(PyObject* o);
@@ -129,11 +131,15 @@ class ParsedArgs {
   Generator* generator(int i);
   TensorOptions options(int i);  // reads dtype, layout, device, pin_memory, requires_grad at i..i+4
   std::optional<MemoryFormat> memory_format_opt(int i);
+  // A factory's result, in pinned memory when options() read pin_memory=True (one host copy: the
+  // ops allocate from the device's allocator).
+  Tensor pinned_if_asked(Tensor t) const;
 
  private:
   Tensor tmp_[kMaxArgs];
   std::vector<int64_t> ints_[kMaxArgs];
   Tensor undefined_;
+  bool pin_memory_ = false;
 };
 
 class ArgParser {

@@ -85,11 +85,14 @@ nb::list snapshot_list(const std::vector<SegmentInfo>& segs) {
 void bind_cuda(nb::module_& m) {
   // generic device plumbing for ember's Python layer (any registered device type)
   m.def("_check_device", [](nb::handle d) { unpack_device(d.ptr()).check_available(); });
-  m.def("_to_device", [](nb::handle t, nb::handle d, nb::handle dtype, bool copy) {
+  m.def("_to_device", [](nb::handle t, nb::handle d, nb::handle dtype, bool copy, bool non_blocking) {
     std::optional<ScalarType> dt;
     if (!dtype.is_none()) dt = unpack_dtype(dtype.ptr());
-    return nb::steal(wrap(unpack(t.ptr()).to(unpack_device(d.ptr()), dt, copy)));
-  }, nb::arg("t"), nb::arg("device"), nb::arg("dtype").none(), nb::arg("copy"));
+    return nb::steal(wrap(unpack(t.ptr()).to(unpack_device(d.ptr()), dt, copy, non_blocking)));
+  }, nb::arg("t"), nb::arg("device"), nb::arg("dtype").none(), nb::arg("copy"), nb::arg("non_blocking") = false);
+  m.def("_pin_memory", [](nb::handle t) { return nb::steal(wrap(cuda::pin_memory(unpack(t.ptr())))); });
+  m.def("_is_pinned", [](nb::handle t) { return cuda::is_pinned(unpack(t.ptr())); });
+  m.def("_cuda_host_empty_cache", &cuda::host_empty_cache);
   m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
   m.def("_cuda_is_compiled", &cuda::is_compiled);
   m.def("_cuda_arch_list", &cuda::arch_list);

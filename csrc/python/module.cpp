@@ -71,7 +71,8 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   nargs = PyVectorcall_NARGS(nargs);
   PyObject* data = nargs > 0 ? args[0] : nullptr;
   std::optional<ScalarType> dtype;
-  bool requires_grad = false;
+  std::optional<Device> device;
+  bool requires_grad = false, pin_memory = false;
   EMBER_CHECK_KIND(nargs <= 1, Type, "tensor() takes 1 positional argument but ", nargs, " were given");
   if (kwnames) {
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); k++) {
@@ -80,16 +81,20 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
       if (!std::strcmp(key, "data")) data = v;
       else if (!std::strcmp(key, "dtype")) { if (v != Py_None) dtype = py::unpack_dtype(v); }
       else if (!std::strcmp(key, "device")) {
-        if (v != Py_None) py::unpack_device(v).check_available();
+        if (v != Py_None) {
+          device = py::unpack_device(v);
+          device->check_available();
+        }
       } else if (!std::strcmp(key, "requires_grad")) requires_grad = PyObject_IsTrue(v) == 1;
-      else if (!std::strcmp(key, "pin_memory")) {
-        EMBER_CHECK(PyObject_IsTrue(v) == 0, py::kNoPinnedMemory);
-      }
+      else if (!std::strcmp(key, "pin_memory")) pin_memory = PyObject_IsTrue(v) == 1;
       else EMBER_FAIL(Type, "tensor() got an unexpected keyword argument '", key, "'");
     }
   }
   EMBER_CHECK_KIND(data != nullptr, Type, "tensor() missing 1 required positional arguments: \"data\"");
+  if (pin_memory) py::check_pin_memory_request(device ? *device : Device());
   Tensor t = py::tensor_from_data(data, dtype);
+  if (device && !device->is_cpu()) t = t.to(*device);  // built on the CPU from Python data, then moved once
+  if (pin_memory) t = cuda::pin_memory(t);
   t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor starts at version 0
   PyObject* r = py::wrap(t);
   if (requires_grad) {

@@ -11,7 +11,6 @@ from . import _C
 from ._C import _ops
 from ._flags import is_warn_always_enabled
 from ._tensor import Tensor
-from ._utils import _check_device_available
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
@@ -19,12 +18,18 @@ _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half"
 
 
 def _check_device(device):
-    """Ember's Python tensors live on the CPU: any other device raises the error PyTorch's CPU build does."""
+    """The device `device` names (None: the CPU), after checking it can be used (PyTorch's errors)."""
     if device is None:
-        return
+        return None
     d = device if isinstance(device, _C.device) else _C.device(device)
     if d.type != "cpu":
-        _check_device_available(d)
+        _C._check_device(d)
+    return d
+
+
+def _on(device, t):
+    """t on `device` (a checked device or None): the constructors here build on the CPU, then move once."""
+    return t if device is None or device.type == "cpu" else t.to(device)
 
 
 def _leaf(t, requires_grad):
@@ -39,8 +44,8 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, 
         s = s.item()
     if not isinstance(s, numbers.Number):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
-    _check_device(device)
-    return _ops.full((), s, dtype=dtype or _C.get_default_dtype(), requires_grad=requires_grad)
+    return _ops.full((), s, dtype=dtype or _C.get_default_dtype(), device=_check_device(device),
+                     requires_grad=requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -54,9 +59,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {size}")
     if any(st < 0 for st in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and strides={stride}")
-    _check_device(device)
     n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    base = _ops.empty((n,), dtype=dtype, requires_grad=False)
+    base = _ops.empty((n,), dtype=dtype, device=_check_device(device), requires_grad=False)
     return _leaf(base.as_strided(size, stride, 0), requires_grad)
 
 
@@ -71,8 +75,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if sorted(order) != list(builtins.range(len(order))):
         raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order)
                            else f"Dimension out of range (got physical_layout {order})")
-    _check_device(device)
-    physical = _ops.empty([size[d] for d in order], dtype=dtype)
+    physical = _ops.empty([size[d] for d in order], dtype=dtype, device=_check_device(device))
     inverse = [order.index(d) for d in builtins.range(len(order))]
     return _leaf(physical.permute(*inverse), requires_grad)
 
@@ -99,8 +102,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
         high = int(high.item())
     if isinstance(low, _C.TensorBase):
         low = int(low.item())
-    _check_device(device)
     return _ops.randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
+                        device=_check_device(device) if device is not None else input.device,
                         requires_grad=requires_grad)
 
 
@@ -115,13 +118,13 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, values)
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    _check_device(device)
+    device = _check_device(device)
     if window_length <= 1:
         w = _ops.ones((window_length,), dtype=dtype)
     else:
         n = window_length + 1 if periodic else window_length
         w = values(_ops.arange(n, dtype=_C.float64), n)[:window_length].to(dtype)
-    return _leaf(w, requires_grad)
+    return _leaf(_on(device, w), requires_grad)
 
 
 def _cosine_sum(coefficients):
@@ -184,7 +187,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    _check_device(device)
+    device = _check_device(device)
     n = int(math.floor((end - start) / step)) + 1
     dtype = dtype or _C.get_default_dtype()
     # start + i * step in double, then cast: exact ends for the usual integral and binary-fraction steps
@@ -192,7 +195,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     result = values.to(dtype)
     if out is not None:
         return _ops.where(_ops.tensor(True), result, result, out=out)
-    return _leaf(result, requires_grad)
+    return _leaf(_on(device, result), requires_grad)
 
 
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -200,7 +203,9 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     """A 1-d tensor of `size` elements read from the start of a file: with shared=True the tensor maps
     the file (writes go to the file); otherwise it is a private copy."""
     import numpy as np
-    _check_device(device)
+    device = _check_device(device)
+    if shared and device is not None and device.type != "cpu":
+        raise RuntimeError(f"from_file: shared=True maps the file into host memory; it cannot be on {device}")
     dtype = dtype or _C.get_default_dtype()
     nbytes = size * dtype.itemsize
     try:
@@ -212,12 +217,12 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         raise RuntimeError(f"file <{filename}> size <{available}> is smaller than the required mapping size "
                            f"<{nbytes}>")
     if size == 0:
-        return _leaf(_ops.empty((0,), dtype=dtype), requires_grad)
+        return _leaf(_on(device, _ops.empty((0,), dtype=dtype)), requires_grad)
     if shared:
         raw = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,)).view(np.ndarray)  # keeps the map
     else:
         raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
-    return _leaf(_C.from_numpy(raw).view(dtype), requires_grad)
+    return _leaf(_on(device, _C.from_numpy(raw).view(dtype)), requires_grad)
 
 
 def _tensor_new(self, *args, device=None):
@@ -255,7 +260,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     the default dtype) is aliased unless dtype/device differ; other sequences and numbers are
     copied. copy=True always copies; copy=False raises where aliasing is impossible.
     requires_grad=None keeps obj's; True/False sets it (on obj itself when obj is returned)."""
-    _check_device(device)
+    device = _check_device(device)
     tensor = None
     if isinstance(obj, _C.TensorBase):
         tensor = obj
@@ -282,6 +287,11 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         tensor = tensor.to(dtype)  # a copy that keeps the autograd graph, as PyTorch's
     elif copy:
         tensor = tensor.clone()
+    if device is not None and (device.type != tensor.device.type or
+                               (device.index is not None and device.index != tensor.device.index)):
+        if copy is False:
+            raise ValueError(f"can't alias tensor on {tensor.device} into a tensor on {device}.")
+        tensor = tensor.to(device)
     if requires_grad is None:
         if tensor is obj and tensor.requires_grad and (not _warned_requires_grad or is_warn_always_enabled()):
             _warned_requires_grad.append(True)

@@ -93,25 +93,26 @@ class _NumpyBridge:
 _TO_DEVICE = []  # the autograd Function, made on first use (ember.autograd imports this module)
 
 
-def _to_device(t, device, dtype, copy):
-    """t on another device (and dtype); the gradient flows back to t's device and dtype."""
+def _to_device(t, device, dtype, copy, non_blocking=False):
+    """t on another device (and dtype); the gradient flows back to t's device and dtype. non_blocking:
+    a copy from pinned memory may still be running when this returns (the stream orders it)."""
     if not t.requires_grad:
-        return _C._to_device(t, device, dtype, copy)
+        return _C._to_device(t, device, dtype, copy, non_blocking)
     if not _TO_DEVICE:
         from .autograd.function import Function
 
         class ToDevice(Function):
             @staticmethod
-            def forward(ctx, x, device, dtype, copy):
+            def forward(ctx, x, device, dtype, copy, non_blocking):
                 ctx.src = (x.device, x.dtype)
-                return _C._to_device(x, device, dtype, copy)
+                return _C._to_device(x, device, dtype, copy, non_blocking)
 
             @staticmethod
             def backward(ctx, grad):
-                return _C._to_device(grad, ctx.src[0], ctx.src[1], False), None, None, None
+                return _C._to_device(grad, ctx.src[0], ctx.src[1], False), None, None, None, None
 
         _TO_DEVICE.append(ToDevice)
-    return _TO_DEVICE[0].apply(t, device, dtype, copy)
+    return _TO_DEVICE[0].apply(t, device, dtype, copy, non_blocking)
 
 
 class Tensor(_C.TensorBase):
@@ -315,7 +316,7 @@ class Tensor(_C.TensorBase):
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
-        kwargs.pop("non_blocking", None)
+        non_blocking = bool(kwargs.pop("non_blocking", False))
         kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
@@ -343,13 +344,15 @@ class Tensor(_C.TensorBase):
                 pass
             else:
                 raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
+        if flags:
+            non_blocking = flags[0]
         if len(flags) > 1:
             copy = flags[1]
         if device is not None:
             d = device if isinstance(device, _C.device) else _C.device(device)
             here = self.device
             if d.type != here.type or (d.index is not None and d.index != here.index):
-                return _to_device(self, d, dtype, copy)
+                return _to_device(self, d, dtype, copy, non_blocking)
         r = _ops._to_dtype(self, dtype if dtype is not None else self.dtype, copy)
         return self if r._is_same(self) else r  # nothing to do: the same object, as in PyTorch
 
@@ -379,13 +382,26 @@ class Tensor(_C.TensorBase):
         return self.to("cuda" if device is None else device, non_blocking=non_blocking)
 
     def pin_memory(self, device=None):
-        """Page-locked copy for fast device transfers; raises, as there is no accelerator to pin for."""
-        # pinned memory needs an accelerator; PyTorch's CPU build raises the same
-        raise RuntimeError("Cannot access accelerator device when none is available.")
+        """A copy in page-locked host memory (self when it is pinned already), so that copies to the GPU
+        can run asynchronously (non_blocking=True); raises without a GPU, as PyTorch."""
+        if not self.requires_grad:
+            return _C._pin_memory(self)
+        from .autograd.function import Function
+
+        class PinMemory(Function):
+            @staticmethod
+            def forward(ctx, x):
+                return _C._pin_memory(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+
+        return self if _C._is_pinned(self) else PinMemory.apply(self)
 
     def is_pinned(self, device=None):
-        """False: without CUDA there is no pinned memory."""
-        return False
+        """Whether the tensor's memory is page-locked (from pin_memory())."""
+        return _C._is_pinned(self)
 
     def get_device(self):
         """The device index: -1 for CPU tensors."""

@@ -70,15 +70,17 @@ def _check_device_available(d):
 
 
 def as_tensor(data, dtype=None, device=None):
-    """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype)."""
-    if device is not None and (d := device if isinstance(device, _C.device) else _C.device(device)).type != "cpu":
-        _check_device_available(d)
+    """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype and device)."""
+    if device is not None:
+        d = device if isinstance(device, _C.device) else _C.device(device)
+        if d.type != "cpu":
+            _C._check_device(d)
     if isinstance(data, _C.TensorBase):
-        return data if dtype is None else data.to(dtype)
+        return data.to(dtype=dtype, device=device) if dtype is not None or device is not None else data
     if type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":
         t = _C.from_numpy(data)
-        return t if dtype is None else t.to(dtype)
-    return _ops.tensor(data, dtype=dtype)
+        return t.to(dtype=dtype, device=device) if dtype is not None or device is not None else t
+    return _ops.tensor(data, dtype=dtype, device=device)
 
 
 def memory_stats():

@@ -32,7 +32,7 @@ class HostAllocator final : public Allocator {
             },
             host_device()};
   }
-  void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) override {
+  void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool) override {
     if (dst_device.is_cpu()) copies_out++;
     if (src_device.is_cpu()) copies_in++;
     if (nbytes) std::memcpy(dst, src, nbytes);

@@ -622,6 +622,8 @@ def py_wrap(op, expr, method, self_returning):
         return f"return ember::py::wrap_tuple({expr});"
     if r == "Tensor[]":
         return f"return ember::py::wrap_list({expr});"
+    if any(p.type == "TensorOptions" for p in op.params):
+        return f"return ember::py::wrap(r.pinned_if_asked({expr}));"  # pin_memory=True
     return f"return ember::py::wrap({expr});"
 
 

@@ -37,8 +37,11 @@ class EMBER_API Allocator {
     return p;
   }
   // Copy nbytes from src to dst where one side is this allocator's device and the other is this
-  // device or the CPU. Ordered with the current stream of the device (core/stream.h).
-  virtual void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) = 0;
+  // device or the CPU. Ordered with the current stream of the device (core/stream.h). Unless
+  // non_blocking, the host side may be reused when it returns; with non_blocking a backend may
+  // return before a copy from page-locked host memory has been read (the stream orders it).
+  virtual void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                         bool non_blocking) = 0;
 };
 
 // The allocator for a device type: registered ones, or the built-in CPU allocator. Raises (as
@@ -48,7 +51,8 @@ EMBER_API bool allocator_registered(DeviceType type);
 // Installs (or with nullptr removes) a device type's allocator; it must outlive its storages.
 EMBER_API void register_allocator(DeviceType type, Allocator* allocator);
 // Copy between any two devices: the non-CPU side's allocator does it.
-EMBER_API void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes);
+EMBER_API void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                          bool non_blocking = false);
 
 // ---- the CPU allocator's own entry points (also used by the profiler and memory_stats)
 // The registered CPU allocator and the deleter of its blocks: StorageImpl calls them directly for CPU

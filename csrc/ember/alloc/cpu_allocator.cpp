@@ -184,7 +184,7 @@ class CpuAllocator final : public Allocator {
   DataPtr allocate(size_t nbytes) override {
     return {cpu_alloc(nbytes), nullptr, &cpu_deleter, Device()};
   }
-  void copy_data(void* dst, Device, const void* src, Device, size_t nbytes) override {
+  void copy_data(void* dst, Device, const void* src, Device, size_t nbytes, bool) override {
     if (nbytes) std::memcpy(dst, src, nbytes);
   }
 };
@@ -214,11 +214,11 @@ void register_allocator(DeviceType type, Allocator* allocator) {
   g_allocators[int(type)].store(allocator, std::memory_order_release);
 }
 
-void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) {
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool non_blocking) {
   EMBER_CHECK(dst_device.is_cpu() || src_device.is_cpu() || dst_device.type == src_device.type,
               "copy between ", src_device, " and ", dst_device, " must go through the CPU");
   Device side = dst_device.is_cpu() ? src_device : dst_device;
-  get_allocator(side.type)->copy_data(dst, dst_device, src, src_device, nbytes);
+  get_allocator(side.type)->copy_data(dst, dst_device, src, src_device, nbytes, non_blocking);
 }
 
 }  // namespace ember

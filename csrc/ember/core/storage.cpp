@@ -23,6 +23,14 @@ intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Device device) {
   return s;
 }
 
+intrusive_ptr<StorageImpl> StorageImpl::allocate(size_t nbytes, Allocator* allocator, Device device) {
+  auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
+  s->mem_ = allocator->allocate_on(nbytes, device);
+  s->nbytes_ = nbytes;
+  s->allocator_ = allocator;
+  return s;
+}
+
 intrusive_ptr<StorageImpl> StorageImpl::wrap(void* data, size_t nbytes, Deleter deleter, void* ctx, Device device) {
   auto s = intrusive_ptr<StorageImpl>::adopt(new StorageImpl());
   s->mem_ = {data, ctx, deleter, device};
@@ -48,7 +56,7 @@ void StorageImpl::reset_memory(size_t nbytes) {
   EMBER_CHECK(owns_memory(), "Trying to resize storage that is not resizable");
   DataPtr fresh = allocator_->allocate_on(nbytes, mem_.device);
   if (mem_.data && fresh.data)
-    allocator_->copy_data(fresh.data, fresh.device, mem_.data, mem_.device, std::min(nbytes, nbytes_));
+    allocator_->copy_data(fresh.data, fresh.device, mem_.data, mem_.device, std::min(nbytes, nbytes_), false);
   free_memory();
   mem_ = fresh;
   nbytes_ = nbytes;

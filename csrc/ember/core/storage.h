@@ -15,6 +15,8 @@ class EMBER_API StorageImpl : public RefCounted {
   using Deleter = DataPtr::Deleter;
   // Owned memory from the device's allocator.
   static intrusive_ptr<StorageImpl> allocate(size_t nbytes, Device device = Device());
+  // Owned memory from a given allocator (pinned host memory), resizable through it.
+  static intrusive_ptr<StorageImpl> allocate(size_t nbytes, Allocator* allocator, Device device);
   // Foreign memory: `deleter(ctx, data, nbytes)` runs when the last reference goes.
   static intrusive_ptr<StorageImpl> wrap(void* data, size_t nbytes, Deleter deleter, void* ctx,
                                          Device device = Device());

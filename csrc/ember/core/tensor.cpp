@@ -17,14 +17,23 @@ int64_t wrap_dim(int64_t dim, int64_t ndim) {
 int64_t Tensor::size(int64_t d) const { return sizes()[wrap_existing_dim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return strides()[wrap_existing_dim(d, dim())]; }
 
-Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+// The bytes of a contiguous tensor of `sizes` (checked: sizes come from users).
+static size_t checked_nbytes(IntArrayRef sizes, ScalarType dtype) {
   for (int64_t s : sizes) EMBER_CHECK(s >= 0, "Trying to create tensor with negative dimension ", s, ": ", sizes);
   int64_t n, nbytes;
   EMBER_CHECK(!numel_overflows(sizes, &n) && !mul_overflows(n, itemsize(dtype), &nbytes),
               "Storage size calculation overflowed with sizes=", sizes);
-  DimVector strides = checked_contiguous_strides(sizes);
-  auto storage = StorageImpl::allocate(size_t(nbytes), device);
-  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, strides, 0));
+  return size_t(nbytes);
+}
+
+Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device) {
+  auto storage = StorageImpl::allocate(checked_nbytes(sizes, dtype), device);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, checked_contiguous_strides(sizes), 0));
+}
+
+Tensor empty_tensor_from(Allocator* allocator, IntArrayRef sizes, ScalarType dtype, Device device) {
+  auto storage = StorageImpl::allocate(checked_nbytes(sizes, dtype), allocator, device);
+  return Tensor(make_intrusive<TensorImpl>(std::move(storage), dtype, sizes, checked_contiguous_strides(sizes), 0));
 }
 
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
@@ -71,7 +80,7 @@ Scalar Tensor::item() const {
 
 Tensor Tensor::to(ScalarType t, bool copy) const { return ember::to_dtype(*this, t, copy); }
 
-Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
+Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy, bool non_blocking) const {
   d.check_available();
   const Device here = device();
   // "cuda" names the tensor's own (current) device; a CPU device has no index. Elsewhere an index of
@@ -79,7 +88,7 @@ Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy) const {
   if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
     return ember::to_dtype(*this, t ? *t : dtype(), copy);
   Tensor r = empty_tensor(sizes(), t ? *t : dtype(), d);
-  if (numel()) ember::copy_(r, *this);
+  if (numel()) ember::copy_(r, *this, non_blocking);
   return r;
 }
 

@@ -115,7 +115,7 @@ class EMBER_API Tensor {
 
   // Conversions (libtorch spelling). to(dtype) returns *this when nothing changes.
   Tensor to(ScalarType t, bool copy = false) const;
-  Tensor to(Device d, std::optional<ScalarType> t = std::nullopt, bool copy = false) const;
+  Tensor to(Device d, std::optional<ScalarType> t = std::nullopt, bool copy = false, bool non_blocking = false) const;
   Tensor to(const Tensor& other, bool copy = false) const { return to(other.dtype(), copy); }
   Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
 
@@ -154,6 +154,9 @@ class EMBER_API Tensor {
 
 // Allocate a fresh contiguous tensor.
 EMBER_API Tensor empty_tensor(IntArrayRef sizes, ScalarType dtype, Device device = Device());
+// The same from a given allocator (pinned host memory: cuda::empty_pinned); `device` is where that
+// allocator's memory is.
+EMBER_API Tensor empty_tensor_from(Allocator* allocator, IntArrayRef sizes, ScalarType dtype, Device device);
 // A new tensor sharing `base`'s storage and version counter with new geometry. See Note [Version counter sharing]
 EMBER_API Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 // A Python number as a 0-d tensor that does not take part in deciding the result dtype.

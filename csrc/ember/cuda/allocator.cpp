@@ -95,18 +95,28 @@ class CudaAllocator final : public Allocator {
     void* p = c.allocate(nbytes, stream_id(current_cuda_stream(index)));
     return {p, &c, &free_block, Device(DeviceType::CUDA, int8_t(index))};
   }
-  void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes) override {
+  void copy_data(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes,
+                 bool non_blocking) override {
     if (nbytes == 0) return;
     const Device gpu = dst_device.is_cpu() ? src_device : dst_device;
     const int index = resolve_index(gpu.index);
     DeviceGuard g(index);
     cudaStream_t s = current_cuda_stream(index);
     if (dst_device.is_cpu()) {
+      // a copy to the host always waits, non_blocking or not: PyTorch returns early into pinned memory
+      // and leaves the caller to synchronize before reading it, which is a silent wrong answer when
+      // forgotten; here the values are there when the call returns
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToHost, s), "copy to the host");
       check(cudaStreamSynchronize(s), "copy to the host");
     } else if (src_device.is_cpu()) {
-      // a pageable source is staged before the call returns, so the caller may free it at once
+      // a pageable source is staged before the call returns, so the caller may free it at once; a
+      // pinned one is read by the copy engine later: its block is not reused before that (or, unless
+      // non_blocking, the call waits, as PyTorch's)
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s), "copy to the device");
+      if (is_pinned_ptr(src)) {
+        if (non_blocking) record_host_use(src, s);
+        else check(cudaStreamSynchronize(s), "copy to the device");
+      }
     } else if (src_device.index == dst_device.index || src_device.index < 0 || dst_device.index < 0) {
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s), "copy on the device");
     } else {

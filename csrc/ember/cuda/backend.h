@@ -36,5 +36,9 @@ Allocator* make_allocator();
 StreamBackend* make_stream_backend();
 // The calling thread's current stream on device `index`, as a cudaStream_t.
 cudaStream_t current_cuda_stream(int index);
+// Pinned host memory (cuda/pinned.cpp): whether `ptr` is in a block of the pinned allocator, and that
+// an asynchronous copy on `stream` uses its block (not reused before the copy has finished).
+bool is_pinned_ptr(const void* ptr);
+void record_host_use(const void* ptr, cudaStream_t stream);
 
 }  // namespace ember::cuda

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "ember/alloc/caching_allocator.h"
+#include "ember/core/array_ref.h"
 #include "ember/core/device.h"
+#include "ember/core/dtype.h"
 #include "ember/core/macros.h"
 #include "ember/core/stream.h"
 
@@ -62,6 +64,13 @@ EMBER_API void record_stream(const Tensor& t, const Stream& stream);
 // Device memory outside the allocator, for scratch buffers and tests: freed through free_raw().
 EMBER_API void* allocate_raw(size_t nbytes, int device = -1);
 EMBER_API void free_raw(void* ptr, int device = -1);
+
+// ---- pinned (page-locked) host memory, from a caching host allocator: copies to and from it can run
+// asynchronously (non_blocking=True)
+EMBER_API bool is_pinned(const Tensor& t);  // false without CUDA, or before CUDA has started
+EMBER_API Tensor pin_memory(const Tensor& t);  // t itself when pinned already
+EMBER_API Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype);
+EMBER_API void host_empty_cache();  // frees the idle pinned blocks whose copies have finished
 
 // ---- streams: the backend's handles (a cudaStream_t as an integer; 0 the legacy default stream)
 EMBER_API Stream current_stream(int device = -1);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ember/core/error.h"
+#include "ember/core/tensor.h"
 #include "ember/cuda/cuda.h"
 
 #ifdef EMBER_HAVE_CUDA
@@ -164,6 +165,13 @@ std::vector<SegmentInfo> memory_snapshot(int) { not_compiled(); }
 void empty_cache() {}  // PyTorch's CPU build: a no-op
 void record_stream(const Tensor&, const Stream&) { not_compiled(); }
 void* allocate_raw(size_t, int) { not_compiled(); }
+bool is_pinned(const Tensor&) { return false; }
+// PyTorch's CPU build: no accelerator to pin for
+Tensor pin_memory(const Tensor&) { EMBER_FAIL(Runtime, "Cannot access accelerator device when none is available."); }
+Tensor empty_pinned(IntArrayRef, ScalarType) {
+  EMBER_FAIL(Runtime, "Cannot access accelerator device when none is available.");
+}
+void host_empty_cache() {}
 void free_raw(void*, int) { not_compiled(); }
 Stream current_stream(int) { not_compiled(); }
 Stream default_stream(int) { not_compiled(); }

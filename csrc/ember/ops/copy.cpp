@@ -33,25 +33,28 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
 // A copy between two devices moves bytes once, between dense blocks of the destination's dtype:
 // the source is cast and broadcast on its own device, and a strided destination is filled from a
 // dense buffer on its own. Between two non-CPU device types the bytes go through the CPU.
-static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src) {
+static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(src.dim() <= self.dim(), "copy_(): source of shape ", src.sizes(), " does not broadcast to ", self.sizes());
   Tensor dense = ember::contiguous(ember::to_dtype(src, self.dtype(), false).expand(self.sizes()));
   if (!self.device().is_cpu() && !dense.device().is_cpu() && self.device().type != dense.device().type)
     dense = dense.to(Device());
   Tensor dst = self.is_contiguous() ? self : empty_tensor(self.sizes(), self.dtype(), self.device());
   // the devices' allocators move the bytes (alloc/allocator.h)
-  copy_bytes(dst.data_ptr(), dst.device(), dense.data_ptr(), dense.device(), size_t(dst.numel()) * dst.element_size());
+  // (non_blocking matters only where the host side is the caller's pinned tensor itself: the
+  // temporaries here are pageable, and the backend waits for them)
+  copy_bytes(dst.data_ptr(), dst.device(), dense.data_ptr(), dense.device(), size_t(dst.numel()) * dst.element_size(),
+             non_blocking);
   if (!dst.is_same(self)) ember::copy_(self, dst);
   self.impl()->bump_version();
   return self;
 }
 
-const Tensor& copy_(const Tensor& self, const Tensor& src, bool /*non_blocking: ordered on the current stream*/) {
+const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
   if (EMBER_UNLIKELY(self.device() != src.device())) {
     if (self.numel() == 0) return self;
-    return copy_across_devices(self, src);
+    return copy_across_devices(self, src, non_blocking);
   }
   TensorIterConfig cfg;
   cfg.name = "copy_";

@@ -49,8 +49,8 @@ std::array<std::unique_ptr<Generator>, kMaxCudaGenerators>& cuda_generators() {
 }  // namespace
 
 Generator& default_generator(Device device) {
-  if (device.is_cpu()) return default_generator();
-  EMBER_CHECK(device.type == DeviceType::CUDA, "no default generator for device ", device);
+  // (an out-of-tree backend's samplers draw from the CPU's generator: it has none of its own)
+  if (device.type != DeviceType::CUDA) return default_generator();
   const int index = device.index < 0 ? cuda::current_device() : device.index;
   return *cuda_generators()[size_t(index)];
 }
@@ -61,7 +61,8 @@ void manual_seed_cuda_all(uint64_t seed) {
 
 Generator& generator_for(Generator* gen, Device device) {
   if (!gen) return default_generator(device);
-  EMBER_CHECK(gen->device().type == device.type, "Expected a '", device_type_name(device.type),
+  const DeviceType expected = device.type == DeviceType::CUDA ? DeviceType::CUDA : DeviceType::CPU;
+  EMBER_CHECK(gen->device().type == expected, "Expected a '", device_type_name(device.type),
               "' device type for generator but found '", device_type_name(gen->device().type), "'");
   return *gen;
 }

@@ -48,8 +48,8 @@ class EMBER_API Generator {
 
 // The CPU's default generator.
 EMBER_API Generator& default_generator();
-// The default generator of `device`: the CPU's, or one per CUDA device (index -1: the current one),
-// each seeded on its own as PyTorch's, all starting from kDefaultSeed.
+// The default generator of `device`: one per CUDA device (index -1: the current one), each seeded on
+// its own as PyTorch's, all starting from kDefaultSeed; the CPU's for every other device.
 EMBER_API Generator& default_generator(Device device);
 // Seeds the default generator of every CUDA device, present or not (torch.cuda.manual_seed_all).
 EMBER_API void manual_seed_cuda_all(uint64_t seed);

@@ -492,3 +492,105 @@ def test_indexing_gradients_on_the_gpu():
     for (ga, gb), (ca, cb) in zip(results[1:], results[:1]):
         same(ga, ca)
         same(gb, cb)
+
+
+# ---------------------------------------------------------------- constructors, pinned memory
+def test_python_constructors_build_on_the_device():
+    made = [ember.tensor([1.0, 2.0], device="cuda"), ember.zeros(2, device="cuda"), ember.as_tensor([1, 2], device="cuda"),
+            ember.as_tensor(ember.ones(2), device="cuda"), ember.scalar_tensor(3.0, device="cuda"),
+            ember.empty_strided((2, 3), (1, 2), device="cuda"), ember.empty_permuted((2, 3), (1, 0), device="cuda"),
+            ember.arange(3, device="cuda"), ember.hann_window(8, device="cuda"), ember.asarray([1.0], device="cuda"),
+            ember.randint_like(ember.ones(3, device="cuda"), 5), ember.full((2,), 1.5, device="cuda")]
+    for t in made:
+        assert t.device == ember.device("cuda:0"), t
+    assert ember.empty_strided((2, 3), (1, 2), device="cuda").stride() == (1, 2)
+    same(ember.tensor([[1, 2], [3, 4]], device="cuda"), ember.tensor([[1, 2], [3, 4]]))
+    same(ember.as_tensor(np.arange(4.0), device="cuda"), ember.arange(4.0, dtype=ember.float64))
+    with pytest.raises(ValueError):
+        ember.asarray(ember.ones(2), device="cuda", copy=False)
+
+
+def test_pinned_memory_and_non_blocking_copies():
+    x = ember.randn(1000, 257)
+    assert not x.is_pinned()
+    p = x.pin_memory()
+    assert p.is_pinned() and p.pin_memory() is p and ember.equal(p, x) and p.device == ember.device("cpu")
+    assert p[10:].is_pinned()  # a view into a pinned block
+    assert ember.empty(3, pin_memory=True).is_pinned() and ember.tensor([1.0], pin_memory=True).is_pinned()
+    assert ember.zeros(2, 3, pin_memory=True).is_pinned()
+    with pytest.raises(RuntimeError, match="Only dense CPU tensors can be pinned"):
+        ember.empty(3, device="cuda", pin_memory=True)
+    s = ember.cuda.Stream()
+    with ember.cuda.stream(s):
+        g = p.to("cuda", non_blocking=True)
+        h = (g * 2).sum(1)
+    s.synchronize()
+    same(h, (x * 2).sum(1), rtol=1e-4, atol=1e-4)
+    # a pinned source freed while its copy is queued: its block is not handed out again before the copy ends
+    dsts = []
+    for i in range(20):
+        src = ember.full((1 << 20,), float(i)).pin_memory()
+        dsts.append(src.to("cuda", non_blocking=True))
+        del src
+    ember.cuda.synchronize()
+    for i, d in enumerate(dsts):
+        assert d.min().item() == i == d.max().item()
+    dst = ember.empty(1000, 257).pin_memory()
+    dst.copy_(g, non_blocking=True)  # a copy to the host has its values when it returns
+    assert ember.equal(dst, x)
+    assert ember.equal(g.to("cpu", non_blocking=True), x)
+    y = ember.zeros(3, requires_grad=True)
+    py = y.pin_memory()
+    assert py.is_pinned() and py.requires_grad
+    py.sum().backward()
+    assert ember.equal(y.grad, ember.ones(3))
+    with pytest.raises(RuntimeError, match="pinned"):
+        g.pin_memory()
+    if HAVE_TORCH_CUDA:
+        assert torch.empty(3).pin_memory().is_pinned() == p.is_pinned()
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_dataloader_pins_batches(workers):
+    import warnings
+    from ember.utils.data import DataLoader, TensorDataset
+    ds = TensorDataset(ember.arange(12.0).reshape(6, 2), ember.arange(6))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "no accelerator" warning with a GPU
+        loader = DataLoader(ds, batch_size=4, pin_memory=True, num_workers=workers)
+    seen = 0
+    for xb, yb in loader:
+        assert xb.is_pinned() and yb.is_pinned()
+        seen += len(yb)
+        same(xb.to("cuda", non_blocking=True), xb)
+    assert seen == 6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8",
+                                   "uint8", "bool"])
+def test_sort_argsort_topk_against_cpu(dtype):
+    x = (ember.randn(5, 37, 4) * 8).to(DT[dtype])
+    if DT[dtype].is_floating_point:
+        x[0, 3, 0], x[1, 5, 2], x[2, 0, 1] = float("nan"), float("inf"), -0.0
+        x[0, 7, 0] = float("nan")
+    x[3] = x[3, :1].clone()  # ties: the stable order keeps them in place
+    g = x.cuda()
+    for dim in (1, 0, -1):
+        for descending in (False, True):
+            v, i = ember.sort(g, dim=dim, descending=descending)
+            cv, ci = ember.sort(x, dim=dim, descending=descending)
+            same(v, cv)
+            same(i, ci)
+            same(ember.argsort(g, dim=dim, descending=descending, stable=True), ci)
+        k = min(3, x.shape[dim])
+        for largest in (True, False):
+            v, i = ember.topk(g, k, dim=dim, largest=largest)
+            cv, ci = ember.topk(x, k, dim=dim, largest=largest)
+            same(v, cv)
+            same(i, ci)
+    same(ember.kthvalue(g, 2, 1)[0], ember.kthvalue(x, 2, 1)[0])
+    same(ember.sort(g[:, :0])[0], ember.sort(x[:, :0])[0])  # empty rows
+    same(ember.sort(g[0, 0, 0])[1], ember.sort(x[0, 0, 0])[1])  # 0-d
+    if DT[dtype].is_floating_point:  # -0.0 keeps its sign (values are gathered, not rebuilt from keys)
+        s = ember.sort(ember.tensor([0.0, -0.0, 0.0, -0.0], dtype=DT[dtype]).cuda())[0].cpu()
+        assert [math.copysign(1, v) for v in s.tolist()] == [1, -1, 1, -1]

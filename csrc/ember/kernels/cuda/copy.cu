@@ -13,35 +13,6 @@ template <> struct Raw<4> { using type = uint32_t; };
 template <> struct Raw<8> { using type = uint64_t; };
 template <> struct Raw<16> { using type = ulonglong2; };
 
-int64_t size_of(int dt) {
-  switch (dt) {
-    case Byte: case Char: case Bool: return 1;
-    case Short: case Half: case BFloat16: return 2;
-    case Int: case Float: return 4;
-    case Long: case Double: case ComplexFloat: return 8;
-    case ComplexDouble: return 16;
-    default: return 0;
-  }
-}
-
-// fn(T{}) for every real dtype, the 16-bit floats included.
-template <class Fn>
-Status dispatch_all(int dt, Fn&& fn) {
-  switch (dt) {
-    case Byte: return fn(uint8_t{});
-    case Char: return fn(int8_t{});
-    case Short: return fn(int16_t{});
-    case Int: return fn(int32_t{});
-    case Long: return fn(int64_t{});
-    case Half: return fn(HalfBits{});
-    case Float: return fn(float{});
-    case Double: return fn(double{});
-    case Bool: return fn(bool{});
-    case BFloat16: return fn(BFloat16Bits{});
-    default: return kBadDtype;
-  }
-}
-
 template <class To, class From>
 struct CastOp {
   __device__ To operator()(From v) const { return cast_to<To>(v); }
@@ -104,9 +75,9 @@ Status copy(const Iter& it, void* stream) {
       default: return kBadDtype;
     }
   }
-  return dispatch_all(to, [&](auto to_tag) {
+  return dispatch_storage(to, [&](auto to_tag) {
     using To = decltype(to_tag);
-    return dispatch_all(from, [&](auto from_tag) {
+    return dispatch_storage(from, [&](auto from_tag) {
       using From = decltype(from_tag);
       return unary_loop<To, From>(it, stream, CastOp<To, From>{});
     });
@@ -120,7 +91,7 @@ Status fill(const Iter& it, const Args& value, void* stream) {
     if (dt == ComplexFloat) return fill_as(it, float2{float(value.d[0]), float(value.d[1])}, stream);
     return fill_as(it, double2{value.d[0], value.d[1]}, stream);
   }
-  return dispatch_all(dt, [&](auto tag) {
+  return dispatch_storage(dt, [&](auto tag) {
     using T = decltype(tag);
     T v;
     if constexpr (std::is_same_v<T, HalfBits> || std::is_same_v<T, BFloat16Bits>) v = T{uint16_t(value.i[1])};  // bits, converted on the host

@@ -17,29 +17,7 @@
 namespace ember::cuda_kernels {
 namespace {
 
-struct C64 { float re, im; };
-struct C128 { double re, im; };
 struct alignas(16) Bytes16 { uint64_t lo, hi; };
-
-// Calls fn(T{}) with T the storage type of `dt`, every dtype.
-template <class Fn>
-Status dispatch_storage(int dt, Fn&& fn) {
-  switch (dt) {
-    case Byte: return fn(uint8_t{});
-    case Char: return fn(int8_t{});
-    case Short: return fn(int16_t{});
-    case Int: return fn(int32_t{});
-    case Long: return fn(int64_t{});
-    case Half: return fn(HalfBits{});
-    case Float: return fn(float{});
-    case Double: return fn(double{});
-    case Bool: return fn(bool{});
-    case BFloat16: return fn(BFloat16Bits{});
-    case ComplexFloat: return fn(C64{});
-    case ComplexDouble: return fn(C128{});
-    default: return kBadDtype;
-  }
-}
 
 // One thread per i in [0, n).
 template <class F>
@@ -110,7 +88,7 @@ template <class T>
 __device__ inline T add_values(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a || b;
   else if constexpr (is_reduced<T>::value) return cast_to<T>(to_float(a) + to_float(b));
-  else if constexpr (std::is_same_v<T, C64> || std::is_same_v<T, C128>) return T{a.re + b.re, a.im + b.im};
+  else if constexpr (std::is_same_v<T, ComplexFloatBits> || std::is_same_v<T, ComplexDoubleBits>) return T{a.re + b.re, a.im + b.im};
   else return wrap_add(a, b);
 }
 
@@ -120,10 +98,10 @@ __device__ inline void atomic_add(T* p, T v) {
     atomicAdd(p, v);
   } else if constexpr (std::is_same_v<T, int64_t>) {
     atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));  // wraps
-  } else if constexpr (std::is_same_v<T, C64>) {
+  } else if constexpr (std::is_same_v<T, ComplexFloatBits>) {
     atomicAdd(&p->re, v.re);
     atomicAdd(&p->im, v.im);
-  } else if constexpr (std::is_same_v<T, C128>) {
+  } else if constexpr (std::is_same_v<T, ComplexDoubleBits>) {
     atomicAdd(&p->re, v.re);
     atomicAdd(&p->im, v.im);
   } else {
@@ -269,25 +247,18 @@ __device__ inline void divide_by_count(T& w, int64_t count) {
 }
 
 // ---- the typed bodies (extended __device__ lambdas may not sit inside generic lambdas)
+// Rows of row_bytes between a dense [rows] block and the rows `lin` names: gathered from src (index)
+// or scattered into dst (index_put_; duplicate rows: one of the writes wins, as in PyTorch).
 template <class U>
-Status index_rows_t(void* out, const void* src, const int64_t* lin, int64_t rows, int64_t row_bytes, void* stream) {
-  const int64_t per_row = row_bytes / int64_t(sizeof(U));
-  U* o = static_cast<U*>(out);
-  const U* s = static_cast<const U*>(src);
-  return for_n(rows * per_row, stream, [=] __device__(int64_t k) {
-    const int64_t i = k / per_row, j = k % per_row;
-    o[k] = s[lin[i] * per_row + j];
-  });
-}
-
-template <class U>
-Status put_rows_t(void* dst, const void* values, const int64_t* lin, int64_t rows, int64_t row_bytes, void* stream) {
+Status move_rows_t(void* dst, const void* src, const int64_t* lin, int64_t rows, int64_t row_bytes, bool scatter,
+                   void* stream) {
   const int64_t per_row = row_bytes / int64_t(sizeof(U));
   U* d = static_cast<U*>(dst);
-  const U* v = static_cast<const U*>(values);
+  const U* s = static_cast<const U*>(src);
   return for_n(rows * per_row, stream, [=] __device__(int64_t k) {
-    const int64_t i = k / per_row, j = k % per_row;
-    d[lin[i] * per_row + j] = v[k];  // duplicate rows: one of the writes wins, as in PyTorch
+    const int64_t indexed = lin[k / per_row] * per_row + k % per_row;
+    if (scatter) d[indexed] = s[k];
+    else d[k] = s[indexed];
   });
 }
 
@@ -412,19 +383,19 @@ Status index_rows(void* out, const void* src, const int64_t* lin, int64_t rows, 
   const int64_t row_bytes = row_elems * itemsize;
   if (rows == 0 || row_bytes == 0) return kOk;
   return by_unit(unit_of(out, src, row_bytes), [&](auto unit) {
-    return index_rows_t<decltype(unit)>(out, src, lin, rows, row_bytes, stream);
+    return move_rows_t<decltype(unit)>(out, src, lin, rows, row_bytes, /*scatter=*/false, stream);
   });
 }
 
 Status index_put_rows(void* dst, const void* values, const int64_t* lin, int64_t rows, int64_t row_elems, int dtype,
                       bool accumulate, void* stream) {
   if (rows == 0 || row_elems == 0) return kOk;
-  return dispatch_storage(dtype, [&](auto tag) {
+  return dispatch_storage<true>(dtype, [&](auto tag) {
     using T = decltype(tag);
     if (accumulate) return accumulate_rows_t<T>(dst, values, lin, rows, row_elems, stream);
     const int64_t row_bytes = row_elems * int64_t(sizeof(T));
     return by_unit(unit_of(dst, values, row_bytes), [&](auto unit) {
-      return put_rows_t<decltype(unit)>(dst, values, lin, rows, row_bytes, stream);
+      return move_rows_t<decltype(unit)>(dst, values, lin, rows, row_bytes, /*scatter=*/true, stream);
     });
   });
 }
@@ -437,7 +408,7 @@ Status gather(void* out, const void* self, const int64_t* index, const ScatterGe
 
 Status scatter(void* self, const void* src, const int64_t* index, const ScatterGeom& g, int64_t numel, int dtype, int op,
                int64_t* bad, void* stream) {
-  return dispatch_storage(dtype, [&](auto tag) {
+  return dispatch_storage<true>(dtype, [&](auto tag) {
     return scatter_t<decltype(tag)>(self, src, index, g, numel, op, bad, stream);
   });
 }

@@ -126,6 +126,13 @@ Status scatter_reduce(void* work, const void* src, const int64_t* index, const S
                       int64_t work_numel, int dtype, int reduce, bool include_self, int64_t* counts, int64_t* bad,
                       void* stream);
 
+// Stable sort of each row of a contiguous [rows, n] block (sort_stub's order: NaN last ascending, first
+// descending): values/indices [rows, k] get the first k of each sorted row; sorted_idx is int64
+// [rows, n] device scratch for the full permutation, scratch holds sort_scratch_bytes(rows, n) bytes.
+int64_t sort_scratch_bytes(int64_t rows, int64_t n);
+Status sort_rows(int dtype, const void* x, int64_t rows, int64_t n, int64_t k, bool descending, void* values,
+                 int64_t* indices, int64_t* sorted_idx, void* scratch, int64_t scratch_bytes, void* stream);
+
 // integers in [from, from + range) (random_, randint), two per Philox counter as the CPU's; out int64 [n]
 Status random_int(int64_t* out, int64_t n, int64_t from, uint64_t range, uint64_t key, uint64_t first, void* stream);
 

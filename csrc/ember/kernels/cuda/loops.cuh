@@ -126,6 +126,49 @@ Status ternary_loop(const Iter& it, void* stream, F f) {
   });
 }
 
+// Complex elements as plain pairs (moved and added, never cast here).
+struct ComplexFloatBits { float re, im; };
+struct ComplexDoubleBits { double re, im; };
+
+// The size in bytes of a dtype's element (0 for an unknown code).
+inline int64_t size_of(int dt) {
+  switch (dt) {
+    case Byte: case Char: case Bool: return 1;
+    case Short: case Half: case BFloat16: return 2;
+    case Int: case Float: return 4;
+    case Long: case Double: case ComplexFloat: return 8;
+    case ComplexDouble: return 16;
+    default: return 0;
+  }
+}
+
+// fn(T{}) with T the storage type of `dt`: every real dtype, the 16-bit floats as their bit patterns,
+// and with WithComplex the complex ones as pairs.
+template <bool WithComplex = false, class Fn>
+Status dispatch_storage(int dt, Fn&& fn) {
+  switch (dt) {
+    case Byte: return fn(uint8_t{});
+    case Char: return fn(int8_t{});
+    case Short: return fn(int16_t{});
+    case Int: return fn(int32_t{});
+    case Long: return fn(int64_t{});
+    case Half: return fn(HalfBits{});
+    case Float: return fn(float{});
+    case Double: return fn(double{});
+    case Bool: return fn(bool{});
+    case BFloat16: return fn(BFloat16Bits{});
+    case ComplexFloat:
+      if constexpr (WithComplex) return fn(ComplexFloatBits{});
+      break;
+    case ComplexDouble:
+      if constexpr (WithComplex) return fn(ComplexDoubleBits{});
+      break;
+    default:
+      break;
+  }
+  return kBadDtype;
+}
+
 // Dtype masks, as the CPU kernels' (kernels/cpu/isa/loops.h).
 constexpr int bit(int dt) { return 1 << dt; }
 constexpr int kInts = bit(Byte) | bit(Char) | bit(Short) | bit(Int) | bit(Long);

@@ -14,6 +14,7 @@
 #include "ember/kernels/kernels.h"
 #include "ember/kernels/random.h"
 #include "ember/kernels/scatter.h"
+#include "ember/kernels/sort.h"
 #include "ember/random/generator.h"
 
 namespace ember::cuda {
@@ -323,6 +324,28 @@ void scatter_reduce_cuda(const Tensor& work, int64_t dim, const Tensor& index, c
   raise_bad_scatter_index(bad, work, dim, index);
 }
 
+// ---- sort / topk: the first k of each row's stable order (k = n for sort), by CUB (kernels/cuda/sort.cu)
+void sort_first_k(const Tensor& values, const Tensor& indices, const Tensor& x, int64_t k, bool descending,
+                  const char* op) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  const int64_t n = x.dim() ? x.sizes().back() : 1, rows = n ? x.numel() / n : 0;
+  if (rows == 0 || n == 0 || k == 0) return;
+  const int64_t scratch_bytes = ck::sort_scratch_bytes(rows, n);
+  Tensor scratch = empty_tensor({scratch_bytes}, kByte, d);
+  Tensor sorted_idx = empty_tensor({rows, n}, kLong, d);
+  raise_status(ck::sort_rows(int(x.dtype()), x.data_ptr(), rows, n, k, descending, values.data_ptr(),
+                             ptr_of<int64_t>(indices), ptr_of<int64_t>(sorted_idx), scratch.data_ptr(), scratch_bytes,
+                             current_cuda_stream(d.index)),
+               op, d, x.dtype());
+}
+void sort_cuda(const Tensor& values, const Tensor& indices, const Tensor& x, bool descending) {
+  sort_first_k(values, indices, x, x.dim() ? x.sizes().back() : 1, descending, "sort");
+}
+void topk_cuda(const Tensor& values, const Tensor& indices, const Tensor& x, int64_t k, bool largest) {
+  sort_first_k(values, indices, x, k, largest, "topk");
+}
+
 }  // namespace
 }  // namespace ember::cuda
 
@@ -345,3 +368,5 @@ EMBER_REGISTER_KERNEL(index_put_rows_stub, CUDA, &::ember::cuda::index_put_rows_
 EMBER_REGISTER_KERNEL(gather_stub, CUDA, &::ember::cuda::gather_cuda);
 EMBER_REGISTER_KERNEL(scatter_stub, CUDA, &::ember::cuda::scatter_cuda);
 EMBER_REGISTER_KERNEL(scatter_reduce_stub, CUDA, &::ember::cuda::scatter_reduce_cuda);
+EMBER_REGISTER_KERNEL(sort_stub, CUDA, &::ember::cuda::sort_cuda);
+EMBER_REGISTER_KERNEL(topk_stub, CUDA, &::ember::cuda::topk_cuda);

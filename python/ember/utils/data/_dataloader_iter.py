@@ -5,6 +5,7 @@ import warnings
 
 from ... import _C
 from ._utils.fetch import _IterableDatasetFetcher, _MapDatasetFetcher
+from ._utils.pin_memory import pin_memory as _pin_memory
 
 
 class _BaseDataLoaderIter:
@@ -17,6 +18,7 @@ class _BaseDataLoaderIter:
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
         self._collate_fn = loader.collate_fn
+        self._pin_memory = bool(loader.pin_memory) and _C._cuda_is_available()  # (else the loader warned)
         # like PyTorch: the workers' base seed, drawn from the loader's generator (also without workers,
         # so an epoch consumes the same RNG state either way)
         self._base_seed = int(_C._ops.empty((), dtype=_C.int64).random_(generator=loader.generator).item())
@@ -37,6 +39,8 @@ class _BaseDataLoaderIter:
 
     def __next__(self):
         data = self._next_data()
+        if self._pin_memory:
+            data = _pin_memory(data)
         self._num_yielded += 1
         if (self._dataset_kind == "iterable" and self._IterableDataset_len_called is not None
                 and self._num_yielded > self._IterableDataset_len_called):

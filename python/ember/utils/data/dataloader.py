@@ -2,6 +2,7 @@
 process (num_workers=0, _dataloader_iter.py) or in worker processes (_multiprocessing_iter.py)."""
 import warnings
 
+from ... import _C
 from ._dataloader_iter import _BaseDataLoaderIter, _SingleProcessDataLoaderIter  # noqa: F401
 from ._multiprocessing_iter import _MultiProcessingDataLoaderIter
 from ._utils import worker as _worker
@@ -54,7 +55,7 @@ class DataLoader:
             raise ValueError("prefetch_factor option should be non-negative")
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
-        if pin_memory:
+        if pin_memory and not _C._cuda_is_available():
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
         self.dataset = dataset

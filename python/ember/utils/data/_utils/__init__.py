@@ -1,2 +1,2 @@
 """Helpers of ember.utils.data: collation, fetching and worker info."""
-from . import collate, fetch, worker  # noqa: F401
+from . import collate, fetch, pin_memory, worker  # noqa: F401
