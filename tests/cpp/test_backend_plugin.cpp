@@ -3,8 +3,11 @@
 // kernel for it raise PyTorch's errors; streams reach the kernels; memory goes back to its allocator.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "ember/autograd/node.h"
 #include "ember/core/operators.h"
 #include "ember/core/stream.h"
 #include "ember/cuda/cuda.h"
@@ -141,4 +144,40 @@ TEST(Streams, CpuEventsTime) {
   EXPECT_EQ(error_kind([&] { untimed.elapsed_time(end); }), ErrorKind::Runtime);
   EXPECT_EQ(current_stream(Device()).id, 0);
   EXPECT_EQ(error_kind([&] { stream_backend(DeviceType::CPU).set_current_stream({Device(), 3}); }), ErrorKind::Runtime);
+}
+
+// As PyTorch's engine: backward from roots on a device other than the CPU runs on that device's own
+// worker thread (the caller waits; errors come back to it); CPU graphs run on the calling thread.
+TEST(BackendPlugin, BackwardRunsOnTheDevicesOwnThread) {
+  test_util::HostDevice dev;
+  std::thread::id seen;
+  auto watch = [&](const Tensor& leaf) {
+    autograd::materialize_meta(leaf).leaf_hooks.push_back(std::make_shared<autograd::TensorHook>([&](const Tensor&) {
+      seen = std::this_thread::get_id();
+      return Tensor();
+    }));
+  };
+  Tensor x = ember::randn({3, 4}).to(host_device());
+  x.requires_grad_(true);
+  watch(x);
+  (x * 2).sum().backward();
+  EXPECT_NE(seen, std::this_thread::get_id());
+  expect_same(x.grad(), ember::full({3, 4}, 2.0));
+  const std::thread::id worker = seen;
+  (x * 3).sum().backward();  // the same worker, gradients accumulate
+  EXPECT_EQ(seen, worker);
+  expect_same(x.grad(), ember::full({3, 4}, 5.0));
+  Tensor c = ember::randn({2});
+  c.requires_grad_(true);
+  watch(c);
+  (c * 2).sum().backward();
+  EXPECT_EQ(seen, std::this_thread::get_id());
+  // an error on the worker reaches the caller, and the worker goes on serving
+  Tensor y = ember::randn({2}).to(host_device());
+  y.requires_grad_(true);
+  autograd::materialize_meta(y).leaf_hooks.push_back(
+      std::make_shared<autograd::TensorHook>([](const Tensor&) -> Tensor { throw std::runtime_error("hook failed"); }));
+  EXPECT_THROW((y * 2).sum().backward(), std::runtime_error);
+  (x * 1).sum().backward();
+  expect_same(x.grad(), ember::full({3, 4}, 6.0));
 }

@@ -5,10 +5,18 @@
 //      gradients that reach each node's input buffer, freeing saved tensors as each node is done.
 #include "ember/autograd/engine.h"
 
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <map>
+#include <mutex>
 #include <queue>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
+
+#include "ember/core/stream.h"
 
 #include "ember/generated/ops.h"
 #include "ember/profiler/profiler.h"
@@ -113,6 +121,74 @@ void validate_outputs(const Node& node, variable_list& outs) {
 namespace {
 // Callbacks queued (queue_callback) during the innermost backward run of this thread.
 thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
+
+// ---- device threads. As PyTorch's engine: a backward run whose roots live on a device other than the
+// CPU runs on that device's own worker thread while the calling thread waits (the Python layer has
+// released the GIL; hooks take it back there). A run started on a worker (a hook calling backward) runs
+// inline. CPU graphs run on the calling thread, as before. Workers are made on first use and live
+// until exit.
+thread_local bool t_on_device_thread = false;
+
+class DeviceWorker {
+ public:
+  DeviceWorker() { std::thread([this] { loop(); }).detach(); }
+
+  // Runs `task` on the worker; rethrows what it threw.
+  void run(const std::function<void()>& task) {
+    Job job{&task};
+    std::unique_lock<std::mutex> lock(mu_);
+    queue_.push_back(&job);
+    work_cv_.notify_one();
+    done_cv_.wait(lock, [&] { return job.done; });
+    if (job.error) std::rethrow_exception(job.error);
+  }
+
+ private:
+  struct Job {
+    const std::function<void()>* task;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  void loop() {
+    t_on_device_thread = true;
+    for (;;) {
+      Job* job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return !queue_.empty(); });
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      try {
+        (*job->task)();
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mu_);
+      job->done = true;
+      done_cv_.notify_all();
+    }
+  }
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<Job*> queue_;
+};
+
+DeviceWorker& device_worker(Device d) {
+  static std::mutex mu;
+  static auto* workers = new std::map<std::pair<int, int>, DeviceWorker*>();  // never destroyed (detached threads)
+  std::lock_guard<std::mutex> lock(mu);
+  DeviceWorker*& w = (*workers)[{int(d.type), int(d.index)}];
+  if (!w) w = new DeviceWorker();
+  return *w;
+}
+
+// The device whose worker runs a backward from these roots: the first root not on the CPU.
+std::optional<Device> worker_device(const variable_list& roots) {
+  for (const Tensor& r : roots)
+    if (r.defined() && !r.device().is_cpu()) return r.device();
+  return std::nullopt;
+}
 }  // namespace
 
 void queue_callback(std::function<void()> fn) {
@@ -122,6 +198,21 @@ void queue_callback(std::function<void()> fn) {
 
 variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
                            const BackwardOptions& opts) {
+  if (auto device = worker_device(roots); device && !t_on_device_thread) {
+    if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
+    // the worker queues on the caller's current stream of that device (ember.cuda.stream(s) around backward)
+    std::optional<Stream> stream;
+    if (device->type == DeviceType::CUDA) stream = current_stream(*device);
+    const bool grad_mode = grad_enabled();
+    variable_list result;
+    device_worker(*device).run([&] {
+      std::optional<StreamGuard> guard;
+      if (stream) guard.emplace(*stream);
+      AutoGradMode mode(grad_mode);
+      result = run_backward(roots, grad_roots, inputs, opts);
+    });
+    return result;
+  }
   std::vector<std::function<void()>> final_callbacks;
   struct Frame {  // nested runs (a hook calling backward) keep their own callbacks
     std::vector<std::function<void()>>* saved;

@@ -3,6 +3,8 @@
 // stream current when it was allocated. Copies between host and device are queued on the device's
 // current stream; a copy to the host waits for it, since the CPU reads the result next.
 #ifdef EMBER_HAVE_CUDA
+#include <cstdio>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -53,7 +55,9 @@ class CudaRawMemory final : public RawMemory {
     return true;
   }
   void event_synchronize(void* event) override { check(cudaEventSynchronize(static_cast<cudaEvent_t>(event)), "cudaEventSynchronize"); }
-  void event_destroy(void* event) override { cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
+  void event_destroy(void* event) override {
+    if (cudaEventDestroy(static_cast<cudaEvent_t>(event)) != cudaSuccess) (void)cudaGetLastError();
+  }
   int device_index() const override { return device_; }
   const char* backend_name() const override { return "CUDA"; }
 
@@ -82,8 +86,15 @@ std::vector<PerDevice>& devices() {
 
 CachingAllocator& cache_for(int device) { return *devices()[size_t(resolve_index(device))].cache; }
 
+// A storage's deleter runs in destructors: a CUDA failure there (a sticky error from an earlier fault)
+// is reported, never thrown (std::terminate).
 void free_block(void* ctx, void* data, size_t) {
-  if (data) static_cast<CachingAllocator*>(ctx)->free(data);
+  if (!data) return;
+  try {
+    static_cast<CachingAllocator*>(ctx)->free(data);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ember: freeing CUDA memory failed: %s\n", e.what());
+  }
 }
 
 class CudaAllocator final : public Allocator {
@@ -120,7 +131,19 @@ class CudaAllocator final : public Allocator {
     } else if (src_device.index == dst_device.index || src_device.index < 0 || dst_device.index < 0) {
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s), "copy on the device");
     } else {
+      // between two GPUs: after the work queued on the source's current stream (which may still be
+      // writing src), and waited for, since the source block may be reused on its own stream once the
+      // caller lets it go
+      cudaEvent_t ready;
+      {
+        DeviceGuard on_src(src_device.index);
+        check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "copy between devices");
+        check(cudaEventRecord(ready, current_cuda_stream(src_device.index)), "copy between devices");
+      }
+      check(cudaStreamWaitEvent(s, ready, 0), "copy between devices");
       check(cudaMemcpyPeerAsync(dst, dst_device.index, src, src_device.index, nbytes, s), "copy between devices");
+      check(cudaStreamSynchronize(s), "copy between devices");
+      if (cudaEventDestroy(ready) != cudaSuccess) (void)cudaGetLastError();
     }
   }
 };

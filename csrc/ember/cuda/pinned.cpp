@@ -80,6 +80,7 @@ class PinnedAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     HostBlock* b = find(ptr);
     if (!b) return;
+    events_done(*b);  // drop the finished ones: a buffer reused every step keeps a short list
     cudaEvent_t ev;
     check(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), "pinned memory event");
     check(cudaEventRecord(ev, stream), "pinned memory event");
@@ -94,7 +95,7 @@ class PinnedAllocator final : public Allocator {
           ++it;
           continue;
         }
-        cudaFreeHost(*it);
+        if (cudaFreeHost(*it) != cudaSuccess) (void)cudaGetLastError();
         blocks_.erase(bi);
         it = list.erase(it);
       }
@@ -128,9 +129,9 @@ class PinnedAllocator final : public Allocator {
   static bool events_done(HostBlock& b) {
     for (auto it = b.events.begin(); it != b.events.end();) {
       const cudaError_t q = cudaEventQuery(*it);
+      if (q != cudaSuccess) (void)cudaGetLastError();  // (not ready is recorded as the last error too)
       if (q == cudaErrorNotReady) return false;
-      if (q != cudaSuccess) (void)cudaGetLastError();
-      cudaEventDestroy(*it);
+      if (cudaEventDestroy(*it) != cudaSuccess) (void)cudaGetLastError();
       it = b.events.erase(it);
     }
     return true;

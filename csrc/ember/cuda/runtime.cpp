@@ -100,7 +100,7 @@ DeviceGuard::DeviceGuard(int index) : index_(index) {
 
 DeviceGuard::~DeviceGuard() {
   if (prev_ >= 0) {
-    cudaSetDevice(prev_);
+    if (cudaSetDevice(prev_) != cudaSuccess) (void)cudaGetLastError();  // a destructor: no throw, no stale error
     t_device = prev_;
   }
 }

@@ -15,6 +15,13 @@ namespace {
 constexpr int kMaxDevices = 64;
 thread_local cudaStream_t t_current[kMaxDevices] = {};
 
+// The slot of a device in t_current: its index once resolved (-1: the current device), below kMaxDevices.
+int checked_slot(int device) {
+  const int index = resolve_index(device);
+  EMBER_CHECK(index < kMaxDevices, "Ember supports up to ", kMaxDevices, " CUDA devices, got device ", index);
+  return index;
+}
+
 struct CudaEvent {
   cudaEvent_t ev = nullptr;
   int device = -1;
@@ -24,11 +31,11 @@ struct CudaEvent {
 class CudaStreams final : public StreamBackend {
  public:
   Stream current_stream(Device d) const override {
-    const int index = resolve_index(d.index);
+    const int index = checked_slot(d.index);
     return {Device(DeviceType::CUDA, int8_t(index)), stream_id(t_current[index])};
   }
   void set_current_stream(Stream s) override {
-    const int index = resolve_index(s.device.index);
+    const int index = checked_slot(s.device.index);
     t_current[index] = to_cuda(s);
   }
   Stream new_stream(Device d, int priority) override {
@@ -70,11 +77,13 @@ class CudaStreams final : public StreamBackend {
   }
   void destroy_event(void* ev) override {
     auto* e = static_cast<CudaEvent*>(ev);
-    cudaEventDestroy(e->ev);
+    if (cudaEventDestroy(e->ev) != cudaSuccess) (void)cudaGetLastError();  // (no stale error for the next launch)
     delete e;
   }
   void record_event(void* ev, Stream s) override {
     auto* e = static_cast<CudaEvent*>(ev);
+    EMBER_CHECK(s.device.index == e->device, "Event device ", e->device, " does not match recording stream's device ",
+                int(s.device.index), ".");
     DeviceGuard g(e->device);
     check(cudaEventRecord(e->ev, to_cuda(s)), "cudaEventRecord");
   }
@@ -111,7 +120,7 @@ StreamBackend* make_stream_backend() {
   return b;
 }
 
-cudaStream_t current_cuda_stream(int index) { return t_current[index]; }
+cudaStream_t current_cuda_stream(int index) { return t_current[checked_slot(index)]; }
 
 Stream current_stream(int device) { return stream_backend(DeviceType::CUDA).current_stream(Device(DeviceType::CUDA, int8_t(device))); }
 Stream default_stream(int device) { return {Device(DeviceType::CUDA, int8_t(resolve_index(device))), 0}; }

@@ -274,14 +274,22 @@ void TensorIter::compute_device(TensorIterConfig& cfg) {
       fail_device_mismatch(cfg.name, device_, d);
     }
   }
-  // A GPU kernel cannot read a CPU scalar's memory: it rides along as a device copy (still a wrapped
-  // number for type promotion). PyTorch passes such scalars as kernel arguments, which saves the copy.
+  // A GPU kernel cannot read a CPU scalar's memory: it rides along as a 0-d device tensor (still a
+  // wrapped number for type promotion), written by a fill whose value travels as a kernel argument, so
+  // no host-to-device copy (a pageable one waits for staging) sits on the per-op path. PyTorch passes
+  // such scalars to the op's kernel itself, which saves the fill's launch too.
   if (EMBER_UNLIKELY(device_.type == DeviceType::CUDA)) {
     for (int i = 0; i < cfg.ninputs; i++) {
       Tensor& in = cfg.inputs[i];
       if (!in.defined() || !in.device().is_cpu()) continue;
       const bool wrapped = in.impl()->is_wrapped_number();
-      in = in.to(device_);
+      if (is_complex(in.dtype())) {
+        in = in.to(device_);  // (the CUDA fill has no complex form)
+      } else {
+        Tensor on_device = empty_tensor({}, in.dtype(), device_);
+        on_device.fill_(in.item());
+        in = on_device;
+      }
       in.impl()->set_wrapped_number(wrapped);
     }
   }

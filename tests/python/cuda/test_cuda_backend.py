@@ -594,3 +594,105 @@ def test_sort_argsort_topk_against_cpu(dtype):
     if DT[dtype].is_floating_point:  # -0.0 keeps its sign (values are gathered, not rebuilt from keys)
         s = ember.sort(ember.tensor([0.0, -0.0, 0.0, -0.0], dtype=DT[dtype]).cuda())[0].cpu()
         assert [math.copysign(1, v) for v in s.tolist()] == [1, -1, 1, -1]
+
+
+# ---------------------------------------------------------------- special functions (written once, both devices)
+@pytest.mark.parametrize("op", ["digamma", "special.log_ndtr", "special.spherical_bessel_j0", "special.entr",
+                                "special.sinc", "special.polygamma:2", "special.polygamma:1", "polygamma:3"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_special_functions_against_cpu(op, dtype):
+    x = ember.randn(40, 9, dtype=DT[dtype]) * 4
+    x[0, :6] = ember.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, -2.0], dtype=DT[dtype])
+    name, _, n = op.partition(":")
+    f = ember
+    for part in name.split("."):
+        f = getattr(f, part)
+    call = (lambda t: f(int(n), t)) if n else f
+    # digamma/trigamma are series on the GPU (Boost.Math on the CPU): agreement to ~1e-12 relative
+    same(call(x.cuda()), call(x), rtol=1e-5 if dtype == "float32" else 1e-10, atol=1e-6 if dtype == "float32" else 1e-10)
+
+
+@pytest.mark.parametrize("op", ["chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+                                "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "hermite_polynomial_h",
+                                "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p", "zeta"])
+def test_special_binary_against_cpu(op):
+    x = ember.rand(7, 5, dtype=ember.float64) * 2.4 - 1.2
+    n = ember.tensor([0.0, 1.0, 2.0, 5.0, 11.9, float("nan"), -3.0], dtype=ember.float64).reshape(7, 1)
+    if op == "zeta":
+        x, n = n.abs() + 1.5, x.abs() + 0.1
+    f = getattr(ember.special, op)
+    same(f(x.cuda(), n.cuda()), f(x, n), rtol=1e-12, atol=1e-12)
+
+
+def test_lgamma_backward_on_the_gpu():
+    x = ember.rand(20, dtype=ember.float64) * 5 + 0.1
+    grads = []
+    for dev in ("cpu", "cuda"):
+        a = x.to(dev).requires_grad_()
+        ember.lgamma(a).sum().backward()  # the gradient is digamma
+        grads.append(a.grad)
+    same(grads[1], grads[0], rtol=1e-10, atol=1e-12)
+
+
+def test_randperm_on_the_gpu():
+    for n in (0, 1, 2, 1000, 100003):
+        ember.manual_seed(5)
+        p = ember.randperm(n, device="cuda")
+        assert p.device.type == "cuda" and p.dtype == ember.int64 and p.shape == (n,)
+        same(ember.sort(p)[0], ember.arange(n))
+        ember.manual_seed(5)
+        same(ember.randperm(n, device="cuda"), p.cpu())  # seeded: reproducible
+    assert ember.randperm(10, device="cuda", dtype=ember.int32).dtype == ember.int32
+    assert not ember.equal(ember.randperm(1000, device="cuda").cpu(), ember.arange(1000))
+
+
+def test_edge_semantics_match_the_cpu():
+    # ties of maximum/minimum keep the first operand (0.0 vs -0.0), as the CPU
+    a, b = ember.tensor([0.0, -0.0]), ember.tensor([-0.0, 0.0])
+    for f in (ember.maximum, ember.minimum):
+        got = f(a.cuda(), b.cuda()).cpu().tolist()
+        assert [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in f(a, b).tolist()]
+    # float -> integer casts go through int64 (the GPU's own conversion saturates)
+    x = ember.tensor([-1.0, -3.7, 300.0, 255.9])
+    for dt in (ember.uint8, ember.int8, ember.int16):
+        same(x.cuda().to(dt), x.to(dt))
+    # 8-bit lcm overflows as the CPU's (computed in int, then truncated)
+    p, q = ember.tensor([127, 100], dtype=ember.int8), ember.tensor([2, 3], dtype=ember.int8)
+    same(ember.lcm(p.cuda(), q.cuda()), ember.lcm(p, q))
+    # scaled Bessel functions far out, where the unscaled ones overflow
+    big = ember.tensor([100.0, -100.0, 800.0, 1e6, float("inf")])
+    same(ember.special.i0e(big.cuda()), ember.special.i0e(big), rtol=1e-5)
+    same(ember.special.i1e(big.cuda()), ember.special.i1e(big), rtol=1e-5)
+    same(ember.special.i0e(big.double().cuda()), ember.special.i0e(big.double()), rtol=1e-12)
+    same(ember.i0(big.cuda()), ember.i0(big))
+    # a tall transpose (more than 65535 tiles along one side)
+    t = ember.randn(8, 2_200_000)
+    same(t.cuda().t().contiguous(), t.t().contiguous())
+    # a long column sum in float32 stays close to the exact value (in blocks of 256 rows: a serial float32
+    # sum drifts to ~100958; the CPU's blockwise sum gives 100003.75)
+    col = ember.full((1_000_000, 2), 0.1)
+    assert abs(col.cuda().sum(0)[0].item() - 100000.0) < 20.0
+
+
+def test_backward_runs_on_the_devices_thread():
+    import threading
+    x = ember.randn(3, device="cuda", requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(threading.get_ident()) or g * 10)
+    (x * 2).sum().backward()
+    assert seen and seen[0] != threading.get_ident()  # as PyTorch's per-device engine threads
+    same(x.grad, ember.full((3,), 20.0))
+    with pytest.raises(ValueError, match="from the hook"):
+        y = ember.randn(2, device="cuda", requires_grad=True)
+        y.register_hook(lambda g: (_ for _ in ()).throw(ValueError("from the hook")))
+        y.sum().backward()
+    c = ember.randn(3, requires_grad=True)  # a CPU graph stays on the calling thread
+    c.register_hook(lambda g: seen.append(threading.get_ident()))
+    c.sum().backward()
+    assert seen[-1] == threading.get_ident()
+    if HAVE_TORCH_CUDA:
+        t = torch.randn(3, device="cuda", requires_grad=True)
+        tseen = []
+        t.register_hook(lambda g: tseen.append(threading.get_ident()))
+        t.sum().backward()
+        assert tseen[0] != threading.get_ident()

@@ -25,10 +25,12 @@ Status fill_as(const Iter& it, T v, void* stream) {
 
 template <class T>
 __global__ void transpose_kernel(const T* src, T* dst, int64_t R, int64_t C) {
-  // 32x32 tiles through shared memory: both the reads and the writes stay coalesced
+  // 32x32 tiles through shared memory: both the reads and the writes stay coalesced. The tiles are
+  // numbered along gridDim.x alone (its limit is 2^31 - 1; y's 65535 tiles of 32 would cap a side at 2M)
   __shared__ T tile[32][33];
   const int64_t b = blockIdx.z;
-  const int64_t r0 = int64_t(blockIdx.y) * 32, c0 = int64_t(blockIdx.x) * 32;
+  const int64_t row_tiles = (R + 31) / 32;
+  const int64_t r0 = (int64_t(blockIdx.x) % row_tiles) * 32, c0 = (int64_t(blockIdx.x) / row_tiles) * 32;
   const T* s = src + b * R * C;
   T* d = dst + b * R * C;
   for (int k = threadIdx.y; k < 32; k += blockDim.y) {
@@ -47,7 +49,9 @@ Status transpose_as(const void* src, void* dst, int64_t B, int64_t R, int64_t C,
   if (B == 0 || R == 0 || C == 0) return kOk;
   for (int64_t b0 = 0; b0 < B; b0 += 65535) {  // gridDim.z's limit
     const int64_t nb = B - b0 < 65535 ? B - b0 : 65535;
-    dim3 grid(unsigned((C + 31) / 32), unsigned((R + 31) / 32), unsigned(nb));
+    const int64_t tiles = ((R + 31) / 32) * ((C + 31) / 32);
+    if (tiles > 0x7fffffff) return kBadDtype;  // (over 2^31 tiles of 1024 elements: beyond any GPU's memory)
+    dim3 grid(unsigned(tiles), 1, unsigned(nb));
     transpose_kernel<T><<<grid, dim3(32, 8), 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(src) + b0 * R * C, static_cast<T*>(dst) + b0 * R * C, R, C);
     if (!launch_ok()) return kCudaError;

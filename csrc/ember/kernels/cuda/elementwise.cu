@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "ember/kernels/cuda/loops.cuh"
+#include "ember/kernels/special_functions.h"
 
 namespace ember::cuda_kernels {
 namespace {
@@ -50,21 +51,65 @@ FLOAT_FN(Erfinv, ::erfinv(x))
 FLOAT_FN(Erfcx, ::erfcx(x))
 FLOAT_FN(Lgamma, ::lgamma(x))
 FLOAT_FN(Ndtri, ::normcdfinv(x))
-FLOAT_FN(I0, ::cyl_bessel_i0(x))
-FLOAT_FN(I1, ::cyl_bessel_i1(x))
 FLOAT_FN(BesselJ0, ::j0(x))
 FLOAT_FN(BesselJ1, ::j1(x))
 FLOAT_FN(BesselY0, ::y0(x))
 FLOAT_FN(BesselY1, ::y1(x))
 FLOAT_FN(Reciprocal, T(1) / x)
 FLOAT_FN(Frac, x - ::trunc(x))
-// sinc(x) = sin(pi x) / (pi x), 1 at 0
-FLOAT_FN(Sinc, x == T(0) ? T(1) : ::sin(T(3.14159265358979323846) * x) / (T(3.14159265358979323846) * x))
-// entr(x) = -x log x, 0 at 0, -inf below 0, NaN kept
-FLOAT_FN(Entr, x != x ? x : (x > T(0) ? -x * ::log(x) : (x == T(0) ? T(0) : -std::numeric_limits<T>::infinity())))
-FLOAT_FN(I0e, ::exp(-::fabs(x)) * ::cyl_bessel_i0(x))
-FLOAT_FN(I1e, ::exp(-::fabs(x)) * ::cyl_bessel_i1(x))
 #undef FLOAT_FN
+
+// The special functions of kernels/special_functions.h, shared with the CPU: in double, as the CPU's.
+#define SPECIAL_FN(Name, fn)                                                       \
+  template <class T> struct Name {                                                 \
+    static constexpr int mask = kFloats;                                           \
+    __device__ T operator()(T x) const { return T(special_fn::fn(double(x))); }    \
+  };
+SPECIAL_FN(Sinc, sinc)
+SPECIAL_FN(Entr, entr)
+SPECIAL_FN(Digamma, digamma)
+SPECIAL_FN(SphericalJ0, spherical_j0)
+SPECIAL_FN(LogNdtr, log_ndtr)
+#undef SPECIAL_FN
+// The modified Bessel I0/I1 and their scaled forms, in double as the CPU's: NaN at +-inf (PyTorch's
+// CPU values), e^-|x| I(|x|) through the asymptotic series where I(|x|) overflows
+template <class T> struct I0 {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x) const {
+    const double d = double(x);
+    return T(::isfinite(d) ? ::cyl_bessel_i0(d) : special_fn::nan_value());
+  }
+};
+template <class T> struct I1 {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x) const {
+    const double d = double(x);
+    return T(::isfinite(d) ? ::cyl_bessel_i1(d) : special_fn::nan_value());
+  }
+};
+__device__ inline double scaled_i(int nu, double ax) {  // e^-ax I_nu(ax), ax >= 0
+  if (special_fn::is_inf(ax)) return 0.0;
+  if (ax < special_fn::kBesselAsymptotic) return ::exp(-ax) * (nu == 0 ? ::cyl_bessel_i0(ax) : ::cyl_bessel_i1(ax));
+  return special_fn::bessel_asymptotic_sum(nu, ax, true) / ::sqrt(2 * special_fn::kPi * ax);
+}
+template <class T> struct I0e {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x) const { return x != x ? x : T(scaled_i(0, ::fabs(double(x)))); }
+};
+template <class T> struct I1e {
+  static constexpr int mask = kFloats;
+  __device__ T operator()(T x) const {
+    if (x != x) return x;
+    const double v = scaled_i(1, ::fabs(double(x)));
+    return T(::signbit(double(x)) ? -v : v);
+  }
+};
+template <class T> struct Polygamma {
+  static constexpr int mask = kFloats;
+  int64_t n;
+  explicit Polygamma(const Args& a) : n(a.i[0]) {}
+  __device__ T operator()(T x) const { return T(special_fn::polygamma(n, double(x))); }
+};
 
 template <class T> struct Logit {
   static constexpr int mask = kFloats;
@@ -312,14 +357,14 @@ template <class T> struct Maximum {
   static constexpr int mask = kAll;
   __device__ T operator()(T a, T b) const {
     if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
-    return a > b ? a : b;
+    return a < b ? b : a;  // a tie (0 and -0) keeps a, as the CPU
   }
 };
 template <class T> struct Minimum {
   static constexpr int mask = kAll;
   __device__ T operator()(T a, T b) const {
     if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
-    return a < b ? a : b;
+    return b < a ? b : a;  // a tie (0 and -0) keeps a, as the CPU
   }
 };
 template <class T> struct Fmax {
@@ -374,23 +419,26 @@ template <class T> struct Heaviside {
   static constexpr int mask = kAll;
   __device__ T operator()(T x, T v) const { return x == T(0) ? v : T(x > T(0)); }
 };
-// xlogy(x, y) = x log y, 0 where x == 0 (unless y is NaN)
-template <class T> struct Xlogy {
-  static constexpr int mask = kFloats;
-  __device__ T operator()(T x, T y) const {
-    if (y != y) return y;
-    if (x == T(0)) return T(0);
-    return x * ::log(y);
-  }
-};
-template <class T> struct Xlog1py {
-  static constexpr int mask = kFloats;
-  __device__ T operator()(T x, T y) const {
-    if (y != y) return y;
-    if (x == T(0)) return T(0);
-    return x * ::log1p(y);
-  }
-};
+// two-argument special functions (kernels/special_functions.h, shared with the CPU), in double
+#define SPECIAL_FN2(Name, fn)                                                                     \
+  template <class T> struct Name {                                                                \
+    static constexpr int mask = kFloats;                                                          \
+    __device__ T operator()(T a, T b) const { return T(special_fn::fn(double(a), double(b))); }   \
+  };
+SPECIAL_FN2(Xlogy, xlogy)
+SPECIAL_FN2(Xlog1py, xlog1py)
+SPECIAL_FN2(Zeta, zeta)
+#undef SPECIAL_FN2
+// P_n(x): the degree arrives in the floating compute dtype and is truncated, as PyTorch does
+#define POLYNOMIAL_FN(Name, fn)                                                                    \
+  template <class T> struct Name {                                                                 \
+    static constexpr int mask = kFloats;                                                           \
+    __device__ T operator()(T x, T n) const {                                                      \
+      return n != n ? n : T(special_fn::fn(double(x), special_fn::polynomial_degree(double(n))));  \
+    }                                                                                              \
+  };
+EMBER_ORTHOGONAL_POLYNOMIALS(POLYNOMIAL_FN)
+#undef POLYNOMIAL_FN
 template <class T> struct BitwiseAnd { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a & b); } };
 template <class T> struct BitwiseOr { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a | b); } };
 template <class T> struct BitwiseXor { static constexpr int mask = kIntegral; __device__ T operator()(T a, T b) const { return T(a ^ b); } };
@@ -429,8 +477,13 @@ template <class T> struct Lcm {
   __device__ T operator()(T a, T b) const {
     T g = Gcd<T>()(a, b);
     if (g == 0) return 0;
-    T r = wrap_mul(T(a / g), b);
-    return r < 0 ? wrap_sub(T(0), r) : r;
+    if constexpr (sizeof(T) < 4) {  // in int, then truncated, as the CPU (and PyTorch)
+      const int l = int(a / g) * int(b);
+      return T(l < 0 ? -l : l);
+    } else {
+      T r = wrap_mul(T(a / g), b);
+      return r < 0 ? wrap_sub(T(0), r) : r;
+    }
   }
 };
 
@@ -474,17 +527,18 @@ Status unary(int kernel, const Iter& it, const Args& a, void* stream) {
     EMBER_CASE(Abs) EMBER_CASE(Acos) EMBER_CASE(Acosh) EMBER_CASE(Angle) EMBER_CASE(Asin) EMBER_CASE(Asinh)
     EMBER_CASE(Atan) EMBER_CASE(Atanh) EMBER_CASE(BesselJ0) EMBER_CASE(BesselJ1) EMBER_CASE(BesselY0)
     EMBER_CASE(BesselY1) EMBER_CASE(BitwiseNot) EMBER_CASE(Ceil) EMBER_CASE(Conj) EMBER_CASE(Cos) EMBER_CASE(Cosh)
-    EMBER_CASE(Entr) EMBER_CASE(Erf) EMBER_CASE(Erfc) EMBER_CASE(Erfcx) EMBER_CASE(Erfinv) EMBER_CASE(Exp)
+    EMBER_CASE(Digamma) EMBER_CASE(Entr) EMBER_CASE(Erf) EMBER_CASE(Erfc) EMBER_CASE(Erfcx) EMBER_CASE(Erfinv) EMBER_CASE(Exp)
     EMBER_CASE(Exp2) EMBER_CASE(Expm1) EMBER_CASE(Floor) EMBER_CASE(Frac) EMBER_CASE(I0) EMBER_CASE(I0e)
     EMBER_CASE(I1) EMBER_CASE(I1e) EMBER_CASE(IsFinite) EMBER_CASE(IsInf) EMBER_CASE(IsNan) EMBER_CASE(IsNegInf)
     EMBER_CASE(IsPosInf) EMBER_CASE(Lgamma) EMBER_CASE(Log) EMBER_CASE(Log10) EMBER_CASE(Log1p) EMBER_CASE(Log2)
-    EMBER_CASE(LogicalNot) EMBER_CASE(Logit) EMBER_CASE(NanToNum) EMBER_CASE(Ndtri) EMBER_CASE(Neg)
+    EMBER_CASE(LogNdtr) EMBER_CASE(LogicalNot) EMBER_CASE(Logit) EMBER_CASE(NanToNum) EMBER_CASE(Ndtri) EMBER_CASE(Neg)
+    EMBER_CASE(Polygamma) EMBER_CASE(SphericalJ0)
     EMBER_CASE(Reciprocal) EMBER_CASE(Relu) EMBER_CASE(Round) EMBER_CASE(RoundDecimals) EMBER_CASE(Rsqrt)
     EMBER_CASE(Sgn) EMBER_CASE(Sigmoid) EMBER_CASE(Sign) EMBER_CASE(Signbit) EMBER_CASE(Sin) EMBER_CASE(Sinc)
     EMBER_CASE(Sinh) EMBER_CASE(Sqrt) EMBER_CASE(Square) EMBER_CASE(Tan) EMBER_CASE(Tanh) EMBER_CASE(Trunc)
 #undef EMBER_CASE
     default:
-      return kNoKernel;  // digamma, polygamma, the modified Bessel K, Airy, log_ndtr, spherical j0
+      return kNoKernel;  // the modified Bessel K and Airy (Boost.Math on the CPU, no CUDA routine)
   }
 }
 
@@ -497,10 +551,13 @@ Status binary(int kernel, const Iter& it, const Args& a, void* stream) {
     EMBER_CASE(Le) EMBER_CASE(LeftShift) EMBER_CASE(LogicalAnd) EMBER_CASE(LogicalOr) EMBER_CASE(LogicalXor)
     EMBER_CASE(Lt) EMBER_CASE(Maximum) EMBER_CASE(Minimum) EMBER_CASE(Mul) EMBER_CASE(Ne) EMBER_CASE(Nextafter)
     EMBER_CASE(Pow) EMBER_CASE(ReluGrad) EMBER_CASE(Remainder) EMBER_CASE(RightShift) EMBER_CASE(Sub)
-    EMBER_CASE(TrueDiv) EMBER_CASE(TruncDiv) EMBER_CASE(Xlog1py) EMBER_CASE(Xlogy)
+    EMBER_CASE(TrueDiv) EMBER_CASE(TruncDiv) EMBER_CASE(Xlog1py) EMBER_CASE(Xlogy) EMBER_CASE(Zeta)
+#define EMBER_POLYNOMIAL_CASE(F, fn) EMBER_CASE(F)
+    EMBER_ORTHOGONAL_POLYNOMIALS(EMBER_POLYNOMIAL_CASE)
+#undef EMBER_POLYNOMIAL_CASE
 #undef EMBER_CASE
     default:
-      return kNoKernel;  // the orthogonal polynomials, igamma, zeta
+      return kNoKernel;  // igamma, igammac (Boost.Math on the CPU)
   }
 }
 

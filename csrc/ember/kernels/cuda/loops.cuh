@@ -40,6 +40,9 @@ __device__ inline To cast_to(From v) {
     return BFloat16Bits{__bfloat16_as_ushort(__float2bfloat16_rn(float(v)))};
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<From>) {
+    // through int64, as PyTorch: the GPU's own conversion saturates (-1.0 -> uint8 would be 0, not 255)
+    return static_cast<To>(static_cast<int64_t>(v));
   } else {
     return static_cast<To>(v);
   }

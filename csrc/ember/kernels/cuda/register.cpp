@@ -68,8 +68,11 @@ void raise_status(ck::Status st, const char* op, Device device, ScalarType dtype
       no_kernel_for(op, device);
     case ck::kBadDtype:
       EMBER_FAIL(NotImplemented, "\"", op, "_cuda\" not implemented for '", dtype, "'");
-    case ck::kCudaError:
-      fail(cudaGetLastError(), op);
+    case ck::kCudaError: {
+      const cudaError_t err = cudaGetLastError();
+      if (err == cudaSuccess) EMBER_FAIL(Runtime, op, ": internal error in the CUDA backend (a launcher failed without a CUDA error)");
+      fail(err, op);
+    }
   }
 }
 
@@ -108,17 +111,28 @@ void fill_cuda(TensorIter& it, const Scalar& value) {
   raise_status(ck::fill(flatten(it, "fill_"), v, stream_of(it)), "fill_", it.device(), dt);
 }
 
-// The raw-pointer kernels carry no device: they run on the current device's current stream.
-Device current() { return Device(DeviceType::CUDA, int8_t(current_device())); }
+// The raw-pointer kernels carry no device: they run on the device holding their input (one GPU needs
+// no lookup), on its current stream.
+Device device_of(const void* p) {
+  if (device_count() <= 1) return Device(DeviceType::CUDA, 0);
+  cudaPointerAttributes attr;
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Device(DeviceType::CUDA, int8_t(current_device()));
+  }
+  return Device(DeviceType::CUDA, int8_t(attr.device));
+}
 
 void transpose_copy_cuda(int64_t itemsize, const void* src, void* dst, int64_t B, int64_t R, int64_t C) {
-  const Device d = current();
+  const Device d = device_of(src);
+  DeviceGuard guard(d.index);
   raise_status(ck::transpose_copy(itemsize, src, dst, B, R, C, current_cuda_stream(d.index)), "transpose_copy", d,
                kByte);
 }
 
 void reduce_cuda(ReduceKernel k, ScalarType dt, const void* in, void* values, int64_t* indices, ReduceShape sh) {
-  const Device d = current();
+  const Device d = device_of(in);
+  DeviceGuard guard(d.index);
   const int64_t scratch_bytes = ck::reduce_scratch_bytes(int(k), int(dt), sh.outer, sh.reduced, sh.inner);
   Tensor scratch;  // from the caching allocator, on the current stream: reused safely in stream order
   if (scratch_bytes > 0) scratch = empty_tensor({scratch_bytes}, kByte, d);
@@ -346,6 +360,19 @@ void topk_cuda(const Tensor& values, const Tensor& indices, const Tensor& x, int
   sort_first_k(values, indices, x, k, largest, "topk");
 }
 
+// randperm: the stable sort order of n random 64-bit keys (PyTorch's CUDA randperm sorts random keys
+// too; its values differ from the CPU's Fisher-Yates, as PyTorch's do)
+void randperm_cuda(const Tensor& out, Generator& g) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const Device d = out.device();
+  DeviceGuard guard(d.index);
+  Tensor keys = empty_tensor({n}, kLong, d);
+  random_cuda(keys, std::numeric_limits<int64_t>::min(), std::numeric_limits<uint64_t>::max(), g);
+  Tensor sorted_keys = empty_tensor({n}, kLong, d);
+  sort_first_k(sorted_keys, out, keys, n, false, "randperm");
+}
+
 }  // namespace
 }  // namespace ember::cuda
 
@@ -370,3 +397,4 @@ EMBER_REGISTER_KERNEL(scatter_stub, CUDA, &::ember::cuda::scatter_cuda);
 EMBER_REGISTER_KERNEL(scatter_reduce_stub, CUDA, &::ember::cuda::scatter_reduce_cuda);
 EMBER_REGISTER_KERNEL(sort_stub, CUDA, &::ember::cuda::sort_cuda);
 EMBER_REGISTER_KERNEL(topk_stub, CUDA, &::ember::cuda::topk_cuda);
+EMBER_REGISTER_KERNEL(randperm_stub, CUDA, &::ember::cuda::randperm_cuda);

@@ -8,6 +8,7 @@
 #include "ember/core/complex_arith.h"
 #include "ember/kernels/cpu/isa/loops.h"
 #include "ember/kernels/cpu/special_math.h"
+#include "ember/kernels/special_functions.h"
 
 namespace ember::EMBER_CPU_NS {
 
@@ -212,22 +213,10 @@ SPECIAL_FN2(Zeta, zeta)
     static constexpr int mask = kFloats; \
     T operator()(T x, T n) const { \
       if (std::isnan(n)) return n; \
-      double d = std::trunc(double(n)); \
-      return T(special_math::fn(double(x), d < -1.0 ? int64_t(-1) : d > 9.0e18 ? std::numeric_limits<int64_t>::max() : int64_t(d))); \
+      return T(special_math::fn(double(x), special_fn::polynomial_degree(double(n)))); \
     } \
   };
-POLYNOMIAL_FN(ChebyshevT, chebyshev_t)
-POLYNOMIAL_FN(ChebyshevU, chebyshev_u)
-POLYNOMIAL_FN(ChebyshevV, chebyshev_v)
-POLYNOMIAL_FN(ChebyshevW, chebyshev_w)
-POLYNOMIAL_FN(ShiftedChebyshevT, shifted_chebyshev_t)
-POLYNOMIAL_FN(ShiftedChebyshevU, shifted_chebyshev_u)
-POLYNOMIAL_FN(ShiftedChebyshevV, shifted_chebyshev_v)
-POLYNOMIAL_FN(ShiftedChebyshevW, shifted_chebyshev_w)
-POLYNOMIAL_FN(HermiteH, hermite_h)
-POLYNOMIAL_FN(HermiteHe, hermite_he)
-POLYNOMIAL_FN(LaguerreL, laguerre_l)
-POLYNOMIAL_FN(LegendreP, legendre_p)
+EMBER_ORTHOGONAL_POLYNOMIALS(POLYNOMIAL_FN)
 #undef POLYNOMIAL_FN
 
 template <class T> struct Atan2 {
