@@ -10,6 +10,7 @@
 
 #include "ember/core/array_ref.h"
 #include "ember/core/error.h"
+#include "ember/core/wrapping.h"  // wrapping_add/sub/mul/neg
 
 namespace ember {
 
@@ -68,46 +69,6 @@ inline int64_t wrap_existing_dim(int64_t dim, int64_t ndim) {
   EMBER_CHECK_KIND(dim >= -ndim && dim < ndim, Index, "Dimension out of range (expected to be in range of [", -ndim,
                    ", ", ndim - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + ndim : dim;
-}
-
-// Two's-complement wrapping for integer kernels: PyTorch's integer add/sub/mul wrap on overflow, and
-// doing it in the unsigned type keeps that defined behaviour (signed overflow is UB in C++).
-template <class T>
-inline T wrapping_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) + U(b));
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-inline T wrapping_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) - U(b));
-  } else {
-    return a - b;
-  }
-}
-template <class T>
-inline T wrapping_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    // uint8/uint16 would promote to (signed) int in U * U and could overflow it: widen to unsigned
-    using U = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-    return T(U(std::make_unsigned_t<T>(a)) * U(std::make_unsigned_t<T>(b)));
-  } else {
-    return a * b;
-  }
-}
-template <class T>
-inline T wrapping_neg(T a) {
-  if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(0) - U(a));
-  } else {
-    return -a;
-  }
 }
 
 }  // namespace ember

@@ -1,5 +1,7 @@
-// The stubs of the per-ISA kernels (kernels.h) and the error for a device without a kernel.
+// The stubs of the per-ISA kernels (kernels.h), the error for a device without a kernel, and the
+// CPU's integer division by zero (kernels/elementwise_math.h).
 #include "ember/core/error.h"
+#include "ember/kernels/elementwise_math.h"
 #include "ember/kernels/kernels.h"
 
 namespace ember {
@@ -8,6 +10,10 @@ void no_kernel_for(const char* op, Device device) {
   EMBER_FAIL(NotImplemented, "Could not run '", op, "' with arguments from the '", device_type_name(device.type),
              "' backend: no ", device_type_name(device.type), " kernel is registered for it (tensors on ", device, ")");
 }
+
+namespace elementwise_math {
+void raise_zero_division() { EMBER_FAIL(Runtime, "ZeroDivisionError"); }
+}  // namespace elementwise_math
 
 }  // namespace ember
 

@@ -8,10 +8,13 @@
 #include <limits>
 
 #include "ember/kernels/cuda/loops.cuh"
+#include "ember/kernels/elementwise_math.h"
 #include "ember/kernels/special_functions.h"
 
 namespace ember::cuda_kernels {
 namespace {
+
+namespace em = ::ember::elementwise_math;
 
 template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
 template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
@@ -144,16 +147,16 @@ template <class T> struct Abs {
   __device__ T operator()(T x) const {
     if constexpr (std::is_unsigned_v<T>) return x;
     else if constexpr (is_fp<T>) return ::fabs(x);
-    else return x < 0 ? wrap_sub(T(0), x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
+    else return x < 0 ? wrapping_sub(T(0), x) : x;  // abs(INT_MIN) wraps to INT_MIN, as in PyTorch
   }
 };
 template <class T> struct Neg {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T x) const { if constexpr (is_int<T>) return wrap_sub(T(0), x); else return -x; }
+  __device__ T operator()(T x) const { if constexpr (is_int<T>) return wrapping_sub(T(0), x); else return -x; }
 };
 template <class T> struct Square {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T x) const { return wrap_mul(x, x); }
+  __device__ T operator()(T x) const { return wrapping_mul(x, x); }
 };
 template <class T> struct Sign {
   static constexpr int mask = kAll;
@@ -250,18 +253,18 @@ template <class T> struct Add {
   explicit Add(const Args& a) : alpha(is_fp<T> ? T(a.d[0]) : is_b<T> ? T(a.b[0]) : T(a.i[0])) {}
   __device__ T operator()(T x, T y) const {
     if constexpr (is_b<T>) return x || (alpha && y);
-    else return wrap_add(x, wrap_mul(alpha, y));
+    else return wrapping_add(x, wrapping_mul(alpha, y));
   }
 };
 template <class T> struct Sub {
   static constexpr int mask = kNumeric;
   T alpha;
   explicit Sub(const Args& a) : alpha(is_fp<T> ? T(a.d[0]) : T(a.i[0])) {}
-  __device__ T operator()(T x, T y) const { return wrap_sub(x, wrap_mul(alpha, y)); }
+  __device__ T operator()(T x, T y) const { return wrapping_sub(x, wrapping_mul(alpha, y)); }
 };
 template <class T> struct Mul {
   static constexpr int mask = kAll;
-  __device__ T operator()(T x, T y) const { if constexpr (is_b<T>) return x && y; else return wrap_mul(x, y); }
+  __device__ T operator()(T x, T y) const { if constexpr (is_b<T>) return x && y; else return wrapping_mul(x, y); }
 };
 template <class T> struct ReluGrad {
   static constexpr int mask = kFloats;
@@ -271,74 +274,23 @@ template <class T> struct TrueDiv {
   static constexpr int mask = kFloats;
   __device__ T operator()(T x, T y) const { return x / y; }
 };
-// Integer division by zero has no exception to raise on the device; it gives 0 here (PyTorch's CUDA
-// kernels give an unspecified value), where the CPU raises ZeroDivisionError.
+// The arithmetic with PyTorch's own semantics is kernels/elementwise_math.h's, shared with the CPU
+// (integer division by zero gives 0 here, where the CPU raises ZeroDivisionError).
 template <class T> struct TruncDiv {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T x, T y) const {
-    if constexpr (is_fp<T>) return ::trunc(x / y);
-    else {
-      if (y == 0) return T(0);
-      if constexpr (std::is_signed_v<T>) if (y == -1) return wrap_sub(T(0), x);  // INT_MIN / -1 wraps
-      return T(x / y);
-    }
-  }
+  __device__ T operator()(T x, T y) const { return em::trunc_divide(x, y); }
 };
 template <class T> struct FloorDiv {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) {
-      if (b == 0) return a / b;
-      T mod = ::fmod(a, b);
-      T div = (a - mod) / b;
-      if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
-      if (div == 0) return ::copysign(T(0), a / b);
-      T fl = ::floor(div);
-      if (div - fl > T(0.5)) fl += T(1);
-      return fl;
-    } else {
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return wrap_sub(T(0), a);
-        T q = T(a / b);
-        if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
-        return q;
-      } else {
-        return T(a / b);
-      }
-    }
-  }
+  __device__ T operator()(T a, T b) const { return em::floor_divide(a, b); }
 };
 template <class T> struct Remainder {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) {
-      T mod = ::fmod(a, b);
-      if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
-      return mod;
-    } else {
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return 0;
-        T r = T(a % b);
-        if (r != 0 && (r < 0) != (b < 0)) r = T(r + b);
-        return r;
-      } else {
-        return T(a % b);
-      }
-    }
-  }
+  __device__ T operator()(T a, T b) const { return em::remainder(a, b); }
 };
 template <class T> struct Fmod {
   static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return ::fmod(a, b);
-    else {
-      if (b == 0) return T(0);
-      if constexpr (std::is_signed_v<T>) if (b == -1) return 0;
-      return T(a % b);
-    }
-  }
+  __device__ T operator()(T a, T b) const { return em::fmod(a, b); }
 };
 #define CMP_FN(Name, op)                                              \
   template <class T> struct Name {                                    \
@@ -355,17 +307,11 @@ CMP_FN(Ge, >=)
 // maximum/minimum propagate NaN; fmax/fmin ignore it
 template <class T> struct Maximum {
   static constexpr int mask = kAll;
-  __device__ T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
-    return a < b ? b : a;  // a tie (0 and -0) keeps a, as the CPU
-  }
+  __device__ T operator()(T a, T b) const { return em::maximum(a, b); }
 };
 template <class T> struct Minimum {
   static constexpr int mask = kAll;
-  __device__ T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) if (a != a || b != b) return a != a ? a : b;
-    return b < a ? b : a;  // a tie (0 and -0) keeps a, as the CPU
-  }
+  __device__ T operator()(T a, T b) const { return em::minimum(a, b); }
 };
 template <class T> struct Fmax {
   static constexpr int mask = kAll;
@@ -378,25 +324,8 @@ template <class T> struct Fmin {
 template <class T> struct Pow {
   static constexpr int mask = kNumeric;
   __device__ T operator()(T base, T exp) const {
-    if constexpr (is_fp<T>) {
-      return ::pow(base, exp);
-    } else {
-      // integer powers by squaring (wrapping); negative exponents: 1 / base truncated, as PyTorch's
-      if constexpr (std::is_signed_v<T>) {
-        if (exp < 0) {
-          if (base == 1) return 1;
-          if (base == -1) return (exp & 1) ? T(-1) : T(1);
-          return 0;
-        }
-      }
-      T result = 1;
-      while (exp) {
-        if (exp & 1) result = wrap_mul(result, base);
-        exp = T(exp >> 1);
-        base = wrap_mul(base, base);
-      }
-      return result;
-    }
+    if constexpr (is_fp<T>) return ::pow(base, exp);
+    else return em::integer_pow(base, exp);
   }
 };
 template <class T> struct Atan2 {
@@ -417,7 +346,7 @@ template <class T> struct Nextafter {
 };
 template <class T> struct Heaviside {
   static constexpr int mask = kAll;
-  __device__ T operator()(T x, T v) const { return x == T(0) ? v : T(x > T(0)); }
+  __device__ T operator()(T x, T v) const { return em::heaviside(x, v); }
 };
 // two-argument special functions (kernels/special_functions.h, shared with the CPU), in double
 #define SPECIAL_FN2(Name, fn)                                                                     \
@@ -447,44 +376,19 @@ template <class T> struct LogicalOr { static constexpr int mask = kAll; __device
 template <class T> struct LogicalXor { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return bool(a) != bool(b); } };
 template <class T> struct LeftShift {
   static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const {
-    using U = std::make_unsigned_t<T>;
-    if (b < 0 || b >= T(sizeof(T) * 8)) return 0;
-    return T(U(a) << b);
-  }
+  __device__ T operator()(T a, T b) const { return em::left_shift(a, b); }
 };
 template <class T> struct RightShift {
   static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const {
-    if (b < 0 || b >= T(sizeof(T) * 8)) {
-      if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
-      else return 0;
-    }
-    return T(a >> b);
-  }
+  __device__ T operator()(T a, T b) const { return em::right_shift(a, b); }
 };
 template <class T> struct Gcd {
   static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const {
-    using U = std::make_unsigned_t<T>;
-    U x = a < 0 ? U(0) - U(a) : U(a), y = b < 0 ? U(0) - U(b) : U(b);
-    while (y) { U t = U(x % y); x = y; y = t; }
-    return T(x);
-  }
+  __device__ T operator()(T a, T b) const { return em::gcd(a, b); }
 };
 template <class T> struct Lcm {
   static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const {
-    T g = Gcd<T>()(a, b);
-    if (g == 0) return 0;
-    if constexpr (sizeof(T) < 4) {  // in int, then truncated, as the CPU (and PyTorch)
-      const int l = int(a / g) * int(b);
-      return T(l < 0 ? -l : l);
-    } else {
-      T r = wrap_mul(T(a / g), b);
-      return r < 0 ? wrap_sub(T(0), r) : r;
-    }
-  }
+  __device__ T operator()(T a, T b) const { return em::lcm(a, b); }
 };
 
 // ---- ternary

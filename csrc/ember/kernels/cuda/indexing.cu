@@ -89,7 +89,7 @@ __device__ inline T add_values(T a, T b) {
   if constexpr (std::is_same_v<T, bool>) return a || b;
   else if constexpr (is_reduced<T>::value) return cast_to<T>(to_float(a) + to_float(b));
   else if constexpr (std::is_same_v<T, ComplexFloatBits> || std::is_same_v<T, ComplexDoubleBits>) return T{a.re + b.re, a.im + b.im};
-  else return wrap_add(a, b);
+  else return wrapping_add(a, b);
 }
 
 template <class T>
@@ -223,10 +223,10 @@ __device__ inline T reduce_combine(int r, T a, T b) {
     return (r == kSRProd || r == kSRAmin) ? (a && b) : (a || b);
   } else {
     switch (r) {
-      case kSRProd: return wrap_mul(a, b);
+      case kSRProd: return wrapping_mul(a, b);
       case kSRAmax: return is_nan(b) ? b : (a < b ? b : a);
       case kSRAmin: return is_nan(b) ? b : (b < a ? b : a);
-      default: return wrap_add(a, b);
+      default: return wrapping_add(a, b);
     }
   }
 }

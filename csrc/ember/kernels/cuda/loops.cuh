@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "ember/core/wrapping.h"  // wrapping_add/sub/mul/neg, shared with the CPU
 #include "ember/generated/kernels.h"
 #include "ember/kernels/cuda/launch.h"
 
@@ -201,36 +202,6 @@ Status dispatch(int dt, Fn&& fn) {
       break;
   }
   return kBadDtype;
-}
-
-// Integer arithmetic that wraps like PyTorch's (two's complement, through the unsigned twin).
-template <class T>
-__device__ inline T wrap_add(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) + U(b));
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-__device__ inline T wrap_sub(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return T(U(a) - U(b));
-  } else {
-    return a - b;
-  }
-}
-template <class T>
-__device__ inline T wrap_mul(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;  // no int promotion
-    return T(U(W(U(a)) * W(U(b))));
-  } else {
-    return a * b;
-  }
 }
 
 }  // namespace ember::cuda_kernels

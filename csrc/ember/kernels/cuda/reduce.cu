@@ -17,7 +17,7 @@ struct SumR {
   using Acc = T;
   __device__ static Acc identity() { return T(0); }
   __device__ static Acc load(T x, int64_t) { return x; }
-  __device__ static Acc combine(Acc a, Acc b) { return wrap_add(a, b); }
+  __device__ static Acc combine(Acc a, Acc b) { return wrapping_add(a, b); }
   __device__ static void store(Acc a, T* v, int64_t*, int64_t pos) { v[pos] = a; }
 };
 template <class T>
@@ -25,7 +25,7 @@ struct ProdR {
   using Acc = T;
   __device__ static Acc identity() { return T(1); }
   __device__ static Acc load(T x, int64_t) { return x; }
-  __device__ static Acc combine(Acc a, Acc b) { return wrap_mul(a, b); }
+  __device__ static Acc combine(Acc a, Acc b) { return wrapping_mul(a, b); }
   __device__ static void store(Acc a, T* v, int64_t*, int64_t pos) { v[pos] = a; }
 };
 template <class T>

@@ -1,13 +1,16 @@
 // Binary and ternary elementwise kernels. Integer division by zero raises ZeroDivisionError
 // (a RuntimeError), as PyTorch's CPU kernels do. Integer add/sub/mul/pow wrap like PyTorch's, through
 // the wrapping_* helpers (unsigned arithmetic: signed overflow is undefined behaviour in C++).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "ember/core/checked_math.h"
 #include "ember/core/complex_arith.h"
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/kernels/cpu/special_math.h"
+#include "ember/kernels/elementwise_math.h"
 #include "ember/kernels/special_functions.h"
 
 namespace ember::EMBER_CPU_NS {
@@ -15,7 +18,7 @@ namespace ember::EMBER_CPU_NS {
 template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
 template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
 
-[[noreturn]] inline void zero_division() { EMBER_FAIL(Runtime, "ZeroDivisionError"); }
+namespace em = ::ember::elementwise_math;  // the scalar semantics shared with the GPU
 
 template <class T> struct Add {
   static constexpr int mask = kAll | kComplex;
@@ -58,74 +61,19 @@ template <class T> struct TrueDiv {
 };
 template <class T> struct TruncDiv {
   static constexpr int mask = kNumeric;
-  T operator()(T x, T y) const {
-    if constexpr (is_fp<T>) return std::trunc(x / y);
-    else {
-      if (y == 0) zero_division();
-      if constexpr (std::is_signed_v<T>) if (y == -1) return wrapping_neg(x);  // avoids INT_MIN / -1 trap
-      return T(x / y);
-    }
-  }
+  T operator()(T x, T y) const { return em::trunc_divide(x, y); }
 };
 template <class T> struct FloorDiv {
   static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) {
-      if (b == 0) return a / b;
-      T mod = std::fmod(a, b);
-      T div = (a - mod) / b;
-      if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
-      T floordiv;
-      if (div != 0) {
-        floordiv = std::floor(div);
-        if (div - floordiv > T(0.5)) floordiv += T(1);
-      } else {
-        floordiv = std::copysign(T(0), a / b);
-      }
-      return floordiv;
-    } else {
-      if (b == 0) zero_division();
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return wrapping_neg(a);
-        T q = T(a / b);
-        if ((a % b != 0) && ((a < 0) != (b < 0))) q = T(q - 1);
-        return q;
-      } else {
-        return T(a / b);
-      }
-    }
-  }
+  T operator()(T a, T b) const { return em::floor_divide(a, b); }
 };
 template <class T> struct Remainder {
   static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) {
-      T mod = std::fmod(a, b);
-      if (mod != 0 && (b < 0) != (mod < 0)) mod += b;
-      return mod;
-    } else {
-      if (b == 0) zero_division();
-      if constexpr (std::is_signed_v<T>) {
-        if (b == -1) return 0;
-        T r = T(a % b);
-        if (r != 0 && (r < 0) != (b < 0)) r = T(r + b);
-        return r;
-      } else {
-        return T(a % b);
-      }
-    }
-  }
+  T operator()(T a, T b) const { return em::remainder(a, b); }
 };
 template <class T> struct Fmod {
   static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return std::fmod(a, b);
-    else {
-      if (b == 0) zero_division();
-      if constexpr (std::is_signed_v<T>) if (b == -1) return 0;
-      return T(a % b);
-    }
-  }
+  T operator()(T a, T b) const { return em::fmod(a, b); }
 };
 template <class T> struct Pow {
   static constexpr int mask = kNumeric | kComplex;
@@ -133,23 +81,10 @@ template <class T> struct Pow {
     if constexpr (is_cplx<T>) {
       if (exp == T(2)) return textbook_mul(base, base);  // exact for the common square, as PyTorch's
       return std::pow(base, exp);
-    } else if constexpr (is_fp<T>) return std::pow(base, exp);
-    else {
-      // exponentiation by squaring; negative exponents follow PyTorch's integer rules
-      if constexpr (std::is_signed_v<T>) {
-        if (exp < 0) {
-          if (base == 1) return 1;
-          if (base == -1) return (exp & 1) ? T(-1) : T(1);
-          return 0;
-        }
-      }
-      T result = 1;
-      while (exp) {
-        if (exp & 1) result = wrapping_mul(result, base);
-        exp = T(exp >> 1);
-        base = wrapping_mul(base, base);
-      }
-      return result;
+    } else if constexpr (is_fp<T>) {
+      return std::pow(base, exp);
+    } else {
+      return em::integer_pow(base, exp);
     }
   }
 };
@@ -160,35 +95,15 @@ template <class T> struct Copysign {
 // 0 below zero, 1 above, `values` at zero (NaN compares false: 0)
 template <class T> struct Heaviside {
   static constexpr int mask = kAll;
-  T operator()(T x, T v) const {
-    if constexpr (is_b<T>) return x ? true : v;
-    else return x == T(0) ? v : T(x > T(0));
-  }
+  T operator()(T x, T v) const { return em::heaviside(x, v); }
 };
 template <class T> struct Gcd {
   static constexpr int mask = kInts;
-  T operator()(T a, T b) const {
-    // Euclid on magnitudes (unsigned, so INT_MIN's magnitude is representable)
-    using U = std::make_unsigned_t<T>;
-    U x = a < 0 ? U(0) - U(a) : U(a), y = b < 0 ? U(0) - U(b) : U(b);
-    while (y != 0) { U r = U(x % y); x = y; y = r; }
-    return T(x);
-  }
+  T operator()(T a, T b) const { return em::gcd(a, b); }
 };
-// |a / gcd * b|, computed as PyTorch's: 8- and 16-bit operands in int (their product fits), then wrapped
 template <class T> struct Lcm {
   static constexpr int mask = kInts;
-  T operator()(T a, T b) const {
-    T g = Gcd<T>()(a, b);
-    if (g == 0) return T(0);
-    if constexpr (sizeof(T) < 4) {
-      int l = int(a / g) * int(b);
-      return T(l < 0 ? -l : l);
-    } else {
-      T l = wrapping_mul(T(a / g), b);
-      return l < 0 ? wrapping_neg(l) : l;
-    }
-  }
+  T operator()(T a, T b) const { return em::lcm(a, b); }
 };
 template <class T> struct Nextafter {
   static constexpr int mask = kFloats;
@@ -231,17 +146,11 @@ template <class T> struct Hypot {
 // come out as in PyTorch: maximum(0., -0.) is 0., maximum(-0., 0.) is -0.
 template <class T> struct Minimum {
   static constexpr int mask = kAll;
-  T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (b < a ? b : a));
-    else return b < a ? b : a;
-  }
+  T operator()(T a, T b) const { return em::minimum(a, b); }
 };
 template <class T> struct Maximum {
   static constexpr int mask = kAll;
-  T operator()(T a, T b) const {
-    if constexpr (is_fp<T>) return a != a ? a : (b != b ? b : (a < b ? b : a));
-    else return a < b ? b : a;
-  }
+  T operator()(T a, T b) const { return em::maximum(a, b); }
 };
 template <class T> struct Fmin {
   static constexpr int mask = kAll;
@@ -269,27 +178,74 @@ template <class T> struct BitwiseOr { static constexpr int mask = kIntegral; T o
 template <class T> struct BitwiseXor { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a ^ b); } };
 template <class T> struct LeftShift {
   static constexpr int mask = kInts;
-  T operator()(T a, T b) const {
-    using U = std::make_unsigned_t<T>;
-    if (b < 0 || b >= T(sizeof(T) * 8)) return 0;
-    return T(U(a) << b);
-  }
+  T operator()(T a, T b) const { return em::left_shift(a, b); }
 };
 template <class T> struct RightShift {
   static constexpr int mask = kInts;
-  T operator()(T a, T b) const {
-    if (b < 0 || b >= T(sizeof(T) * 8)) {
-      if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
-      else return 0;
-    }
-    return T(a >> b);
-  }
+  T operator()(T a, T b) const { return em::right_shift(a, b); }
 };
+
+#ifdef EMBER_HAVE_VEC_MATH
+// fmod, remainder and floor_divide of float/double: libm's scalar fmod walks the exponent difference
+// bit by bit (~20 ns an element), so the inner loops take SLEEF's vector fmod in blocks of 256 and
+// finish each element with the shared scalar rules. Operands contiguous or broadcast (x % 2.0).
+template <template <class> class F, class T>
+bool try_vec_fmod_family(TensorIter& it) {
+  constexpr bool family = std::is_same_v<F<T>, Fmod<T>> || std::is_same_v<F<T>, Remainder<T>> ||
+                          std::is_same_v<F<T>, FloorDiv<T>>;
+  if constexpr (!family || !(std::is_same_v<T, float> || std::is_same_v<T, double>)) {
+    return false;
+  } else {
+    if (it.ntensors() != 3 || it.dtype(0) != it.dtype(1) || it.dtype(1) != it.dtype(2)) return false;
+    it.for_each([&](char** d, const int64_t* s, int64_t n) {
+      const int64_t w = int64_t(sizeof(T));
+      if (s[0] != w || (s[1] != w && s[1] != 0) || (s[2] != w && s[2] != 0)) {
+        F<T> f;
+        for (int64_t i = 0; i < n; i++)
+          *reinterpret_cast<T*>(d[0] + i * s[0]) =
+              f(*reinterpret_cast<const T*>(d[1] + i * s[1]), *reinterpret_cast<const T*>(d[2] + i * s[2]));
+        return;
+      }
+      constexpr int64_t kBlock = 256;
+      T mod[kBlock], res[kBlock], abuf[kBlock], bbuf[kBlock];
+      T* o = reinterpret_cast<T*>(d[0]);
+      for (int64_t i0 = 0; i0 < n; i0 += kBlock) {
+        const int64_t m = std::min(kBlock, n - i0);
+        const T* a = s[1] ? reinterpret_cast<const T*>(d[1]) + i0 : abuf;
+        const T* b = s[2] ? reinterpret_cast<const T*>(d[2]) + i0 : bbuf;
+        if (!s[1]) std::fill(abuf, abuf + m, *reinterpret_cast<const T*>(d[1]));
+        if (!s[2]) std::fill(bbuf, bbuf + m, *reinterpret_cast<const T*>(d[2]));
+        if constexpr (std::is_same_v<F<T>, Fmod<T>>) {
+          fmod_array(a, b, o + i0, m);
+        } else {
+          fmod_array(a, b, mod, m);
+          if constexpr (std::is_same_v<F<T>, FloorDiv<T>>) {
+            // SLEEF's fmod flushes a denormal divisor (NaN where libm is exact): PyTorch's floor_divide
+            // reads libm's there (floor_divide(1, 1e-45) is inf)
+            for (int64_t j = 0; j < m; j++)
+              if (mod[j] != mod[j] && std::isfinite(a[j]) && std::isfinite(b[j]) && b[j] != 0) mod[j] = std::fmod(a[j], b[j]);
+          }
+          // into a local block first: no aliasing with the inputs, so the loop vectorizes
+          for (int64_t j = 0; j < m; j++) {
+            if constexpr (std::is_same_v<F<T>, Remainder<T>>) res[j] = em::remainder_from_mod(b[j], mod[j]);
+            else res[j] = em::floor_divide_from_mod(a[j], b[j], mod[j]);
+          }
+          std::copy(res, res + m, o + i0);
+        }
+      }
+    });
+    return true;
+  }
+}
+#endif
 
 template <template <class> class F>
 void run(TensorIter& it, const KernelArgs& a) {
   dispatch_compute<F<float>::mask>(it.dtype(1), a.name, [&](auto tag) {
     using T = decltype(tag);
+#ifdef EMBER_HAVE_VEC_MATH
+    if (try_vec_fmod_family<F, T>(it)) return;
+#endif
     auto f = make_functor<F<T>>(a);
     using R = decltype(f(T(), T()));
     binary_loop<R, T>(it, f);

@@ -63,6 +63,8 @@ inline vfloat vloadf(const float* p) { return _mm512_loadu_ps(p); }
 inline void vstoref(float* p, vfloat v) { _mm512_storeu_ps(p, v); }
 inline vdouble vloadd(const double* p) { return _mm512_loadu_pd(p); }
 inline void vstored(double* p, vdouble v) { _mm512_storeu_pd(p, v); }
+inline vfloat vfmodf(vfloat a, vfloat b) { return Sleef_fmodf16_avx512f(a, b); }  // exact, as libm's
+inline vdouble vfmodd(vdouble a, vdouble b) { return Sleef_fmodd8_avx512f(a, b); }
 #else
 #define EMBER_VF(name) Sleef_##name##f8_u10avx2
 #define EMBER_VD(name) Sleef_##name##d4_u10avx2
@@ -72,6 +74,8 @@ inline vfloat vloadf(const float* p) { return _mm256_loadu_ps(p); }
 inline void vstoref(float* p, vfloat v) { _mm256_storeu_ps(p, v); }
 inline vdouble vloadd(const double* p) { return _mm256_loadu_pd(p); }
 inline void vstored(double* p, vdouble v) { _mm256_storeu_pd(p, v); }
+inline vfloat vfmodf(vfloat a, vfloat b) { return Sleef_fmodf8_avx2(a, b); }  // exact, as libm's
+inline vdouble vfmodd(vdouble a, vdouble b) { return Sleef_fmodd4_avx2(a, b); }
 #endif
 
 template <template <class> class F> struct VecFn { static constexpr bool ok = false; };
@@ -132,6 +136,20 @@ bool try_vec_unary(TensorIter& it) {
     return true;
   }
 }
+// fmod of contiguous float/double arrays, into `out` (n elements): libm's scalar fmod walks the
+// exponent difference bit by bit, SLEEF's vector one does not (remainder, fmod and floor_divide of
+// floats are built on it: kernels/cpu/isa/binary.cpp).
+template <class T>
+void fmod_array(const T* a, const T* b, T* out, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    for (; i + kVF <= n; i += kVF) vstoref(out + i, vfmodf(vloadf(a + i), vloadf(b + i)));
+  } else {
+    for (; i + kVD <= n; i += kVD) vstored(out + i, vfmodd(vloadd(a + i), vloadd(b + i)));
+  }
+  for (; i < n; i++) out[i] = std::fmod(a[i], b[i]);
+}
+
 // In-place y[i] = exp(y[i]) over a contiguous array.
 inline void exp_array(float* y, int64_t n) {
   int64_t i = 0;
