@@ -18,6 +18,9 @@
 #include "ember/parallel/parallel.h"
 
 namespace ember {
-// Seed the default generator (ember.manual_seed / torch::manual_seed).
-inline void manual_seed(uint64_t seed) { default_generator().manual_seed(seed); }
+// Seed the default generator and every CUDA device's (ember.manual_seed / torch::manual_seed).
+inline void manual_seed(uint64_t seed) {
+  default_generator().manual_seed(seed);
+  manual_seed_cuda_all(seed);
+}
 }  // namespace ember

@@ -678,7 +678,12 @@ TensorOptions ParsedArgs::options(int i) {
   return o;
 }
 
-Tensor ParsedArgs::pinned_if_asked(Tensor t) const { return pin_memory_ ? cuda::pin_memory(t) : t; }
+Tensor ParsedArgs::pinned_if_asked(Tensor t) const {
+  if (!pin_memory_) return t;
+  Tensor pinned = cuda::pin_memory(t.detach());  // a leaf still: requires_grad=True carries over, no copy node
+  if (t.requires_grad()) pinned.requires_grad_(true);
+  return pinned;
+}
 
 void check_pin_memory_request(Device device) {
   EMBER_CHECK(cuda::is_compiled(), kNoPinnedMemory);

@@ -445,6 +445,14 @@ void bind_autograd(nb::module_& m) {
   });
 
   // ---- engine
+  m.def("_set_multithreading_enabled", &autograd::set_multithreading_enabled);
+  m.def("_is_multithreading_enabled", &autograd::multithreading_enabled);
+  // a device worker keeps one Python thread state for its life (taken, then the GIL let go), so the hooks
+  // it runs see their threading.local values from one call to the next, as on PyTorch's device threads
+  autograd::set_device_thread_init(+[] {
+    PyGILState_Ensure();
+    PyEval_SaveThread();
+  });
   m.def("_run_backward", [](nb::handle tensors, nb::handle grads, std::optional<bool> retain_graph, bool create_graph,
                             nb::handle inputs) {
     std::vector<Tensor> ts = to_tensors(tensors), gs = to_tensors(grads), ins = to_tensors(inputs);

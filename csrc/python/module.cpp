@@ -94,7 +94,7 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   if (pin_memory) py::check_pin_memory_request(device ? *device : Device());
   Tensor t = py::tensor_from_data(data, dtype);
   if (device && !device->is_cpu()) t = t.to(*device);  // built on the CPU from Python data, then moved once
-  if (pin_memory) t = cuda::pin_memory(t);
+  if (pin_memory) t = cuda::pin_memory(t);  // (before requires_grad is set below: a leaf)
   t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor starts at version 0
   PyObject* r = py::wrap(t);
   if (requires_grad) {
@@ -191,6 +191,8 @@ NB_MODULE(_C, m) {
                        return nb::steal(py::wrap(t));
                      })
                      .def("set_state", [](nb::handle self, const Tensor& t) {
+                       EMBER_CHECK(t.device().is_cpu(), "set_state: the state must be a CPU ByteTensor, got one on ",
+                                   t.device());
                        EMBER_CHECK(t.dtype() == kByte && t.numel() == 16,
                                    "set_state: expected a ByteTensor of 16 elements (Ember's Philox state), got ",
                                    t.dtype(), " of size ", t.sizes());

@@ -32,6 +32,10 @@ def _on(device, t):
     return t if device is None or device.type == "cpu" else t.to(device)
 
 
+def _pinned(t, pin_memory):
+    return t.pin_memory() if pin_memory else t
+
+
 def _leaf(t, requires_grad):
     return t.requires_grad_(True) if requires_grad else t
 
@@ -45,7 +49,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, 
     if not isinstance(s, numbers.Number):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
     return _ops.full((), s, dtype=dtype or _C.get_default_dtype(), device=_check_device(device),
-                     requires_grad=requires_grad)
+                     pin_memory=pin_memory, requires_grad=requires_grad)
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
@@ -60,7 +64,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if any(st < 0 for st in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and strides={stride}")
     n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    base = _ops.empty((n,), dtype=dtype, device=_check_device(device), requires_grad=False)
+    base = _ops.empty((n,), dtype=dtype, device=_check_device(device), pin_memory=pin_memory, requires_grad=False)
     return _leaf(base.as_strided(size, stride, 0), requires_grad)
 
 
@@ -75,7 +79,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if sorted(order) != list(builtins.range(len(order))):
         raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order)
                            else f"Dimension out of range (got physical_layout {order})")
-    physical = _ops.empty([size[d] for d in order], dtype=dtype, device=_check_device(device))
+    physical = _ops.empty([size[d] for d in order], dtype=dtype, device=_check_device(device), pin_memory=pin_memory)
     inverse = [order.index(d) for d in builtins.range(len(order))]
     return _leaf(physical.permute(*inverse), requires_grad)
 
@@ -107,7 +111,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
                         requires_grad=requires_grad)
 
 
-def _window(name, window_length, periodic, dtype, device, requires_grad, values):
+def _window(name, window_length, periodic, dtype, device, requires_grad, values, pin_memory=False):
     """Shared checks and the periodic trick: a periodic window of length N is the symmetric one of
     length N + 1 without its last point. `values(n, N)` computes the symmetric window in float64."""
     if not isinstance(window_length, int) or isinstance(window_length, bool):
@@ -124,7 +128,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, values)
     else:
         n = window_length + 1 if periodic else window_length
         w = values(_ops.arange(n, dtype=_C.float64), n)[:window_length].to(dtype)
-    return _leaf(_on(device, w), requires_grad)
+    return _leaf(_pinned(_on(device, w), pin_memory), requires_grad)
 
 
 def _cosine_sum(coefficients):
@@ -141,28 +145,29 @@ def _cosine_sum(coefficients):
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                 requires_grad=False):
     """The Hann window 0.5 - 0.5 cos(2 pi n / (N - 1)) (periodic: N = window_length + 1)."""
-    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _cosine_sum((0.5, 0.5)))
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad, _cosine_sum((0.5, 0.5)),
+                   pin_memory)
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
                    pin_memory=False, requires_grad=False):
     """The Hamming window alpha - beta cos(2 pi n / (N - 1)) (periodic: N = window_length + 1)."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum((alpha, beta)))
+                   _cosine_sum((alpha, beta)), pin_memory)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """The Blackman window 0.42 - 0.5 cos(2 pi n / (N - 1)) + 0.08 cos(4 pi n / (N - 1))."""
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   _cosine_sum((0.42, 0.5, 0.08)))
+                   _cosine_sum((0.42, 0.5, 0.08)), pin_memory)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, pin_memory=False,
                     requires_grad=False):
     """The triangle 1 - |2n / (N - 1) - 1|."""
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   lambda n, size: 1 - (n * (2 / (size - 1)) - 1).abs())
+                   lambda n, size: 1 - (n * (2 / (size - 1)) - 1).abs(), pin_memory)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
@@ -172,7 +177,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
         c = (size - 1) / 2
         r = ((n - c) / c).square()
         return _ops.i0(beta * (1 - r).clamp(min=0).sqrt()) / _ops.i0(_ops.tensor(float(beta), dtype=_C.float64))
-    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, values)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, values, pin_memory)
 
 
 def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
@@ -217,12 +222,12 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
         raise RuntimeError(f"file <{filename}> size <{available}> is smaller than the required mapping size "
                            f"<{nbytes}>")
     if size == 0:
-        return _leaf(_on(device, _ops.empty((0,), dtype=dtype)), requires_grad)
+        return _leaf(_pinned(_on(device, _ops.empty((0,), dtype=dtype)), pin_memory), requires_grad)
     if shared:
         raw = np.memmap(filename, dtype=np.uint8, mode="r+", shape=(nbytes,)).view(np.ndarray)  # keeps the map
     else:
         raw = np.fromfile(filename, dtype=np.uint8, count=nbytes)
-    return _leaf(_on(device, _C.from_numpy(raw).view(dtype)), requires_grad)
+    return _leaf(_pinned(_on(device, _C.from_numpy(raw).view(dtype)), pin_memory), requires_grad)
 
 
 def _tensor_new(self, *args, device=None):

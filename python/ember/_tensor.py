@@ -335,8 +335,10 @@ class Tensor(_C.TensorBase):
             elif isinstance(a, _C.TensorBase):
                 dtype, device = a.dtype, a.device
             elif isinstance(a, numbers.Integral) and not isinstance(a, bool):
-                # an int is a device index (an accelerator), as in PyTorch
-                raise RuntimeError("Cannot access accelerator device when none is available.")
+                # an int is a device index of the accelerator, as in PyTorch
+                if not _C._cuda_is_available():
+                    raise RuntimeError("Cannot access accelerator device when none is available.")
+                device = _C.device("cuda", int(a))
             elif isinstance(a, numbers.Number):
                 # PyTorch reads a float or bool as to(other=tensor(number)): its dtype (a float is float64)
                 dtype = _C.bool if isinstance(a, bool) else _C.float64

@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
 #include "ember/core/operators.h"
 #include "ember/core/stream.h"
@@ -172,6 +173,10 @@ TEST(BackendPlugin, BackwardRunsOnTheDevicesOwnThread) {
   watch(c);
   (c * 2).sum().backward();
   EXPECT_EQ(seen, std::this_thread::get_id());
+  autograd::set_multithreading_enabled(false);  // torch.autograd.set_multithreading_enabled(False)
+  (x * 0).sum().backward();
+  EXPECT_EQ(seen, std::this_thread::get_id());
+  autograd::set_multithreading_enabled(true);
   // an error on the worker reaches the caller, and the worker goes on serving
   Tensor y = ember::randn({2}).to(host_device());
   y.requires_grad_(true);

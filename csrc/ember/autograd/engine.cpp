@@ -16,7 +16,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+
 #include "ember/core/stream.h"
+#include "ember/cuda/cuda.h"
 
 #include "ember/generated/ops.h"
 #include "ember/profiler/profiler.h"
@@ -128,6 +134,8 @@ thread_local std::vector<std::function<void()>>* t_final_callbacks = nullptr;
 // inline. CPU graphs run on the calling thread, as before. Workers are made on first use and live
 // until exit.
 thread_local bool t_on_device_thread = false;
+thread_local bool t_multithreading = true;
+std::atomic<void (*)()> g_thread_init{nullptr};
 
 class DeviceWorker {
  public:
@@ -151,6 +159,7 @@ class DeviceWorker {
   };
   void loop() {
     t_on_device_thread = true;
+    if (auto init = g_thread_init.load()) init();
     for (;;) {
       Job* job;
       {
@@ -177,7 +186,12 @@ class DeviceWorker {
 DeviceWorker& device_worker(Device d) {
   static std::mutex mu;
   static auto* workers = new std::map<std::pair<int, int>, DeviceWorker*>();  // never destroyed (detached threads)
+  static pid_t owner = ::getpid();
   std::lock_guard<std::mutex> lock(mu);
+  if (::getpid() != owner) {  // a forked child: the parent's workers' threads are not here (leaked, not joined)
+    workers = new std::map<std::pair<int, int>, DeviceWorker*>();
+    owner = ::getpid();
+  }
   DeviceWorker*& w = (*workers)[{int(d.type), int(d.index)}];
   if (!w) w = new DeviceWorker();
   return *w;
@@ -191,6 +205,10 @@ std::optional<Device> worker_device(const variable_list& roots) {
 }
 }  // namespace
 
+void set_multithreading_enabled(bool enabled) { t_multithreading = enabled; }
+bool multithreading_enabled() { return t_multithreading; }
+void set_device_thread_init(void (*fn)()) { g_thread_init.store(fn); }
+
 void queue_callback(std::function<void()> fn) {
   EMBER_CHECK(t_final_callbacks, "Final callbacks can only be installed during backward pass.");
   t_final_callbacks->push_back(std::move(fn));
@@ -198,16 +216,22 @@ void queue_callback(std::function<void()> fn) {
 
 variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
                            const BackwardOptions& opts) {
-  if (auto device = worker_device(roots); device && !t_on_device_thread) {
+  if (auto device = worker_device(roots); device && !t_on_device_thread && t_multithreading) {
     if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
-    // the worker queues on the caller's current stream of that device (ember.cuda.stream(s) around backward)
-    std::optional<Stream> stream;
-    if (device->type == DeviceType::CUDA) stream = current_stream(*device);
+    // the worker runs with the caller's current device and current streams (ember.cuda.stream(s) around
+    // backward), as PyTorch's device threads do
+    std::vector<Stream> streams;
+    int current = -1;
+    if (device->type == DeviceType::CUDA) {
+      current = cuda::current_device();
+      for (int i = 0; i < cuda::device_count(); i++) streams.push_back(cuda::current_stream(i));
+    }
     const bool grad_mode = grad_enabled();
     variable_list result;
     device_worker(*device).run([&] {
-      std::optional<StreamGuard> guard;
-      if (stream) guard.emplace(*stream);
+      std::vector<std::unique_ptr<StreamGuard>> guards;
+      for (const Stream& s : streams) guards.push_back(std::make_unique<StreamGuard>(s));
+      if (current >= 0) cuda::set_device(current);
       AutoGradMode mode(grad_mode);
       result = run_backward(roots, grad_roots, inputs, opts);
     });

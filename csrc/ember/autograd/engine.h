@@ -36,6 +36,14 @@ EMBER_API variable_list grad(const variable_list& outputs, const variable_list& 
                              const variable_list& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
                              bool create_graph = false, bool allow_unused = false);
 
+// torch.autograd.set_multithreading_enabled: with false, a backward from device roots runs on the calling
+// thread instead of the device's worker (per thread, as PyTorch's).
+EMBER_API void set_multithreading_enabled(bool enabled);
+EMBER_API bool multithreading_enabled();
+// Runs once at the start of every device worker thread: the Python layer gives the worker a Python thread
+// state of its own there (as PyTorch's device threads), so hooks keep their threading.local values.
+EMBER_API void set_device_thread_init(void (*fn)());
+
 // Reduce a broadcast gradient to `sizes` (sum over the broadcast dims).
 EMBER_API Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 

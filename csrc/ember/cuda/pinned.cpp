@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "ember/autograd/grad_mode.h"
 #include "ember/core/tensor.h"
 #include "ember/core/tensor_impl.h"
 #include "ember/generated/ops.h"
@@ -157,9 +158,12 @@ bool is_pinned(const Tensor& t) {
   return t.device().is_cpu() && is_pinned_ptr(t.impl()->storage()->data());
 }
 
+// A pinned copy of t's values (no autograd history: Tensor.pin_memory in Python adds its own node).
 Tensor pin_memory(const Tensor& t) {
-  EMBER_CHECK(t.device().is_cpu(), "cannot pin '", t.device(), "' memory: only dense CPU tensors can be pinned");
+  EMBER_CHECK(t.device().is_cpu() && !t.is_sparse(), "cannot pin '", t.device(), "' ", t.is_sparse() ? "sparse " : "",
+              "memory: only dense CPU tensors can be pinned");
   if (is_pinned(t)) return t;
+  autograd::AutoGradMode no_grad(false);
   Tensor r = empty_pinned(t.sizes(), t.dtype());
   if (t.numel()) ember::copy_(r, t);
   return r;

@@ -128,9 +128,9 @@ def is_inference_mode_enabled():
 
 
 class _EngineSwitches(threading.local):
-    """Per-thread settings of torch's engine that Ember's already behaves as: its backward always runs
-    on the calling thread (torch's mode=False), and an accumulated gradient is stored as the engine
-    produced it. The values are kept so that code reading or restoring them sees its own."""
+    """Per-thread settings of the engine: whether a backward from device roots may run on the device's
+    worker thread (the C++ engine holds the switch too), and grad layout enforcement, which Ember's
+    engine already behaves as (an accumulated gradient is stored as the engine produced it)."""
     multithreading = True
     grad_layout_enforcement = True
 
@@ -139,12 +139,14 @@ _engine_switches = _EngineSwitches()
 
 
 class set_multithreading_enabled(_DecoratorContextManager):
-    """set_multithreading_enabled(mode): whether backward may run on per-device worker threads; set at
-    once (as a function) or within a `with` block. Ember has no device threads (see _EngineSwitches)."""
+    """set_multithreading_enabled(mode): whether backward may run on per-device worker threads (with
+    False, a backward from GPU tensors runs on the calling thread); set at once (as a function) or within
+    a `with` block."""
 
     def __init__(self, mode):
         self.prev = _engine_switches.multithreading
         _engine_switches.multithreading = mode
+        _C._set_multithreading_enabled(bool(mode))
         self.mode = mode
 
     def __enter__(self):
@@ -152,6 +154,7 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def __exit__(self, *exc):
         _engine_switches.multithreading = self.prev
+        _C._set_multithreading_enabled(bool(self.prev))
 
     def clone(self):
         return self.__class__(self.mode)

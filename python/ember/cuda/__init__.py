@@ -296,7 +296,10 @@ def _generator(device="cuda"):
         device = _C.device(device)
     if device is None or (isinstance(device, _C.device) and device.type == "cuda" and device.index is None):
         return _C._cuda_default_generator(_seed_index())
-    return _C._cuda_default_generator(_device_index(device))
+    idx = _device_index(device)
+    if is_available() and not 0 <= idx < device_count():
+        raise RuntimeError(f"CUDA error: invalid device ordinal (device {idx} of {device_count()})")
+    return _C._cuda_default_generator(idx)
 
 
 def _wrap_seed(seed):

@@ -76,9 +76,24 @@ class DefaultDeviceType:
 
 
 def get_device_states(*args):
-    """(device ids, random states) of the accelerator devices the arguments' tensors live on. Ember's
-    tensors are all on the CPU, whose random state checkpoint keeps apart, so both lists are empty."""
-    return [], []
+    """(device ids, random states) of the GPUs the arguments' tensors (nested in lists, tuples and dicts
+    too) live on, as torch: the CPU's random state checkpoint keeps apart."""
+    devices = []
+
+    def visit(x):
+        if isinstance(x, _C.TensorBase):
+            if x.device.type == "cuda" and x.get_device() not in devices:
+                devices.append(x.get_device())
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                visit(v)
+        elif isinstance(x, dict):
+            for v in x.values():
+                visit(v)
+
+    visit(args)
+    from .. import cuda
+    return devices, [cuda.get_rng_state(d) for d in devices]
 
 
 def set_device_states(devices, states, *, device_type=None):
@@ -161,22 +176,30 @@ def _unflatten(spec, leaves):
 # ---------------------------------------------------------------- the recomputing node
 
 class _RNGState:
-    """The random state at the segment's forward; restored (then undone) around the recompute."""
+    """The random state at the segment's forward (the CPU's, and each GPU's the inputs live on, whose
+    samplers draw from their own generators); restored (then undone) around the recompute."""
 
-    def __init__(self, preserve):
+    def __init__(self, preserve, args=()):
         self.state = get_rng_state() if preserve else None
+        self.devices, self.device_states = get_device_states(*args) if preserve else ([], [])
 
     @contextlib.contextmanager
     def fork(self):
         if self.state is None:
             yield
             return
+        from .. import cuda
         outer = get_rng_state()
+        outer_devices = [cuda.get_rng_state(d) for d in self.devices]
         set_rng_state(self.state)
+        for d, s in zip(self.devices, self.device_states):
+            cuda.set_rng_state(s, d)
         try:
             yield
         finally:
             set_rng_state(outer)
+            for d, s in zip(self.devices, outer_devices):
+                cuda.set_rng_state(s, d)
 
 
 class CheckpointFunction(Function):
@@ -186,7 +209,7 @@ class CheckpointFunction(Function):
     def forward(ctx, run_function, preserve_rng_state, *args):
         check_backward_validity(args)
         ctx.run_function = run_function
-        ctx.rng = _RNGState(preserve_rng_state)
+        ctx.rng = _RNGState(preserve_rng_state, args)
         ctx.inputs = [None if isinstance(a, _C.TensorBase) else a for a in args]
         ctx.tensor_indices = [i for i, a in enumerate(args) if isinstance(a, _C.TensorBase)]
         ctx.save_for_backward(*[a for a in args if isinstance(a, _C.TensorBase)])
@@ -453,7 +476,7 @@ def _checkpoint_without_reentrant(function, preserve, context_fn, determinism_ch
     in_spec = _flatten((args, kwargs), tensors)
     forward_ctx, recompute_ctx = context_fn()
     state = _SegmentState()
-    state.rng = _RNGState(preserve)
+    state.rng = _RNGState(preserve, tensors)
     state.forward_ctx, state.recompute_ctx = forward_ctx, recompute_ctx
     state.determinism_check = determinism_check
     state.n_inputs = len(tensors)

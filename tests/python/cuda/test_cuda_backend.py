@@ -696,3 +696,56 @@ def test_backward_runs_on_the_devices_thread():
         t.register_hook(lambda g: tseen.append(threading.get_ident()))
         t.sum().backward()
         assert tseen[0] != threading.get_ident()
+
+
+def test_second_review_mends():
+    import threading
+    # a pinned factory result with requires_grad is a leaf
+    x = ember.zeros(3, pin_memory=True, requires_grad=True)
+    assert x.is_pinned() and x.is_leaf
+    x.sum().backward()
+    same_cpu = ember.equal(x.grad, ember.ones(3))
+    assert same_cpu
+    with pytest.raises(RuntimeError, match="dense CPU"):
+        ember.sparse_coo_tensor(ember.tensor([[0]]), ember.ones(1), (2,)).pin_memory()
+    assert ember.empty_strided((2, 3), (1, 2), pin_memory=True).is_pinned()
+    # Tensor.to(int) is the accelerator's device
+    assert ember.ones(2).to(0).device == ember.device("cuda:0")
+    # set_multithreading_enabled(False) keeps backward on the calling thread
+    seen = []
+    y = ember.ones(2, device="cuda", requires_grad=True)
+    y.register_hook(lambda g: seen.append(threading.get_ident()))
+    with ember.autograd.set_multithreading_enabled(False):
+        y.sum().backward()
+    assert seen[-1] == threading.get_ident()
+    # the worker keeps one Python thread state: a threading.local set in one hook is there in the next
+    local = threading.local()
+    values = []
+
+    def hook(g):
+        values.append(getattr(local, "n", 0))
+        local.n = getattr(local, "n", 0) + 1
+    z = ember.ones(2, device="cuda", requires_grad=True)
+    z.register_hook(hook)
+    z.sum().backward()
+    z.sum().backward()
+    assert values == [0, 1]
+    # checkpoint replays the GPU's random numbers in the recompute: the gradient of t * rand_like(t)
+    # is the forward's random tensor
+    from ember.utils.checkpoint import checkpoint
+    for reentrant in (False, True):
+        w = (ember.rand(64) + 1).cuda().requires_grad_()
+        drawn = []
+
+        def f(t):
+            r = ember.rand_like(t)
+            drawn.append(r.detach())
+            return t * r
+        checkpoint(f, w, use_reentrant=reentrant).sum().backward()
+        assert len(drawn) == 2
+        same(drawn[1], drawn[0].cpu())
+        same(w.grad, drawn[0].cpu())
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        ember.cuda.get_rng_state(ember.cuda.device_count() + 5)
+    with pytest.raises(RuntimeError, match="CPU ByteTensor"):
+        ember.cuda.set_rng_state(ember.cuda.get_rng_state().cuda())

@@ -79,8 +79,11 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             except queue.Empty:
                 pass
             except Exception as e:  # e.g. the sender of a file descriptor died before handing it over
-                # the reset can arrive before the dead worker is reapable: give its sentinel a moment
-                multiprocessing.connection.wait(list(live), 1.0)
+                # the reset can arrive before the dead worker is reapable: give its sentinel a moment (up
+                # to 5 s on a loaded machine: 1 s was not always enough)
+                deadline = time.monotonic() + 5.0
+                while time.monotonic() < deadline and all(self._workers[i].is_alive() for i in live.values()):
+                    multiprocessing.connection.wait(list(live), 0.1)
                 self._raise_if_dead(live.values(), e)
                 raise
         self._raise_if_dead(i for s, i in live.items() if s in ready)

@@ -215,16 +215,14 @@ bool try_vec_fmod_family(TensorIter& it) {
         const T* b = s[2] ? reinterpret_cast<const T*>(d[2]) + i0 : bbuf;
         if (!s[1]) std::fill(abuf, abuf + m, *reinterpret_cast<const T*>(d[1]));
         if (!s[2]) std::fill(bbuf, bbuf + m, *reinterpret_cast<const T*>(d[2]));
+        fmod_array(a, b, mod, m);
+        // SLEEF's fmod flushes a subnormal divisor (NaN where libm is exact, fmod(1, 5e-324) = 0): those
+        // elements take libm's, so a value never depends on its position in the vector loop
+        for (int64_t j = 0; j < m; j++)
+          if (mod[j] != mod[j] && std::isfinite(a[j]) && std::isfinite(b[j]) && b[j] != 0) mod[j] = std::fmod(a[j], b[j]);
         if constexpr (std::is_same_v<F<T>, Fmod<T>>) {
-          fmod_array(a, b, o + i0, m);
+          std::copy(mod, mod + m, o + i0);
         } else {
-          fmod_array(a, b, mod, m);
-          if constexpr (std::is_same_v<F<T>, FloorDiv<T>>) {
-            // SLEEF's fmod flushes a denormal divisor (NaN where libm is exact): PyTorch's floor_divide
-            // reads libm's there (floor_divide(1, 1e-45) is inf)
-            for (int64_t j = 0; j < m; j++)
-              if (mod[j] != mod[j] && std::isfinite(a[j]) && std::isfinite(b[j]) && b[j] != 0) mod[j] = std::fmod(a[j], b[j]);
-          }
           // into a local block first: no aliasing with the inputs, so the loop vectorizes
           for (int64_t j = 0; j < m; j++) {
             if constexpr (std::is_same_v<F<T>, Remainder<T>>) res[j] = em::remainder_from_mod(b[j], mod[j]);
