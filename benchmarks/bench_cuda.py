@@ -140,24 +140,17 @@ def main():
     row("scatter_add_, 65536 rows x 128 (atomics)", "GB/s", vals_add, better="higher")
 
     # the allocator: device allocations in iterations 2..100 of a training-like loop
-    w = ember.ones(512, 512, device="cuda")
-    counts = []
-    for _ in range(100):
-        h = (w * 2 + 1).relu()
-        s = h.sum(0).sum()
-        del h, s
-        counts.append(ember.cuda.memory_stats()["num_device_alloc"])
-    new_allocs = counts[-1] - counts[0]
-    torch_new = None
-    if HAVE_TORCH:
-        tw = torch.ones(512, 512, device="cuda")
-        tc = []
+    def steady_state_allocations(lib):
+        w = lib.ones(512, 512, device="cuda")
+        counts = []
         for _ in range(100):
-            h = (tw * 2 + 1).relu()
+            h = (w * 2 + 1).relu()
             s = h.sum(0).sum()
             del h, s
-            tc.append(torch.cuda.memory_stats()["num_device_alloc"])
-        torch_new = tc[-1] - tc[0]
+            counts.append(lib.cuda.memory_stats()["num_device_alloc"])
+        return counts[-1] - counts[0]
+    new_allocs = steady_state_allocations(ember)
+    torch_new = steady_state_allocations(torch) if HAVE_TORCH else None
     print(f"| {'cudaMalloc calls in iterations 2..100':<44} | {'count':<8} | {new_allocs:>12} | "
           f"{'-' if torch_new is None else torch_new:>12} | {'':>8} |")
     print(f"\npeak allocated: {ember.cuda.max_memory_allocated() / 2**20:.1f} MiB, "

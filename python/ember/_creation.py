@@ -11,20 +11,11 @@ from . import _C
 from ._C import _ops
 from ._flags import is_warn_always_enabled
 from ._tensor import Tensor
+from ._utils import _checked_device
 
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
                       "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
                       "bool": "Bool"}
-
-
-def _check_device(device):
-    """The device `device` names (None: the CPU), after checking it can be used (PyTorch's errors)."""
-    if device is None:
-        return None
-    d = device if isinstance(device, _C.device) else _C.device(device)
-    if d.type != "cpu":
-        _C._check_device(d)
-    return d
 
 
 def _on(device, t):
@@ -48,7 +39,7 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False, 
         s = s.item()
     if not isinstance(s, numbers.Number):
         raise TypeError(f"scalar_tensor(): argument 's' (position 1) must be Number, not {type(s).__name__}")
-    return _ops.full((), s, dtype=dtype or _C.get_default_dtype(), device=_check_device(device),
+    return _ops.full((), s, dtype=dtype or _C.get_default_dtype(), device=_checked_device(device),
                      pin_memory=pin_memory, requires_grad=requires_grad)
 
 
@@ -64,7 +55,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     if any(st < 0 for st in stride):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={size} and strides={stride}")
     n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    base = _ops.empty((n,), dtype=dtype, device=_check_device(device), pin_memory=pin_memory, requires_grad=False)
+    base = _ops.empty((n,), dtype=dtype, device=_checked_device(device), pin_memory=pin_memory, requires_grad=False)
     return _leaf(base.as_strided(size, stride, 0), requires_grad)
 
 
@@ -79,7 +70,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if sorted(order) != list(builtins.range(len(order))):
         raise RuntimeError("Duplicate dim not allowed" if len(set(order)) != len(order)
                            else f"Dimension out of range (got physical_layout {order})")
-    physical = _ops.empty([size[d] for d in order], dtype=dtype, device=_check_device(device), pin_memory=pin_memory)
+    physical = _ops.empty([size[d] for d in order], dtype=dtype, device=_checked_device(device), pin_memory=pin_memory)
     inverse = [order.index(d) for d in builtins.range(len(order))]
     return _leaf(physical.permute(*inverse), requires_grad)
 
@@ -107,7 +98,7 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=
     if isinstance(low, _C.TensorBase):
         low = int(low.item())
     return _ops.randint(low, high, tuple(input.shape), generator=generator, dtype=dtype or input.dtype,
-                        device=_check_device(device) if device is not None else input.device,
+                        device=_checked_device(device) if device is not None else input.device,
                         requires_grad=requires_grad)
 
 
@@ -122,7 +113,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, values,
         raise RuntimeError(f"{name} expects floating point dtypes, got: {dtype}")
     if window_length < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
-    device = _check_device(device)
+    device = _checked_device(device)
     if window_length <= 1:
         w = _ops.ones((window_length,), dtype=dtype)
     else:
@@ -192,7 +183,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and start < end):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
-    device = _check_device(device)
+    device = _checked_device(device)
     n = int(math.floor((end - start) / step)) + 1
     dtype = dtype or _C.get_default_dtype()
     # start + i * step in double, then cast: exact ends for the usual integral and binary-fraction steps
@@ -208,7 +199,7 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     """A 1-d tensor of `size` elements read from the start of a file: with shared=True the tensor maps
     the file (writes go to the file); otherwise it is a private copy."""
     import numpy as np
-    device = _check_device(device)
+    device = _checked_device(device)
     if shared and device is not None and device.type != "cpu":
         raise RuntimeError(f"from_file: shared=True maps the file into host memory; it cannot be on {device}")
     dtype = dtype or _C.get_default_dtype()
@@ -265,7 +256,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     the default dtype) is aliased unless dtype/device differ; other sequences and numbers are
     copied. copy=True always copies; copy=False raises where aliasing is impossible.
     requires_grad=None keeps obj's; True/False sets it (on obj itself when obj is returned)."""
-    device = _check_device(device)
+    device = _checked_device(device)
     tensor = None
     if isinstance(obj, _C.TensorBase):
         tensor = obj

@@ -69,12 +69,19 @@ def _check_device_available(d):
                               f"with .to('{d}')")
 
 
+def _checked_device(device):
+    """The device `device` names (None stays None), after checking it can be used (PyTorch's errors)."""
+    if device is None:
+        return None
+    d = device if isinstance(device, _C.device) else _C.device(device)
+    if d.type != "cpu":
+        _C._check_device(d)
+    return d
+
+
 def as_tensor(data, dtype=None, device=None):
     """Share memory with `data` when possible (a Tensor or NumPy array of the right dtype and device)."""
-    if device is not None:
-        d = device if isinstance(device, _C.device) else _C.device(device)
-        if d.type != "cpu":
-            _C._check_device(d)
+    _checked_device(device)
     if isinstance(data, _C.TensorBase):
         return data.to(dtype=dtype, device=device) if dtype is not None or device is not None else data
     if type(data).__module__ == "numpy" and type(data).__name__ == "ndarray":

@@ -216,8 +216,10 @@ void queue_callback(std::function<void()> fn) {
 
 variable_list run_backward(const variable_list& roots, const variable_list& grad_roots, const variable_list& inputs,
                            const BackwardOptions& opts) {
+  // A graph records forward ops only: gradients computed inside a traced function would be baked in.
+  // (checked on the calling thread: the tracer's state is the caller's)
+  if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
   if (auto device = worker_device(roots); device && !t_on_device_thread && t_multithreading) {
-    if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
     // the worker runs with the caller's current device and current streams (ember.cuda.stream(s) around
     // backward), as PyTorch's device threads do
     std::vector<Stream> streams;
@@ -226,13 +228,11 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
       current = cuda::current_device();
       for (int i = 0; i < cuda::device_count(); i++) streams.push_back(cuda::current_stream(i));
     }
-    const bool grad_mode = grad_enabled();
     variable_list result;
-    device_worker(*device).run([&] {
+    device_worker(*device).run([&] {  // (grad mode: run_backward sets it from opts.create_graph)
       std::vector<std::unique_ptr<StreamGuard>> guards;
       for (const Stream& s : streams) guards.push_back(std::make_unique<StreamGuard>(s));
       if (current >= 0) cuda::set_device(current);
-      AutoGradMode mode(grad_mode);
       result = run_backward(roots, grad_roots, inputs, opts);
     });
     return result;
@@ -243,8 +243,6 @@ variable_list run_backward(const variable_list& roots, const variable_list& grad
     explicit Frame(std::vector<std::function<void()>>* mine) : saved(t_final_callbacks) { t_final_callbacks = mine; }
     ~Frame() { t_final_callbacks = saved; }
   } frame(&final_callbacks);
-  // A graph records forward ops only: gradients computed inside a traced function would be baked in.
-  if (EMBER_UNLIKELY(jit::tracing())) jit::on_untraceable("the traced code runs backward() / autograd.grad");
   AutoGradMode mode(opts.create_graph);
   // ---- roots
   std::vector<Edge> root_edges;

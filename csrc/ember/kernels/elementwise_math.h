@@ -202,6 +202,32 @@ EMBER_HOST_DEVICE inline T minimum(T a, T b) {
   else return b < a ? b : a;
 }
 
+// clamp: min(max(x, lo), hi) with NaN propagating from any operand; a bound not given is skipped
+template <class T>
+EMBER_HOST_DEVICE inline T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (x != x) return x;
+    if (has_lo && lo != lo) return lo;
+    if (has_hi && hi != hi) return hi;
+  }
+  if (has_lo && x < lo) x = lo;
+  if (has_hi && x > hi) x = hi;
+  return x;
+}
+
+// lerp: start + weight * (end - start), from the nearer end (exact at both ends), as PyTorch's
+template <class T>
+EMBER_HOST_DEVICE inline T lerp(T s, T e, T w) {
+  return EMBER_FMATH(fabs)(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
+}
+
 #undef EMBER_FMATH
+
+// The binary kernels that are exactly these functions (BinaryKernel name, dtype mask, function): each
+// device's functor macro wraps them (kernels/cpu/isa/binary.cpp, kernels/cuda/elementwise.cu).
+#define EMBER_SHARED_BINARY_KERNELS(X)                                                                  \
+  X(TruncDiv, kNumeric, trunc_divide) X(FloorDiv, kNumeric, floor_divide) X(Remainder, kNumeric, remainder) \
+  X(Fmod, kNumeric, fmod) X(Maximum, kAll, maximum) X(Minimum, kAll, minimum) X(Heaviside, kAll, heaviside) \
+  X(Gcd, kInts, gcd) X(Lcm, kInts, lcm) X(LeftShift, kInts, left_shift) X(RightShift, kInts, right_shift)
 
 }  // namespace ember::elementwise_math

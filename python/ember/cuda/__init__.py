@@ -6,6 +6,7 @@ GPU they raise PyTorch's RuntimeError ("Found no NVIDIA driver ..." / "No CUDA G
 from collections import OrderedDict
 
 from .. import _C
+from .._random import _wrap_seed
 
 __all__ = [
     "is_available", "is_initialized", "device_count", "init", "current_device", "set_device", "get_device_name",
@@ -300,11 +301,6 @@ def _generator(device="cuda"):
     if is_available() and not 0 <= idx < device_count():
         raise RuntimeError(f"CUDA error: invalid device ordinal (device {idx} of {device_count()})")
     return _C._cuda_default_generator(idx)
-
-
-def _wrap_seed(seed):
-    from .._random import _wrap_seed as wrap
-    return wrap(seed)
 
 
 def manual_seed(seed):

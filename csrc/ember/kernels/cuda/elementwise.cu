@@ -276,22 +276,13 @@ template <class T> struct TrueDiv {
 };
 // The arithmetic with PyTorch's own semantics is kernels/elementwise_math.h's, shared with the CPU
 // (integer division by zero gives 0 here, where the CPU raises ZeroDivisionError).
-template <class T> struct TruncDiv {
-  static constexpr int mask = kNumeric;
-  __device__ T operator()(T x, T y) const { return em::trunc_divide(x, y); }
-};
-template <class T> struct FloorDiv {
-  static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const { return em::floor_divide(a, b); }
-};
-template <class T> struct Remainder {
-  static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const { return em::remainder(a, b); }
-};
-template <class T> struct Fmod {
-  static constexpr int mask = kNumeric;
-  __device__ T operator()(T a, T b) const { return em::fmod(a, b); }
-};
+#define SHARED_FN(Name, dtype_mask, fn)                                       \
+  template <class T> struct Name {                                            \
+    static constexpr int mask = dtype_mask;                                   \
+    __device__ T operator()(T a, T b) const { return em::fn(a, b); }          \
+  };
+EMBER_SHARED_BINARY_KERNELS(SHARED_FN)
+#undef SHARED_FN
 #define CMP_FN(Name, op)                                              \
   template <class T> struct Name {                                    \
     static constexpr int mask = kAll;                                 \
@@ -304,15 +295,7 @@ CMP_FN(Le, <=)
 CMP_FN(Gt, >)
 CMP_FN(Ge, >=)
 #undef CMP_FN
-// maximum/minimum propagate NaN; fmax/fmin ignore it
-template <class T> struct Maximum {
-  static constexpr int mask = kAll;
-  __device__ T operator()(T a, T b) const { return em::maximum(a, b); }
-};
-template <class T> struct Minimum {
-  static constexpr int mask = kAll;
-  __device__ T operator()(T a, T b) const { return em::minimum(a, b); }
-};
+// fmax/fmin ignore NaN (maximum/minimum, above, propagate it)
 template <class T> struct Fmax {
   static constexpr int mask = kAll;
   __device__ T operator()(T a, T b) const { if constexpr (is_fp<T>) return ::fmax(a, b); else return a > b ? a : b; }
@@ -344,10 +327,6 @@ template <class T> struct Nextafter {
   static constexpr int mask = kFloats;
   __device__ T operator()(T a, T b) const { return ::nextafter(a, b); }
 };
-template <class T> struct Heaviside {
-  static constexpr int mask = kAll;
-  __device__ T operator()(T x, T v) const { return em::heaviside(x, v); }
-};
 // two-argument special functions (kernels/special_functions.h, shared with the CPU), in double
 #define SPECIAL_FN2(Name, fn)                                                                     \
   template <class T> struct Name {                                                                \
@@ -374,40 +353,14 @@ template <class T> struct BitwiseXor { static constexpr int mask = kIntegral; __
 template <class T> struct LogicalAnd { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return a && b; } };
 template <class T> struct LogicalOr { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return a || b; } };
 template <class T> struct LogicalXor { static constexpr int mask = kAll; __device__ bool operator()(T a, T b) const { return bool(a) != bool(b); } };
-template <class T> struct LeftShift {
-  static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const { return em::left_shift(a, b); }
-};
-template <class T> struct RightShift {
-  static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const { return em::right_shift(a, b); }
-};
-template <class T> struct Gcd {
-  static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const { return em::gcd(a, b); }
-};
-template <class T> struct Lcm {
-  static constexpr int mask = kInts;
-  __device__ T operator()(T a, T b) const { return em::lcm(a, b); }
-};
 
 // ---- ternary
 template <class T> struct ClampOp {
   bool has_lo, has_hi;
-  __device__ T operator()(T x, T lo, T hi) const {
-    // min(max(x, lo), hi) with NaN propagating from any operand
-    if constexpr (is_fp<T>) {
-      if (x != x) return x;
-      if (has_lo && lo != lo) return lo;
-      if (has_hi && hi != hi) return hi;
-    }
-    if (has_lo && x < lo) x = lo;
-    if (has_hi && x > hi) x = hi;
-    return x;
-  }
+  __device__ T operator()(T x, T lo, T hi) const { return em::clamp(x, lo, hi, has_lo, has_hi); }
 };
 template <class T> struct LerpOp {
-  __device__ T operator()(T s, T e, T w) const { return ::fabs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w); }
+  __device__ T operator()(T s, T e, T w) const { return em::lerp(s, e, w); }
 };
 template <class T> struct WhereOp {
   __device__ T operator()(bool c, T x, T y) const { return c ? x : y; }

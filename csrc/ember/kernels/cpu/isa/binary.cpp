@@ -59,22 +59,14 @@ template <class T> struct TrueDiv {
   static constexpr int mask = kFloats | kComplex;
   T operator()(T x, T y) const { if constexpr (is_cplx<T>) return smith_div(x, y); else return x / y; }
 };
-template <class T> struct TruncDiv {
-  static constexpr int mask = kNumeric;
-  T operator()(T x, T y) const { return em::trunc_divide(x, y); }
-};
-template <class T> struct FloorDiv {
-  static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const { return em::floor_divide(a, b); }
-};
-template <class T> struct Remainder {
-  static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const { return em::remainder(a, b); }
-};
-template <class T> struct Fmod {
-  static constexpr int mask = kNumeric;
-  T operator()(T a, T b) const { return em::fmod(a, b); }
-};
+// the kernels whose scalar rules kernels/elementwise_math.h holds for both devices
+#define SHARED_FN(Name, dtype_mask, fn)                                     \
+  template <class T> struct Name {                                          \
+    static constexpr int mask = dtype_mask;                                 \
+    T operator()(T a, T b) const { return em::fn(a, b); }                   \
+  };
+EMBER_SHARED_BINARY_KERNELS(SHARED_FN)
+#undef SHARED_FN
 template <class T> struct Pow {
   static constexpr int mask = kNumeric | kComplex;
   T operator()(T base, T exp) const {
@@ -91,19 +83,6 @@ template <class T> struct Pow {
 template <class T> struct Copysign {
   static constexpr int mask = kFloats;
   T operator()(T a, T b) const { return std::copysign(a, b); }
-};
-// 0 below zero, 1 above, `values` at zero (NaN compares false: 0)
-template <class T> struct Heaviside {
-  static constexpr int mask = kAll;
-  T operator()(T x, T v) const { return em::heaviside(x, v); }
-};
-template <class T> struct Gcd {
-  static constexpr int mask = kInts;
-  T operator()(T a, T b) const { return em::gcd(a, b); }
-};
-template <class T> struct Lcm {
-  static constexpr int mask = kInts;
-  T operator()(T a, T b) const { return em::lcm(a, b); }
 };
 template <class T> struct Nextafter {
   static constexpr int mask = kFloats;
@@ -144,14 +123,6 @@ template <class T> struct Hypot {
 };
 // NaN propagates; on ties the first operand is returned (std::min/std::max), so signed zeros
 // come out as in PyTorch: maximum(0., -0.) is 0., maximum(-0., 0.) is -0.
-template <class T> struct Minimum {
-  static constexpr int mask = kAll;
-  T operator()(T a, T b) const { return em::minimum(a, b); }
-};
-template <class T> struct Maximum {
-  static constexpr int mask = kAll;
-  T operator()(T a, T b) const { return em::maximum(a, b); }
-};
 template <class T> struct Fmin {
   static constexpr int mask = kAll;
   T operator()(T a, T b) const { if constexpr (is_fp<T>) return std::fmin(a, b); else return a < b ? a : b; }
@@ -176,14 +147,6 @@ template <class T> struct LogicalXor {
 template <class T> struct BitwiseAnd { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a & b); } };
 template <class T> struct BitwiseOr { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a | b); } };
 template <class T> struct BitwiseXor { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a ^ b); } };
-template <class T> struct LeftShift {
-  static constexpr int mask = kInts;
-  T operator()(T a, T b) const { return em::left_shift(a, b); }
-};
-template <class T> struct RightShift {
-  static constexpr int mask = kInts;
-  T operator()(T a, T b) const { return em::right_shift(a, b); }
-};
 
 #ifdef EMBER_HAVE_VEC_MATH
 // fmod, remainder and floor_divide of float/double: libm's scalar fmod walks the exponent difference
@@ -218,8 +181,12 @@ bool try_vec_fmod_family(TensorIter& it) {
         fmod_array(a, b, mod, m);
         // SLEEF's fmod flushes a subnormal divisor (NaN where libm is exact, fmod(1, 5e-324) = 0): those
         // elements take libm's, so a value never depends on its position in the vector loop
-        for (int64_t j = 0; j < m; j++)
-          if (mod[j] != mod[j] && std::isfinite(a[j]) && std::isfinite(b[j]) && b[j] != 0) mod[j] = std::fmod(a[j], b[j]);
+        // (a NaN is rare: one vectorizable pass looks for any before the per-element check runs)
+        int nans = 0;
+        for (int64_t j = 0; j < m; j++) nans += mod[j] != mod[j];
+        if (nans)
+          for (int64_t j = 0; j < m; j++)
+            if (mod[j] != mod[j] && std::isfinite(a[j]) && std::isfinite(b[j]) && b[j] != 0) mod[j] = std::fmod(a[j], b[j]);
         if constexpr (std::is_same_v<F<T>, Fmod<T>>) {
           std::copy(mod, mod + m, o + i0);
         } else {
@@ -269,25 +236,14 @@ void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
       dispatch_compute<kAll>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
         const bool has_lo = a.s0.to_bool(), has_hi = a.s1.to_bool();
-        ternary_loop<T, T, T, T>(it, [has_lo, has_hi](T x, T lo, T hi) {
-          // min(max(x, lo), hi) with NaN propagating from any operand
-          if constexpr (is_fp<T>) {
-            if (x != x) return x;
-            if (has_lo && lo != lo) return lo;
-            if (has_hi && hi != hi) return hi;
-          }
-          if (has_lo && x < lo) x = lo;
-          if (has_hi && x > hi) x = hi;
-          return x;
-        });
+        ternary_loop<T, T, T, T>(it,
+                                 [has_lo, has_hi](T x, T lo, T hi) { return em::clamp(x, lo, hi, has_lo, has_hi); });
       });
       return;
     case TernaryKernel::Lerp:
       dispatch_compute<kFloats>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
-        ternary_loop<T, T, T, T>(it, [](T s, T e, T w) {
-          return std::abs(w) < T(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
-        });
+        ternary_loop<T, T, T, T>(it, [](T s, T e, T w) { return em::lerp(s, e, w); });
       });
       return;
     case TernaryKernel::Where:
