@@ -1,5 +1,6 @@
-"""Ember vs PyTorch on the same GPU, in one process (issue: CUDA backend part 1): per-op launch
-overhead, elementwise bandwidth, reductions, and the caching allocator's steady state. Prints a table
+"""Ember vs PyTorch on the same GPU, in one process (issues: CUDA backend parts 1 and 2): per-op launch
+overhead, elementwise bandwidth, reductions, cuBLAS products, softmax / layer_norm, a small MLP's
+training step, and the caching allocator's steady state. Prints a table
 of medians and ratios; needs a GPU (scripts/gpu_check.sh runs it), and PyTorch's CUDA build for the
 side-by-side columns.
 
@@ -138,6 +139,46 @@ def main():
         del table, idx, src, gidx
     row("index_select, 65536 of 1M rows x 128", "GB/s", vals, better="higher")
     row("scatter_add_, 65536 rows x 128 (atomics)", "GB/s", vals_add, better="higher")
+
+    # matrix products on cuBLAS (TF32 off, PyTorch's default) and the NN kernels (issue: CUDA part 2)
+    for label, shape_a, shape_b, dt in (("matmul 4096^3 float32", (4096, 4096), (4096, 4096), "float32"),
+                                        ("matmul 4096^3 bfloat16", (4096, 4096), (4096, 4096), "bfloat16"),
+                                        ("bmm 64 x 256^3 float32", (64, 256, 256), (64, 256, 256), "float32"),
+                                        ("matmul 64x1024 @ 1024x1024 float32", (64, 1024), (1024, 1024), "float32")):
+        vals = {}
+        for name, lib, sync in libs():
+            a = lib.randn(*shape_a, device="cuda").to(getattr(lib, dt))
+            b = lib.randn(*shape_b, device="cuda").to(getattr(lib, dt))
+            flops = 2 * a.numel() * shape_b[-1]
+            vals[name] = flops / median_time(lambda: a @ b, sync, args.reps) / 1e12
+            del a, b
+        row(label, "TFLOP/s", vals, better="higher")
+    for label, fn in (("softmax, 8192 x 4096 rows", lambda lib, x: lib.softmax(x, -1)),
+                      ("log_softmax, 8192 x 4096 rows", lambda lib, x: lib.log_softmax(x, -1)),
+                      ("layer_norm, 8192 x 4096", lambda lib, x: lib.nn.functional.layer_norm(x, (4096,)))):
+        vals = {}
+        for name, lib, sync in libs():
+            x = lib.randn(8192, 4096, device="cuda")
+            vals[name] = 2 * x.numel() * 4 / median_time(lambda: fn(lib, x), sync, args.reps) / 1e9
+            del x
+        row(label, "GB/s", vals, better="higher")
+
+    # a training step of a small MLP (Linear/ReLU/LayerNorm, cross_entropy, Adam): host overhead at this size
+    def mlp_step_time(name, lib, sync):
+        lib.manual_seed(0)
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.LayerNorm(256), nn.Linear(256, 10)).to("cuda")
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+        x = lib.randn(128, 784, device="cuda")
+        y = lib.randint(0, 10, (128,), device="cuda")
+
+        def step():
+            opt.zero_grad()
+            lib.nn.functional.cross_entropy(model(x), y).backward()
+            opt.step()
+        return median_time(step, sync, args.reps, inner=20) * 1e6
+    row("MLP training step (784-256-10, batch 128)", "us", {name: mlp_step_time(name, lib, sync)
+                                                           for name, lib, sync in libs()})
 
     # the allocator: device allocations in iterations 2..100 of a training-like loop
     def steady_state_allocations(lib):

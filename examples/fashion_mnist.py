@@ -1,6 +1,9 @@
 """Train a CNN on Fashion-MNIST with Ember (or, with --backend torch, the identical model with PyTorch).
 
     PYTHONPATH=python python3 examples/fashion_mnist.py [--backend ember|torch] [--epochs 3] [--nproc N]
+                                                        [--device cpu|cuda]
+
+--device picks where the model trains: cuda when a GPU is available (default), else the CPU.
 
 --nproc N trains data-parallel in N processes (DistributedDataParallel over Gloo, started by
 ember.distributed.run, or torch.distributed.run with --backend torch): the same global batch, each
@@ -94,6 +97,7 @@ def main():
     p.add_argument("--out", default="out")
     p.add_argument("--limit", type=int, default=0, help="train on the first N images only (quick runs)")
     p.add_argument("--nproc", type=int, default=1, help="data-parallel processes on this machine (DDP over Gloo)")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when a GPU is available; DDP: cpu)")
     args = p.parse_args()
     if args.nproc > 1 and "RANK" not in os.environ:
         # relaunch this script as N workers through the launcher (torchrun's interface)
@@ -115,6 +119,8 @@ def main():
     else:
         import ember as torch  # the same program runs on both
     nn = torch.nn
+    device = args.device or ("cuda" if torch.cuda.is_available() and not distributed else "cpu")
+    on_gpu = torch.device(device).type == "cuda"
     torch.manual_seed(0)
     rank, world = 0, 1
     if distributed:
@@ -135,16 +141,17 @@ def main():
     sampler = torch.utils.data.distributed.DistributedSampler(train, seed=0) if distributed else None
     # the global batch stays --batch-size: each of the `world` processes takes its share
     loader = torch.utils.data.DataLoader(train, batch_size=args.batch_size // world, shuffle=sampler is None,
-                                         sampler=sampler)
+                                         sampler=sampler, pin_memory=on_gpu)
     test_x, test_y = to_x(xte), to_y(yte)
 
-    model = build_model(nn)
+    model = build_model(nn).to(device)
     net = nn.parallel.DistributedDataParallel(model) if distributed else model
     opt = torch.optim.Adam(net.parameters(), lr=args.lr)
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=args.epochs)
     loss_fn = nn.CrossEntropyLoss()
     log(f"{args.backend}: {sum(p.numel() for p in model.parameters()):,} parameters, {len(train):,} training "
-        f"images, {args.threads} threads" + (f" x {world} processes (DDP, gloo)" if distributed else ""))
+        f"images, " + (f"on {device}" if on_gpu else f"{args.threads} threads")
+        + (f" x {world} processes (DDP, gloo)" if distributed else ""))
 
     history = []
     t_total = time.perf_counter()
@@ -155,6 +162,7 @@ def main():
         start = time.perf_counter()
         seen, loss_sum = 0, 0.0
         for i, (x, y) in enumerate(loader):
+            x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
             opt.zero_grad()
             loss = loss_fn(net(x), y)
             loss.backward()
@@ -173,7 +181,8 @@ def main():
         correct = 0
         with torch.no_grad():
             for j in range(rank * 1000, test_x.shape[0], 1000 * world):  # each rank a share of the test set
-                correct += (model(test_x[j:j + 1000]).argmax(1) == test_y[j:j + 1000]).sum().item()
+                xb, yb = test_x[j:j + 1000].to(device), test_y[j:j + 1000].to(device)
+                correct += (model(xb).argmax(1) == yb).sum().item()
         if distributed:
             c = torch.tensor([correct])
             torch.distributed.all_reduce(c)
@@ -187,6 +196,7 @@ def main():
         torch.distributed.destroy_process_group()
         return
     os.makedirs(args.out, exist_ok=True)
+    model = model.cpu()  # the outputs below (checkpoint, traced graph) are CPU artifacts
     ckpt = os.path.join(args.out, f"fashion_mnist_{args.backend}.safetensors")
     if args.backend == "torch":
         try:

@@ -37,5 +37,14 @@ g++ -std=c++17 -M -MT x -Icsrc -Ibuild/generated csrc/ember/kernels/cpu/special_
     mkdir -p "$STAGE/include/$(dirname "$rel")"
     cp "$h" "$STAGE/include/$rel"
   done
+# cuBLAS's headers (pip's nvidia-cublas, installed by setup.sh), in case the GPU machine's wheel lacks them
+CUBLAS_H=""
+for s in $(python3 -c "import site; print(' '.join(site.getsitepackages()))"); do
+  for h in "$s"/nvidia/*/include/cublas_api.h; do [ -f "$h" ] && CUBLAS_H=$h && break 2; done
+done
+if [ -n "$CUBLAS_H" ]; then
+  mkdir -p "$STAGE/include/cublas"
+  cp "$(dirname "$CUBLAS_H")"/cublas*.h "$STAGE/include/cublas/"
+fi
 tar -C "$STAGE" -cJf "$OUT" .
 echo "[gpu_bundle] wrote $OUT ($(du -h "$OUT" | cut -f1)); carry it with the tree, then run scripts/gpu_check.sh there"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Ember with its CUDA backend on a GPU machine and runs the GPU tests and benchmarks:
 #   tests/python/cuda/ (Ember's CUDA ops against its CPU results and against PyTorch's CUDA build),
-#   the C++ CUDA and allocator tests, and benchmarks/bench_cuda.py (Ember vs PyTorch, same GPU).
+#   the C++ CUDA and allocator tests, benchmarks/bench_cuda.py (Ember vs PyTorch, same GPU) and the main job
+#   (examples/fashion_mnist.py --device cuda) with both libraries.
 # The GPU machine has CUDA, PyTorch (with nanobind, numpy, pytest, pyyaml), CMake, ninja and a
 # compiler but no package registry: the other libraries come from .gpu_bundle.tar.xz, which
 # scripts/gpu_bundle.sh packs on the development machine. Logs land in $OUT when it is set.
@@ -22,6 +23,14 @@ else
   echo "[gpu_check] no .gpu_bundle.tar.xz: using the system's libraries"
   HINTS=()
 fi
+# cuBLAS: headers and library from the NVIDIA wheels PyTorch brings (site-packages/nvidia/...); the bundle's
+# headers stand in when the wheel has none, and the library is then found through LD_LIBRARY_PATH
+NV_LIBS=$($PY -c "import glob, os, site; print(':'.join(sorted(set(d for s in site.getsitepackages() for d in glob.glob(os.path.join(s, 'nvidia', '*', 'lib'))))))" 2>/dev/null)
+[ -n "$NV_LIBS" ] && export LD_LIBRARY_PATH=$NV_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/include/cublas_api.h') for s in site.getsitepackages()))" \
+   && [ -f "$DEPS/include/cublas/cublas_api.h" ]; then
+  HINTS+=(-DCUBLAS_INCLUDE=$DEPS/include/cublas)
+fi
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 start=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
@@ -36,6 +45,11 @@ PYTHONPATH="$PWD/python" $PY -c "import ember; print('[gpu_check] ember.cuda:', 
 PYTHONPATH="$PWD/python" $PY -m pytest -q -p no:cacheprovider tests/python/cuda -rs || status=1
 if [ "${1:-}" != "--no-bench" ]; then
   PYTHONPATH="$PWD/python" $PY benchmarks/bench_cuda.py || status=1
+  # the main job on the GPU, Ember then PyTorch (one epoch each; img/s side by side)
+  for backend in ember torch; do
+    PYTHONPATH="$PWD/python" timeout 600 $PY examples/fashion_mnist.py --backend $backend --device cuda --epochs 1 \
+      --out "${OUT:-/tmp}/fashion_mnist_gpu" 2>&1 | tr '\r' '\n' | grep -v '^epoch 1 \[' || status=1
+  done
 fi
 echo "[gpu_check] done, status $status"
 exit $status

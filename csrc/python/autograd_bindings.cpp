@@ -186,7 +186,7 @@ nb::tuple function_record(nb::handle ctx, nb::handle fn_name, nb::list inputs, n
       if (in.defined() && in.is_same(t)) is_input = true;
     if (contains(non_diff, t)) {
       if (node->output_meta.size() <= i) node->output_meta.resize(i + 1);
-      node->output_meta[i] = {DimVector(t.sizes()), t.dtype()};
+      node->output_meta[i] = {DimVector(t.sizes()), t.dtype(), t.device()};
     } else if (contains(dirty, t)) {
       check_inplace(t, true);
       node->output_meta.resize(std::max(node->output_meta.size(), i + 1));

@@ -95,6 +95,15 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_host_empty_cache", &cuda::host_empty_cache);
   m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
   m.def("_cuda_is_compiled", &cuda::is_compiled);
+  m.def("_cuda_has_cublas", &cuda::has_cublas);
+  m.def("_cuda_set_matmul_flags", [](bool tf32, bool fp16_reduced, bool bf16_reduced) {
+    cuda::set_matmul_flags(cuda::MatmulFlags{tf32, fp16_reduced, bf16_reduced});
+  });
+  m.def("_cuda_matmul_flags", [] {
+    const cuda::MatmulFlags f = cuda::matmul_flags();
+    return nb::make_tuple(f.allow_tf32, f.allow_fp16_reduced_precision_reduction,
+                          f.allow_bf16_reduced_precision_reduction);
+  });
   m.def("_cuda_arch_list", &cuda::arch_list);
   m.def("_cuda_is_available", &cuda::is_available);
   m.def("_cuda_device_count", &cuda::device_count);

@@ -1,6 +1,6 @@
 """Process-wide switches of PyTorch's top-level API: deterministic algorithms, float32 matmul
-precision and warn-always. Ember's CPU kernels are deterministic and compute float32 matmuls in full float32, so the
-switches are recorded (and read back) without changing results."""
+precision and warn-always. Ember's CPU kernels are deterministic and compute float32 matmuls in full float32; the
+float32 matmul precision reaches cuBLAS (TF32 unless "highest") on the GPU."""
 import warnings
 
 _deterministic = {"mode": False, "warn_only": False}
@@ -61,6 +61,9 @@ def set_float32_matmul_precision(precision):
                       "set_float32_matmul_precision call has no effect.", stacklevel=2)
         return
     _matmul_precision[0] = precision
+    from . import _C  # cuBLAS reads TF32 from the core: "high" and "medium" allow it, as PyTorch
+    _, fp16, bf16 = _C._cuda_matmul_flags()
+    _C._cuda_set_matmul_flags(precision != "highest", fp16, bf16)
 
 
 def get_float32_matmul_precision():

@@ -186,3 +186,36 @@ TEST(BackendPlugin, BackwardRunsOnTheDevicesOwnThread) {
   (x * 1).sum().backward();
   expect_same(x.grad(), ember::full({3, 4}, 6.0));
 }
+
+// Gradients stay on their tensor's device: the backward formulas that build zeros (views, unbind, a
+// missing output's gradient) make them on the gradient's device, and the engine refuses a gradient on
+// another device than its input's, with PyTorch's message.
+TEST(BackendPlugin, GradientsStayOnTheDevice) {
+  test_util::HostDevice dev;
+  Tensor base = ember::randn({4, 5});
+  Tensor x = base.to(host_device());
+  x.requires_grad_(true);
+  (x.select(0, 1) * 2 + x.narrow(1, 1, 3).sum() + x.diagonal().sum()).sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().device(), host_device());
+  Tensor c = base.clone();
+  c.requires_grad_(true);
+  (c.select(0, 1) * 2 + c.narrow(1, 1, 3).sum() + c.diagonal().sum()).sum().backward();
+  expect_same(x.grad(), c.grad());
+  // unbind with only some outputs used: the others' gradients are zeros on the device
+  Tensor y = base.to(host_device());
+  y.requires_grad_(true);
+  auto parts = y.unbind(0);
+  (parts[0] + parts[2] * 3).sum().backward();
+  EXPECT_EQ(y.grad().device(), host_device());
+  expect_same(y.grad().select(0, 1), ember::zeros({5}));
+  expect_same(y.grad().select(0, 2), ember::full({5}, 3.0));
+  // a 0-d CPU tensor beside device tensors gets its gradient back on the CPU
+  Tensor s = ember::full({}, 2.0);
+  s.requires_grad_(true);
+  Tensor z = base.to(host_device());
+  z.requires_grad_(true);
+  (z * s).sum().backward();
+  EXPECT_EQ(s.grad().device(), Device());
+  EXPECT_EQ(z.grad().device(), host_device());
+}

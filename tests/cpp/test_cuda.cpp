@@ -86,3 +86,24 @@ TEST(Cuda, IndexingAndScatterMatchTheCpu) {
   EXPECT_EQ(error_kind([&] { ember::index_select(x.to(gpu), 0, ember::tensor({8}).to(kLong).to(gpu)); }),
             ErrorKind::Index);
 }
+
+// Matrix products on cuBLAS (loaded at the first one) and the NN kernels, from C++.
+TEST(Cuda, CublasProductsAndNnKernelsMatchTheCpu) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA GPU";
+  ASSERT_TRUE(cuda::has_cublas());
+  const Device gpu("cuda:0");
+  Tensor a = ember::randn({17, 9}), b = ember::randn({9, 5}), bias = ember::randn({5});
+  expect_close(ember::matmul(a.to(gpu), b.to(gpu)), ember::matmul(a, b));
+  expect_close(ember::matmul(a.t().to(gpu).t(), b.to(gpu)), ember::matmul(a, b));  // a transposed view
+  expect_close(ember::addmm(bias.to(gpu), a.to(gpu), b.to(gpu), 0.5, 2.0), ember::addmm(bias, a, b, 0.5, 2.0));
+  Tensor x = ember::randn({3, 4, 6}), y = ember::randn({3, 6, 2});
+  expect_close(ember::bmm(x.to(gpu), y.to(gpu)), ember::bmm(x, y));
+  expect_close(ember::log_softmax(x.to(gpu), 1), ember::log_softmax(x, 1));
+  expect_close(ember::softmax(x.to(gpu), 2), ember::softmax(x, 2));
+  expect_close(ember::layer_norm(x.to(gpu), {6}), ember::layer_norm(x, {6}));
+  Tensor t = ember::tensor({1, 0, 3}).to(kLong);
+  Tensor logits = ember::randn({3, 4});
+  expect_close(ember::cross_entropy_loss(logits.to(gpu), t.to(gpu)), ember::cross_entropy_loss(logits, t));
+  EXPECT_EQ(error_kind([&] { ember::nll_loss(logits.to(gpu), ember::tensor({9, 0, 0}).to(kLong).to(gpu)); }),
+            ErrorKind::Index);
+}

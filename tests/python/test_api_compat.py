@@ -139,7 +139,8 @@ def test_accelerator():
 
 
 def test_backends_values():
-    for path in ["cudnn.is_available", "cudnn.version", "mps.is_available", "mps.is_built", "cuda.is_built",
+    assert ember.backends.cuda.is_built() == ember._C._cuda_is_compiled()  # torch's CPU build says False
+    for path in ["cudnn.is_available", "cudnn.version", "mps.is_available", "mps.is_built",
                  "openmp.is_available", "cpu.get_cpu_capability"]:
         mod, fn = path.split(".")
         assert getattr(getattr(ember.backends, mod), fn)() == getattr(getattr(torch.backends, mod), fn)(), path
@@ -582,3 +583,23 @@ def test_backend_flags_of_a_cpu_tensor_match_torch():
              "is_nested", "is_vulkan", "is_ipu", "is_maia", "is_mtia"]
     ours, theirs = ember.zeros(2), torch.zeros(2)
     assert {n: getattr(ours, n) for n in names} == {n: getattr(theirs, n) for n in names}
+
+
+def test_cublas_switches_reach_the_core():
+    """The switches cuBLAS reads at each GPU product (kernels/cuda/blas.cpp) follow the Python ones."""
+    matmul = ember.backends.cuda.matmul
+    try:
+        assert ember._C._cuda_matmul_flags() == (False, True, True)  # PyTorch's defaults
+        ember.set_float32_matmul_precision("medium")
+        assert ember._C._cuda_matmul_flags()[0] is True and matmul.allow_tf32
+        matmul.allow_fp16_reduced_precision_reduction = False
+        matmul.allow_bf16_reduced_precision_reduction = False
+        assert ember._C._cuda_matmul_flags() == (True, False, False)
+        assert not matmul.allow_fp16_reduced_precision_reduction
+        matmul.allow_tf32 = False
+        assert ember._C._cuda_matmul_flags() == (False, False, False)
+        assert ember.get_float32_matmul_precision() == "highest"
+    finally:
+        matmul.allow_fp16_reduced_precision_reduction = True
+        matmul.allow_bf16_reduced_precision_reduction = True
+        ember.set_float32_matmul_precision("highest")

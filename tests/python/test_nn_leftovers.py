@@ -523,3 +523,19 @@ def test_chunked_bad_shapes_raise_the_reference_paths_errors(case):
 
 def test_functional_exposes_grad():
     assert F.grad is egrad and TF.grad is tgrad
+
+
+def test_batch_norm_of_an_empty_batch():
+    """An empty batch in training gives an empty output and zero parameter gradients, and leaves the
+    running statistics alone, as torch's; one value per channel still raises."""
+    res = {}
+    for lib in (ember, torch):
+        x = lib.zeros(0, 3, 4, requires_grad=True)
+        rm, rv = lib.full((3,), 0.5), lib.full((3,), 2.0)
+        w, b = lib.ones(3, requires_grad=True), lib.zeros(3, requires_grad=True)
+        y = lib.nn.functional.batch_norm(x, rm, rv, w, b, training=True)
+        y.sum().backward()
+        res[lib] = (tuple(y.shape), rm.tolist(), rv.tolist(), w.grad.tolist(), b.grad.tolist(), tuple(x.grad.shape))
+        with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+            lib.nn.functional.batch_norm(lib.zeros(1, 3), rm, rv, training=True)
+    assert res[ember] == res[torch]

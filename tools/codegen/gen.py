@@ -400,7 +400,8 @@ def sparse_guard(op, name, mode):
 # in these files are in.
 CUDA_BODY_FILES = {"ops/views.cpp", "ops/elementwise.cpp", "ops/copy.cpp", "ops/creation.cpp", "ops/reduce.cpp",
                    "ops/overloads.cpp", "ops/shape_ops.cpp", "random/random_ops.cpp", "ops/indexing.cpp",
-                   "ops/scatter.cpp"}
+                   "ops/scatter.cpp", "ops/blas.cpp", "ops/linalg.cpp", "ops/nn_core.cpp", "ops/nn_loss.cpp",
+                   "ops/optim.cpp", "ops/nn_dropout.cpp", "ops/conv.cpp", "ops/pooling.cpp", "ops/padding.cpp"}
 
 
 def cuda_capable(op):

@@ -106,6 +106,18 @@ void validate_outputs(const Node& node, variable_list& outs) {
         EMBER_FAIL(Runtime, os.str());
       }
     }
+    if (EMBER_UNLIKELY(g.device() != m.device)) {
+      // a 0-d CPU tensor used beside device tensors (x_gpu * cpu_scalar) takes its gradient back on the
+      // CPU, as in PyTorch; any other device change is a bad formula or hook
+      if (m.device.is_cpu() && m.sizes.empty()) {
+        g = g.to(m.device);
+      } else {
+        std::ostringstream os;
+        os << "Function " << node.name() << " returned an invalid gradient at index " << i << " - expected device "
+           << m.device << " but got " << g.device();
+        EMBER_FAIL(Runtime, os.str());
+      }
+    }
     // a leaf's gradient takes its grad_dtype (by default the leaf's dtype; None keeps any)
     ScalarType target = m.dtype;
     const bool leaf = node.next_edges[i].fn->is_accumulate_grad();

@@ -10,7 +10,10 @@
 namespace ember::autograd {
 
 namespace {
-Tensor zeros_of(IntArrayRef sizes, ScalarType dt) { return ember::zeros(sizes, TensorOptions(dt)); }
+// zeros of `sizes` in `like`'s dtype, on its device (a gradient stays on its tensor's device)
+Tensor zeros_of(IntArrayRef sizes, const Tensor& like) {
+  return ember::zeros(sizes, TensorOptions(like.dtype()).device(like.device()));
+}
 Tensor scalar(double v) { return scalar_to_tensor(v); }
 
 // The reduced dims of a reduction over `dim` (None or empty: all) of a tensor with `ndim` dims.
@@ -162,7 +165,7 @@ Tensor value_selecting_backward(const Tensor& grad, int64_t dim, const Tensor& i
   Tensor idx = keepdim ? indices : indices.unsqueeze(d);
   DimVector shape(size_t(sizes.size()), 1);
   shape[d] = sizes[d];
-  Tensor pos = ember::arange(0, sizes[d], 1, TensorOptions(kLong)).reshape(shape);
+  Tensor pos = ember::arange(0, sizes[d], 1, TensorOptions(kLong).device(grad.device())).reshape(shape);
   Tensor mask = ember::eq(pos, idx);
   return ember::where(mask, g.expand(sizes), ember::zeros_like(g).expand(sizes));
 }
@@ -273,7 +276,7 @@ Tensor permute_backward(const Tensor& grad, IntArrayRef dims) {
   return grad.permute(inv);
 }
 Tensor narrow_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t start, int64_t length) {
-  Tensor r = zeros_of(sizes, grad.dtype());
+  Tensor r = zeros_of(sizes, grad);
   int64_t d = wrap_dim(dim, int64_t(sizes.size()));
   if (start < 0) start += sizes[d];
   r.narrow(d, start, length).copy_(grad);
@@ -281,12 +284,12 @@ Tensor narrow_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64
 }
 Tensor slice_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, std::optional<int64_t> start,
                       std::optional<int64_t> end, int64_t step) {
-  Tensor r = zeros_of(sizes, grad.dtype());
+  Tensor r = zeros_of(sizes, grad);
   ember::slice(r, dim, start, end, step).copy_(grad);
   return r;
 }
 Tensor select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim, int64_t index) {
-  Tensor r = zeros_of(sizes, grad.dtype());
+  Tensor r = zeros_of(sizes, grad);
   r.select(dim, index).copy_(grad);
   return r;
 }
@@ -294,16 +297,20 @@ Tensor unbind_backward(const variable_list& grads, const std::vector<TensorMeta>
                        ScalarType dtype, int64_t dim) {
   std::vector<Tensor> parts;
   for (size_t i = 0; i < outs.size(); i++)
-    parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros_of(outs[i].sizes, dtype));
-  if (parts.empty()) return zeros_of(sizes, dtype);
+    parts.push_back(i < grads.size() && grads[i].defined()
+                        ? grads[i]
+                        : ember::zeros(outs[i].sizes, TensorOptions(dtype).device(outs[i].device)));
+  if (parts.empty()) return ember::zeros(sizes, TensorOptions(dtype));
   return ember::stack(parts, dim);
 }
 Tensor split_backward(const variable_list& grads, const std::vector<TensorMeta>& outs, IntArrayRef sizes,
                       ScalarType dtype, int64_t dim) {
   std::vector<Tensor> parts;
   for (size_t i = 0; i < outs.size(); i++)
-    parts.push_back(i < grads.size() && grads[i].defined() ? grads[i] : zeros_of(outs[i].sizes, dtype));
-  if (parts.empty()) return zeros_of(sizes, dtype);
+    parts.push_back(i < grads.size() && grads[i].defined()
+                        ? grads[i]
+                        : ember::zeros(outs[i].sizes, TensorOptions(dtype).device(outs[i].device)));
+  if (parts.empty()) return ember::zeros(sizes, TensorOptions(dtype));
   return ember::cat(parts, dim);
 }
 Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef self_strides, int64_t self_offset,
@@ -316,25 +323,26 @@ Tensor as_strided_backward(const Tensor& grad, IntArrayRef sizes, IntArrayRef se
     if (sizes[i] == 0) { extent = 0; break; }
     extent += (sizes[i] - 1) * self_strides[i];
   }
-  Tensor pos = ember::full({}, off, TensorOptions(kLong));
+  const TensorOptions on_grad = TensorOptions(kLong).device(grad.device());
+  Tensor pos = ember::full({}, off, on_grad);
   for (size_t i = 0; i < size.size(); i++) {
     DimVector shape(size.size(), 1);
     shape[i] = size[i];
-    pos = pos + ember::arange(0, size[i], 1, TensorOptions(kLong)).reshape(shape) * stride[i];
+    pos = pos + ember::arange(0, size[i], 1, on_grad).reshape(shape) * stride[i];
   }
   int64_t view_extent = 1;
   for (size_t i = 0; i < size.size(); i++) view_extent += size[i] ? (size[i] - 1) * stride[i] : 0;
-  Tensor buf = zeros_of({std::max(extent, off + view_extent)}, grad.dtype());
+  Tensor buf = zeros_of({std::max(extent, off + view_extent)}, grad);
   buf = ember::index_put_(buf, {pos.reshape({-1})}, grad.reshape({-1}), true);
   return ember::as_strided(buf, sizes, self_strides, 0);
 }
 Tensor diagonal_backward(const Tensor& grad, IntArrayRef sizes, int64_t offset, int64_t dim1, int64_t dim2) {
-  Tensor r = zeros_of(sizes, grad.dtype());
+  Tensor r = zeros_of(sizes, grad);
   r.diagonal(offset, dim1, dim2).copy_(grad);
   return r;
 }
 Tensor unfold_backward(const Tensor& grad, IntArrayRef sizes, int64_t dimension, int64_t size, int64_t step) {
-  Tensor r = zeros_of(sizes, grad.dtype());
+  Tensor r = zeros_of(sizes, grad);
   if (sizes.empty()) return grad.reshape({});
   int64_t d = wrap_dim(dimension, int64_t(sizes.size()));
   int64_t windows = grad.sizes()[d];
@@ -351,7 +359,7 @@ std::vector<Tensor> cat_backward(const Tensor& grad, const std::vector<std::vect
   int64_t offset = 0;
   for (const auto& s : sizes) {
     if (s.size() == 1 && s[0] == 0 && grad.dim() != 1) {  // legacy empty input
-      r.push_back(ember::zeros({0}, TensorOptions(grad.dtype())));
+      r.push_back(ember::zeros({0}, TensorOptions(grad.dtype()).device(grad.device())));
       continue;
     }
     int64_t n = s[size_t(d)];
@@ -378,15 +386,15 @@ Tensor index_select_backward(const Tensor& grad, IntArrayRef sizes, int64_t dim,
   int64_t d = wrap_dim(dim, int64_t(sizes.size()));
   std::vector<Tensor> idx(static_cast<size_t>(d), Tensor());
   idx.push_back(index.reshape({-1}));
-  return ember::index_put_(zeros_of(sizes, grad.dtype()), idx, grad, true);
+  return ember::index_put_(zeros_of(sizes, grad), idx, grad, true);
 }
 Tensor masked_select_backward(const Tensor& grad, const Tensor& self, const Tensor& mask) {
   DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
-  Tensor z = zeros_of(shape, grad.dtype());
+  Tensor z = zeros_of(shape, grad);
   return sum_to(ember::index_put_(z, {mask.expand(shape)}, grad, true), self.sizes());
 }
 Tensor index_backward(const Tensor& grad, IntArrayRef sizes, ScalarType dtype, const std::vector<Tensor>& indices) {
-  return ember::index_put_(zeros_of(sizes, grad.dtype()), indices, grad, true);
+  return ember::index_put_(zeros_of(sizes, grad), indices, grad, true);
   (void)dtype;
 }
 Tensor index_put_self_grad(const Tensor& grad, const std::vector<Tensor>& indices, bool accumulate) {
@@ -515,12 +523,12 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, IntArrayRef
   Tensor idx = indices.reshape({-1}).to(kLong);
   Tensor g = grad.reshape({-1, dim});
   if (scale_grad_by_freq) {
-    Tensor counts = ember::index_put_(zeros_of({num}, grad.dtype()), {idx},
+    Tensor counts = ember::index_put_(zeros_of({num}, grad), {idx},
                                       ember::ones({}, TensorOptions(grad.dtype())), true);
     g = g / ember::index_select(counts, 0, idx).unsqueeze(1);
   }
   if (padding_idx >= 0) g = g.masked_fill(ember::eq(idx, padding_idx).unsqueeze(1), 0);
-  return ember::index_put_(zeros_of({num, dim}, grad.dtype()), {idx}, g, true);
+  return ember::index_put_(zeros_of({num, dim}, grad), {idx}, g, true);
 }
 
 }  // namespace ember::autograd

@@ -28,7 +28,7 @@ void finish_function(const std::shared_ptr<Node>& node, AutogradContext& ctx, co
   for (size_t i = 0; i < outputs.size(); i++) {
     Tensor& t = outputs[i];
     if (!t.defined()) continue;
-    node->output_meta[i] = {DimVector(t.sizes()), t.dtype()};
+    node->output_meta[i] = {DimVector(t.sizes()), t.dtype(), t.device()};
     if (!record || contains(ctx.non_diff_, t)) continue;
     if (contains(ctx.dirty_, t)) {
       check_inplace(t, true);

@@ -20,13 +20,13 @@ std::string type_string(const Tensor& t) {
   return os.str();
 }
 
-Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt) {
+Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, ScalarType dt, Device device) {
   int64_t extent = 1;
   for (size_t i = 0; i < sizes.size(); i++) {
     if (sizes[i] == 0) { extent = 0; break; }
     extent += (sizes[i] - 1) * strides[i];
   }
-  Tensor flat = empty_tensor({extent}, dt);
+  Tensor flat = empty_tensor({extent}, dt, device);
   return ember::as_strided(flat, sizes, strides, 0);
 }
 }  // namespace
@@ -76,7 +76,7 @@ Node::~Node() {
 
 Tensor Node::zeros_for_output(size_t i) const {
   const TensorMeta& m = output_meta[i];
-  return ember::zeros(m.sizes, TensorOptions(m.dtype));
+  return ember::zeros(m.sizes, TensorOptions(m.dtype).device(m.device));
 }
 
 // ---------------------------------------------------------------- per-tensor state
@@ -136,7 +136,7 @@ class AsStridedBackward : public Node {
   variable_list apply(variable_list&& grads) override {
     variable_list out(1);
     if (!grads[0].defined()) return out;
-    Tensor result = empty_strided(base.sizes, base_strides, grads[0].dtype()).zero_();
+    Tensor result = empty_strided(base.sizes, base_strides, grads[0].dtype(), base.device).zero_();
     ember::as_strided(result, sizes, strides, offset).copy_(grads[0]);
     out[0] = result;
     return out;
@@ -154,8 +154,8 @@ class CopySlices : public Node {
   NodePtr fn;
   variable_list apply(variable_list&& grads) override {
     variable_list out(next_edges.size());
-    Tensor g = grads[0].defined() ? grads[0] : ember::zeros(base.sizes, TensorOptions(base.dtype));
-    Tensor result = empty_strided(base.sizes, base_strides, g.dtype());
+    Tensor g = grads[0].defined() ? grads[0] : ember::zeros(base.sizes, TensorOptions(base.dtype).device(base.device));
+    Tensor result = empty_strided(base.sizes, base_strides, g.dtype(), base.device);
     result.copy_(g);
     Tensor slice = ember::as_strided(result, sizes, strides, offset);
     variable_list res = fn->apply({slice.clone()});
@@ -197,11 +197,11 @@ NodePtr grad_fn(const Tensor& t) {
     const Tensor& base = m->view_base;
     if (requires_grad(base)) {
       auto vb = std::make_shared<AsStridedBackward>();
-      vb->base = {DimVector(base.sizes()), base.dtype()};
+      vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
       fill_geometry(t, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
       vb->next_edges.push_back(gradient_edge(base));
-      vb->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
-      vb->output_meta.push_back({DimVector(t.sizes()), t.dtype()});
+      vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
+      vb->output_meta.push_back({DimVector(t.sizes()), t.dtype(), t.device()});
       move_retained_grad(*m, vb, 0);
       m->grad_fn = vb;
       m->output_nr = 0;
@@ -230,7 +230,7 @@ bool any_requires_grad_list(const std::vector<Tensor>& ts) {
 static void add_edge(Node& node, const Tensor* t) {
   if (t && t->defined()) {
     node.next_edges.push_back(requires_grad(*t) ? gradient_edge(*t) : Edge{});
-    node.input_meta.push_back({DimVector(t->sizes()), t->dtype()});
+    node.input_meta.push_back({DimVector(t->sizes()), t->dtype(), t->device()});
   } else {
     node.next_edges.push_back(Edge{});
     node.input_meta.push_back({});
@@ -257,7 +257,7 @@ void set_history(const Tensor& output, const NodePtr& node, uint32_t output_nr) 
   if (anomaly_enabled() && anomaly_hooks().stack && node->extras().anomaly_trace.empty())
     node->extras().anomaly_trace = anomaly_hooks().stack();
   if (node->output_meta.size() <= output_nr) node->output_meta.resize(output_nr + 1);
-  node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype()};
+  node->output_meta[output_nr] = {DimVector(output.sizes()), output.dtype(), output.device()};
   if (!is_differentiable_dtype(output.dtype())) return;  // integer outputs (indices) are not differentiable
   auto& m = materialize_meta(output);
   move_retained_grad(m, node, output_nr);
@@ -322,11 +322,11 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
   if (m && m->is_view) {
     const Tensor& base = m->view_base;
     auto cs = std::make_shared<CopySlices>();
-    cs->base = {DimVector(base.sizes()), base.dtype()};
+    cs->base = {DimVector(base.sizes()), base.dtype(), base.device()};
     fill_geometry(self, base, cs->base_strides, cs->sizes, cs->strides, cs->offset);
     cs->fn = node;
     cs->next_edges.push_back(requires_grad(base) ? gradient_edge(base) : Edge{});
-    cs->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
+    cs->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
     for (size_t i = 1; i < node->next_edges.size(); i++) {
       cs->next_edges.push_back(node->next_edges[i]);
       cs->input_meta.push_back(node->input_meta[i]);
@@ -334,10 +334,10 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
     set_history(base, cs, 0);
     // the view now reads its gradient through the base
     auto vb = std::make_shared<AsStridedBackward>();
-    vb->base = {DimVector(base.sizes()), base.dtype()};
+    vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
     fill_geometry(self, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
     vb->next_edges.push_back({cs, 0});
-    vb->input_meta.push_back({DimVector(base.sizes()), base.dtype()});
+    vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
     set_history(self, vb, 0);
     return;
   }
@@ -410,8 +410,8 @@ Tensor fw_add(const Tensor& acc, const Tensor& term) { return acc.defined() ? em
 
 // ---------------------------------------------------------------- AccumulateGrad
 AccumulateGrad::AccumulateGrad(Tensor v) : variable(std::move(v)) {
-  input_meta.push_back({DimVector(variable.sizes()), variable.dtype()});
-  output_meta.push_back({DimVector(variable.sizes()), variable.dtype()});
+  input_meta.push_back({DimVector(variable.sizes()), variable.dtype(), variable.device()});
+  output_meta.push_back({DimVector(variable.sizes()), variable.dtype(), variable.device()});
 }
 
 void AccumulateGrad::run_leaf_hooks(variable_list& grads) {

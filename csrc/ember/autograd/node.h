@@ -28,6 +28,7 @@ struct Edge {
 struct TensorMeta {
   DimVector sizes;
   ScalarType dtype = kFloat;
+  Device device;  // where a gradient for it must be (zeros for a missing one are made there)
 };
 
 using TensorHook = std::function<Tensor(const Tensor&)>;  // may return an undefined tensor: keep grad

@@ -80,4 +80,18 @@ EMBER_API Stream new_stream(int device = -1, int priority = 0);
 EMBER_API void set_stream(const Stream& s);
 EMBER_API std::pair<int, int> stream_priority_range();  // (least, greatest), e.g. (0, -5)
 
+// ---- matrix products on cuBLAS (kernels/cuda/blas.cpp). The switches of torch.backends.cuda.matmul, with
+// PyTorch's defaults: float32 (and complex64) products in full precision unless TF32 is allowed; float16 and
+// bfloat16 products may reduce in their own precision inside cuBLAS unless that is disallowed. Readable and
+// settable in every build (the CPU ignores them).
+struct MatmulFlags {
+  bool allow_tf32 = false;
+  bool allow_fp16_reduced_precision_reduction = true;
+  bool allow_bf16_reduced_precision_reduction = true;
+};
+EMBER_API MatmulFlags matmul_flags();
+EMBER_API void set_matmul_flags(const MatmulFlags& flags);
+// Built with cuBLAS's headers; the library itself (libcublas.so.<major>) is loaded on the first product.
+EMBER_API bool has_cublas();
+
 }  // namespace ember::cuda

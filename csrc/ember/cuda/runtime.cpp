@@ -7,8 +7,24 @@
 #include "ember/core/tensor.h"
 #include "ember/cuda/cuda.h"
 
-#ifdef EMBER_HAVE_CUDA
 #include <atomic>
+
+namespace ember::cuda {
+namespace {
+// bit 0: allow_tf32, bit 1: fp16 reduced-precision reduction, bit 2: bf16's (PyTorch's defaults: 0, 1, 1)
+std::atomic<unsigned> g_matmul_flags{6u};
+}  // namespace
+MatmulFlags matmul_flags() {
+  const unsigned v = g_matmul_flags.load(std::memory_order_relaxed);
+  return MatmulFlags{(v & 1u) != 0, (v & 2u) != 0, (v & 4u) != 0};
+}
+void set_matmul_flags(const MatmulFlags& f) {
+  g_matmul_flags.store((f.allow_tf32 ? 1u : 0u) | (f.allow_fp16_reduced_precision_reduction ? 2u : 0u) |
+                       (f.allow_bf16_reduced_precision_reduction ? 4u : 0u), std::memory_order_relaxed);
+}
+}  // namespace ember::cuda
+
+#ifdef EMBER_HAVE_CUDA
 #include <mutex>
 
 #include "ember/cuda/backend.h"
@@ -172,6 +188,7 @@ Tensor empty_pinned(IntArrayRef, ScalarType) {
   EMBER_FAIL(Runtime, "Cannot access accelerator device when none is available.");
 }
 void host_empty_cache() {}
+bool has_cublas() { return false; }
 void free_raw(void*, int) { not_compiled(); }
 Stream current_stream(int) { not_compiled(); }
 Stream default_stream(int) { not_compiled(); }

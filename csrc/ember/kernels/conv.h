@@ -6,6 +6,7 @@
 
 #include "ember/core/tensor.h"
 #include "ember/kernels/registry.h"
+#include "ember/kernels/window_geometry.h"
 
 namespace ember {
 
@@ -20,11 +21,6 @@ struct ConvParams {
 using ConvGrads = std::tuple<Tensor, Tensor, Tensor>;  // input, weight, bias
 using ConvMask = std::array<bool, 3>;                  // which of them are wanted
 
-// One window geometry over up to 3 spatial dims, padded to 3 with leading unit dims (im2col,
-// col2im, max pooling): input and output sizes, kernel, dilation, padding, stride.
-struct WindowGeometry {
-  int64_t in[3], out[3], k[3], d[3], p[3], s[3];
-};
 
 }  // namespace ember
 

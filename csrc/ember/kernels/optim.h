@@ -5,46 +5,9 @@
 // Hyperparameters and the per-step values the op owns (the bumped step count, NAdam's mu product)
 // come in double; the kernel rounds them to the compute dtype, as PyTorch's reference loops do.
 #include "ember/core/tensor.h"
+#include "ember/kernels/optim_args.h"
 #include "ember/kernels/registry.h"
 
-namespace ember {
-
-struct FusedSgdArgs {
-  double lr, momentum, dampening, weight_decay;
-  bool nesterov, maximize, first_step;
-};
-struct FusedAdamArgs {
-  double lr, beta1, beta2, weight_decay, eps, step;
-  bool amsgrad, maximize, decoupled_weight_decay;
-};
-struct FusedRmspropArgs {
-  double lr, alpha, eps, weight_decay, momentum;
-  bool centered, maximize;
-};
-struct FusedAdagradArgs {
-  double lr, weight_decay, lr_decay, eps, step;
-  bool maximize;
-};
-struct FusedAdadeltaArgs {
-  double lr, rho, eps, weight_decay;
-  bool maximize;
-};
-struct FusedAdamaxArgs {
-  double lr, beta1, beta2, eps, weight_decay, step;
-  bool maximize;
-};
-// mu / mu_next: this step's and the next step's momentum coefficients; mu_product: the product of
-// mu over the steps so far, as rounded in its state tensor.
-struct FusedNadamArgs {
-  double lr, beta1, beta2, weight_decay, eps, step, mu, mu_next, mu_product;
-  bool decoupled_weight_decay, maximize;
-};
-struct FusedRadamArgs {
-  double lr, beta1, beta2, weight_decay, eps, step;
-  bool decoupled_weight_decay, maximize;
-};
-
-}  // namespace ember
 
 // momentum_buffer: undefined when momentum == 0
 EMBER_DECLARE_STUB(fused_sgd_stub, void, (const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer,

@@ -31,14 +31,16 @@ bool gemm_into(const Tensor& a, const Tensor& b, const Tensor& c, double alpha, 
 
 namespace {
 
-bool native_bf16(const Tensor& a) { return a.dtype() == kBFloat16 && a.device().is_cpu(); }
+// Reduced-precision products the backend multiplies itself (float32 accumulation, one rounding, as
+// PyTorch): the CPU's bfloat16 GEMM, and cuBLAS's float16 and bfloat16; others go through float32.
+bool native_reduced(const Tensor& a) {
+  return (a.dtype() == kBFloat16 && a.device().is_cpu()) || (is_reduced_float(a.dtype()) && a.is_cuda());
+}
 
 Tensor mm2d(const Tensor& a, const Tensor& b) {
   EMBER_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied (", a.sizes()[0], "x",
               a.sizes()[1], " and ", b.sizes()[0], "x", b.sizes()[1], ")");
-  // the CPU multiplies bfloat16 itself (float32 accumulation, one rounding, as PyTorch's bfloat16
-  // GEMM); other reduced products go through float32
-  if (is_reduced_float(a.dtype()) && !native_bf16(a)) return mm2d(a.to(kFloat), b.to(kFloat)).to(a.dtype());
+  if (is_reduced_float(a.dtype()) && !native_reduced(a)) return mm2d(a.to(kFloat), b.to(kFloat)).to(a.dtype());
   auto kernel = mm_stub(a.device(), "mm");
   Tensor c = empty_tensor({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
   if (c.numel() == 0) return c;
@@ -92,7 +94,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   Tensor A3 = A.expand(ea).reshape({nbatch, M, K});
   Tensor B3 = B.expand(eb).reshape({nbatch, K, N});
   ScalarType dt = a.dtype();
-  ScalarType cd = is_reduced_float(dt) && !native_bf16(a) ? kFloat : dt;
+  ScalarType cd = is_reduced_float(dt) && !native_reduced(a) ? kFloat : dt;
   if (cd != dt) { A3 = A3.to(cd); B3 = B3.to(cd); }
   auto kernel = bmm_stub(a.device(), "matmul");
   Tensor C = empty_tensor({nbatch, M, N}, cd, a.device());

@@ -179,12 +179,14 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   ScalarType out_t = input.dtype(), cd = is_reduced_float(out_t) ? kFloat : out_t;
   Tensor x = input.to(cd).contiguous();
   Tensor mean_d = empty_tensor({c}, kDouble, dev), var_d = empty_tensor({c}, kDouble, dev);
-  if (training) {
+  if (training && x.numel() == 0) {  // an empty batch: an empty output, running statistics untouched (PyTorch)
+    mean_d.zero_();
+    var_d.zero_();
+  } else if (training) {
     EMBER_CHECK_KIND(n * s > 1, Value, "Expected more than 1 value per channel when training, got input size ",
                      input.sizes());
-    if (x.numel())
-      batch_norm_stats_kernel_stub(dev, "batch_norm")(cd, x.data_ptr(), static_cast<double*>(mean_d.data_ptr()),
-                                                      static_cast<double*>(var_d.data_ptr()), n, c, s);
+    batch_norm_stats_kernel_stub(dev, "batch_norm")(cd, x.data_ptr(), static_cast<double*>(mean_d.data_ptr()),
+                                                    static_cast<double*>(var_d.data_ptr()), n, c, s);
     autograd::AutoGradMode no_grad(false);
     if (running_mean.defined()) {
       Tensor m = mean_d.to(running_mean.dtype());

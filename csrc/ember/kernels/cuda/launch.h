@@ -6,6 +6,9 @@
 // into device code) and never synchronize.
 #include <cstdint>
 
+#include "ember/kernels/optim_args.h"
+#include "ember/kernels/window_geometry.h"
+
 namespace ember::cuda_kernels {
 
 constexpr int kMaxDims = 25;  // PyTorch's limit for CUDA elementwise offsets
@@ -135,5 +138,56 @@ Status sort_rows(int dtype, const void* x, int64_t rows, int64_t n, int64_t k, b
 
 // integers in [from, from + range) (random_, randint), two per Philox counter as the CPU's; out int64 [n]
 Status random_int(int64_t* out, int64_t n, int64_t from, uint64_t range, uint64_t key, uint64_t first, void* stream);
+
+// ---- NN kernels (nn.cu) on contiguous float / double buffers (the ops compute 16-bit floats in
+// float32): kernels/kernels.h's softmax and layer norm entries, with the same arguments
+Status softmax(bool log, int dtype, const void* in, void* out, int64_t outer, int64_t dim, int64_t inner, void* stream);
+Status softmax_backward(bool log, int dtype, const void* grad, const void* out, void* grad_in, int64_t outer,
+                        int64_t dim, int64_t inner, void* stream);
+Status layer_norm(int dtype, const void* x, const void* w, const void* b, void* y, void* mean, void* rstd,
+                  int64_t rows, int64_t cols, double eps, void* stream);
+Status layer_norm_backward(int dtype, const void* dy, const void* x, const void* mean, const void* rstd,
+                           const void* w, void* dx, void* dw, void* db, int64_t rows, int64_t cols, void* stream);
+// batch norm (kernels/kernels.h's batch_norm_*_kernel and kernels/nn_norm.h's folds, same arguments)
+Status batch_norm_stats(int dtype, const void* x, double* mean, double* var, int64_t n, int64_t c, int64_t s,
+                        void* stream);
+Status batch_norm_apply(int dtype, const void* x, const double* a, const double* b, void* y, int64_t n, int64_t c,
+                        int64_t s, void* stream);
+Status batch_norm_backward_reduce(int dtype, const void* dy, const void* x, const double* mean, double* sum_dy,
+                                  double* sum_dy_xmu, int64_t n, int64_t c, int64_t s, void* stream);
+Status batch_norm_backward_apply(int dtype, const void* dy, const void* x, const double* mean, const double* k1,
+                                 const double* k2, const double* k3, void* dx, int64_t n, int64_t c, int64_t s,
+                                 void* stream);
+Status batch_norm_fold(const double* mean, const double* var, const double* w, const double* b, double eps,
+                       double* invstd, double* scale, double* shift, int64_t c, void* stream);
+Status batch_norm_backward_fold(const double* invstd, const double* w, const double* sum_dy, const double* sum_dy_xmu,
+                                double count, bool training, double* k1, double* k2, double* k3, int64_t c,
+                                void* stream);
+// nll_loss (kernels/nn_loss.h): out[i] = -w[t_i] * self[i * rs + t_i * cs] for self [R, C] of a float dtype
+// (16-bit ones included) and out contiguous in that dtype; grad_input [i, t_i] = -w[t_i] * g[i] into a
+// zero-filled contiguous [R, C]. weight: float64 [C] or null; rows whose target is `ignore` are skipped;
+// a target outside [0, C) lowers *bad to its row.
+Status nll_pick(int dtype, void* out, const void* self, int64_t rs, int64_t cs, const int64_t* target,
+                const double* weight, int64_t R, int64_t C, int64_t ignore, int64_t* bad, void* stream);
+Status nll_pick_backward(int dtype, void* grad_input, const double* g, const int64_t* target, const double* weight,
+                         int64_t R, int64_t C, int64_t ignore, int64_t* bad, void* stream);
+
+// ---- fused optimizer updates (optim.cu) of contiguous float / double tensors (kernels/optim.h's
+// arguments); buf / vmax may be null (no momentum / no amsgrad)
+Status fused_sgd(int dtype, void* p, const void* g, void* buf, int64_t n, const ::ember::FusedSgdArgs& a, void* stream);
+Status fused_adam(int dtype, void* p, const void* g, void* m, void* v, void* vmax, int64_t n, const ::ember::FusedAdamArgs& a,
+                  void* stream);
+
+// ---- window kernels (conv.cu), of a WindowGeometry (3 dims, leading unit dims), over `planes` = N * C
+// contiguous planes. im2col: cols [planes, prod(k), prod(out)] <- x [planes, *in], any real dtype;
+// col2im: x (zero-filled) += cols' blocks; max_pool: vals / idx [planes, *out] (idx the flat position in
+// the plane); max_pool_backward: gi [planes, in_plane] += g at idx, float / double; an index outside its
+// plane lowers *bad to the element's position.
+using Window = ::ember::WindowGeometry;
+Status im2col(int dtype, const void* x, void* cols, int64_t planes, const Window& g, void* stream);
+Status col2im(int dtype, const void* cols, void* x, int64_t planes, const Window& g, void* stream);
+Status max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t planes, const Window& g, void* stream);
+Status max_pool_backward(int dtype, void* gi, const void* g, const int64_t* idx, int64_t total, int64_t in_plane,
+                         int64_t out_plane, int64_t* bad, void* stream);
 
 }  // namespace ember::cuda_kernels

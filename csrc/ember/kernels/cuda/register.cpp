@@ -12,6 +12,12 @@
 #include "ember/generated/ops.h"
 #include "ember/kernels/indexing.h"
 #include "ember/kernels/kernels.h"
+#include "ember/kernels/nn_loss.h"
+#include "ember/kernels/nn_norm.h"
+#include "ember/kernels/optim.h"
+#include "ember/kernels/padding.h"
+#include "ember/kernels/pooling.h"
+#include "ember/ops/conv.h"
 #include "ember/kernels/random.h"
 #include "ember/kernels/scatter.h"
 #include "ember/kernels/sort.h"
@@ -373,6 +379,187 @@ void randperm_cuda(const Tensor& out, Generator& g) {
   sort_first_k(sorted_keys, out, keys, n, false, "randperm");
 }
 
+// ---- NN kernels (nn.cu)
+void softmax_cuda(bool log, ScalarType dt, const void* in, void* out, int64_t outer, int64_t dim, int64_t inner) {
+  const Device d = device_of(in);
+  DeviceGuard guard(d.index);
+  raise_status(ck::softmax(log, int(dt), in, out, outer, dim, inner, current_cuda_stream(d.index)),
+               log ? "log_softmax" : "softmax", d, dt);
+}
+void softmax_backward_cuda(bool log, ScalarType dt, const void* grad, const void* out, void* grad_in, int64_t outer,
+                           int64_t dim, int64_t inner) {
+  const Device d = device_of(out);
+  DeviceGuard guard(d.index);
+  raise_status(ck::softmax_backward(log, int(dt), grad, out, grad_in, outer, dim, inner, current_cuda_stream(d.index)),
+               log ? "_log_softmax_backward_data" : "_softmax_backward_data", d, dt);
+}
+void layer_norm_cuda(ScalarType dt, const void* x, const void* w, const void* b, void* y, void* mean, void* rstd,
+                     int64_t rows, int64_t cols, double eps) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::layer_norm(int(dt), x, w, b, y, mean, rstd, rows, cols, eps, current_cuda_stream(d.index)),
+               "layer_norm", d, dt);
+}
+void layer_norm_backward_cuda(ScalarType dt, const void* dy, const void* x, const void* mean, const void* rstd,
+                              const void* w, void* dx, void* dw, void* db, int64_t rows, int64_t cols) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::layer_norm_backward(int(dt), dy, x, mean, rstd, w, dx, dw, db, rows, cols,
+                                       current_cuda_stream(d.index)),
+               "layer_norm_backward", d, dt);
+}
+void batch_norm_stats_cuda(ScalarType dt, const void* x, double* mean, double* var, int64_t n, int64_t c, int64_t s) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_stats(int(dt), x, mean, var, n, c, s, current_cuda_stream(d.index)), "batch_norm", d, dt);
+}
+void batch_norm_apply_cuda(ScalarType dt, const void* x, const double* a, const double* b, void* y, int64_t n,
+                           int64_t c, int64_t s) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_apply(int(dt), x, a, b, y, n, c, s, current_cuda_stream(d.index)), "batch_norm", d, dt);
+}
+void batch_norm_backward_reduce_cuda(ScalarType dt, const void* dy, const void* x, const double* mean, double* s1,
+                                     double* s2, int64_t n, int64_t c, int64_t s) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_backward_reduce(int(dt), dy, x, mean, s1, s2, n, c, s, current_cuda_stream(d.index)),
+               "batch_norm_backward", d, dt);
+}
+void batch_norm_backward_apply_cuda(ScalarType dt, const void* dy, const void* x, const double* mean, const double* k1,
+                                    const double* k2, const double* k3, void* dx, int64_t n, int64_t c, int64_t s) {
+  const Device d = device_of(x);
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_backward_apply(int(dt), dy, x, mean, k1, k2, k3, dx, n, c, s,
+                                             current_cuda_stream(d.index)),
+               "batch_norm_backward", d, dt);
+}
+const double* doubles_or_null(const Tensor& t) { return t.defined() ? ptr_of<const double>(t) : nullptr; }
+void batch_norm_fold_cuda(const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias, double eps,
+                          const Tensor& invstd, const Tensor& scale, const Tensor& shift) {
+  const Device d = mean.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_fold(ptr_of<const double>(mean), ptr_of<const double>(var), doubles_or_null(weight),
+                                   doubles_or_null(bias), eps, ptr_of<double>(invstd), ptr_of<double>(scale),
+                                   ptr_of<double>(shift), mean.numel(), current_cuda_stream(d.index)),
+               "batch_norm", d, kDouble);
+}
+void batch_norm_backward_fold_cuda(const Tensor& invstd, const Tensor& weight, const Tensor& sum_dy,
+                                   const Tensor& sum_dy_xmu, double count, bool training, const Tensor& k1,
+                                   const Tensor& k2, const Tensor& k3) {
+  const Device d = invstd.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::batch_norm_backward_fold(ptr_of<const double>(invstd), doubles_or_null(weight),
+                                            ptr_of<const double>(sum_dy), ptr_of<const double>(sum_dy_xmu), count,
+                                            training, ptr_of<double>(k1), ptr_of<double>(k2), ptr_of<double>(k3),
+                                            invstd.numel(), current_cuda_stream(d.index)),
+               "batch_norm_backward", d, kDouble);
+}
+// A bad target raises the CPU's IndexError after one read of the first bad row (kernels/cpu/nn_loss.cpp).
+void raise_bad_target(BadIndex& bad, const Tensor& target) {
+  if (auto t = bad.value(target)) EMBER_FAIL(Index, "Target ", *t, " is out of bounds.");
+}
+void nll_pick_cuda(const Tensor& out, const Tensor& self, const Tensor& target, const Tensor& weight,
+                   int64_t ignore_index) {
+  const Device d = self.device();
+  DeviceGuard guard(d.index);
+  if (self.size(0) == 0) return;
+  BadIndex bad(d);
+  raise_status(ck::nll_pick(int(self.dtype()), out.data_ptr(), self.data_ptr(), self.strides()[0], self.strides()[1],
+                            ptr_of<int64_t>(target), weight.defined() ? ptr_of<double>(weight) : nullptr,
+                            self.size(0), self.size(1), ignore_index, bad.ptr(), current_cuda_stream(d.index)),
+               "nll_loss", d, self.dtype());
+  raise_bad_target(bad, target);
+}
+void nll_pick_backward_cuda(const Tensor& grad_input, const Tensor& grad_output, const Tensor& target,
+                            const Tensor& weight, int64_t ignore_index) {
+  const Device d = grad_input.device();
+  DeviceGuard guard(d.index);
+  if (grad_input.size(0) == 0) return;
+  BadIndex bad(d);
+  raise_status(ck::nll_pick_backward(int(grad_input.dtype()), grad_input.data_ptr(), ptr_of<double>(grad_output),
+                                     ptr_of<int64_t>(target), weight.defined() ? ptr_of<double>(weight) : nullptr,
+                                     grad_input.size(0), grad_input.size(1), ignore_index, bad.ptr(),
+                                     current_cuda_stream(d.index)),
+               "nll_loss_backward", d, grad_input.dtype());
+  raise_bad_target(bad, target);
+}
+
+// ---- fused optimizer updates (optim.cu); the op hands over contiguous float / double tensors
+template <class T>
+T* ptr_or_null(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
+void fused_sgd_cuda(const Tensor& param, const Tensor& grad, const Tensor& buf, const FusedSgdArgs& a) {
+  const Device d = param.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::fused_sgd(int(param.dtype()), param.data_ptr(), grad.data_ptr(), ptr_or_null<void>(buf),
+                             param.numel(), a, current_cuda_stream(d.index)),
+               "_fused_sgd_", d, param.dtype());
+}
+void fused_adam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
+                     const FusedAdamArgs& a) {
+  const Device d = param.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::fused_adam(int(param.dtype()), param.data_ptr(), grad.data_ptr(), m.data_ptr(), v.data_ptr(),
+                              ptr_or_null<void>(vmax), param.numel(), a, current_cuda_stream(d.index)),
+               "_fused_adam_", d, param.dtype());
+}
+
+// ---- window kernels (conv.cu), and the convolution as im2col + cuBLAS (ops/conv.h's composites: the
+// same device-independent path the CPU takes where oneDNN does not; cuDNN is the next step)
+void im2col_cuda(const Tensor& cols, const Tensor& x, const WindowGeometry& g) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::im2col(int(x.dtype()), x.data_ptr(), cols.data_ptr(), x.size(0) * x.size(1), g,
+                          current_cuda_stream(d.index)),
+               "im2col", d, x.dtype());
+}
+void col2im_cuda(const Tensor& x, const Tensor& cols, const WindowGeometry& g) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::col2im(int(x.dtype()), cols.data_ptr(), x.data_ptr(), x.size(0) * x.size(1), g,
+                          current_cuda_stream(d.index)),
+               "col2im", d, x.dtype());
+}
+void max_pool_cuda(const Tensor& vals, const Tensor& idx, const Tensor& x, const WindowGeometry& g) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::max_pool(int(x.dtype()), x.data_ptr(), vals.data_ptr(), ptr_of<int64_t>(idx),
+                            x.size(0) * x.size(1), g, current_cuda_stream(d.index)),
+               "max_pool", d, x.dtype());
+}
+void max_pool_backward_cuda(const Tensor& gi, const Tensor& g, const Tensor& idx) {
+  const Device d = gi.device();
+  DeviceGuard guard(d.index);
+  const int64_t planes = gi.size(0) * gi.size(1);
+  if (planes == 0 || g.numel() == 0) return;
+  const int64_t in_plane = gi.numel() / planes, out_plane = g.numel() / planes;
+  BadIndex bad(d);
+  raise_status(ck::max_pool_backward(int(gi.dtype()), gi.data_ptr(), g.data_ptr(), ptr_of<int64_t>(idx), g.numel(),
+                                     in_plane, out_plane, bad.ptr(), current_cuda_stream(d.index)),
+               "max_pool_with_indices_backward", d, gi.dtype());
+  EMBER_CHECK_KIND(!bad.value(idx), Index, "max_pool_with_indices_backward: an index is out of bounds for a plane of ",
+                   in_plane, " elements");
+}
+Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                        IntArrayRef out_spatial) {
+  return conv_forward_composite(input, weight, bias, p, out_spatial);
+}
+ConvGrads convolution_backward_cuda(const Tensor& grad, const Tensor& input, const Tensor& weight, bool has_bias,
+                                   const ConvParams& p, ConvMask mask) {
+  return conv_backward_composite(grad, input, weight, has_bias, p, mask);
+}
+// Index tables of a few entries per dim, computed by the CPU's entry and copied over.
+void pad_source_index_cuda(const Tensor& index, int64_t n, int64_t lo, PadMode mode) {
+  Tensor host = empty_tensor(index.sizes(), kLong, Device());
+  pad_source_index_stub(Device())(host, n, lo, mode);
+  index.copy_(host);
+}
+void adaptive_avg_pool_matrix_cuda(const Tensor& matrix) {
+  Tensor host = ember::zeros(matrix.sizes(), TensorOptions(kDouble));
+  adaptive_avg_pool_matrix_stub(Device())(host);
+  matrix.copy_(host);
+}
+
 }  // namespace
 }  // namespace ember::cuda
 
@@ -398,3 +585,25 @@ EMBER_REGISTER_KERNEL(scatter_reduce_stub, CUDA, &::ember::cuda::scatter_reduce_
 EMBER_REGISTER_KERNEL(sort_stub, CUDA, &::ember::cuda::sort_cuda);
 EMBER_REGISTER_KERNEL(topk_stub, CUDA, &::ember::cuda::topk_cuda);
 EMBER_REGISTER_KERNEL(randperm_stub, CUDA, &::ember::cuda::randperm_cuda);
+EMBER_REGISTER_KERNEL(softmax_kernel_stub, CUDA, &::ember::cuda::softmax_cuda);
+EMBER_REGISTER_KERNEL(softmax_backward_kernel_stub, CUDA, &::ember::cuda::softmax_backward_cuda);
+EMBER_REGISTER_KERNEL(layer_norm_kernel_stub, CUDA, &::ember::cuda::layer_norm_cuda);
+EMBER_REGISTER_KERNEL(layer_norm_backward_kernel_stub, CUDA, &::ember::cuda::layer_norm_backward_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_stats_kernel_stub, CUDA, &::ember::cuda::batch_norm_stats_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_apply_kernel_stub, CUDA, &::ember::cuda::batch_norm_apply_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_backward_reduce_kernel_stub, CUDA, &::ember::cuda::batch_norm_backward_reduce_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_backward_apply_kernel_stub, CUDA, &::ember::cuda::batch_norm_backward_apply_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_fold_stub, CUDA, &::ember::cuda::batch_norm_fold_cuda);
+EMBER_REGISTER_KERNEL(batch_norm_backward_fold_stub, CUDA, &::ember::cuda::batch_norm_backward_fold_cuda);
+EMBER_REGISTER_KERNEL(nll_pick_stub, CUDA, &::ember::cuda::nll_pick_cuda);
+EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
+EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
+EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);
+EMBER_REGISTER_KERNEL(im2col_stub, CUDA, &::ember::cuda::im2col_cuda);
+EMBER_REGISTER_KERNEL(col2im_stub, CUDA, &::ember::cuda::col2im_cuda);
+EMBER_REGISTER_KERNEL(max_pool_stub, CUDA, &::ember::cuda::max_pool_cuda);
+EMBER_REGISTER_KERNEL(max_pool_backward_stub, CUDA, &::ember::cuda::max_pool_backward_cuda);
+EMBER_REGISTER_KERNEL(convolution_stub, CUDA, &::ember::cuda::convolution_cuda);
+EMBER_REGISTER_KERNEL(convolution_backward_stub, CUDA, &::ember::cuda::convolution_backward_cuda);
+EMBER_REGISTER_KERNEL(pad_source_index_stub, CUDA, &::ember::cuda::pad_source_index_cuda);
+EMBER_REGISTER_KERNEL(adaptive_avg_pool_matrix_stub, CUDA, &::ember::cuda::adaptive_avg_pool_matrix_cuda);

@@ -1,0 +1,249 @@
+// The CUDA entries of the matrix-product stubs (kernels/blas.h) on cuBLAS. cuBLAS is loaded with
+// dlopen on the first product, not linked: libcublasLt alone is ~550 MB, and mapping it would cost
+// every `import ember` ~80 ms on machines that never multiply on a GPU. Its headers come from
+// NVIDIA's pip wheel (nvidia-cublas) or the toolkit; CMake defines EMBER_HAVE_CUBLAS when it finds them.
+#include "ember/cuda/cuda.h"
+
+#ifndef EMBER_HAVE_CUBLAS
+
+namespace ember::cuda {
+bool has_cublas() { return false; }  // the CUDA matrix products raise NotImplementedError (no stub entry)
+}  // namespace ember::cuda
+
+#else
+
+#include <cublas_api.h>
+#include <cuComplex.h>
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ember/cuda/backend.h"
+#include "ember/generated/ops.h"
+#include "ember/kernels/blas.h"
+
+namespace ember::cuda {
+
+bool has_cublas() { return true; }
+
+namespace {
+
+#define EMBER_STR2(x) #x
+#define EMBER_STR(x) EMBER_STR2(x)
+
+// The few entry points Ember calls, resolved once.
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasSetStream_v2) set_stream = nullptr;
+  decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  decltype(&cublasGetStatusString) status_string = nullptr;
+  decltype(&cublasGemmStridedBatchedEx_64) gemm = nullptr;
+  std::string error;  // why loading failed (empty when it worked)
+};
+
+Cublas load_cublas() {
+  Cublas c;
+  const std::string soname = "libcublas.so." EMBER_STR(CUBLAS_VER_MAJOR);
+  std::vector<std::string> candidates;
+#ifdef EMBER_CUBLAS_LIBRARY_DIR
+  candidates.push_back(std::string(EMBER_CUBLAS_LIBRARY_DIR) + "/" + soname);  // the wheel CMake found
+#endif
+  candidates.push_back(soname);  // LD_LIBRARY_PATH, the loader's cache, or one already loaded (torch's)
+  void* lib = nullptr;
+  for (const std::string& path : candidates) {
+    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* e = dlerror();
+    if (!c.error.empty()) c.error += "; ";
+    c.error += e ? e : path;
+  }
+  if (!lib) return c;
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    if (!fn && c.error.empty()) c.error = std::string("cuBLAS lacks ") + name;
+  };
+  c.error.clear();
+  sym(c.create, "cublasCreate_v2");
+  sym(c.set_stream, "cublasSetStream_v2");
+  sym(c.set_math_mode, "cublasSetMathMode");
+  sym(c.status_string, "cublasGetStatusString");
+  sym(c.gemm, "cublasGemmStridedBatchedEx_64");
+  return c;
+}
+
+const Cublas& cublas() {
+  static const Cublas c = load_cublas();
+  if (EMBER_UNLIKELY(!c.error.empty()))
+    EMBER_FAIL(Runtime, "cuBLAS could not be loaded for a matrix product on the GPU (", c.error,
+               "); install NVIDIA's wheel: pip install nvidia-cublas");
+  return c;
+}
+
+void check_status(cublasStatus_t st, const char* what) {
+  if (EMBER_UNLIKELY(st != CUBLAS_STATUS_SUCCESS))
+    EMBER_FAIL(Runtime, "CUDA error: ", cublas().status_string(st), " when calling `", what, "`");
+}
+
+// One handle per (thread, device), as cuBLAS asks (a handle is not for concurrent use). A thread's
+// handles go back to a pool when it ends and are never destroyed: destroying them at process exit
+// could run after the driver has shut down.
+std::mutex g_pool_mutex;
+std::vector<std::vector<cublasHandle_t>>& pool() {
+  static auto* p = new std::vector<std::vector<cublasHandle_t>>();  // never destroyed, see above
+  return *p;
+}
+
+struct ThreadHandles {
+  std::vector<cublasHandle_t> by_device;
+  ~ThreadHandles() {
+    std::lock_guard<std::mutex> lock(g_pool_mutex);
+    for (size_t d = 0; d < by_device.size(); d++) {
+      if (!by_device[d]) continue;
+      if (pool().size() <= d) pool().resize(d + 1);
+      pool()[d].push_back(by_device[d]);
+    }
+  }
+};
+
+// The calling thread's handle for `device` (the current device), bound to `stream`.
+cublasHandle_t handle_for(int device, cudaStream_t stream) {
+  thread_local ThreadHandles mine;
+  if (mine.by_device.size() <= size_t(device)) mine.by_device.resize(size_t(device) + 1, nullptr);
+  cublasHandle_t& h = mine.by_device[size_t(device)];
+  if (!h) {
+    {
+      std::lock_guard<std::mutex> lock(g_pool_mutex);
+      if (pool().size() > size_t(device) && !pool()[size_t(device)].empty()) {
+        h = pool()[size_t(device)].back();
+        pool()[size_t(device)].pop_back();
+      }
+    }
+    if (!h) check_status(cublas().create(&h), "cublasCreate(handle)");
+  }
+  check_status(cublas().set_stream(h, stream), "cublasSetStream(handle, stream)");
+  return h;
+}
+
+// A matrix operand as cuBLAS (column-major) sees it. Ember's row-major [rows, cols] matrix X is the
+// column-major [cols, rows] matrix X^T: stored with unit column stride it needs no transpose (op N,
+// ld = row stride); stored with unit row stride (a transposed view) it is X itself in column-major
+// form (op T, ld = column stride); any other strides take a contiguous copy.
+struct Operand {
+  Tensor t;  // what the pointer points into (the input, or its copy)
+  cublasOperation_t op = CUBLAS_OP_N;
+  int64_t ld = 1;
+  int64_t batch_stride = 0;
+};
+
+Operand operand(const Tensor& x) {
+  const int64_t nd = x.dim();
+  const int64_t rows = x.sizes()[nd - 2], cols = x.sizes()[nd - 1];
+  int64_t rs = x.strides()[nd - 2], cs = x.strides()[nd - 1];
+  if (rows == 1) rs = std::max<int64_t>(cols, 1);  // a size-1 dim's stride is arbitrary
+  if (cols == 1) cs = 1;
+  Operand o;
+  if (cs == 1 && rs >= std::max<int64_t>(cols, 1)) {
+    o.t = x;
+    o.op = CUBLAS_OP_N;
+    o.ld = rs;
+  } else if (rs == 1 && cs >= std::max<int64_t>(rows, 1)) {
+    o.t = x;
+    o.op = CUBLAS_OP_T;
+    o.ld = cs;
+  } else {
+    o.t = x.contiguous();
+    o.op = CUBLAS_OP_N;
+    o.ld = std::max<int64_t>(cols, 1);
+  }
+  o.batch_stride = nd == 3 ? o.t.strides()[0] : 0;
+  return o;
+}
+
+struct Types {
+  cudaDataType data;
+  cublasComputeType_t compute;
+  cublasMath_t math;
+};
+
+Types types_for(ScalarType dt, const char* op) {
+  const MatmulFlags f = matmul_flags();
+  const cublasMath_t tf32 = f.allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+  switch (dt) {
+    case kFloat:
+      return {CUDA_R_32F, f.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, tf32};
+    case kDouble:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUBLAS_DEFAULT_MATH};
+    case kHalf:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F,
+              f.allow_fp16_reduced_precision_reduction ? CUBLAS_DEFAULT_MATH
+                                                       : CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    case kBFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F,
+              f.allow_bf16_reduced_precision_reduction ? CUBLAS_DEFAULT_MATH
+                                                       : CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    case kComplexFloat:
+      return {CUDA_C_32F, f.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, tf32};
+    case kComplexDouble:
+      return {CUDA_C_64F, CUBLAS_COMPUTE_64F, CUBLAS_DEFAULT_MATH};
+    default:  // cuBLAS has no general integer GEMM; PyTorch's CUDA build refuses them too
+      EMBER_FAIL(NotImplemented, "\"", op, "_cuda\" not implemented for '", dt, "'");
+  }
+}
+
+// The scale factors in the compute type's precision (cuBLAS reads them from host memory).
+struct Scale {
+  alignas(16) unsigned char bytes[16] = {};
+};
+Scale scale_of(ScalarType dt, double v) {
+  Scale s;
+  if (dt == kDouble) {
+    *reinterpret_cast<double*>(s.bytes) = v;
+  } else if (dt == kComplexDouble) {
+    *reinterpret_cast<cuDoubleComplex*>(s.bytes) = make_cuDoubleComplex(v, 0.0);
+  } else if (dt == kComplexFloat) {
+    *reinterpret_cast<cuComplex*>(s.bytes) = make_cuComplex(float(v), 0.0f);
+  } else {
+    *reinterpret_cast<float*>(s.bytes) = float(v);
+  }
+  return s;
+}
+
+// c [batch, M, N] (or [M, N]), contiguous = alpha * a @ b + beta * c, a [.., M, K], b [.., K, N].
+void gemm_batched(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
+  const ScalarType dt = c.dtype();
+  const Types ty = types_for(dt, op);
+  const int64_t nd = c.dim();
+  const int64_t M = c.sizes()[nd - 2], N = c.sizes()[nd - 1], K = a.sizes()[a.dim() - 1];
+  const int64_t batch = nd == 3 ? c.sizes()[0] : 1;
+  const Device d = c.device();
+  DeviceGuard guard(d.index);
+  // row-major C = A B is column-major C^T = B^T A^T: cuBLAS's first operand is b, its second a
+  const Operand ob = operand(b), oa = operand(a);
+  const Scale al = scale_of(dt, alpha), be = scale_of(dt, beta);
+  const Cublas& lib = cublas();
+  cublasHandle_t h = handle_for(d.index, current_cuda_stream(d.index));
+  check_status(lib.set_math_mode(h, ty.math), "cublasSetMathMode(handle, mode)");
+  check_status(lib.gemm(h, ob.op, oa.op, N, M, K, al.bytes, ob.t.data_ptr(), ty.data, ob.ld, ob.batch_stride,
+                        oa.t.data_ptr(), ty.data, oa.ld, oa.batch_stride, be.bytes, c.data_ptr(), ty.data, N,
+                        nd == 3 ? M * N : 0, batch, ty.compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx(handle, opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, "
+               "&beta, c, ldc, stridec, num_batches)");
+}
+
+void gemm_cuda(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta) {
+  gemm_batched(c, a, b, alpha, beta, "addmm");
+}
+void mm_cuda(const Tensor& c, const Tensor& a, const Tensor& b) { gemm_batched(c, a, b, 1.0, 0.0, "addmm"); }
+void bmm_cuda(const Tensor& c, const Tensor& a, const Tensor& b) { gemm_batched(c, a, b, 1.0, 0.0, "bmm"); }
+
+}  // namespace
+}  // namespace ember::cuda
+
+EMBER_REGISTER_KERNEL(gemm_stub, CUDA, &::ember::cuda::gemm_cuda);
+EMBER_REGISTER_KERNEL(mm_stub, CUDA, &::ember::cuda::mm_cuda);
+EMBER_REGISTER_KERNEL(bmm_stub, CUDA, &::ember::cuda::bmm_cuda);
+
+#endif  // EMBER_HAVE_CUBLAS

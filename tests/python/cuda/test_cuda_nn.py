@@ -1,0 +1,363 @@
+"""Matrix products on cuBLAS and the first NN kernels on the GPU (softmax, log_softmax, layer_norm,
+nll_loss / cross_entropy, linear) against Ember's CPU results and PyTorch's CUDA build where it is
+installed, forward and gradient, and a small model trained on the GPU against the same model on the
+CPU. Skips without a GPU (scripts/gpu_check.sh runs it on one)."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+
+pytestmark = pytest.mark.skipif(not ember.cuda.is_available(), reason="no CUDA GPU")
+
+try:
+    import torch
+    HAVE_TORCH_CUDA = torch.cuda.is_available()
+except Exception:
+    torch, HAVE_TORCH_CUDA = None, False
+
+FLOATS = {"float32": (ember.float32, 1e-5, 1e-5), "float64": (ember.float64, 1e-12, 1e-12),
+          "float16": (ember.float16, 1e-2, 1e-2), "bfloat16": (ember.bfloat16, 2e-2, 2e-2)}
+
+
+def close(gpu, cpu, rtol, atol):
+    assert gpu.device.type == "cuda", gpu.device
+    back, cpu = gpu.detach().cpu(), cpu.detach()
+    assert back.dtype == cpu.dtype and back.shape == cpu.shape, (back.dtype, cpu.dtype, back.shape, cpu.shape)
+    conv = (lambda t: t.double().numpy()) if not t_complex(back) else (lambda t: t.numpy())
+    np.testing.assert_allclose(conv(back), conv(cpu), rtol=rtol, atol=atol, equal_nan=True)
+
+
+def t_complex(t):
+    return t.dtype in (ember.complex64, ember.complex128)
+
+
+def rand(*shape, dtype=ember.float32, seed=0):
+    g = ember.Generator().manual_seed(seed)
+    return ember.randn(shape, generator=g, dtype=ember.float64).to(dtype)
+
+
+# ---- matrix products (cuBLAS)
+
+SHAPES = [((3, 4), (4, 5)), ((1, 7), (7, 1)), ((64, 33), (33, 17)), ((0, 4), (4, 3)), ((3, 0), (0, 2)),
+          ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 6)),
+          ((2, 5, 4), (4, 3))]
+
+
+@pytest.mark.parametrize("dtype", list(FLOATS))
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_matmul_matches_the_cpu(dtype, shapes):
+    dt, rtol, atol = FLOATS[dtype]
+    a, b = rand(*shapes[0], dtype=dt, seed=1), rand(*shapes[1], dtype=dt, seed=2)
+    close(ember.matmul(a.cuda(), b.cuda()), ember.matmul(a, b), rtol, atol * max(1, a.shape[-1]))
+
+
+@pytest.mark.parametrize("layout", ["t_a", "t_b", "t_both", "sliced", "expanded_batch"])
+def test_matmul_of_any_strides(layout):
+    a, b = rand(6, 5, dtype=ember.float64, seed=3), rand(5, 4, dtype=ember.float64, seed=4)
+    if layout == "t_a":
+        a = rand(5, 6, dtype=ember.float64).t()
+    elif layout == "t_b":
+        b = rand(4, 5, dtype=ember.float64).t()
+    elif layout == "t_both":
+        a, b = rand(5, 6, dtype=ember.float64).t(), rand(4, 5, dtype=ember.float64).t()
+    elif layout == "sliced":
+        a, b = rand(12, 10, dtype=ember.float64)[::2, ::2], rand(5, 8, dtype=ember.float64)[:, 1::2]
+    else:
+        a, b = rand(1, 6, 5, dtype=ember.float64).expand(3, 6, 5), rand(3, 5, 4, dtype=ember.float64)
+    ga, gb = a.cuda() if layout != "sliced" else rand(12, 10, dtype=ember.float64).cuda()[::2, ::2], b.cuda()
+    if layout == "sliced":
+        gb = rand(5, 8, dtype=ember.float64).cuda()[:, 1::2]
+    close(ember.matmul(ga, gb), ember.matmul(a, b), 1e-12, 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [ember.complex64, ember.complex128])
+def test_complex_matmul(dtype):
+    a = ember.complex(rand(4, 3, dtype=ember.float64), rand(4, 3, dtype=ember.float64, seed=5)).to(dtype)
+    b = ember.complex(rand(3, 2, dtype=ember.float64, seed=6), rand(3, 2, dtype=ember.float64, seed=7)).to(dtype)
+    close(a.cuda() @ b.cuda(), a @ b, 1e-5, 1e-5)
+
+
+def test_addmm_baddbmm_and_friends():
+    s, a, b = rand(5), rand(3, 4, seed=1), rand(4, 5, seed=2)
+    for beta, alpha in [(1, 1), (0.5, 2.0), (0, 1)]:
+        close(ember.addmm(s.cuda(), a.cuda(), b.cuda(), beta=beta, alpha=alpha),
+              ember.addmm(s, a, b, beta=beta, alpha=alpha), 1e-5, 1e-5)
+    nan_self = ember.full((3, 5), float("nan"))
+    close(ember.addmm(nan_self.cuda(), a.cuda(), b.cuda(), beta=0), ember.addmm(nan_self, a, b, beta=0), 1e-5, 1e-5)
+    x, y, z = rand(2, 3, 5), rand(2, 3, 4, seed=3), rand(2, 4, 5, seed=4)
+    close(ember.baddbmm(x.cuda(), y.cuda(), z.cuda(), alpha=0.5), ember.baddbmm(x, y, z, alpha=0.5), 1e-5, 1e-5)
+    close(ember.bmm(y.cuda(), z.cuda()), ember.bmm(y, z), 1e-5, 1e-5)
+    close(ember.addbmm(s.cuda().expand(3, 5), y.cuda(), z.cuda()), ember.addbmm(s.expand(3, 5), y, z), 1e-5, 1e-5)
+    v = rand(4, seed=8)
+    close(ember.mv(a.cuda(), v.cuda()), ember.mv(a, v), 1e-5, 1e-5)
+    close(ember.dot(v.cuda(), v.cuda()), ember.dot(v, v), 1e-5, 1e-5)
+    close(ember.einsum("ij,jk->ik", a.cuda(), b.cuda()), ember.einsum("ij,jk->ik", a, b), 1e-5, 1e-5)
+    close(ember.tensordot(y.cuda(), z.cuda(), dims=([0, 2], [0, 1])), ember.tensordot(y, z, dims=([0, 2], [0, 1])),
+          1e-5, 1e-5)
+
+
+def test_matmul_errors():
+    a, b = ember.ones(2, 3, device="cuda"), ember.ones(4, 5, device="cuda")
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(2x3 and 4x5\)"):
+        a @ b
+    with pytest.raises(RuntimeError, match="same device"):
+        a @ ember.ones(3, 2)
+    with pytest.raises(RuntimeError, match="not implemented for 'Long'"):  # cuBLAS has no integer GEMM (torch: same)
+        ember.ones(2, 2, dtype=ember.int64, device="cuda") @ ember.ones(2, 2, dtype=ember.int64, device="cuda")
+
+
+def test_tf32_switch():
+    a, b = rand(256, 256, seed=1).cuda(), rand(256, 256, seed=2).cuda()
+    exact = (a.double() @ b.double()).float()
+    try:
+        ember.backends.cuda.matmul.allow_tf32 = False
+        full = a @ b
+        ember.backends.cuda.matmul.allow_tf32 = True
+        tf32 = a @ b
+    finally:
+        ember.backends.cuda.matmul.allow_tf32 = False
+    err_full = (full - exact).abs().max().item()
+    err_tf32 = (tf32 - exact).abs().max().item()
+    assert err_full < 1e-3 and err_tf32 < 0.5
+    assert err_tf32 > err_full  # TF32 keeps 10 mantissa bits: visibly less exact on an H100/H200
+
+
+def test_linear_and_its_gradients():
+    x, w, b = rand(8, 5), rand(3, 5, seed=1), rand(3, seed=2)
+    xs = [t.clone().requires_grad_() for t in (x, w, b)]
+    gs = [t.detach().cuda().requires_grad_() for t in (x, w, b)]
+    F.linear(*xs).pow(2).sum().backward()
+    out = F.linear(*gs)
+    out.pow(2).sum().backward()
+    close(out, F.linear(*xs).detach(), 1e-5, 1e-5)
+    for g, c in zip(gs, xs):
+        assert g.grad.device.type == "cuda"
+        close(g.grad, c.grad, 1e-4, 1e-4)
+
+
+# ---- softmax, layer norm, losses
+
+@pytest.mark.parametrize("dtype", list(FLOATS))
+@pytest.mark.parametrize("shape,dim", [((4, 10), 1), ((4, 10), 0), ((2, 3, 5), 1), ((3, 1000), -1), ((0, 3), 1),
+                                       ((), 0), ((2, 3000, 2), 1)], ids=str)
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_forward_and_backward(dtype, shape, dim, log):
+    dt, rtol, atol = FLOATS[dtype]
+    fn = F.log_softmax if log else F.softmax
+    x = (rand(*shape, seed=3) * 4).to(dt)
+    xc, xg = x.clone().requires_grad_(), x.detach().cuda().requires_grad_()
+    yc, yg = fn(xc, dim), fn(xg, dim)
+    close(yg.detach(), yc.detach(), rtol, atol)
+    up = rand(*shape, seed=4).to(dt)
+    (yc * up).sum().backward()
+    (yg * up.cuda()).sum().backward()
+    close(xg.grad, xc.grad, rtol * 10, atol * 10)
+
+
+def test_softmax_special_values():
+    x = ember.tensor([[0.0, float("-inf"), 1.0], [float("-inf")] * 3, [float("nan"), 0.0, 1.0], [1e30, 1e30, -1e30]])
+    for fn in (F.softmax, F.log_softmax):
+        close(fn(x.cuda(), 1), fn(x, 1), 1e-6, 1e-6)
+        close(fn(x.cuda(), 0), fn(x, 0), 1e-6, 1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("shape,norm", [((4, 16), (16,)), ((2, 3, 8), (3, 8)), ((5, 1000), (1000,)),
+                                        ((0, 4), (4,))], ids=str)
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_forward_and_backward(dtype, shape, norm, affine):
+    dt, rtol, atol = FLOATS[dtype]
+    x = (rand(*shape, seed=5) * 3 + 1).to(dt)
+    w, b = (rand(*norm, seed=6).to(dt), rand(*norm, seed=7).to(dt)) if affine else (None, None)
+    cpu = [t.clone().requires_grad_() if t is not None else None for t in (x, w, b)]
+    gpu = [t.detach().cuda().requires_grad_() if t is not None else None for t in (x, w, b)]
+    yc, yg = F.layer_norm(cpu[0], norm, cpu[1], cpu[2]), F.layer_norm(gpu[0], norm, gpu[1], gpu[2])
+    close(yg.detach(), yc.detach(), rtol, atol)
+    up = rand(*shape, seed=8).to(dt)
+    (yc * up).sum().backward()
+    (yg * up.cuda()).sum().backward()
+    for c, g in zip(cpu, gpu):
+        if c is not None:
+            close(g.grad, c.grad, rtol * 20, atol * 20 * max(1, shape[0]))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_cross_entropy_and_nll_loss(weighted, reduction, smoothing):
+    x, t = rand(6, 5, seed=9), ember.tensor([0, 4, 2, -100, 1, 3])
+    w = rand(5, seed=10).abs() + 0.1 if weighted else None
+    for fn, kw in [(F.cross_entropy, {"label_smoothing": smoothing}), (F.nll_loss, {})]:
+        inp = x if fn is F.cross_entropy else F.log_softmax(x, 1)
+        xc, xg = inp.detach().clone().requires_grad_(), inp.detach().cuda().requires_grad_()
+        lc = fn(xc, t, weight=w, reduction=reduction, **kw)
+        lg = fn(xg, t.cuda(), weight=None if w is None else w.cuda(), reduction=reduction, **kw)
+        close(lg.detach(), lc.detach(), 1e-5, 1e-6)
+        lc.sum().backward()
+        lg.sum().backward()
+        close(xg.grad, xc.grad, 1e-5, 1e-6)
+
+
+def test_nll_loss_bad_target_raises_the_cpus_error():
+    x = F.log_softmax(rand(3, 4), 1).cuda()
+    with pytest.raises(IndexError, match="Target 7 is out of bounds."):
+        F.nll_loss(x, ember.tensor([0, 7, 1], device="cuda"))
+    with pytest.raises(IndexError, match="Target -2 is out of bounds."):
+        F.cross_entropy(x, ember.tensor([0, 1, -2], device="cuda"))
+    assert F.nll_loss(x, ember.tensor([0, 3, 1], device="cuda")).isfinite().item()  # the device is still usable
+
+
+def training_losses(device, build, x_shape, n_classes, opt, steps):
+    """The losses of `steps` full-batch steps of build() on `device`, from seed 0 and fixed data."""
+    ember.manual_seed(0)
+    model = build().to(device)
+    optimizer = opt(model.parameters())
+    g = ember.Generator().manual_seed(1)
+    x = ember.randn(x_shape, generator=g).to(device)
+    y = ember.randint(0, n_classes, (x_shape[0],), generator=g).to(device)
+    losses = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    assert all(p.device.type == ember.device(device).type and p.grad.device == p.device for p in model.parameters())
+    return losses
+
+
+def test_an_mlp_trains_on_the_gpu_as_on_the_cpu():
+    nn = ember.nn
+    build = lambda: nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.LayerNorm(32), nn.Linear(32, 4))
+    sgd = lambda params: ember.optim.SGD(params, lr=0.1, momentum=0.9)
+    gpu = training_losses("cuda", build, (64, 20), 4, sgd, 20)
+    np.testing.assert_allclose(gpu, training_losses("cpu", build, (64, 20), 4, sgd, 20), rtol=1e-4, atol=1e-5)
+    assert gpu[-1] < gpu[0] * 0.5
+
+
+@pytest.mark.skipif(not HAVE_TORCH_CUDA, reason="PyTorch's CUDA build is not installed")
+def test_against_torch_cuda():
+    ember.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    a, b = rand(33, 65, seed=1), rand(65, 17, seed=2)
+    ta, tb = torch.from_numpy(a.numpy()).cuda(), torch.from_numpy(b.numpy()).cuda()
+    np.testing.assert_allclose((a.cuda() @ b.cuda()).cpu().numpy(), (ta @ tb).cpu().numpy(), rtol=1e-5, atol=1e-5)
+    x = rand(7, 11, seed=3)
+    tx = torch.from_numpy(x.numpy()).cuda()
+    np.testing.assert_allclose(F.log_softmax(x.cuda(), 1).cpu().numpy(),
+                               torch.nn.functional.log_softmax(tx, 1).cpu().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F.layer_norm(x.cuda(), (11,)).cpu().numpy(),
+                               torch.nn.functional.layer_norm(tx, (11,)).cpu().numpy(), rtol=1e-4, atol=1e-5)
+    t = ember.tensor([1, 0, 3, 10, 2, 5, 6])
+    np.testing.assert_allclose(F.cross_entropy(x.cuda(), t.cuda()).item(),
+                               torch.nn.functional.cross_entropy(tx, torch.tensor(t.numpy()).cuda()).item(),
+                               rtol=1e-5)
+
+
+# ---- convolution (im2col + cuBLAS), pooling, padding, dropout
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", [
+    dict(x=(2, 3, 9, 9), w=(4, 3, 3, 3), stride=1, padding=1),
+    dict(x=(1, 4, 8, 7), w=(6, 2, 3, 2), stride=2, padding=(1, 0), groups=2),
+    dict(x=(2, 2, 10, 10), w=(3, 2, 3, 3), dilation=2, padding="same"),
+    dict(x=(2, 3, 11), w=(5, 3, 4), stride=3),
+    dict(x=(1, 2, 5, 6, 4), w=(3, 2, 2, 3, 2), padding=1),
+], ids=str)
+def test_convolution_forward_and_backward(dtype, case):
+    dt, rtol, atol = FLOATS[dtype]
+    case = dict(case)
+    xs, ws = case.pop("x"), case.pop("w")
+    fn = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(xs)]
+    x, w, b = rand(*xs, seed=1).to(dt), rand(*ws, seed=2).to(dt), rand(ws[0], seed=3).to(dt)
+    cpu = [t.clone().requires_grad_() for t in (x, w, b)]
+    gpu = [t.detach().cuda().requires_grad_() for t in (x, w, b)]
+    yc, yg = fn(*cpu, **case), fn(*gpu, **case)
+    close(yg, yc, rtol * 10, atol * 10)
+    up = rand(*yc.shape, seed=4).to(dt)
+    (yc * up).sum().backward()
+    (yg * up.cuda()).sum().backward()
+    for c, g in zip(cpu, gpu):
+        close(g.grad, c.grad, rtol * 100, atol * 100)
+
+
+def test_transposed_convolution():
+    x, w = rand(2, 4, 5, 5, seed=1), rand(4, 3, 3, 3, seed=2)
+    for kw in ({}, {"stride": 2, "padding": 1, "output_padding": 1}):
+        close(F.conv_transpose2d(x.cuda(), w.cuda(), **kw), F.conv_transpose2d(x, w, **kw), 1e-4, 1e-4)
+
+
+@pytest.mark.parametrize("case", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+                                  dict(kernel_size=3, stride=1, dilation=2), dict(kernel_size=2, ceil_mode=True)],
+                         ids=str)
+def test_max_pool2d_forward_and_backward(case):
+    x = rand(2, 3, 9, 8, seed=5)
+    x[0, 0, 1, 1] = float("nan")
+    xc, xg = x.clone().requires_grad_(), x.detach().cuda().requires_grad_()
+    (vc, ic), (vg, ig) = F.max_pool2d(xc, return_indices=True, **case), F.max_pool2d(xg, return_indices=True, **case)
+    close(vg, vc, 0, 0)
+    assert ember.equal(ig.cpu(), ic)
+    vc.nan_to_num().sum().backward()
+    vg.nan_to_num().sum().backward()
+    close(xg.grad, xc.grad, 0, 0)
+
+
+def test_avg_and_adaptive_avg_pool_and_padding():
+    x = rand(2, 3, 7, 9, seed=6)
+    close(F.avg_pool2d(x.cuda(), 3, 2, 1), F.avg_pool2d(x, 3, 2, 1), 1e-5, 1e-6)
+    close(F.adaptive_avg_pool2d(x.cuda(), (3, 4)), F.adaptive_avg_pool2d(x, (3, 4)), 1e-5, 1e-6)
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        close(F.pad(x.cuda(), (1, 2, 2, 1), mode=mode), F.pad(x, (1, 2, 2, 1), mode=mode), 0, 0)
+
+
+def test_dropout_on_the_gpu():
+    x = ember.ones(1000, 100, device="cuda")
+    y = F.dropout(x, 0.3, training=True)
+    assert y.device.type == "cuda"
+    kept = (y != 0).float().mean().item()
+    assert abs(kept - 0.7) < 0.01
+    assert ember.allclose(y[y != 0], ember.full((), 1 / 0.7, device="cuda"))
+    assert ember.equal(F.dropout(x, 0.3, training=False), x)
+
+
+def test_view_and_index_gradients_stay_on_the_gpu():
+    x = rand(5, 6).cuda().requires_grad_()
+    idx = ember.tensor([4, 0, 4], device="cuda")
+    (x[1] * 2).sum().backward()
+    (x[:, 2:5].sum() + x[idx].sum() + x.unbind(0)[3].sum() + x.max(1).values.sum()).backward()
+    c = rand(5, 6).requires_grad_()
+    (c[1] * 2).sum().backward()
+    (c[:, 2:5].sum() + c[idx.cpu()].sum() + c.unbind(0)[3].sum() + c.max(1).values.sum()).backward()
+    assert x.grad.device.type == "cuda"
+    close(x.grad, c.grad, 1e-6, 1e-6)
+
+
+def test_the_main_jobs_cnn_trains_on_the_gpu_as_on_the_cpu():
+    nn = ember.nn
+    build = lambda: nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                                  nn.Linear(8 * 14 * 14, 10))
+    adam = lambda params: ember.optim.Adam(params, lr=1e-3)
+    np.testing.assert_allclose(training_losses("cuda", build, (32, 1, 28, 28), 10, adam, 10),
+                               training_losses("cpu", build, (32, 1, 28, 28), 10, adam, 10), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (2, 4, 3, 3), (0, 3, 4)], ids=str)
+def test_batch_norm_training_and_eval(dtype, shape):
+    dt, rtol, atol = FLOATS[dtype]
+    x = (rand(*shape, seed=11) * 2 + 0.5).to(dt)
+    c = shape[1]
+    w, b = rand(c, seed=12).to(dt), rand(c, seed=13).to(dt)
+    stats = {dev: (ember.zeros(c, device=dev), ember.ones(c, device=dev)) for dev in ("cpu", "cuda")}
+    outs = {}
+    for dev in ("cpu", "cuda"):
+        xs = x.detach().to(dev).requires_grad_()
+        ws, bs = w.detach().to(dev).requires_grad_(), b.detach().to(dev).requires_grad_()
+        rm, rv = stats[dev]
+        y = F.batch_norm(xs, rm, rv, ws, bs, training=True, momentum=0.3)
+        (y * rand(*shape, seed=14).to(dt).to(dev)).sum().backward()
+        ye = F.batch_norm(xs.detach(), rm, rv, ws.detach(), bs.detach(), training=False)
+        outs[dev] = (y, ye, xs.grad, ws.grad, bs.grad, rm, rv)
+    for g, c_ in zip(outs["cuda"], outs["cpu"]):
+        close(g, c_, rtol * 10, atol * 10)
