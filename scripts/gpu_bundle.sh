@@ -46,5 +46,11 @@ if [ -n "$CUBLAS_H" ]; then
   mkdir -p "$STAGE/include/cublas"
   cp "$(dirname "$CUBLAS_H")"/cublas*.h "$STAGE/include/cublas/"
 fi
+# NCCL's header (pip's nvidia-nccl-cu13), likewise
+for s in $(python3 -c "import site; print(' '.join(site.getsitepackages()))"); do
+  if [ -f "$s/nvidia/nccl/include/nccl.h" ]; then
+    mkdir -p "$STAGE/include/nccl" && cp "$s/nvidia/nccl/include/nccl.h" "$STAGE/include/nccl/" && break
+  fi
+done
 tar -C "$STAGE" -cJf "$OUT" .
 echo "[gpu_bundle] wrote $OUT ($(du -h "$OUT" | cut -f1)); carry it with the tree, then run scripts/gpu_check.sh there"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Ember with its CUDA backend on a GPU machine and runs the GPU tests and benchmarks:
-#   tests/python/cuda/ (Ember's CUDA ops against its CPU results and against PyTorch's CUDA build),
-#   the C++ CUDA and allocator tests, benchmarks/bench_cuda.py (Ember vs PyTorch, same GPU) and the main job
+#   tests/python/cuda/ (Ember's CUDA ops against its CPU results and against PyTorch's CUDA build, the NCCL
+#   backend in a world of one), the C++ CUDA and allocator tests, benchmarks/bench_cuda.py and
+#   bench_cuda_training.py (Ember vs PyTorch on the same GPU: ops, Table 1, Fig. 2) and the main job
 #   (examples/fashion_mnist.py --device cuda) with both libraries.
 # The GPU machine has CUDA, PyTorch (with nanobind, numpy, pytest, pyyaml), CMake, ninja and a
 # compiler but no package registry: the other libraries come from .gpu_bundle.tar.xz, which
@@ -31,6 +32,10 @@ if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/i
    && [ -f "$DEPS/include/cublas/cublas_api.h" ]; then
   HINTS+=(-DCUBLAS_INCLUDE=$DEPS/include/cublas)
 fi
+if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/include/nccl.h') for s in site.getsitepackages()))" \
+   && [ -f "$DEPS/include/nccl/nccl.h" ]; then
+  HINTS+=(-DNCCL_INCLUDE=$DEPS/include/nccl)
+fi
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 start=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
@@ -45,6 +50,8 @@ PYTHONPATH="$PWD/python" $PY -c "import ember; print('[gpu_check] ember.cuda:', 
 PYTHONPATH="$PWD/python" $PY -m pytest -q -p no:cacheprovider tests/python/cuda -rs || status=1
 if [ "${1:-}" != "--no-bench" ]; then
   PYTHONPATH="$PWD/python" $PY benchmarks/bench_cuda.py || status=1
+  # the paper's Table 1 (training throughput) and Fig. 2 (allocator memory), Ember vs PyTorch
+  PYTHONPATH="$PWD/python" timeout 900 $PY benchmarks/bench_cuda_training.py --plot "${OUT:-/tmp}/fig2_memory.png" || status=1
   # the main job on the GPU, Ember then PyTorch (one epoch each; img/s side by side)
   for backend in ember torch; do
     PYTHONPATH="$PWD/python" timeout 600 $PY examples/fashion_mnist.py --backend $backend --device cuda --epochs 1 \

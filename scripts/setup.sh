@@ -29,6 +29,9 @@ if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
   $PY -c "import os, site, sys; sys.exit(not any(os.path.exists(os.path.join(s, 'nvidia/cu13/include/cublas_api.h'))
                                     for s in site.getsitepackages() + [site.getusersitepackages()]))" \
     || pip_need+=(nvidia-cublas)
+  $PY -c "import os, site, sys; sys.exit(not any(os.path.exists(os.path.join(s, 'nvidia/nccl/include/nccl.h'))
+                                    for s in site.getsitepackages() + [site.getusersitepackages()]))" \
+    || pip_need+=(nvidia-nccl-cu13)  # NCCL's headers for ember.distributed's nccl backend
 fi
 if [ "${1:-}" = "--main" ]; then
   $PY -c "import matplotlib" 2>/dev/null || pip_need+=(matplotlib)  # the main job's PNG plot

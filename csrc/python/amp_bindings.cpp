@@ -44,7 +44,7 @@ void bind_amp(nb::module_& m) {
     std::vector<Tensor> ts;
     for (nb::handle h : tensors) ts.push_back(unpack(h.ptr()));
     nb::list out;
-    autocast::Redispatch cast(autocast::Policy(policy), {}, {&ts});
+    autocast::Redispatch cast(autocast::Policy(policy), autocast::Device::CPU, {}, {&ts});
     for (const Tensor& t : ts) out.append(nb::steal(wrap(cast.cast(t))));
     return out;
   });

@@ -245,6 +245,14 @@ void bind_distributed(nb::module_& parent) {
     return make_gloo_process_group(std::move(store), rank, size, o);
   }, nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"), nb::arg("hostname") = "");
 
+  m.def("nccl_available", &nccl_available);
+  m.def("new_nccl_group", [](std::shared_ptr<Store> store, int rank, int size, nb::handle timeout) {
+    NcclOptions o;
+    o.timeout = to_ms(timeout);
+    nb::gil_scoped_release nogil;
+    return make_nccl_process_group(std::move(store), rank, size, o);
+  }, nb::arg("store"), nb::arg("rank"), nb::arg("size"), nb::arg("timeout"));
+
   m.def("broadcast_coalesced", [](ProcessGroup& pg, nb::handle tensors, int root) {
     broadcast_coalesced(pg, tensor_list(tensors), root);
   });

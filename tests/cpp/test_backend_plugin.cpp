@@ -218,4 +218,13 @@ TEST(BackendPlugin, GradientsStayOnTheDevice) {
   (z * s).sum().backward();
   EXPECT_EQ(s.grad().device(), Device());
   EXPECT_EQ(z.grad().device(), host_device());
+  // copy_ across devices sends the gradient back to the source's device (PyTorch's CopyBackwards)
+  Tensor src = ember::randn({3});
+  src.requires_grad_(true);
+  Tensor dst = ember::zeros({3}).to(host_device());
+  dst.copy_(src);
+  (dst * 2).sum().backward();
+  ASSERT_TRUE(src.grad().defined());
+  EXPECT_EQ(src.grad().device(), Device());
+  EXPECT_TRUE(same_values(src.grad(), ember::full({3}, 2.0)));
 }

@@ -238,7 +238,8 @@ def test_collective_timeout():
 
 # ------------------------------------------------------------------ single process
 def test_small_api():
-    assert dist.is_backend_available("gloo") and not dist.is_backend_available("nccl")
+    assert dist.is_backend_available("gloo")
+    assert dist.is_backend_available("nccl") == dist.is_nccl_available() == bool(ember._C._distributed.nccl_available())
     assert dist.get_default_backend_for_device("cpu") == "gloo" and dist.get_default_backend_for_device("cuda:0") == "nccl"
     assert dist.supports_complex(dist.ReduceOp.SUM) and not dist.supports_complex(dist.ReduceOp.MAX)
     assert dist.Backend("GLOO") == "gloo" and dist.constants.default_pg_timeout == datetime.timedelta(minutes=30)

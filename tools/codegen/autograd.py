@@ -3,7 +3,7 @@
 
 Formula language (C++ expressions, see csrc/ember/autograd/formulas.h for helpers):
   grad / grads      gradient of the (first) output / all output gradients
-  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype,
+  <input>           an input tensor or argument, as saved; <input>_sizes, <input>_dtype, <input>_device,
                     <input>_strides, <input>_storage_offset its metadata
   result            the op's output (result0, result1 or the declared names for tuples)
 """
@@ -220,6 +220,10 @@ def gen_node(op):
             members.append(f"  ScalarType {p.name}_dtype_ = kFloat;")
             unpack.append(f"    ScalarType {p.name}_dtype = {p.name}_dtype_;")
             saves.append((p, "dtype"))
+        if p.type in ("Tensor", "Tensor?") and uses(formulas, p.name + "_device"):
+            members.append(f"  Device {p.name}_device_;")
+            unpack.append(f"    Device {p.name}_device = {p.name}_device_;")
+            saves.append((p, "device"))
         if p.type == "Tensor[]" and uses(formulas, p.name + "_sizes"):
             members.append(f"  std::vector<std::vector<int64_t>> {p.name}_sizes_;")
             unpack.append(f"    const std::vector<std::vector<int64_t>>& {p.name}_sizes = {p.name}_sizes_;")
@@ -354,6 +358,8 @@ def record_node(op, indent="  ", inplace=False):
             s.append(f"node->{p.name}_sizes_ = DimVector({p.name}.sizes());")
         elif kind == "dtype":
             s.append(f"node->{p.name}_dtype_ = {p.name}.dtype();")
+        elif kind == "device":
+            s.append(f"node->{p.name}_device_ = {p.name}.device();")
         elif kind == "strides":
             s.append(f"node->{p.name}_strides_ = DimVector({p.name}.strides());")
         elif kind == "storage_offset":

@@ -15,6 +15,7 @@ ops.yaml keys read here besides those its header lists: `python_module: nn` bind
 ember._C._nn (PyTorch's torch._C._nn: ops that live in torch.nn.functional only) instead of the
 ember namespace, and `python_module: special` in ember._C._special (torch._C._special); `inplace_function: true` also binds op_ as a Python function (torch.selu_).
 `autocast: lower_precision_fp | fp32 | promote | disabled` gives the op torch's CPU autocast cast policy
+(`autocast_cuda:` the CUDA one where it differs: also `none` and `banned`)
 (autocast_prelude below).
 The default `int reduction=Mean` of the losses is 1 in C++ and, as in PyTorch's bindings, 0 in Python.
 """
@@ -401,7 +402,8 @@ def sparse_guard(op, name, mode):
 CUDA_BODY_FILES = {"ops/views.cpp", "ops/elementwise.cpp", "ops/copy.cpp", "ops/creation.cpp", "ops/reduce.cpp",
                    "ops/overloads.cpp", "ops/shape_ops.cpp", "random/random_ops.cpp", "ops/indexing.cpp",
                    "ops/scatter.cpp", "ops/blas.cpp", "ops/linalg.cpp", "ops/nn_core.cpp", "ops/nn_loss.cpp",
-                   "ops/optim.cpp", "ops/nn_dropout.cpp", "ops/conv.cpp", "ops/pooling.cpp", "ops/padding.cpp"}
+                   "ops/optim.cpp", "ops/nn_dropout.cpp", "ops/conv.cpp", "ops/pooling.cpp", "ops/padding.cpp",
+                   "ops/nn_embedding.cpp"}
 
 
 def cuda_capable(op):
@@ -453,35 +455,46 @@ def traced_entry(op, ret, fname, params, call_args, variant, body, prelude=""):
 
 # ops.yaml's `autocast:` key: torch's autocast cast policy of the op on the CPU (ember/autograd/autocast.h)
 # (`disabled`: no casts, autocast suspended in the body: an op PyTorch runs as one kernel, built here
-# from autocast ops)
-AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Disabled"}
+# from autocast ops); `autocast_cuda:` the op's policy on CUDA where PyTorch's CUDA lists differ (default:
+# the CPU's; `none`: not on the CUDA lists, `banned`: raises inside CUDA autocast)
+AUTOCAST_POLICIES = {"lower_precision_fp": "LowerPrecisionFp", "fp32": "Fp32", "promote": "Promote", "disabled": "Disabled",
+                     "none": "None", "banned": "Banned"}
 
 
 def autocast_prelude(op):
     """(cold function, check) for an autocast op's functional entry: inside an enabled torch.autocast
-    region the entry hands its arguments to the cold function, which casts the floating Tensor
-    arguments and calls the entry again with autocast suspended. Autocast off costs one relaxed
-    load and a not-taken branch; the casts' code stays out of the entry (noinline, cold)."""
-    policy = op.entry.get("autocast")
-    if policy is None:
+    region whose device (the inputs': CUDA when one is on a GPU) lists the op, the entry hands its
+    arguments to the cold function, which casts the floating Tensor arguments and calls the entry again
+    with autocast suspended. Autocast off costs one relaxed load and a not-taken branch; the casts' code
+    stays out of the entry (noinline, cold)."""
+    cpu = op.entry.get("autocast", "none")
+    cuda = op.entry.get("autocast_cuda", cpu)
+    if cpu == "none" and cuda == "none":
         return "", ""
-    assert policy in AUTOCAST_POLICIES, f"{op.entry['func']}: unknown autocast policy {policy}"
+    for policy in (cpu, cuda):
+        assert policy in AUTOCAST_POLICIES, f"{op.entry['func']}: unknown autocast policy {policy}"
+    assert cpu != "banned", f"{op.entry['func']}: banned is a CUDA policy"
     name = f"{op.name}__{op.overload or 'base'}_autocast"
-    if policy == "disabled":
-        body = (f"  ::ember::autocast::Suspend suspend_;\n"
-                f"  return ember::{op.name}({op.arg_names()});\n")
-    else:
-        tensors = [f"&{p.name}" for p in op.params if p.type in ("Tensor", "Tensor?")]
-        lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
-        # only promote reads the inputs to choose the dtype
-        inputs = (f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "")
-                  if policy == "promote" else "{}")
-        args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
-                         for p in op.params)
-        body = (f"  ::ember::autocast::Redispatch ac_(::ember::autocast::Policy::{AUTOCAST_POLICIES[policy]}, {inputs});\n"
-                f"  return ember::{op.name}({args});\n")
+    ns = "::ember::autocast::"
+    tensors = [f"&{p.name}" for p in op.params if p.type in ("Tensor", "Tensor?")]
+    lists = [f"&{p.name}" for p in op.params if p.type == "Tensor[]"]
+    inputs = f"{{{', '.join(tensors)}}}" + (f", {{{', '.join(lists)}}}" if lists else "")
+    policies = f"{ns}Policy::{AUTOCAST_POLICIES[cpu]}, {ns}Policy::{AUTOCAST_POLICIES[cuda]}"
+    args = ", ".join(f"ac_.cast({p.name})" if p.type in ("Tensor", "Tensor?", "Tensor[]") else p.name
+                     for p in op.params)
+    body = (f"  const {ns}Device dev_ = {ns}device_of({inputs});\n"
+            f"  const {ns}Policy policy_ = {ns}policy_for(dev_, {policies});\n")
+    if "disabled" in (cpu, cuda):
+        body += (f"  if (policy_ == {ns}Policy::Disabled) {{\n"
+                 f"    {ns}Suspend suspend_;\n"
+                 f"    return ember::{op.name}({op.arg_names()});\n  }}\n")
+    if cuda == "banned":
+        body += f'  if (policy_ == {ns}Policy::Banned) {ns}banned("{op.name}", dev_);\n'
+    body += (f"  {ns}Redispatch ac_(policy_, dev_, {inputs});\n"
+             f"  return ember::{op.name}({args});\n")
     cold = (f"static __attribute__((noinline, cold)) {op.cpp_ret()} {name}({op.cpp_params(False)}) {{\n{body}}}")
-    check = (f"  if (EMBER_UNLIKELY(::ember::autocast::maybe_active()) && ::ember::autocast::cpu_active())\n"
+    check = (f"  if (EMBER_UNLIKELY({ns}maybe_active()) && {ns}active() &&\n"
+             f"      {ns}policy_for({ns}device_of({inputs}), {policies}) != {ns}Policy::None)\n"
              f"    return {name}({op.arg_names()});\n")
     return cold, check
 

@@ -8,11 +8,13 @@
 
 namespace ember::autocast {
 
-std::atomic<int> g_cpu_enabled_threads{0};
+std::atomic<int> g_enabled_threads{0};
 
 namespace {
 
 constexpr int kCPU = int(Device::CPU);
+constexpr int kCUDA = int(Device::CUDA);
+bool counted(Device d) { return d == Device::CPU || d == Device::CUDA; }  // the devices whose ops autocast
 
 struct ThreadState {
   bool enabled[int(Device::Count)] = {};
@@ -26,20 +28,23 @@ struct ThreadState {
   std::unordered_map<const TensorImpl*, std::pair<Tensor, Tensor>> cache;
 
   ~ThreadState() {
-    if (enabled[kCPU]) g_cpu_enabled_threads.fetch_sub(1, std::memory_order_relaxed);
+    const int on = int(enabled[kCPU]) + int(enabled[kCUDA]);
+    if (on) g_enabled_threads.fetch_sub(on, std::memory_order_relaxed);
   }
 };
 
 thread_local ThreadState t_state;
 
-bool eligible(const Tensor& t) {
-  return t.defined() && t.is_floating_point() && t.device().is_cpu() && t.dtype() != kDouble;
+// A floating input (float64 aside) on the op's autocast device.
+bool eligible(const Tensor& t, Device d) {
+  if (!t.defined() || !t.is_floating_point() || t.dtype() == kDouble) return false;
+  return d == Device::CUDA ? t.is_cuda() : t.device().is_cpu();
 }
 
 // The widest floating dtype among the inputs, as torch's promote policy: float32 wins over the
 // autocast dtype; float64 inputs are left alone and do not take part.
-ScalarType prioritize(ScalarType current, const Tensor& t, ScalarType lower) {
-  if (!eligible(t)) return current;
+ScalarType prioritize(ScalarType current, const Tensor& t, ScalarType lower, Device d) {
+  if (!eligible(t, d)) return current;
   ScalarType next = t.dtype();
   if (current == kFloat || next == kFloat) return kFloat;
   if (current == lower && next == lower) return lower;
@@ -57,13 +62,35 @@ bool cacheable(const Tensor& t) {
 }  // namespace
 
 bool cpu_active() { return t_state.enabled[kCPU] && t_state.suspended == 0; }
+bool active() { return (t_state.enabled[kCPU] || t_state.enabled[kCUDA]) && t_state.suspended == 0; }
+
+Device device_of(std::initializer_list<const Tensor*> tensors, std::initializer_list<const std::vector<Tensor>*> lists) {
+  for (const Tensor* t : tensors)
+    if (t->defined() && t->is_cuda()) return Device::CUDA;
+  for (const auto* l : lists)
+    for (const Tensor& t : *l)
+      if (t.defined() && t.is_cuda()) return Device::CUDA;
+  return Device::CPU;
+}
+
+Policy policy_for(Device d, Policy cpu, Policy cuda) {
+  if (!t_state.enabled[int(d)]) return Policy::None;
+  return d == Device::CUDA ? cuda : cpu;
+}
+
+void banned(const char* op, Device d) {
+  EMBER_FAIL(Runtime, "ember.nn.functional.", op, " and ember.nn.BCELoss are unsafe to autocast.\n"
+             "Many models use a sigmoid layer right before the binary cross entropy layer.\n"
+             "In this case, combine the two layers using ember.nn.functional.binary_cross_entropy_with_logits\n"
+             "or ember.nn.BCEWithLogitsLoss.  binary_cross_entropy_with_logits and BCEWithLogits are\n"
+             "safe to autocast. (", d == Device::CUDA ? "cuda" : "cpu", " autocast)");
+}
 
 bool is_enabled(Device d) { return t_state.enabled[int(d)]; }
 
 void set_enabled(Device d, bool enabled) {
   bool& slot = t_state.enabled[int(d)];
-  if (d == Device::CPU && slot != enabled)
-    g_cpu_enabled_threads.fetch_add(enabled ? 1 : -1, std::memory_order_relaxed);
+  if (counted(d) && slot != enabled) g_enabled_threads.fetch_add(enabled ? 1 : -1, std::memory_order_relaxed);
   slot = enabled;
 }
 
@@ -78,24 +105,25 @@ void clear_cache() { t_state.cache.clear(); }
 void suspend() { ++t_state.suspended; }
 void resume() { --t_state.suspended; }
 
-Redispatch::Redispatch(Policy policy, std::initializer_list<const Tensor*> tensors,
-                       std::initializer_list<const std::vector<Tensor>*> lists) {
-  const ScalarType lower = t_state.dtype[kCPU];
+Redispatch::Redispatch(Policy policy, Device d, std::initializer_list<const Tensor*> tensors,
+                       std::initializer_list<const std::vector<Tensor>*> lists)
+    : device_(d) {
+  const ScalarType lower = t_state.dtype[int(d)];
   to_ = policy == Policy::Fp32 ? kFloat : lower;
   if (policy == Policy::Promote) {
-    for (const Tensor* t : tensors) to_ = prioritize(to_, *t, lower);
+    for (const Tensor* t : tensors) to_ = prioritize(to_, *t, lower, d);
     for (const auto* l : lists)
-      for (const Tensor& t : *l) to_ = prioritize(to_, t, lower);
+      for (const Tensor& t : *l) to_ = prioritize(to_, t, lower, d);
   }
   lower_ = to_ == lower;
-  disabled_ = policy == Policy::Disabled;
+  disabled_ = policy != Policy::LowerPrecisionFp && policy != Policy::Fp32 && policy != Policy::Promote;
   ++t_state.suspended;
 }
 
 Redispatch::~Redispatch() { --t_state.suspended; }
 
 Tensor Redispatch::cast(const Tensor& t) const {
-  if (disabled_ || !eligible(t) || t.dtype() == to_) return t;
+  if (disabled_ || !eligible(t, device_) || t.dtype() == to_) return t;
   if (lower_ && cacheable(t)) {
     auto it = t_state.cache.find(t.impl());
     if (it != t_state.cache.end()) return it->second.second;

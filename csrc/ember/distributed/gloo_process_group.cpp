@@ -246,10 +246,12 @@ class ProcessGroupGloo : public ProcessGroup {
   std::string backend_name() const override { return "gloo"; }
 
   WorkPtr allreduce(const Tensor& tensor, ReduceOp op, bool verify) override {
+    host_only("all_reduce", {tensor});
     return allreduce_impl({tensor}, op, kAllreduce, verify);
   }
 
   WorkPtr allreduce_coalesced(const std::vector<Tensor>& tensors, ReduceOp op) override {
+    host_only("all_reduce_coalesced", tensors);
     for (auto& t : tensors)
       if (t.dtype() != tensors.at(0).dtype())
         throw DistError("all_reduce_coalesced: tensors must all have the same dtype, got " +
@@ -258,6 +260,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr broadcast(const Tensor& tensor, int root) override {
+    host_only("broadcast", {tensor});
     check_rank(root, "broadcast", "src");
     auto s = stage(tensor);
     return enqueue("broadcast", {kBroadcast, int32_t(tensor.dtype()), root, -1, tensor.numel()},
@@ -277,6 +280,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr reduce(const Tensor& tensor, int root, ReduceOp op) override {
+    host_only("reduce", {tensor});
     check_rank(root, "reduce", "dst");
     ReduceFn fn = checked_fn("reduce", tensor.dtype(), op);
     // non-root ranks reduce in a scratch copy: their tensor is left as it was
@@ -303,6 +307,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr allgather(const std::vector<Tensor>& outputs, const Tensor& input) override {
+    host_only("all_gather", outputs, {input});
     check_list(outputs, input, "all_gather", "tensor_list");
     Tensor in = input.contiguous();
     Tensor flat = ember::empty({int64_t(size_) * input.numel()}, TensorOptions(input.dtype()));
@@ -314,6 +319,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr allgather_into_tensor(const Tensor& output, const Tensor& input) override {
+    host_only("all_gather_into_tensor", {output, input});
     check_same_dtype(output, input, "all_gather_into_tensor");
     if (output.numel() != int64_t(size_) * input.numel())
       throw DistError("all_gather_into_tensor: output tensor size must be equal to world_size times input tensor "
@@ -329,6 +335,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr reduce_scatter_tensor(const Tensor& output, const Tensor& input, ReduceOp op) override {
+    host_only("reduce_scatter_tensor", {output, input});
     check_same_dtype(output, input, "reduce_scatter_tensor");
     ReduceFn fn = checked_fn("reduce_scatter_tensor", input.dtype(), op);
     if (input.numel() != int64_t(size_) * output.numel())
@@ -347,6 +354,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr gather(const std::vector<Tensor>& outputs, const Tensor& input, int root) override {
+    host_only("gather", outputs, {input});
     check_rank(root, "gather", "dst");
     if (rank_ == root) check_list(outputs, input, "gather", "gather_list");
     else if (!outputs.empty())
@@ -371,6 +379,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr scatter(const Tensor& output, const std::vector<Tensor>& inputs, int root) override {
+    host_only("scatter", inputs, {output});
     check_rank(root, "scatter", "src");
     std::vector<Tensor> ins;
     if (rank_ == root) {
@@ -402,6 +411,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr alltoall_single(const Tensor& output, const Tensor& input, const AllToAllSplits& splits) override {
+    host_only("all_to_all_single", {output, input});
     check_same_dtype(output, input, "all_to_all_single");
     bool even = splits.input.empty() && splits.output.empty();
     auto rows_of = [&](const Tensor& t, const std::vector<int64_t>& sp, const char* which) {
@@ -468,6 +478,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr send(const Tensor& tensor, int dst, int tag) override {
+    host_only("send", {tensor});
     check_rank(dst, "send", "dst");
     if (dst == rank_) throw DistError("send: invalid destination rank: should not be the same as the rank of the current process.");
     Staged s(tensor.contiguous());
@@ -477,6 +488,7 @@ class ProcessGroupGloo : public ProcessGroup {
   }
 
   WorkPtr recv(const Tensor& tensor, int src, int tag) override {
+    host_only("recv", {tensor});
     if (src >= 0) check_rank(src, "recv", "src");
     if (src == rank_) throw DistError("recv: invalid source rank: should not be the same as the rank of the current process.");
     auto s = stage(tensor);
@@ -554,6 +566,17 @@ class ProcessGroupGloo : public ProcessGroup {
                       dtype_cname(dt) + " tensors");
     return fn;
   }
+  // Gloo moves host memory: a GPU tensor gets a clear error, never a host read of device memory
+  static void host_only(const char* op, const std::vector<Tensor>& list, std::initializer_list<Tensor> more = {}) {
+    auto check = [&](const Tensor& t) {
+      if (t.defined() && !t.device().is_cpu())
+        throw DistBackendError(std::string("ProcessGroupGloo: ") + op + " expects CPU tensors, got one on " +
+                               t.device().str() + " (use the nccl backend for CUDA tensors)");
+    };
+    for (const Tensor& t : list) check(t);
+    for (const Tensor& t : more) check(t);
+  }
+  static void host_only(const char* op, std::initializer_list<Tensor> list) { host_only(op, std::vector<Tensor>(list)); }
   static Staged stage(const Tensor& t) {
     autograd::NoGradGuard ng;
     return Staged(t);

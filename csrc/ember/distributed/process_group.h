@@ -26,7 +26,7 @@ class EMBER_API Work {
   virtual ~Work() = default;
   // Blocks until done; rethrows the operation's error. timeout 0: the group's own timeout.
   virtual void wait(Milliseconds timeout = Milliseconds(0));
-  bool is_completed();
+  virtual bool is_completed();
   bool is_success();
   std::exception_ptr exception();
   // The tensors the operation wrote (torch's Work.result()).
@@ -92,6 +92,15 @@ struct GlooOptions {
   std::string hostname;
   std::string iface;
 };
+
+struct NcclOptions {
+  Milliseconds timeout{10 * 60 * 1000};  // torch's default for NCCL groups
+};
+// Whether this build has the NCCL backend (CUDA and NCCL's headers; libnccl loads at the group's creation).
+EMBER_API bool nccl_available();
+// An NCCL group of `size` processes, one GPU each, meeting through `store` (a PrefixStore per group).
+EMBER_API ProcessGroupPtr make_nccl_process_group(std::shared_ptr<Store> store, int rank, int size,
+                                                  const NcclOptions& opts);
 
 // Whether this build has the Gloo backend.
 EMBER_API bool gloo_available();

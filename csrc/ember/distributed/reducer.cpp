@@ -84,7 +84,8 @@ struct Reducer::State {
         b.offsets.push_back(n);
         n += params[size_t(b.params[j])].numel();
       }
-      b.flat = ember::zeros({n}, TensorOptions(params[size_t(b.params[0])].dtype()));
+      const Tensor& first = params[size_t(b.params[0])];
+      b.flat = ember::zeros({n}, TensorOptions(first.dtype()).device(first.device()));  // beside its gradients
     }
   }
 
@@ -119,6 +120,7 @@ struct Reducer::State {
     if (next_launch == buckets.size() && opts.find_unused_parameters) {
       used_map = ember::empty({int64_t(used.size())}, TensorOptions(kInt));
       std::copy(used.begin(), used.end(), used_map.data_ptr<int32_t>());
+      used_map = used_map.to(params[0].device());  // where the group's collectives run (NCCL: the GPU)
       used_work = pg->allreduce(used_map, ReduceOp::MAX);
     }
   }
@@ -155,7 +157,10 @@ struct Reducer::State {
     try {
       for (auto& b : buckets)
         if (b.work) b.work->wait();
-      if (used_work) used_work->wait();
+      if (used_work) {
+        used_work->wait();
+        used_map = used_map.to(Device());  // read on the host below
+      }
     } catch (...) {
       err = std::current_exception();
     }

@@ -114,6 +114,16 @@ const Tensor& bernoulli_(const Tensor& self, const Tensor& p, Generator* gen) {
   if (p.device() != self.device() && !(p.dim() == 0 && p.device().is_cpu()))
     fail_device_mismatch("bernoulli_", self.device(), p.device());
   auto kernel = bernoulli_stub(self.device(), "bernoulli_");
+  if (p.dim() == 0 && !self.device().is_cpu()) {
+    // a number p (dropout's keep probability) for a device tensor: checked on the host, compared on the
+    // device with the same uniforms the kernel would draw; no full-size p, no device-side check to read back
+    const double pv = p.item().to_double();
+    EMBER_CHECK(pv >= 0 && pv <= 1, "bernoulli_ expects all elements of p to be in [0, 1]");
+    Tensor u = empty_tensor(self.sizes(), kDouble, self.device());
+    native::uniform_(u, 0.0, 1.0, gen);
+    ember::copy_(self, ember::lt(u, scalar_to_tensor(Scalar(pv))));
+    return self;
+  }
   Generator& g = generator_for(gen, self.device());
   Tensor pd = p.to(kDouble);
   if (pd.device() != self.device()) pd = pd.to(self.device());

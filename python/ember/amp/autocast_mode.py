@@ -7,6 +7,7 @@ import collections.abc
 import functools
 import warnings
 
+from .. import _C
 from .._C import bfloat16, float16, float64
 from .._tensor import Tensor
 from . import _state
@@ -35,10 +36,16 @@ class autocast:
         self.custom_backend_name = "privateuseone"
         self._cache_enabled = _state.is_autocast_cache_enabled() if cache_enabled is None else cache_enabled
         if enabled:
-            if self.device == "cuda":
-                # Ember has no CUDA: like PyTorch without it, the region runs unchanged
+            if self.device == "cuda" and not _C._cuda_is_available():
+                # like PyTorch without a GPU: the region runs unchanged
                 warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
                 enabled = False
+            elif self.device == "cuda":
+                if self.fast_dtype not in (float16, bfloat16):
+                    warnings.warn("In CUDA autocast, but the target dtype is not supported. Disabling autocast.\n"
+                                  "CUDA Autocast only supports dtypes of torch.float16, torch.bfloat16 currently.",
+                                  stacklevel=2)
+                    enabled = False
             elif self.fast_dtype not in _supported_dtypes():
                 name = self.device.upper()
                 warnings.warn(f"In {name} autocast, but the target dtype is not supported. Disabling autocast.\n"

@@ -9,6 +9,7 @@ import warnings
 from collections import abc, defaultdict
 from enum import Enum
 
+from .. import _C
 from .._C import _ops, float16, float32, int32
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -40,13 +41,13 @@ def _amp_foreach_non_finite_check_and_unscale_(self, found_inf, inv_scale):
     _check_scalar_float(inv_scale, "inv_scale", fn)
     _check_scalar_float(found_inf, "found_inf", fn)
     with no_grad():
+        # device ops only: on a GPU nothing here waits for the device (no item(), no bool())
         for t in self:
             if not t.is_floating_point():
                 raise RuntimeError(f"{fn}: all tensors must be floating point, got {t.dtype}.")
-            if not bool(_ops.isfinite(t).all()):
-                found_inf.fill_(1.0)
-            if inv_scale.item() != 1.0:
-                t.mul_(inv_scale.reshape(()))
+            bad = _ops.logical_not(_ops.isfinite(t).all()).to(float32).reshape(found_inf.shape)
+            found_inf.copy_(_ops.maximum(found_inf, bad))
+            t.mul_(inv_scale.reshape(()))  # x * 1.0 is x exactly: no need to test the scale first
 
 
 def _amp_update_scale_(self, growth_tracker, found_inf, scale_growth_factor, scale_backoff_factor, growth_interval):
@@ -90,14 +91,14 @@ class _MultiDeviceReplicator:
 
 class GradScaler:
     """GradScaler(device='cuda', init_scale=65536.0, growth_factor=2.0, backoff_factor=0.5,
-    growth_interval=2000, enabled=True). Ember has no CUDA: as on a CPU-only PyTorch, the 'cuda'
-    scaler disables itself with a warning; GradScaler('cpu') scales."""
+    growth_interval=2000, enabled=True). Without a GPU, as on a CPU-only PyTorch, the 'cuda' scaler
+    disables itself with a warning; GradScaler('cpu') scales."""
 
     def __init__(self, device="cuda", init_scale=2.0**16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         self._device = device
         self._enabled = enabled
-        if self._device == "cuda" and enabled:
+        if self._device == "cuda" and enabled and not _C._cuda_is_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
                           stacklevel=2)
             self._enabled = False

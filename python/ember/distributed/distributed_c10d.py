@@ -74,8 +74,8 @@ def is_gloo_available():
 
 
 def is_nccl_available():
-    """Whether the NCCL backend is built in (no)."""
-    return False
+    """Whether the NCCL backend is built in (CUDA tensors; a GPU may still be absent)."""
+    return bool(_D.nccl_available())
 
 
 def is_mpi_available():
@@ -95,7 +95,8 @@ def is_xccl_available():
 
 def is_backend_available(backend):
     """Whether a named backend is available in this build."""
-    return str(backend).lower() == Backend.GLOO and is_gloo_available()
+    name = str(backend).lower()
+    return (name == Backend.GLOO and is_gloo_available()) or (name == Backend.NCCL and is_nccl_available())
 
 
 def get_default_backend_for_device(device):
@@ -276,9 +277,11 @@ def _check_rank(rank, world_size):
 def _make_group(backend, store, rank, world_size, timeout, host):
     backend = Backend(backend)
     if backend == Backend.NCCL:
-        raise RuntimeError("Distributed package doesn't have NCCL built in")
+        if not is_nccl_available():
+            raise RuntimeError("Distributed package doesn't have NCCL built in")
+        return _D.new_nccl_group(store, rank, world_size, timeout), backend
     if backend != Backend.GLOO:
-        raise RuntimeError(f"Invalid backend: '{backend}' (this Ember has: gloo)")
+        raise RuntimeError(f"Invalid backend: '{backend}' (this Ember has: gloo, nccl)")
     if not is_gloo_available():
         raise RuntimeError("Distributed package doesn't have Gloo built in")
     # on one machine Gloo listens on loopback; across machines on the address of this host's name
@@ -632,19 +635,29 @@ def _byte_tensor(data):
     return _C.from_numpy(numpy.frombuffer(data, dtype=numpy.uint8).copy())
 
 
+def _object_device(group):
+    """Where an object collective's tensors travel: the current GPU for an NCCL group (as torch's), else
+    the CPU."""
+    if _world.group_backend.get(_group(group)) == Backend.NCCL:
+        from .. import cuda
+        return f"cuda:{cuda.current_device()}"
+    return "cpu"
+
+
 def _gather_bytes(payload, group):
     """Every rank's payload (lists of bytes), through two all_gathers (sizes, then padded bytes)."""
     g = _group(group)
-    n = g.size()
-    size = _new_tensor([len(payload)], dtype=_int64)
-    sizes = [_zeros(1, dtype=_int64) for _ in range(n)]
+    n, dev = g.size(), _object_device(group)
+    size = _new_tensor([len(payload)], dtype=_int64).to(dev)
+    sizes = [_zeros(1, dtype=_int64).to(dev) for _ in range(n)]
     all_gather(sizes, size, group=group)
     longest = max(int(s.item()) for s in sizes)
     mine = _zeros(longest, dtype=_uint8)
     mine[:len(payload)] = _byte_tensor(payload)
-    outs = [_zeros(longest, dtype=_uint8) for _ in range(n)]
+    mine = mine.to(dev)
+    outs = [_zeros(longest, dtype=_uint8).to(dev) for _ in range(n)]
     all_gather(outs, mine, group=group)
-    return [bytes(o[:int(s.item())].numpy().tobytes()) for o, s in zip(outs, sizes)]
+    return [bytes(o[:int(s.item())].cpu().numpy().tobytes()) for o, s in zip(outs, sizes)]
 
 
 def all_gather_object(object_list, obj, group=None):
@@ -678,17 +691,18 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         return
     g = _group(group)
     root = _peer(group, src, group_src, "src")
+    dev = device if device is not None else _object_device(group)
     if g.rank() == root:
         payloads = [_to_bytes(o) for o in object_list]
-        sizes = _new_tensor([len(p) for p in payloads], dtype=_int64)
+        sizes = _new_tensor([len(p) for p in payloads], dtype=_int64).to(dev)
     else:
-        sizes = _zeros(len(object_list), dtype=_int64)
+        sizes = _zeros(len(object_list), dtype=_int64).to(dev)
     g.broadcast(sizes, root).wait()
     total = int(sizes.sum().item())
-    buf = _byte_tensor(b"".join(payloads)) if g.rank() == root else _zeros(total, dtype=_uint8)
+    buf = (_byte_tensor(b"".join(payloads)) if g.rank() == root else _zeros(total, dtype=_uint8)).to(dev)
     g.broadcast(buf, root).wait()
     if g.rank() != root:
-        raw, at = buf.numpy().tobytes(), 0
+        raw, at = buf.cpu().numpy().tobytes(), 0
         for i, s in enumerate(sizes.tolist()):
             object_list[i] = _from_bytes(raw[at:at + s])
             at += s
@@ -748,19 +762,21 @@ def send_object_list(object_list, dst=None, group=None, device=None, group_dst=N
     if not _member(group):
         return
     payloads = [_to_bytes(o) for o in object_list]
-    send(_new_tensor([len(p) for p in payloads], dtype=_int64), dst, group=group, group_dst=group_dst)
-    send(_byte_tensor(b"".join(payloads)), dst, group=group, group_dst=group_dst)
+    dev = device if device is not None else _object_device(group)
+    send(_new_tensor([len(p) for p in payloads], dtype=_int64).to(dev), dst, group=group, group_dst=group_dst)
+    send(_byte_tensor(b"".join(payloads)).to(dev), dst, group=group, group_dst=group_dst)
 
 
 def recv_object_list(object_list, src=None, group=None, device=None, group_src=None, use_batch=False):
     """Fills object_list with what send_object_list sent; returns the sender's rank."""
     if not _member(group):
         return -1
-    sizes = _zeros(len(object_list), dtype=_int64)
+    dev = device if device is not None else _object_device(group)
+    sizes = _zeros(len(object_list), dtype=_int64).to(dev)
     sender = recv(sizes, src, group=group, group_src=group_src)
-    buf = _zeros(int(sizes.sum().item()), dtype=_uint8)
+    buf = _zeros(int(sizes.sum().item()), dtype=_uint8).to(dev)
     recv(buf, sender, group=group)
-    raw, at = buf.numpy().tobytes(), 0
+    raw, at = buf.cpu().numpy().tobytes(), 0
     for i, n in enumerate(sizes.tolist()):
         object_list[i] = _from_bytes(raw[at:at + n])
         at += n

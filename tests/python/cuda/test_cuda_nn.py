@@ -361,3 +361,99 @@ def test_batch_norm_training_and_eval(dtype, shape):
         outs[dev] = (y, ye, xs.grad, ws.grad, bs.grad, rm, rv)
     for g, c_ in zip(outs["cuda"], outs["cpu"]):
         close(g, c_, rtol * 10, atol * 10)
+
+
+def test_embedding_forward_backward_and_bad_index():
+    w = rand(10, 4, seed=15)
+    idx = ember.tensor([[1, 3, 3], [9, 0, 1]])
+    wc, wg = w.clone().requires_grad_(), w.detach().cuda().requires_grad_()
+    yc, yg = F.embedding(idx, wc, padding_idx=0), F.embedding(idx.cuda(), wg, padding_idx=0)
+    close(yg, yc, 0, 0)
+    (yc * 2).sum().backward()
+    (yg * 2).sum().backward()
+    close(wg.grad, wc.grad, 0, 0)
+    with pytest.raises(IndexError, match="index out of range in self"):
+        F.embedding(ember.tensor([10], device="cuda"), wg)
+
+
+def test_gradients_of_cross_device_copy_scatter_normal_and_bce():
+    src = rand(4).requires_grad_()
+    dst = ember.zeros(4, device="cuda")
+    dst.copy_(src)
+    (dst * 3).sum().backward()
+    assert src.grad.device.type == "cpu" and ember.equal(src.grad, ember.full((4,), 3.0))
+    x = rand(3, 4).cuda().requires_grad_()
+    idx = ember.tensor([[0, 1, 2, 0]], device="cuda")
+    x.scatter(0, idx, ember.ones(1, 4, device="cuda")).sum().backward()
+    xc = rand(3, 4).requires_grad_()
+    xc.scatter(0, idx.cpu(), ember.ones(1, 4)).sum().backward()
+    close(x.grad, xc.grad, 0, 0)
+    mean = ember.zeros(5, device="cuda", requires_grad=True)
+    ember.normal(mean, 1.0).sum().backward()
+    assert mean.grad.device.type == "cuda"
+    logits, target = rand(6, 3), (rand(6, 3, seed=2) > 0).float()
+    lc, lg = logits.clone().requires_grad_(), logits.detach().cuda().requires_grad_()
+    F.binary_cross_entropy_with_logits(lc, target).backward()
+    F.binary_cross_entropy_with_logits(lg, target.cuda()).backward()
+    close(lg.grad, lc.grad, 1e-5, 1e-6)
+
+
+# ---- autocast and GradScaler on the GPU (PyTorch's CUDA op lists)
+
+@pytest.mark.parametrize("low", [ember.bfloat16, ember.float16])
+def test_cuda_autocast_op_lists(low):
+    a, b = rand(8, 8).cuda(), rand(8, 8, seed=1).cuda()
+    w = rand(3, 2, 3, 3, seed=2).cuda()
+    with ember.autocast("cuda", dtype=low):
+        assert ember.is_autocast_enabled("cuda")
+        assert (a @ b).dtype == low and ember.mm(a, b).dtype == low and F.linear(a, b).dtype == low
+        assert ember.mv(a, b[0]).dtype == low  # on CUDA's list (not the CPU's)
+        assert F.conv2d(rand(1, 2, 5, 5).cuda(), w).dtype == low
+        h = (a @ b)
+        assert ember.exp(h).dtype == ember.float32 and ember.softmax(h, 1).dtype == ember.float32
+        assert h.sum().dtype == ember.float32 and F.layer_norm(h, (8,)).dtype == ember.float32
+        assert ember.cat([h, a]).dtype == ember.float32  # promote: the widest input
+        assert (h + h).dtype == low  # not on the lists: runs as called
+        assert F.cross_entropy(h, ember.tensor([0, 1, 2, 3, 4, 5, 6, 7], device="cuda")).dtype == ember.float32
+        with pytest.raises(RuntimeError, match="unsafe to autocast"):
+            F.binary_cross_entropy(ember.sigmoid(h), ember.ones(8, 8, device="cuda"))
+        c = rand(4, 4)  # CPU tensors follow the CPU's autocast, which is off here
+        assert (c @ c).dtype == ember.float32
+    assert not ember.is_autocast_enabled("cuda")
+    if HAVE_TORCH_CUDA:
+        ta, tb = torch.from_numpy(a.cpu().numpy()).cuda(), torch.from_numpy(b.cpu().numpy()).cuda()
+        tlow = torch.bfloat16 if low is ember.bfloat16 else torch.float16
+        with torch.autocast("cuda", dtype=tlow):
+            th = ta @ tb
+            assert str(torch.exp(th).dtype) == "torch.float32" and th.sum().dtype == torch.float32
+            assert torch.mv(ta, tb[0]).dtype == tlow
+
+
+def test_grad_scaler_on_the_gpu():
+    ember.manual_seed(0)
+    model = ember.nn.Sequential(ember.nn.Linear(16, 32), ember.nn.ReLU(), ember.nn.Linear(32, 4)).cuda()
+    opt = ember.optim.SGD(model.parameters(), lr=0.05)
+    scaler = ember.amp.GradScaler("cuda")
+    assert scaler.is_enabled()
+    x, y = rand(64, 16).cuda(), ember.randint(0, 4, (64,)).cuda()
+    losses = []
+    for _ in range(30):
+        opt.zero_grad()
+        with ember.autocast("cuda", dtype=ember.float16):
+            loss = F.cross_entropy(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+    assert scaler.get_scale() == 2.0 ** 16  # no overflow in 30 steps of this model
+    # an overflow skips the step and halves the scale
+    before = [p.detach().clone() for p in model.parameters()]
+    opt.zero_grad()
+    with ember.autocast("cuda", dtype=ember.float16):
+        loss = F.cross_entropy(model(x), y) * float("inf")
+    scaler.scale(loss).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 2.0 ** 15
+    assert all(ember.equal(p, b) for p, b in zip(model.parameters(), before))

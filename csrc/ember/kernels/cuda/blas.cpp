@@ -14,12 +14,14 @@ bool has_cublas() { return false; }  // the CUDA matrix products raise NotImplem
 
 #include <cublas_api.h>
 #include <cuComplex.h>
-#include <dlfcn.h>
 
+#include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "ember/core/dynamic_library.h"
 #include "ember/core/tensor.h"
 #include "ember/cuda/backend.h"
 #include "ember/generated/ops.h"
@@ -39,6 +41,7 @@ struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasSetStream_v2) set_stream = nullptr;
   decltype(&cublasSetMathMode) set_math_mode = nullptr;
+  decltype(&cublasSetWorkspace_v2) set_workspace = nullptr;
   decltype(&cublasGetStatusString) status_string = nullptr;
   decltype(&cublasGemmStridedBatchedEx_64) gemm = nullptr;
   std::string error;  // why loading failed (empty when it worked)
@@ -52,25 +55,14 @@ Cublas load_cublas() {
   candidates.push_back(std::string(EMBER_CUBLAS_LIBRARY_DIR) + "/" + soname);  // the wheel CMake found
 #endif
   candidates.push_back(soname);  // LD_LIBRARY_PATH, the loader's cache, or one already loaded (torch's)
-  void* lib = nullptr;
-  for (const std::string& path : candidates) {
-    lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) break;
-    const char* e = dlerror();
-    if (!c.error.empty()) c.error += "; ";
-    c.error += e ? e : path;
-  }
-  if (!lib) return c;
-  auto sym = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-    if (!fn && c.error.empty()) c.error = std::string("cuBLAS lacks ") + name;
-  };
-  c.error.clear();
-  sym(c.create, "cublasCreate_v2");
-  sym(c.set_stream, "cublasSetStream_v2");
-  sym(c.set_math_mode, "cublasSetMathMode");
-  sym(c.status_string, "cublasGetStatusString");
-  sym(c.gemm, "cublasGemmStridedBatchedEx_64");
+  DynamicLibrary lib(candidates);
+  lib.resolve(c.create, "cublasCreate_v2");
+  lib.resolve(c.set_stream, "cublasSetStream_v2");
+  lib.resolve(c.set_math_mode, "cublasSetMathMode");
+  lib.resolve(c.set_workspace, "cublasSetWorkspace_v2");
+  lib.resolve(c.status_string, "cublasGetStatusString");
+  lib.resolve(c.gemm, "cublasGemmStridedBatchedEx_64");
+  c.error = lib.error();
   return c;
 }
 
@@ -108,7 +100,18 @@ struct ThreadHandles {
   }
 };
 
-// The calling thread's handle for `device` (the current device), bound to `stream`.
+// cuBLAS's workspace, one per (handle, stream) as PyTorch keeps them: a handle's default workspace
+// would be shared by the kernels it queues on two streams, which may run at once. 32 MiB, cuBLAS's
+// recommendation for Hopper; never freed (a few per thread and stream in use).
+constexpr size_t kWorkspaceBytes = size_t(32) << 20;
+void* workspace_for(cublasHandle_t h, cudaStream_t s, int device) {
+  thread_local std::map<std::pair<cublasHandle_t, cudaStream_t>, void*> spaces;
+  void*& w = spaces[{h, s}];
+  if (!w) w = allocate_raw(kWorkspaceBytes, device);
+  return w;
+}
+
+// The calling thread's handle for `device` (the current device), bound to `stream` and its workspace.
 cublasHandle_t handle_for(int device, cudaStream_t stream) {
   thread_local ThreadHandles mine;
   if (mine.by_device.size() <= size_t(device)) mine.by_device.resize(size_t(device) + 1, nullptr);
@@ -123,7 +126,9 @@ cublasHandle_t handle_for(int device, cudaStream_t stream) {
     }
     if (!h) check_status(cublas().create(&h), "cublasCreate(handle)");
   }
-  check_status(cublas().set_stream(h, stream), "cublasSetStream(handle, stream)");
+  check_status(cublas().set_stream(h, stream), "cublasSetStream(handle, stream)");  // resets the workspace
+  check_status(cublas().set_workspace(h, workspace_for(h, stream, device), kWorkspaceBytes),
+               "cublasSetWorkspace(handle, workspace, size)");
   return h;
 }
 

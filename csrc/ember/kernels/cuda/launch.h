@@ -42,6 +42,7 @@ enum Status : int {
   kNoKernel = 1,  // the op has no CUDA kernel: NotImplementedError naming the op and device
   kBadDtype = 2,  // the op has a CUDA kernel, not for this dtype
   kCudaError = 3, // a launch failed: cudaGetLastError() says why (read by the host side)
+  kTooLarge = 4,  // a size beyond what one launch's grid can cover (RuntimeError)
 };
 
 // kernel: the UnaryKernel / BinaryKernel / TernaryKernel enum value (generated/kernels.h).

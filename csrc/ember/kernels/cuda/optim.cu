@@ -1,6 +1,7 @@
 // The fused SGD and Adam/AdamW updates on the GPU (kernels/optim.h), one thread per element, with
-// the CPU loops' formulas and rounding points (kernels/cpu/optim.cpp): the tensor math in the
-// parameter's dtype, the per-step scalars computed in double on the host and rounded once. The
+// the CPU loops' formulas (kernels/cpu/optim.cpp): the tensor math in the parameter's dtype, the
+// per-step scalars computed in double on the host and rounded once. nvcc fuses a * b + c into one
+// multiply-add, so a step agrees with the CPU's to an ulp, not always to the bit. The
 // options are runtime flags here (uniform across a launch, so no divergence), where the CPU
 // instantiates a loop per combination to vectorize.
 #include <cmath>

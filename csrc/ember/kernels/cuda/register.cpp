@@ -10,6 +10,7 @@
 #include "ember/cuda/cuda.h"
 #include "ember/kernels/cuda/launch.h"
 #include "ember/generated/ops.h"
+#include "ember/kernels/embedding.h"
 #include "ember/kernels/indexing.h"
 #include "ember/kernels/kernels.h"
 #include "ember/kernels/nn_loss.h"
@@ -74,6 +75,8 @@ void raise_status(ck::Status st, const char* op, Device device, ScalarType dtype
       no_kernel_for(op, device);
     case ck::kBadDtype:
       EMBER_FAIL(NotImplemented, "\"", op, "_cuda\" not implemented for '", dtype, "'");
+    case ck::kTooLarge:
+      EMBER_FAIL(Runtime, op, ": the tensor is too large for the CUDA kernel's launch grid (", dtype, ")");
     case ck::kCudaError: {
       const cudaError_t err = cudaGetLastError();
       if (err == cudaSuccess) EMBER_FAIL(Runtime, op, ": internal error in the CUDA backend (a launcher failed without a CUDA error)");
@@ -548,6 +551,13 @@ ConvGrads convolution_backward_cuda(const Tensor& grad, const Tensor& input, con
                                    const ConvParams& p, ConvMask mask) {
   return conv_backward_composite(grad, input, weight, has_bias, p, mask);
 }
+// embedding's index check: [min, max] reduced on the device, one read of two values
+IndexRange index_range_cuda(const Tensor& indices) {
+  DeviceGuard guard(indices.device().index);
+  Tensor flat = indices.reshape({-1}).to(kLong);
+  Tensor both = ember::stack({ember::min(flat), ember::max(flat)}, 0).to(Device());
+  return {both.select(0, 0).item().to_long(), both.select(0, 1).item().to_long()};
+}
 // Index tables of a few entries per dim, computed by the CPU's entry and copied over.
 void pad_source_index_cuda(const Tensor& index, int64_t n, int64_t lo, PadMode mode) {
   Tensor host = empty_tensor(index.sizes(), kLong, Device());
@@ -605,5 +615,6 @@ EMBER_REGISTER_KERNEL(max_pool_stub, CUDA, &::ember::cuda::max_pool_cuda);
 EMBER_REGISTER_KERNEL(max_pool_backward_stub, CUDA, &::ember::cuda::max_pool_backward_cuda);
 EMBER_REGISTER_KERNEL(convolution_stub, CUDA, &::ember::cuda::convolution_cuda);
 EMBER_REGISTER_KERNEL(convolution_backward_stub, CUDA, &::ember::cuda::convolution_backward_cuda);
+EMBER_REGISTER_KERNEL(index_range_stub, CUDA, &::ember::cuda::index_range_cuda);
 EMBER_REGISTER_KERNEL(pad_source_index_stub, CUDA, &::ember::cuda::pad_source_index_cuda);
 EMBER_REGISTER_KERNEL(adaptive_avg_pool_matrix_stub, CUDA, &::ember::cuda::adaptive_avg_pool_matrix_cuda);

@@ -43,16 +43,23 @@ class DistributedDataParallel(Module):
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter that "
                                "requires a gradient.")
         devices = {p.device for p in module.parameters()}
-        if device_ids is not None or output_device is not None:
+        on_gpu = len(devices) == 1 and next(iter(devices)).type == "cuda"
+        if (device_ids is not None or output_device is not None) and not on_gpu:
             raise ValueError("DistributedDataParallel device_ids and output_device arguments only work with "
                              "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
                              f"{device_ids}, output_device {output_device}, and module parameters {devices}.")
+        if on_gpu and device_ids is not None:
+            index = next(iter(devices)).index
+            ids = [getattr(d, "index", d) for d in device_ids]
+            if ids != [index]:
+                raise ValueError(f"DistributedDataParallel: device_ids {device_ids} must name the one device of the "
+                                 f"module's parameters (cuda:{index})")
         if device_mesh is not None or mixed_precision is not None:
             raise NotImplementedError("DistributedDataParallel: device_mesh and mixed_precision are not supported")
         self.module = module
         self.process_group = process_group if process_group is not None else distributed_c10d._get_default_group()
-        self.device_ids = None
-        self.output_device = None
+        self.device_ids = [next(iter(devices)).index] if on_gpu and device_ids is not None else None
+        self.output_device = self.device_ids[0] if self.device_ids else None
         self.dim = dim
         self.broadcast_buffers = True if broadcast_buffers is None else broadcast_buffers
         self.find_unused_parameters = find_unused_parameters
@@ -72,9 +79,10 @@ class DistributedDataParallel(Module):
         """Every rank must wrap the same architecture (names, shapes, dtypes, order)."""
         tensor, zeros, int64 = _C._ops.tensor, _C._ops.zeros, _C.int64
         desc = ";".join(f"{n}:{tuple(p.shape)}:{p.dtype}" for n, p in self.module.named_parameters() if p.requires_grad)
-        mine = tensor([len(params), zlib.crc32(desc.encode())], dtype=int64)
+        dev = params[0].device if self.process_group.name() == "nccl" else "cpu"  # NCCL moves GPU memory
+        mine = tensor([len(params), zlib.crc32(desc.encode())], dtype=int64).to(dev)
         n = self.process_group.size()
-        alls = [zeros(2, dtype=int64) for _ in range(n)]
+        alls = [zeros(2, dtype=int64).to(dev) for _ in range(n)]
         self.process_group.allgather(alls, mine).wait()
         for r, other in enumerate(alls):
             count, digest = other.tolist()
