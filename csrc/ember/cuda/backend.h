@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include "ember/alloc/allocator.h"
+#include "ember/core/dtype.h"
 #include "ember/core/error.h"
 #include "ember/core/stream.h"
 
@@ -40,5 +41,11 @@ cudaStream_t current_cuda_stream(int index);
 // an asynchronous copy on `stream` uses its block (not reused before the copy has finished).
 bool is_pinned_ptr(const void* ptr);
 void record_host_use(const void* ptr, cudaStream_t stream);
+
+// c [M, N] (row-major, leading dimension ldc) = alpha * a [M, K] (lda) @ b [K, N] (ldb) + beta * c, float or
+// double, on the current device's current stream: the raw-pointer GEMM of the fused RNN steps
+// (kernels/cuda/blas.cpp; NotImplementedError in a build without cuBLAS's headers).
+void gemm_rows(ScalarType dt, int64_t M, int64_t N, int64_t K, double alpha, const void* a, int64_t lda,
+               const void* b, int64_t ldb, double beta, void* c, int64_t ldc);
 
 }  // namespace ember::cuda

@@ -457,3 +457,44 @@ def test_grad_scaler_on_the_gpu():
     scaler.update()
     assert scaler.get_scale() == 2.0 ** 15
     assert all(ember.equal(p, b) for p, b in zip(model.parameters(), before))
+
+
+# ---- recurrent layers (cuBLAS step GEMMs + fused pointwise steps)
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_recurrent_layers_match_the_cpu(kind, dtype, bidirectional):
+    dt, rtol, atol = FLOATS[dtype]
+    ember.manual_seed(3)
+    cpu = getattr(ember.nn, kind)(6, 5, num_layers=2, bidirectional=bidirectional).to(dt)
+    gpu = getattr(ember.nn, kind)(6, 5, num_layers=2, bidirectional=bidirectional).to(dt)
+    gpu.load_state_dict(cpu.state_dict())
+    gpu = gpu.cuda()
+    x = rand(7, 3, 6, seed=4).to(dt)
+    xc, xg = x.clone().requires_grad_(), x.detach().cuda().requires_grad_()
+    (yc, _), (yg, _) = cpu(xc), gpu(xg)
+    close(yg, yc, rtol * 10, atol * 10)
+    up = rand(*yc.shape, seed=5).to(dt)
+    (yc * up).sum().backward()
+    (yg * up.cuda()).sum().backward()
+    close(xg.grad, xc.grad, rtol * 100, atol * 100)
+    for (n, pc), pg in zip(cpu.named_parameters(), gpu.parameters()):
+        close(pg.grad, pc.grad, rtol * 100, atol * 100)
+
+
+def test_recurrent_cells_match_the_cpu():
+    for cell in (ember.nn.LSTMCell, ember.nn.GRUCell):
+        ember.manual_seed(6)
+        c = cell(4, 3)
+        g = cell(4, 3)
+        g.load_state_dict(c.state_dict())
+        g = g.cuda()
+        x = rand(5, 4, seed=7)
+        xc, xg = x.clone().requires_grad_(), x.detach().cuda().requires_grad_()
+        oc, og = c(xc), g(xg)
+        oc, og = (oc[0], og[0]) if isinstance(oc, tuple) else (oc, og)
+        close(og, oc, 1e-5, 1e-6)
+        oc.pow(2).sum().backward()
+        og.pow(2).sum().backward()
+        close(xg.grad, xc.grad, 1e-4, 1e-5)

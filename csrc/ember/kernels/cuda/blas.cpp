@@ -6,8 +6,15 @@
 
 #ifndef EMBER_HAVE_CUBLAS
 
+#include "ember/cuda/backend.h"
+
 namespace ember::cuda {
 bool has_cublas() { return false; }  // the CUDA matrix products raise NotImplementedError (no stub entry)
+void gemm_rows(ScalarType, int64_t, int64_t, int64_t, double, const void*, int64_t, const void*, int64_t, double,
+               void*, int64_t) {
+  EMBER_FAIL(NotImplemented, "this Ember was built without cuBLAS's headers (pip install nvidia-cublas): no GEMM on "
+                             "the GPU for the RNN steps");
+}
 }  // namespace ember::cuda
 
 #else
@@ -245,6 +252,23 @@ void mm_cuda(const Tensor& c, const Tensor& a, const Tensor& b) { gemm_batched(c
 void bmm_cuda(const Tensor& c, const Tensor& a, const Tensor& b) { gemm_batched(c, a, b, 1.0, 0.0, "bmm"); }
 
 }  // namespace
+
+void gemm_rows(ScalarType dt, int64_t M, int64_t N, int64_t K, double alpha, const void* a, int64_t lda,
+               const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  const Types ty = types_for(dt, "lstm");
+  const int device = current_device();
+  const Scale al = scale_of(dt, alpha), be = scale_of(dt, beta);
+  const Cublas& lib = cublas();
+  cublasHandle_t h = handle_for(device, current_cuda_stream(device));
+  check_status(lib.set_math_mode(h, ty.math), "cublasSetMathMode(handle, mode)");
+  // row-major C = A B is column-major C^T = B^T A^T: b first, both as stored (op N)
+  check_status(lib.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, al.bytes, b, ty.data, ldb, 0, a, ty.data, lda, 0,
+                        be.bytes, c, ty.data, ldc, 0, 1, ty.compute, CUBLAS_GEMM_DEFAULT),
+               "cublasGemmStridedBatchedEx(handle, opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, "
+               "&beta, c, ldc, stridec, num_batches)");
+}
+
 }  // namespace ember::cuda
 
 EMBER_REGISTER_KERNEL(gemm_stub, CUDA, &::ember::cuda::gemm_cuda);

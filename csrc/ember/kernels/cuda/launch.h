@@ -191,4 +191,22 @@ Status max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t plan
 Status max_pool_backward(int dtype, void* gi, const void* g, const int64_t* idx, int64_t total, int64_t in_plane,
                          int64_t out_plane, int64_t* bad, void* stream);
 
+// ---- LSTM / GRU (rnn.cu) over contiguous float / double rows: the cells (kernels/kernels.h's entries,
+// same arguments), and one step t of an LSTM layer: acts_t, h_t, c_t from the pre-activations g_t [B, 4H] and
+// c_{t-1}; and of its backward: dh += dhs_t, dc += dcs_t (either may be null), d gates_t into dg, dc becomes
+// d c_{t-1} (dgin: the gradients of the activations, may be null)
+Status lstm_cell(int dtype, const void* gates, const void* cx, void* hy, void* cy, int64_t rows, int64_t H,
+                 void* stream);
+Status lstm_cell_backward(int dtype, const void* dhy, const void* dcy, const void* gates, const void* cx,
+                          const void* cy, void* dgates, void* dcx, int64_t rows, int64_t H, void* stream);
+Status lstm_step(int dtype, const void* g, const void* c0, void* acts, void* hy, void* cy, int64_t B, int64_t H,
+                 void* stream);
+Status lstm_step_backward(int dtype, const void* dhs, const void* dcs, const void* dgin, const void* acts,
+                          const void* c_t, const void* c_prev, void* dg, void* dh, void* dc, int64_t B, int64_t H,
+                          void* stream);
+Status gru_cell(int dtype, const void* gi, const void* gh, const void* hx, void* hy, int64_t rows, int64_t H,
+                void* stream);
+Status gru_cell_backward(int dtype, const void* dhy, const void* gi, const void* gh, const void* hx, void* dgi,
+                         void* dgh, void* dhx, int64_t rows, int64_t H, void* stream);
+
 }  // namespace ember::cuda_kernels

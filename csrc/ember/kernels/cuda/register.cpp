@@ -507,6 +507,80 @@ void fused_adam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, c
                "_fused_adam_", d, param.dtype());
 }
 
+// ---- LSTM / GRU (rnn.cu). A layer runs step by step on the host: each step's h_{t-1} W_hh^T on cuBLAS
+// (gemm_rows), then one pointwise launch, all queued on the current stream (no sync).
+void lstm_cell_cuda(ScalarType dt, const void* gates, const void* cx, void* hy, void* cy, int64_t rows, int64_t H) {
+  const Device d = device_of(gates);
+  DeviceGuard guard(d.index);
+  raise_status(ck::lstm_cell(int(dt), gates, cx, hy, cy, rows, H, current_cuda_stream(d.index)), "_lstm_cell", d, dt);
+}
+void lstm_cell_backward_cuda(ScalarType dt, const void* dhy, const void* dcy, const void* gates, const void* cx,
+                             const void* cy, void* dgates, void* dcx, int64_t rows, int64_t H) {
+  const Device d = device_of(gates);
+  DeviceGuard guard(d.index);
+  raise_status(ck::lstm_cell_backward(int(dt), dhy, dcy, gates, cx, cy, dgates, dcx, rows, H,
+                                      current_cuda_stream(d.index)),
+               "_lstm_cell_backward", d, dt);
+}
+void gru_cell_cuda(ScalarType dt, const void* gi, const void* gh, const void* hx, void* hy, int64_t rows, int64_t H) {
+  const Device d = device_of(gi);
+  DeviceGuard guard(d.index);
+  raise_status(ck::gru_cell(int(dt), gi, gh, hx, hy, rows, H, current_cuda_stream(d.index)), "_gru_cell", d, dt);
+}
+void gru_cell_backward_cuda(ScalarType dt, const void* dhy, const void* gi, const void* gh, const void* hx, void* dgi,
+                            void* dgh, void* dhx, int64_t rows, int64_t H) {
+  const Device d = device_of(gi);
+  DeviceGuard guard(d.index);
+  raise_status(ck::gru_cell_backward(int(dt), dhy, gi, gh, hx, dgi, dgh, dhx, rows, H, current_cuda_stream(d.index)),
+               "_gru_cell_backward", d, dt);
+}
+// the address of step t's block of `per_step` elements
+const char* at_step(const void* base, int64_t t, int64_t per_step, int64_t esz) {
+  return static_cast<const char*>(base) + t * per_step * esz;
+}
+char* at_step(void* base, int64_t t, int64_t per_step, int64_t esz) {
+  return static_cast<char*>(base) + t * per_step * esz;
+}
+int64_t seq_step(int64_t s, int64_t T, bool reverse) { return reverse ? T - 1 - s : s; }
+
+void lstm_seq_cuda(ScalarType dt, void* gates, const void* w_t, const void* h0, const void* c0, void* acts, void* hs,
+                   void* cs, int64_t T, int64_t B, int64_t H, bool reverse) {
+  const Device d = device_of(gates);
+  DeviceGuard guard(d.index);
+  void* stream = current_cuda_stream(d.index);
+  const int64_t G = 4 * H, esz = dt == kDouble ? 8 : 4;
+  for (int64_t s = 0; s < T; s++) {
+    const int64_t t = seq_step(s, T, reverse), prev = s ? seq_step(s - 1, T, reverse) : -1;
+    const void* h_prev = s ? at_step(hs, prev, B * H, esz) : h0;
+    const void* c_prev = s ? at_step(cs, prev, B * H, esz) : c0;
+    char* g = at_step(gates, t, B * G, esz);
+    gemm_rows(dt, B, G, H, 1.0, h_prev, H, w_t, G, 1.0, g, G);  // g_t += h_{t-1} W_hh^T
+    raise_status(ck::lstm_step(int(dt), g, c_prev, at_step(acts, t, B * G, esz), at_step(hs, t, B * H, esz),
+                               at_step(cs, t, B * H, esz), B, H, stream),
+                 "_lstm_seq", d, dt);
+  }
+}
+
+void lstm_seq_backward_cuda(ScalarType dt, const void* dhs, const void* dcs, const void* dacts, const void* acts,
+                            const void* w_hh, const void* c0, const void* cs, void* dgates, void* dh, void* dc,
+                            int64_t T, int64_t B, int64_t H, bool reverse) {
+  const Device d = device_of(acts);
+  DeviceGuard guard(d.index);
+  void* stream = current_cuda_stream(d.index);
+  const int64_t G = 4 * H, esz = dt == kDouble ? 8 : 4;
+  for (int64_t s = T - 1; s >= 0; s--) {
+    const int64_t t = seq_step(s, T, reverse);
+    const void* c_prev = s ? at_step(cs, seq_step(s - 1, T, reverse), B * H, esz) : c0;
+    char* dg = at_step(dgates, t, B * G, esz);
+    raise_status(ck::lstm_step_backward(int(dt), dhs ? at_step(dhs, t, B * H, esz) : nullptr,
+                                        dcs ? at_step(dcs, t, B * H, esz) : nullptr,
+                                        dacts ? at_step(dacts, t, B * G, esz) : nullptr, at_step(acts, t, B * G, esz),
+                                        at_step(cs, t, B * H, esz), c_prev, dg, dh, dc, B, H, stream),
+                 "_lstm_seq_backward", d, dt);
+    gemm_rows(dt, B, H, G, 1.0, dg, G, w_hh, H, 0.0, dh, H);  // d h_{t-1} = d gates_t W_hh
+  }
+}
+
 // ---- window kernels (conv.cu), and the convolution as im2col + cuBLAS (ops/conv.h's composites: the
 // same device-independent path the CPU takes where oneDNN does not; cuDNN is the next step)
 void im2col_cuda(const Tensor& cols, const Tensor& x, const WindowGeometry& g) {
@@ -609,6 +683,12 @@ EMBER_REGISTER_KERNEL(nll_pick_stub, CUDA, &::ember::cuda::nll_pick_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);
+EMBER_REGISTER_KERNEL(lstm_cell_kernel_stub, CUDA, &::ember::cuda::lstm_cell_cuda);
+EMBER_REGISTER_KERNEL(lstm_cell_backward_kernel_stub, CUDA, &::ember::cuda::lstm_cell_backward_cuda);
+EMBER_REGISTER_KERNEL(gru_cell_kernel_stub, CUDA, &::ember::cuda::gru_cell_cuda);
+EMBER_REGISTER_KERNEL(gru_cell_backward_kernel_stub, CUDA, &::ember::cuda::gru_cell_backward_cuda);
+EMBER_REGISTER_KERNEL(lstm_seq_kernel_stub, CUDA, &::ember::cuda::lstm_seq_cuda);
+EMBER_REGISTER_KERNEL(lstm_seq_backward_kernel_stub, CUDA, &::ember::cuda::lstm_seq_backward_cuda);
 EMBER_REGISTER_KERNEL(im2col_stub, CUDA, &::ember::cuda::im2col_cuda);
 EMBER_REGISTER_KERNEL(col2im_stub, CUDA, &::ember::cuda::col2im_cuda);
 EMBER_REGISTER_KERNEL(max_pool_stub, CUDA, &::ember::cuda::max_pool_cuda);
