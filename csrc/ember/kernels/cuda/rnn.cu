@@ -96,15 +96,23 @@ __global__ void __launch_bounds__(kThreads) lstm_step_backward_kernel(const T* d
   }
 }
 
+// GRU unit x = (row, j): r, z from gi + gh, n = tanh(gi_n + r * gh_n)
+template <class T>
+__device__ inline void gru_gates(const T* gi, const T* gh, int64_t x, int64_t H, T& rr, T& z, T& n) {
+  const int64_t r = x / H, j = x % H;
+  const T* a = gi + r * 3 * H + j;
+  const T* b = gh + r * 3 * H + j;
+  rr = sigmoid_of(a[0] + b[0]);
+  z = sigmoid_of(a[H] + b[H]);
+  n = tanh_of(a[2 * H] + rr * b[2 * H]);
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) gru_cell_kernel(const T* gi, const T* gh, const T* hx, T* hy, int64_t rows,
                                                             int64_t H) {
   for (int64_t x = int64_t(blockIdx.x) * kThreads + threadIdx.x; x < rows * H; x += int64_t(gridDim.x) * kThreads) {
-    const int64_t r = x / H, j = x % H;
-    const T* a = gi + r * 3 * H + j;
-    const T* b = gh + r * 3 * H + j;
-    const T rr = sigmoid_of(a[0] + b[0]), z = sigmoid_of(a[H] + b[H]);
-    const T n = tanh_of(a[2 * H] + rr * b[2 * H]);
+    T rr, z, n;
+    gru_gates(gi, gh, x, H, rr, z, n);
     hy[x] = n + z * (hx[x] - n);
   }
 }
@@ -115,10 +123,9 @@ __global__ void __launch_bounds__(kThreads) gru_cell_backward_kernel(const T* dh
                                                                      int64_t rows, int64_t H) {
   for (int64_t x = int64_t(blockIdx.x) * kThreads + threadIdx.x; x < rows * H; x += int64_t(gridDim.x) * kThreads) {
     const int64_t r = x / H, j = x % H;
-    const T* a = gi + r * 3 * H + j;
     const T* b = gh + r * 3 * H + j;
-    const T rr = sigmoid_of(a[0] + b[0]), z = sigmoid_of(a[H] + b[H]);
-    const T n = tanh_of(a[2 * H] + rr * b[2 * H]);
+    T rr, z, n;
+    gru_gates(gi, gh, x, H, rr, z, n);
     const T d = dhy[x];
     const T dn = d * (T(1) - z) * (T(1) - n * n);
     const T dz = d * (hx[x] - n) * z * (T(1) - z);
