@@ -498,3 +498,18 @@ def test_recurrent_cells_match_the_cpu():
         oc.pow(2).sum().backward()
         og.pow(2).sum().backward()
         close(xg.grad, xc.grad, 1e-4, 1e-5)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta", "Adamax", "NAdam", "RAdam"])
+def test_every_fused_optimizer_steps_as_on_the_cpu(opt):
+    kwargs = {"SGD": dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+              "Adam": dict(lr=0.01, amsgrad=True), "AdamW": dict(lr=0.01, weight_decay=0.1),
+              "RMSprop": dict(lr=0.01, momentum=0.5, centered=True, weight_decay=0.01),
+              "Adagrad": dict(lr=0.1, lr_decay=0.01), "Adadelta": dict(lr=1.0, weight_decay=0.01),
+              "Adamax": dict(lr=0.01), "NAdam": dict(lr=0.01, decoupled_weight_decay=True, weight_decay=0.01),
+              "RAdam": dict(lr=0.01, weight_decay=0.01)}[opt]
+    nn = ember.nn
+    build = lambda: nn.Sequential(nn.Linear(12, 16), nn.Tanh(), nn.Linear(16, 3))
+    make = lambda params: getattr(ember.optim, opt)(params, **kwargs)
+    np.testing.assert_allclose(training_losses("cuda", build, (32, 12), 3, make, 12),
+                               training_losses("cpu", build, (32, 12), 3, make, 12), rtol=1e-4, atol=1e-5)

@@ -178,6 +178,19 @@ Status nll_pick_backward(int dtype, void* grad_input, const double* g, const int
 Status fused_sgd(int dtype, void* p, const void* g, void* buf, int64_t n, const ::ember::FusedSgdArgs& a, void* stream);
 Status fused_adam(int dtype, void* p, const void* g, void* m, void* v, void* vmax, int64_t n, const ::ember::FusedAdamArgs& a,
                   void* stream);
+// gavg / buf may be null (not centered / no momentum)
+Status fused_rmsprop(int dtype, void* p, const void* g, void* sq, void* gavg, void* buf, int64_t n,
+                     const ::ember::FusedRmspropArgs& a, void* stream);
+Status fused_adagrad(int dtype, void* p, const void* g, void* sum, int64_t n, const ::ember::FusedAdagradArgs& a,
+                     void* stream);
+Status fused_adadelta(int dtype, void* p, const void* g, void* sq, void* acc, int64_t n,
+                      const ::ember::FusedAdadeltaArgs& a, void* stream);
+Status fused_adamax(int dtype, void* p, const void* g, void* m, void* u, int64_t n, const ::ember::FusedAdamaxArgs& a,
+                    void* stream);
+Status fused_nadam(int dtype, void* p, const void* g, void* m, void* v, int64_t n, const ::ember::FusedNadamArgs& a,
+                   void* stream);
+Status fused_radam(int dtype, void* p, const void* g, void* m, void* v, int64_t n, const ::ember::FusedRadamArgs& a,
+                   void* stream);
 
 // ---- window kernels (conv.cu), of a WindowGeometry (3 dims, leading unit dims), over `planes` = N * C
 // contiguous planes. im2col: cols [planes, prod(k), prod(out)] <- x [planes, *in], any real dtype;

@@ -581,6 +581,40 @@ void lstm_seq_backward_cuda(ScalarType dt, const void* dhs, const void* dcs, con
   }
 }
 
+// The other fused optimizers: one launch per parameter (the op hands over contiguous float / double state)
+#define EMBER_FUSED_CUDA(name, op, ...)                                                              \
+  do {                                                                                              \
+    const Device d = param.device();                                                                \
+    DeviceGuard guard(d.index);                                                                     \
+    raise_status(ck::name(int(param.dtype()), param.data_ptr(), grad.data_ptr(), __VA_ARGS__, param.numel(), a, \
+                          current_cuda_stream(d.index)),                                            \
+                 op, d, param.dtype());                                                             \
+  } while (0)
+void fused_rmsprop_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& gavg,
+                        const Tensor& buf, const FusedRmspropArgs& a) {
+  EMBER_FUSED_CUDA(fused_rmsprop, "_fused_rmsprop_", sq.data_ptr(), ptr_or_null<void>(gavg), ptr_or_null<void>(buf));
+}
+void fused_adagrad_cuda(const Tensor& param, const Tensor& grad, const Tensor& sum, const FusedAdagradArgs& a) {
+  EMBER_FUSED_CUDA(fused_adagrad, "_fused_adagrad_", sum.data_ptr());
+}
+void fused_adadelta_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& acc,
+                         const FusedAdadeltaArgs& a) {
+  EMBER_FUSED_CUDA(fused_adadelta, "_fused_adadelta_", sq.data_ptr(), acc.data_ptr());
+}
+void fused_adamax_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& u,
+                       const FusedAdamaxArgs& a) {
+  EMBER_FUSED_CUDA(fused_adamax, "_fused_adamax_", m.data_ptr(), u.data_ptr());
+}
+void fused_nadam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                      const FusedNadamArgs& a) {
+  EMBER_FUSED_CUDA(fused_nadam, "_fused_nadam_", m.data_ptr(), v.data_ptr());
+}
+void fused_radam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                      const FusedRadamArgs& a) {
+  EMBER_FUSED_CUDA(fused_radam, "_fused_radam_", m.data_ptr(), v.data_ptr());
+}
+#undef EMBER_FUSED_CUDA
+
 // ---- window kernels (conv.cu), and the convolution as im2col + cuBLAS (ops/conv.h's composites: the
 // same device-independent path the CPU takes where oneDNN does not; cuDNN is the next step)
 void im2col_cuda(const Tensor& cols, const Tensor& x, const WindowGeometry& g) {
@@ -683,6 +717,12 @@ EMBER_REGISTER_KERNEL(nll_pick_stub, CUDA, &::ember::cuda::nll_pick_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);
+EMBER_REGISTER_KERNEL(fused_rmsprop_stub, CUDA, &::ember::cuda::fused_rmsprop_cuda);
+EMBER_REGISTER_KERNEL(fused_adagrad_stub, CUDA, &::ember::cuda::fused_adagrad_cuda);
+EMBER_REGISTER_KERNEL(fused_adadelta_stub, CUDA, &::ember::cuda::fused_adadelta_cuda);
+EMBER_REGISTER_KERNEL(fused_adamax_stub, CUDA, &::ember::cuda::fused_adamax_cuda);
+EMBER_REGISTER_KERNEL(fused_nadam_stub, CUDA, &::ember::cuda::fused_nadam_cuda);
+EMBER_REGISTER_KERNEL(fused_radam_stub, CUDA, &::ember::cuda::fused_radam_cuda);
 EMBER_REGISTER_KERNEL(lstm_cell_kernel_stub, CUDA, &::ember::cuda::lstm_cell_cuda);
 EMBER_REGISTER_KERNEL(lstm_cell_backward_kernel_stub, CUDA, &::ember::cuda::lstm_cell_backward_cuda);
 EMBER_REGISTER_KERNEL(gru_cell_kernel_stub, CUDA, &::ember::cuda::gru_cell_cuda);
