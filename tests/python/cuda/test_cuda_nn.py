@@ -513,3 +513,54 @@ def test_every_fused_optimizer_steps_as_on_the_cpu(opt):
     make = lambda params: getattr(ember.optim, opt)(params, **kwargs)
     np.testing.assert_allclose(training_losses("cuda", build, (32, 12), 3, make, 12),
                                training_losses("cpu", build, (32, 12), 3, make, 12), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag(mode):
+    w = rand(10, 3, seed=16)
+    idx, off = ember.tensor([1, 2, 4, 5, 4, 3, 2, 9]), ember.tensor([0, 4, 4])
+    psw = rand(8, seed=17) if mode == "sum" else None
+    wc, wg = w.clone().requires_grad_(), w.detach().cuda().requires_grad_()
+    yc = F.embedding_bag(idx, wc, off, mode=mode, per_sample_weights=psw)
+    yg = F.embedding_bag(idx.cuda(), wg, off.cuda(), mode=mode, per_sample_weights=None if psw is None else psw.cuda())
+    close(yg, yc, 1e-6, 1e-6)
+    yc.sum().backward()
+    yg.sum().backward()
+    close(wg.grad, wc.grad, 1e-6, 1e-6)
+
+
+@pytest.mark.parametrize("out", [(3, 4), (1, 1), (5, 9)], ids=str)
+def test_adaptive_max_pool(out):
+    x = rand(2, 3, 7, 9, seed=18)
+    x[0, 1, 2, 2] = float("nan")
+    (vc, ic), (vg, ig) = F.adaptive_max_pool2d(x, out, return_indices=True), \
+        F.adaptive_max_pool2d(x.cuda(), out, return_indices=True)
+    close(vg, vc, 0, 0)
+    assert ember.equal(ig.cpu(), ic)
+    x1 = rand(2, 3, 11, seed=19)
+    close(F.adaptive_max_pool1d(x1.cuda(), 4), F.adaptive_max_pool1d(x1, 4), 0, 0)
+
+
+ACTIVATIONS = {
+    "gelu": lambda x: F.gelu(x), "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu,
+    "mish": F.mish, "relu6": F.relu6, "hardtanh": lambda x: F.hardtanh(x, -0.5, 0.7), "leaky_relu": F.leaky_relu,
+    "elu": F.elu, "selu": F.selu, "celu": F.celu, "softplus": F.softplus, "hardswish": F.hardswish,
+    "hardsigmoid": F.hardsigmoid, "softshrink": F.softshrink, "hardshrink": F.hardshrink, "logsigmoid": F.logsigmoid,
+    "softsign": F.softsign, "tanhshrink": F.tanhshrink, "glu": lambda x: F.glu(x, -1),
+    "prelu": lambda x: F.prelu(x, ember.full((4,), 0.2, device=x.device)),
+    "group_norm": lambda x: F.group_norm(x, 2), "instance_norm": lambda x: F.instance_norm(x),
+    "rms_norm": lambda x: F.rms_norm(x, (6,)), "local_response_norm": lambda x: F.local_response_norm(x, 3),
+    "normalize": lambda x: F.normalize(x, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activations_and_norms_match_the_cpu(name):
+    fn = ACTIVATIONS[name]
+    x = rand(3, 4, 6, seed=20) * 3
+    xc, xg = x.clone().requires_grad_(), x.detach().cuda().requires_grad_()
+    yc, yg = fn(xc), fn(xg)
+    close(yg, yc, 1e-5, 1e-6)
+    yc.pow(2).sum().backward()
+    yg.pow(2).sum().backward()
+    close(xg.grad, xc.grad, 1e-4, 1e-5)

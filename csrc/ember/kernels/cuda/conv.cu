@@ -63,7 +63,15 @@ __global__ void __launch_bounds__(kThreads) col2im_kernel(const T* cols, T* x, i
   }
 }
 
-// the first maximum in the window's scan order wins; a NaN, once taken, stays
+// the first maximum in a window's scan order wins; a NaN, once taken, stays (the CPU pooling loops' rule)
+template <class T>
+__device__ inline void keep_max(T v, int64_t pos, T& best, int64_t& bi) {
+  if (bi < 0 || (best == best && (v > best || v != v))) {
+    best = v;
+    bi = pos;
+  }
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) max_pool_kernel(const T* x, T* vals, int64_t* idx, int64_t total,
                                                             Window g) {
@@ -84,14 +92,39 @@ __global__ void __launch_bounds__(kThreads) max_pool_kernel(const T* x, T* vals,
           const int64_t iw = o.c * g.s[2] - g.p[2] + kw * g.d[2];
           if (iw < 0 || iw >= g.in[2]) continue;
           const int64_t pos = (id * g.in[1] + ih) * g.in[2] + iw;
-          const T v = src[pos];
-          if (bi < 0 || (best == best && (v > best || v != v))) {
-            best = v;
-            bi = pos;
-          }
+          keep_max(src[pos], pos, best, bi);
         }
       }
     }
+    vals[i] = best;
+    idx[i] = bi;
+  }
+}
+
+// adaptive windows: dim window r of `out` over `in` is [floor(r * in / out), ceil((r + 1) * in / out)); the first
+// maximum in scan order wins, a NaN once taken stays (the CPU's rule)
+template <class T>
+__global__ void __launch_bounds__(kThreads) adaptive_max_pool_kernel(const T* x, T* vals, int64_t* idx, int64_t total,
+                                                                     AdaptiveWindow w) {
+  const int64_t L = w.out[0] * w.out[1] * w.out[2], plane = w.in[0] * w.in[1] * w.in[2];
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < total; i += int64_t(gridDim.x) * kThreads) {
+    const int64_t pl = i / L;
+    const Idx3 o = split3(i % L, w.out[1], w.out[2]);
+    const T* src = x + pl * plane;
+    const int64_t oa[3] = {o.a, o.b, o.c};
+    int64_t lo[3], hi[3];
+    for (int k = 0; k < 3; k++) {
+      lo[k] = (oa[k] * w.in[k]) / w.out[k];
+      hi[k] = ((oa[k] + 1) * w.in[k] + w.out[k] - 1) / w.out[k];
+    }
+    T best = T(0);
+    int64_t bi = -1;
+    for (int64_t i0 = lo[0]; i0 < hi[0]; i0++)
+      for (int64_t i1 = lo[1]; i1 < hi[1]; i1++)
+        for (int64_t i2 = lo[2]; i2 < hi[2]; i2++) {
+          const int64_t pos = (i0 * w.in[1] + i1) * w.in[2] + i2;
+          keep_max(src[pos], pos, best, bi);
+        }
     vals[i] = best;
     idx[i] = bi;
   }
@@ -147,6 +180,18 @@ Status max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t plan
     using T = decltype(tag);
     max_pool_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(x), static_cast<T*>(vals), idx, total, g);
+    return launch_ok() ? kOk : kCudaError;
+  });
+}
+
+Status adaptive_max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t planes, const AdaptiveWindow& w,
+                         void* stream) {
+  const int64_t total = planes * w.out[0] * w.out[1] * w.out[2];
+  if (total == 0) return kOk;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    adaptive_max_pool_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(x), static_cast<T*>(vals), idx, total, w);
     return launch_ok() ? kOk : kCudaError;
   });
 }

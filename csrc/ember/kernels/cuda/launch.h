@@ -203,6 +203,12 @@ Status col2im(int dtype, const void* cols, void* x, int64_t planes, const Window
 Status max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t planes, const Window& g, void* stream);
 Status max_pool_backward(int dtype, void* gi, const void* g, const int64_t* idx, int64_t total, int64_t in_plane,
                          int64_t out_plane, int64_t* bad, void* stream);
+// adaptive max pooling of x [planes, *in] into vals / idx [planes, *out] (3 dims, leading ones), float / double
+struct AdaptiveWindow {
+  int64_t in[3], out[3];
+};
+Status adaptive_max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t planes, const AdaptiveWindow& w,
+                         void* stream);
 
 // ---- LSTM / GRU (rnn.cu) over contiguous float / double rows: the cells (kernels/kernels.h's entries,
 // same arguments), and one step t of an LSTM layer: acts_t, h_t, c_t from the pre-activations g_t [B, 4H] and

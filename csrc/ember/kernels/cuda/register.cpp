@@ -651,6 +651,19 @@ void max_pool_backward_cuda(const Tensor& gi, const Tensor& g, const Tensor& idx
   EMBER_CHECK_KIND(!bad.value(idx), Index, "max_pool_with_indices_backward: an index is out of bounds for a plane of ",
                    in_plane, " elements");
 }
+void adaptive_max_pool_cuda(const Tensor& vals, const Tensor& idx, const Tensor& x) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  const int64_t ns = x.dim() - 2;
+  ck::AdaptiveWindow w{{1, 1, 1}, {1, 1, 1}};
+  for (int64_t i = 0; i < ns; i++) {
+    w.in[3 - ns + i] = x.sizes()[2 + i];
+    w.out[3 - ns + i] = vals.sizes()[2 + i];
+  }
+  raise_status(ck::adaptive_max_pool(int(x.dtype()), x.data_ptr(), vals.data_ptr(), ptr_of<int64_t>(idx),
+                                     x.size(0) * x.size(1), w, current_cuda_stream(d.index)),
+               "adaptive_max_pool", d, x.dtype());
+}
 Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
                         IntArrayRef out_spatial) {
   return conv_forward_composite(input, weight, bias, p, out_spatial);
@@ -665,6 +678,16 @@ IndexRange index_range_cuda(const Tensor& indices) {
   Tensor flat = indices.reshape({-1}).to(kLong);
   Tensor both = ember::stack({ember::min(flat), ember::max(flat)}, 0).to(Device());
   return {both.select(0, 0).item().to_long(), both.select(0, 1).item().to_long()};
+}
+// embedding_bag's plan (sizes the outputs depend on): made by the CPU's entry from host copies of the indices
+// and offsets (one device-to-host read, as the op's output shapes need), its tensors moved to the device
+EmbeddingBagPlan embedding_bag_plan_cuda(const Tensor& indices, const Tensor& offsets, int64_t num, int64_t pad,
+                                         bool include_last_offset, bool with_slots) {
+  EmbeddingBagPlan p = embedding_bag_plan_stub(Device())(indices.to(Device()), offsets.to(Device()), num, pad,
+                                                         include_last_offset, with_slots);
+  for (Tensor* t : {&p.keep, &p.keep_bag, &p.keep_slot, &p.offset2bag, &p.bag_size})
+    if (t->defined()) *t = t->to(indices.device());
+  return p;
 }
 // Index tables of a few entries per dim, computed by the CPU's entry and copied over.
 void pad_source_index_cuda(const Tensor& index, int64_t n, int64_t lo, PadMode mode) {
@@ -733,8 +756,10 @@ EMBER_REGISTER_KERNEL(im2col_stub, CUDA, &::ember::cuda::im2col_cuda);
 EMBER_REGISTER_KERNEL(col2im_stub, CUDA, &::ember::cuda::col2im_cuda);
 EMBER_REGISTER_KERNEL(max_pool_stub, CUDA, &::ember::cuda::max_pool_cuda);
 EMBER_REGISTER_KERNEL(max_pool_backward_stub, CUDA, &::ember::cuda::max_pool_backward_cuda);
+EMBER_REGISTER_KERNEL(adaptive_max_pool_stub, CUDA, &::ember::cuda::adaptive_max_pool_cuda);
 EMBER_REGISTER_KERNEL(convolution_stub, CUDA, &::ember::cuda::convolution_cuda);
 EMBER_REGISTER_KERNEL(convolution_backward_stub, CUDA, &::ember::cuda::convolution_backward_cuda);
 EMBER_REGISTER_KERNEL(index_range_stub, CUDA, &::ember::cuda::index_range_cuda);
+EMBER_REGISTER_KERNEL(embedding_bag_plan_stub, CUDA, &::ember::cuda::embedding_bag_plan_cuda);
 EMBER_REGISTER_KERNEL(pad_source_index_stub, CUDA, &::ember::cuda::pad_source_index_cuda);
 EMBER_REGISTER_KERNEL(adaptive_avg_pool_matrix_stub, CUDA, &::ember::cuda::adaptive_avg_pool_matrix_cuda);
