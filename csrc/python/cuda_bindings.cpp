@@ -131,6 +131,8 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_reset_accumulated_memory_stats", &cuda::reset_accumulated_memory_stats);
   m.def("_cuda_memory_snapshot", [](int i) { return snapshot_list(cuda::memory_snapshot(i)); });
   m.def("_cuda_empty_cache", &cuda::empty_cache);
+  m.def("_cuda_set_memory_fraction", &cuda::set_per_process_memory_fraction);
+  m.def("_cuda_get_memory_fraction", &cuda::get_per_process_memory_fraction);
   m.def("_cuda_default_generator", [](int i) {
     EMBER_CHECK(i >= 0 && i <= 127, "CUDA error: invalid device ordinal (device ", i, ")");
     return nb::cast(&default_generator(Device(DeviceType::CUDA, int8_t(i))), nb::rv_policy::reference);

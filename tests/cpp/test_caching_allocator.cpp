@@ -581,3 +581,29 @@ TEST(CachingAllocator, TwoThreadsShareOneAllocator) {
   EXPECT_EQ(alloc.stats().reserved_bytes[kAllPools].current, 0);
   EXPECT_EQ(raw.used(), 0u);
 }
+
+// set_per_process_memory_fraction: the reserve may not pass fraction * capacity; past it the cache is
+// released and the request retried, then OutOfMemoryError names the cap. Lifting it (1.0) allows again.
+TEST(CachingAllocator, MemoryFractionCapsTheReserve) {
+  FakeRaw raw(100 * MiB);
+  CachingAllocator alloc(raw);
+  EXPECT_EQ(alloc.memory_fraction(), 1.0);
+  alloc.set_memory_fraction(0.5);  // 50 MiB
+  void* a = alloc.allocate(30 * MiB);
+  alloc.free(alloc.allocate(12 * MiB));  // 12 MiB segment cached: 42 MiB reserved
+  void* b = alloc.allocate(16 * MiB);    // 58 > 50: the cached segment goes back, then it fits (46)
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(alloc.stats().reserved_bytes[kAllPools].current, i64(46 * MiB));
+  EXPECT_EQ(raw.failed_mallocs, 0);  // the cap refused, not the device
+  try {
+    alloc.allocate(20 * MiB);  // 66 > 50 with nothing cached to release
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory fraction (0.5"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(alloc.set_memory_fraction(1.5), Error);
+  alloc.set_memory_fraction(1.0);
+  void* c = alloc.allocate(20 * MiB);
+  ASSERT_NE(c, nullptr);
+  for (void* p : {a, b, c}) alloc.free(p);
+}

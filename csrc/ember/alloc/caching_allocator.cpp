@@ -11,6 +11,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 namespace ember {
@@ -91,6 +92,8 @@ struct CachingAllocator::Impl {
   // events recorded at free() on each stream, oldest first (a stream completes them in order)
   std::map<StreamId, std::deque<std::pair<void*, Block*>>> pending_events;
   DeviceStats stats;
+  double fraction = 1.0;  // set_memory_fraction
+  size_t limit = 0;       // fraction * the device's total bytes; 0: no cap
 
   void* malloc(size_t nbytes, StreamId stream);
   void free(Block* block);
@@ -161,6 +164,7 @@ Block* CachingAllocator::Impl::take_free_block(Pool& pool, StreamId stream, size
 }
 
 Block* CachingAllocator::Impl::new_segment(Pool& pool, StreamId stream, size_t alloc_size) {
+  if (limit && static_cast<size_t>(stats.reserved_bytes[kAllPools].current) + alloc_size > limit) return nullptr;
   auto block = std::make_unique<Block>(nullptr, alloc_size, stream, &pool);
   block->ptr = static_cast<char*>(raw.malloc(alloc_size));
   if (!block->ptr) return nullptr;
@@ -356,6 +360,12 @@ void CachingAllocator::Impl::raise_oom(size_t nbytes) {
            " of it is fragmentation: free pieces of segments still partly in use, which go back to "
            "the device only once the rest of their segment is freed)";
   msg += ".";
+  if (limit) {
+    std::ostringstream f;
+    f << fraction;
+    msg += " The process's memory fraction (" + f.str() + ", set_per_process_memory_fraction) allows " +
+           format_bytes(limit) + " to be reserved.";
+  }
   throw OutOfMemoryError(msg);
 }
 
@@ -409,6 +419,21 @@ void CachingAllocator::record_stream(void* ptr, StreamId stream) {
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->release_cached();
+}
+
+void CachingAllocator::set_memory_fraction(double fraction) {
+  EMBER_CHECK_KIND(fraction >= 0 && fraction <= 1, Value, "Invalid fraction value: ", fraction,
+                   ". Allowed range: 0~1");
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  size_t device_free = 0, device_total = 0;
+  impl_->raw.mem_info(&device_free, &device_total);
+  impl_->fraction = fraction;
+  impl_->limit = fraction >= 1 ? 0 : std::max<size_t>(size_t(double(device_total) * fraction), 1);
+}
+
+double CachingAllocator::memory_fraction() const {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->fraction;
 }
 
 DeviceStats CachingAllocator::stats() const {

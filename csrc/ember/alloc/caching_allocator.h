@@ -116,6 +116,12 @@ class EMBER_API CachingAllocator {
   // Waits for pending events, then returns every free unsplit segment to the device.
   void empty_cache();
 
+  // Caps this process's reserved memory at `fraction` of the device's total (PyTorch's
+  // set_per_process_memory_fraction): a segment past the cap is treated as the device being out of
+  // memory (cached segments are released and the request retried, then OutOfMemoryError). 1 lifts it.
+  void set_memory_fraction(double fraction);
+  double memory_fraction() const;
+
   DeviceStats stats() const;
   void reset_peak_stats();         // peaks := current values
   void reset_accumulated_stats();  // allocated/freed and the num_* counters := 0

@@ -156,6 +156,8 @@ Allocator* make_allocator() {
 }
 
 DeviceStats memory_stats(int device) { return cache_for(device).stats(); }
+void set_per_process_memory_fraction(double fraction, int device) { cache_for(device).set_memory_fraction(fraction); }
+double get_per_process_memory_fraction(int device) { return cache_for(device).memory_fraction(); }
 void reset_peak_memory_stats(int device) { cache_for(device).reset_peak_stats(); }
 void reset_accumulated_memory_stats(int device) { cache_for(device).reset_accumulated_stats(); }
 std::vector<SegmentInfo> memory_snapshot(int device) { return cache_for(device).snapshot(); }

@@ -58,6 +58,9 @@ EMBER_API void reset_peak_memory_stats(int device = -1);
 EMBER_API void reset_accumulated_memory_stats(int device = -1);
 EMBER_API std::vector<SegmentInfo> memory_snapshot(int device = -1);
 EMBER_API void empty_cache();
+// Caps the caching allocator's reserve on `device` at `fraction` of its memory (ValueError outside [0, 1]).
+EMBER_API void set_per_process_memory_fraction(double fraction, int device = -1);
+EMBER_API double get_per_process_memory_fraction(int device = -1);
 // The tensor's memory is used on `stream` too: it is not reused before that stream's work queued up
 // to the tensor's release has finished (Tensor.record_stream).
 EMBER_API void record_stream(const Tensor& t, const Stream& stream);

@@ -179,6 +179,8 @@ void reset_peak_memory_stats(int) { not_compiled(); }
 void reset_accumulated_memory_stats(int) { not_compiled(); }
 std::vector<SegmentInfo> memory_snapshot(int) { not_compiled(); }
 void empty_cache() {}  // PyTorch's CPU build: a no-op
+void set_per_process_memory_fraction(double, int) { not_compiled(); }
+double get_per_process_memory_fraction(int) { not_compiled(); }
 void record_stream(const Tensor&, const Stream&) { not_compiled(); }
 void* allocate_raw(size_t, int) { not_compiled(); }
 bool is_pinned(const Tensor&) { return false; }

@@ -13,7 +13,8 @@ __all__ = [
     "get_device_capability", "get_device_properties", "get_arch_list", "get_gencode_flags", "is_bf16_supported",
     "synchronize", "empty_cache", "ipc_collect", "memory_allocated", "max_memory_allocated", "memory_reserved",
     "max_memory_reserved", "memory_stats", "reset_peak_memory_stats", "reset_max_memory_allocated",
-    "reset_accumulated_memory_stats", "mem_get_info", "set_per_process_memory_fraction", "manual_seed",
+    "reset_accumulated_memory_stats", "mem_get_info", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "manual_seed",
     "manual_seed_all", "seed", "seed_all", "initial_seed", "get_rng_state", "get_rng_state_all", "set_rng_state",
     "set_rng_state_all", "default_generators", "current_stream", "default_stream", "set_stream", "stream", "Stream", "ExternalStream",
     "Event", "StreamContext", "device", "device_of", "OutOfMemoryError", "amp", "memory_summary", "memory_snapshot",
@@ -172,11 +173,20 @@ def mem_get_info(device=None):
 
 
 def set_per_process_memory_fraction(fraction, device=None):
-    """Cap this process's share of CUDA memory (not supported by Ember's allocator yet)."""
+    """Cap the caching allocator's reserve on a device at `fraction` of its memory: an allocation past it
+    releases cached blocks and retries, then raises ember.cuda.OutOfMemoryError, as in PyTorch."""
     _lazy_init()
-    if not isinstance(fraction, float) or not 0 <= fraction <= 1:
+    if not isinstance(fraction, float):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if not 0 <= fraction <= 1:
         raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
-    raise NotImplementedError("set_per_process_memory_fraction: Ember's CUDA allocator has no memory cap yet")
+    _C._cuda_set_memory_fraction(fraction, _device_index(device, optional=True))
+
+
+def get_per_process_memory_fraction(device=None):
+    """The fraction set_per_process_memory_fraction set for a device (1.0: no cap)."""
+    _lazy_init()
+    return _C._cuda_get_memory_fraction(_device_index(device, optional=True))
 
 
 # ---- the caching allocator

@@ -749,3 +749,22 @@ def test_second_review_mends():
         ember.cuda.get_rng_state(ember.cuda.device_count() + 5)
     with pytest.raises(RuntimeError, match="CPU ByteTensor"):
         ember.cuda.set_rng_state(ember.cuda.get_rng_state().cuda())
+
+
+def test_per_process_memory_fraction():
+    ember.cuda.empty_cache()
+    assert ember.cuda.get_per_process_memory_fraction() == 1.0
+    with pytest.raises(TypeError):
+        ember.cuda.set_per_process_memory_fraction(1)
+    with pytest.raises(ValueError, match="Allowed range: 0~1"):
+        ember.cuda.set_per_process_memory_fraction(1.5)
+    try:
+        ember.cuda.set_per_process_memory_fraction(0.01)
+        total = ember.cuda.get_device_properties(0).total_memory
+        with pytest.raises(ember.cuda.OutOfMemoryError, match="memory fraction"):
+            ember.empty(int(total * 0.02) // 4, device="cuda")
+        ember.ones(1000, device="cuda")  # small requests still fit
+    finally:
+        ember.cuda.set_per_process_memory_fraction(1.0)
+    x = ember.empty(int(ember.cuda.get_device_properties(0).total_memory * 0.02) // 4, device="cuda")
+    del x
