@@ -223,26 +223,33 @@ Scale scale_of(ScalarType dt, double v) {
   return s;
 }
 
-// c [batch, M, N] (or [M, N]), contiguous = alpha * a @ b + beta * c, a [.., M, K], b [.., K, N].
-void gemm_batched(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
-  const ScalarType dt = c.dtype();
+// One cuBLAS call for row-major c [batch of M x N] (ldc, batch stride sc) = alpha * a @ b + beta * c on the
+// current stream of `device`: row-major C = A B is column-major C^T = B^T A^T, so cuBLAS's first operand is
+// b (op opb, ldb, stride sb), its second a (op opa, lda, stride sa).
+void run_gemm(ScalarType dt, const char* op, int device, int64_t M, int64_t N, int64_t K, double alpha,
+              cublasOperation_t opb, const void* b, int64_t ldb, int64_t sb, cublasOperation_t opa, const void* a,
+              int64_t lda, int64_t sa, double beta, void* c, int64_t ldc, int64_t sc, int64_t batch) {
   const Types ty = types_for(dt, op);
-  const int64_t nd = c.dim();
-  const int64_t M = c.sizes()[nd - 2], N = c.sizes()[nd - 1], K = a.sizes()[a.dim() - 1];
-  const int64_t batch = nd == 3 ? c.sizes()[0] : 1;
-  const Device d = c.device();
-  DeviceGuard guard(d.index);
-  // row-major C = A B is column-major C^T = B^T A^T: cuBLAS's first operand is b, its second a
-  const Operand ob = operand(b), oa = operand(a);
   const Scale al = scale_of(dt, alpha), be = scale_of(dt, beta);
   const Cublas& lib = cublas();
-  cublasHandle_t h = handle_for(d.index, current_cuda_stream(d.index));
+  cublasHandle_t h = handle_for(device, current_cuda_stream(device));
   check_status(lib.set_math_mode(h, ty.math), "cublasSetMathMode(handle, mode)");
-  check_status(lib.gemm(h, ob.op, oa.op, N, M, K, al.bytes, ob.t.data_ptr(), ty.data, ob.ld, ob.batch_stride,
-                        oa.t.data_ptr(), ty.data, oa.ld, oa.batch_stride, be.bytes, c.data_ptr(), ty.data, N,
-                        nd == 3 ? M * N : 0, batch, ty.compute, CUBLAS_GEMM_DEFAULT),
+  check_status(lib.gemm(h, opb, opa, N, M, K, al.bytes, b, ty.data, ldb, sb, a, ty.data, lda, sa, be.bytes, c,
+                        ty.data, ldc, sc, batch, ty.compute, CUBLAS_GEMM_DEFAULT),
                "cublasGemmStridedBatchedEx(handle, opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, "
                "&beta, c, ldc, stridec, num_batches)");
+}
+
+// c [batch, M, N] (or [M, N]), contiguous = alpha * a @ b + beta * c, a [.., M, K], b [.., K, N].
+void gemm_batched(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta, const char* op) {
+  const int64_t nd = c.dim();
+  const int64_t M = c.sizes()[nd - 2], N = c.sizes()[nd - 1], K = a.sizes()[a.dim() - 1];
+  const Device d = c.device();
+  DeviceGuard guard(d.index);
+  const Operand ob = operand(b), oa = operand(a);
+  run_gemm(c.dtype(), op, d.index, M, N, K, alpha, ob.op, ob.t.data_ptr(), ob.ld, ob.batch_stride, oa.op,
+           oa.t.data_ptr(), oa.ld, oa.batch_stride, beta, c.data_ptr(), N, nd == 3 ? M * N : 0,
+           nd == 3 ? c.sizes()[0] : 1);
 }
 
 void gemm_cuda(const Tensor& c, const Tensor& a, const Tensor& b, double alpha, double beta) {
@@ -256,17 +263,8 @@ void bmm_cuda(const Tensor& c, const Tensor& a, const Tensor& b) { gemm_batched(
 void gemm_rows(ScalarType dt, int64_t M, int64_t N, int64_t K, double alpha, const void* a, int64_t lda,
                const void* b, int64_t ldb, double beta, void* c, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  const Types ty = types_for(dt, "lstm");
-  const int device = current_device();
-  const Scale al = scale_of(dt, alpha), be = scale_of(dt, beta);
-  const Cublas& lib = cublas();
-  cublasHandle_t h = handle_for(device, current_cuda_stream(device));
-  check_status(lib.set_math_mode(h, ty.math), "cublasSetMathMode(handle, mode)");
-  // row-major C = A B is column-major C^T = B^T A^T: b first, both as stored (op N)
-  check_status(lib.gemm(h, CUBLAS_OP_N, CUBLAS_OP_N, N, M, K, al.bytes, b, ty.data, ldb, 0, a, ty.data, lda, 0,
-                        be.bytes, c, ty.data, ldc, 0, 1, ty.compute, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmStridedBatchedEx(handle, opa, opb, m, n, k, &alpha, a, lda, stridea, b, ldb, strideb, "
-               "&beta, c, ldc, stridec, num_batches)");
+  run_gemm(dt, "lstm", current_device(), M, N, K, alpha, CUBLAS_OP_N, b, ldb, 0, CUBLAS_OP_N, a, lda, 0, beta, c,
+           ldc, 0, 1);
 }
 
 }  // namespace ember::cuda

@@ -144,11 +144,6 @@ __global__ void __launch_bounds__(kThreads) max_pool_backward_kernel(T* gi, cons
   }
 }
 
-unsigned grid_for(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return unsigned(blocks < 65535 * 32 ? blocks : 65535 * 32);  // grid-stride beyond
-}
-
 }  // namespace
 
 Status im2col(int dtype, const void* x, void* cols, int64_t planes, const Window& g, void* stream) {
@@ -156,7 +151,7 @@ Status im2col(int dtype, const void* x, void* cols, int64_t planes, const Window
   if (total == 0) return kOk;
   return dispatch_storage(dtype, [&](auto tag) {
     using T = decltype(tag);
-    im2col_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    im2col_kernel<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(x), static_cast<T*>(cols), total, g);
     return launch_ok() ? kOk : kCudaError;
   });
@@ -167,7 +162,7 @@ Status col2im(int dtype, const void* cols, void* x, int64_t planes, const Window
   if (total == 0) return kOk;
   return dispatch<kNumeric>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    col2im_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    col2im_kernel<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(cols), static_cast<T*>(x), total, g);
     return launch_ok() ? kOk : kCudaError;
   });
@@ -178,7 +173,7 @@ Status max_pool(int dtype, const void* x, void* vals, int64_t* idx, int64_t plan
   if (total == 0) return kOk;
   return dispatch<kNumeric>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    max_pool_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    max_pool_kernel<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(x), static_cast<T*>(vals), idx, total, g);
     return launch_ok() ? kOk : kCudaError;
   });
@@ -190,7 +185,7 @@ Status adaptive_max_pool(int dtype, const void* x, void* vals, int64_t* idx, int
   if (total == 0) return kOk;
   return dispatch<kFloats>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    adaptive_max_pool_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    adaptive_max_pool_kernel<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(x), static_cast<T*>(vals), idx, total, w);
     return launch_ok() ? kOk : kCudaError;
   });
@@ -201,7 +196,7 @@ Status max_pool_backward(int dtype, void* gi, const void* g, const int64_t* idx,
   if (total == 0) return kOk;
   return dispatch<kFloats>(dtype, [&](auto tag) {
     using T = decltype(tag);
-    max_pool_backward_kernel<T><<<grid_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    max_pool_backward_kernel<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<T*>(gi), static_cast<const T*>(g), idx, total, in_plane, out_plane, bad);
     return launch_ok() ? kOk : kCudaError;
   });

@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(kThreads) for_n_kernel(int64_t n, F f) {
 template <class F>
 Status for_n(int64_t n, void* stream, F f) {
   if (n <= 0) return kOk;
-  for_n_kernel<<<unsigned((n + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
+  for_n_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(n, f);
   return launch_ok() ? kOk : kCudaError;
 }
 

@@ -90,6 +90,14 @@ __global__ void __launch_bounds__(kThreads) elementwise_kernel(Iter it, F f) {
   }
 }
 
+// Blocks of kThreads for one thread per element of n: all of them (blocks_for), or at most 2M for the
+// kernels that stride over the grid (grid_stride_blocks).
+inline unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
+inline unsigned grid_stride_blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return unsigned(blocks < 65535 * 32 ? blocks : 65535 * 32);
+}
+
 // Peek, not get: on failure the host side (register.cpp) reads the error with cudaGetLastError().
 inline bool launch_ok() { return cudaPeekAtLastError() == cudaSuccess; }
 

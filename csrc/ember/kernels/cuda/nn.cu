@@ -135,7 +135,7 @@ Status softmax_typed(bool log, const void* in, void* out, int64_t outer, int64_t
     }
   } else {
     const int64_t cols = outer * inner;
-    softmax_columns<T><<<unsigned((cols + kThreads - 1) / kThreads), kThreads, 0, s>>>(log, x, y, outer, d, inner);
+    softmax_columns<T><<<blocks_for(cols), kThreads, 0, s>>>(log, x, y, outer, d, inner);
   }
   return launch_ok() ? kOk : kCudaError;
 }
@@ -153,7 +153,7 @@ Status softmax_backward_typed(bool log, const void* gv, const void* yv, void* gi
     }
   } else {
     const int64_t cols = outer * inner;
-    softmax_backward_columns<T><<<unsigned((cols + kThreads - 1) / kThreads), kThreads, 0, s>>>(log, g, y, gi, outer,
+    softmax_backward_columns<T><<<blocks_for(cols), kThreads, 0, s>>>(log, g, y, gi, outer,
                                                                                                  d, inner);
   }
   return launch_ok() ? kOk : kCudaError;
@@ -369,11 +369,6 @@ Status dispatch_loss(int dt, Fn&& fn) {
   }
 }
 
-unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
-unsigned grid_for(int64_t n) {  // grid-stride kernels: at most 2M blocks
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return unsigned(blocks < 65535 * 32 ? blocks : 65535 * 32);
-}
 // one block per channel (gridDim.x may reach 2**31 - 1)
 bool channels_fit(int64_t c) { return c < 2147483647; }  // else kTooLarge
 
@@ -382,17 +377,13 @@ bool channels_fit(int64_t c) { return c < 2147483647; }  // else kTooLarge
 Status softmax(bool log, int dtype, const void* in, void* out, int64_t outer, int64_t dim, int64_t inner,
                void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == Float) return softmax_typed<float>(log, in, out, outer, dim, inner, s);
-  if (dtype == Double) return softmax_typed<double>(log, in, out, outer, dim, inner, s);
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, [&](auto tag) { return softmax_typed<decltype(tag)>(log, in, out, outer, dim, inner, s); });
 }
 
 Status softmax_backward(bool log, int dtype, const void* grad, const void* out, void* grad_in, int64_t outer,
                         int64_t dim, int64_t inner, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == Float) return softmax_backward_typed<float>(log, grad, out, grad_in, outer, dim, inner, s);
-  if (dtype == Double) return softmax_backward_typed<double>(log, grad, out, grad_in, outer, dim, inner, s);
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, [&](auto tag) { return softmax_backward_typed<decltype(tag)>(log, grad, out, grad_in, outer, dim, inner, s); });
 }
 
 template <class T>
@@ -411,9 +402,7 @@ Status layer_norm_typed(const void* x, const void* w, const void* b, void* y, vo
 Status layer_norm(int dtype, const void* x, const void* w, const void* b, void* y, void* mean, void* rstd,
                   int64_t rows, int64_t cols, double eps, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == Float) return layer_norm_typed<float>(x, w, b, y, mean, rstd, rows, cols, eps, s);
-  if (dtype == Double) return layer_norm_typed<double>(x, w, b, y, mean, rstd, rows, cols, eps, s);
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, [&](auto tag) { return layer_norm_typed<decltype(tag)>(x, w, b, y, mean, rstd, rows, cols, eps, s); });
 }
 
 template <class T>
@@ -438,9 +427,7 @@ Status layer_norm_backward_typed(const void* dyv, const void* xv, const void* me
 Status layer_norm_backward(int dtype, const void* dy, const void* x, const void* mean, const void* rstd,
                            const void* w, void* dx, void* dw, void* db, int64_t rows, int64_t cols, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
-  if (dtype == Float) return layer_norm_backward_typed<float>(dy, x, mean, rstd, w, dx, dw, db, rows, cols, s);
-  if (dtype == Double) return layer_norm_backward_typed<double>(dy, x, mean, rstd, w, dx, dw, db, rows, cols, s);
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, [&](auto tag) { return layer_norm_backward_typed<decltype(tag)>(dy, x, mean, rstd, w, dx, dw, db, rows, cols, s); });
 }
 
 Status nll_pick(int dtype, void* out, const void* self, int64_t rs, int64_t cs, const int64_t* target,
@@ -469,39 +456,36 @@ Status batch_norm_stats(int dtype, const void* x, double* mean, double* var, int
                         void* stream) {
   if (c == 0) return kOk;
   if (!channels_fit(c)) return kTooLarge;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (dtype == Float) bn_stats<float><<<unsigned(c), kThreads, 0, st>>>(static_cast<const float*>(x), mean, var, n, c, s);
-  else if (dtype == Double) bn_stats<double><<<unsigned(c), kThreads, 0, st>>>(static_cast<const double*>(x), mean, var, n, c, s);
-  else return kBadDtype;
-  return launch_ok() ? kOk : kCudaError;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    bn_stats<T><<<unsigned(c), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const T*>(x), mean, var,
+                                                                                n, c, s);
+    return launch_ok() ? kOk : kCudaError;
+  });
 }
 
 Status batch_norm_apply(int dtype, const void* x, const double* a, const double* b, void* y, int64_t n, int64_t c,
                         int64_t s, void* stream) {
   const int64_t total = n * c * s;
   if (total == 0) return kOk;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (dtype == Float)
-    bn_apply<float><<<grid_for(total), kThreads, 0, st>>>(static_cast<const float*>(x), a, b, static_cast<float*>(y), total, c, s);
-  else if (dtype == Double)
-    bn_apply<double><<<grid_for(total), kThreads, 0, st>>>(static_cast<const double*>(x), a, b, static_cast<double*>(y), total, c, s);
-  else return kBadDtype;
-  return launch_ok() ? kOk : kCudaError;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    bn_apply<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(x), a, b, static_cast<T*>(y), total, c, s);
+    return launch_ok() ? kOk : kCudaError;
+  });
 }
 
 Status batch_norm_backward_reduce(int dtype, const void* dy, const void* x, const double* mean, double* sum_dy,
                                   double* sum_dy_xmu, int64_t n, int64_t c, int64_t s, void* stream) {
   if (c == 0) return kOk;
   if (!channels_fit(c)) return kTooLarge;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (dtype == Float)
-    bn_backward_reduce<float><<<unsigned(c), kThreads, 0, st>>>(static_cast<const float*>(dy), static_cast<const float*>(x),
-                                                                mean, sum_dy, sum_dy_xmu, n, c, s);
-  else if (dtype == Double)
-    bn_backward_reduce<double><<<unsigned(c), kThreads, 0, st>>>(static_cast<const double*>(dy), static_cast<const double*>(x),
-                                                                 mean, sum_dy, sum_dy_xmu, n, c, s);
-  else return kBadDtype;
-  return launch_ok() ? kOk : kCudaError;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    bn_backward_reduce<T><<<unsigned(c), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), mean, sum_dy, sum_dy_xmu, n, c, s);
+    return launch_ok() ? kOk : kCudaError;
+  });
 }
 
 Status batch_norm_backward_apply(int dtype, const void* dy, const void* x, const double* mean, const double* k1,
@@ -509,15 +493,12 @@ Status batch_norm_backward_apply(int dtype, const void* dy, const void* x, const
                                  void* stream) {
   const int64_t total = n * c * s;
   if (total == 0) return kOk;
-  cudaStream_t st = static_cast<cudaStream_t>(stream);
-  if (dtype == Float)
-    bn_backward_apply<float><<<grid_for(total), kThreads, 0, st>>>(static_cast<const float*>(dy), static_cast<const float*>(x),
-                                                                   mean, k1, k2, k3, static_cast<float*>(dx), total, c, s);
-  else if (dtype == Double)
-    bn_backward_apply<double><<<grid_for(total), kThreads, 0, st>>>(static_cast<const double*>(dy), static_cast<const double*>(x),
-                                                                    mean, k1, k2, k3, static_cast<double*>(dx), total, c, s);
-  else return kBadDtype;
-  return launch_ok() ? kOk : kCudaError;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    bn_backward_apply<T><<<grid_stride_blocks(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(dy), static_cast<const T*>(x), mean, k1, k2, k3, static_cast<T*>(dx), total, c, s);
+    return launch_ok() ? kOk : kCudaError;
+  });
 }
 
 Status batch_norm_fold(const double* mean, const double* var, const double* w, const double* b, double eps,

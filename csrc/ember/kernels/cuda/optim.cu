@@ -36,18 +36,25 @@ __global__ void __launch_bounds__(kThreads) sgd_kernel(T* p, const T* g, T* buf,
   }
 }
 
+// Adam's first part, shared with NAdam and RAdam: decoupled decay, the gradient term, both moments stored
+template <class T>
+__device__ inline void adam_moments(T gj, T& pj, T& d, T* m, T* v, T& mj, T& vj, T w1, T b2, T w2, T wd, T decay,
+                                    bool maximize, bool l2, bool decoupled, bool lo) {
+  if (decoupled) pj = pj * decay;
+  d = grad_term(gj, pj, wd, maximize, l2);
+  mj = lerp_exact(*m, d, w1, lo);
+  vj = *v * b2 + w2 * d * d;
+  *m = mj;
+  *v = vj;
+}
+
 template <class T>
 __global__ void __launch_bounds__(kThreads) adam_kernel(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, T step_size,
                                                         T bc2_sqrt, T w1, T b2, T w2, T eps, T wd, T decay,
                                                         bool maximize, bool l2, bool decoupled, bool lo) {
   for (int64_t j = int64_t(blockIdx.x) * kThreads + threadIdx.x; j < n; j += int64_t(gridDim.x) * kThreads) {
-    T pj = p[j];
-    if (decoupled) pj = pj * decay;
-    const T d = grad_term(g[j], pj, wd, maximize, l2);
-    const T mj = lerp_exact(m[j], d, w1, lo);
-    const T vj = v[j] * b2 + w2 * d * d;
-    m[j] = mj;
-    v[j] = vj;
+    T pj = p[j], d, mj, vj;
+    adam_moments(g[j], pj, d, m + j, v + j, mj, vj, w1, b2, w2, wd, decay, maximize, l2, decoupled, lo);
     T den;
     if (vmax) {
       const T mx = vmax[j] > vj ? vmax[j] : vj;
@@ -129,18 +136,6 @@ __global__ void __launch_bounds__(kThreads) adamax_kernel(T* p, const T* g, T* m
   }
 }
 
-// Adam's first part, shared by NAdam and RAdam: decoupled decay, the gradient term, both moments stored
-template <class T>
-__device__ inline void adam_moments(T gj, T& pj, T& d, T* m, T* v, T& mj, T& vj, T w1, T b2, T w2, T wd, T decay,
-                                    bool maximize, bool l2, bool decoupled, bool lo) {
-  if (decoupled) pj = pj * decay;
-  d = grad_term(gj, pj, wd, maximize, l2);
-  mj = lerp_exact(*m, d, w1, lo);
-  vj = *v * b2 + w2 * d * d;
-  *m = mj;
-  *v = vj;
-}
-
 template <class T>
 __global__ void __launch_bounds__(kThreads) nadam_kernel(T* p, const T* g, T* m, T* v, int64_t n, T c_grad, T c_avg,
                                                          T bc2, T w1, T b2, T w2, T eps, T wd, T decay, bool maximize,
@@ -167,25 +162,18 @@ __global__ void __launch_bounds__(kThreads) radam_kernel(T* p, const T* g, T* m,
   }
 }
 
-unsigned grid_for(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return unsigned(blocks < 65535 * 32 ? blocks : 65535 * 32);  // grid-stride beyond
-}
-
 }  // namespace
 
 Status fused_sgd(int dtype, void* p, const void* g, void* buf, int64_t n, const ::ember::FusedSgdArgs& a, void* stream) {
   if (n == 0) return kOk;
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    sgd_kernel<T><<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    sgd_kernel<T><<<grid_stride_blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<T*>(p), static_cast<const T*>(g), static_cast<T*>(buf), n, T(a.weight_decay), T(a.momentum),
         T(1 - a.dampening), T(-a.lr), a.maximize, a.weight_decay != 0, a.first_step, a.nesterov);
     return launch_ok() ? kOk : kCudaError;
   };
-  if (dtype == Float) return run(float{});
-  if (dtype == Double) return run(double{});
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, run);
 }
 
 Status fused_adam(int dtype, void* p, const void* g, void* m, void* v, void* vmax, int64_t n, const ::ember::FusedAdamArgs& a,
@@ -196,16 +184,14 @@ Status fused_adam(int dtype, void* p, const void* g, void* m, void* v, void* vma
     const double bc1 = 1 - std::pow(a.beta1, a.step), bc2 = 1 - std::pow(a.beta2, a.step);
     const T w1 = T(1 - a.beta1);
     const bool decoupled = a.weight_decay != 0 && a.decoupled_weight_decay;
-    adam_kernel<T><<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    adam_kernel<T><<<grid_stride_blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<T*>(p), static_cast<const T*>(g), static_cast<T*>(m), static_cast<T*>(v), static_cast<T*>(vmax),
         n, T(a.lr / bc1), T(std::sqrt(bc2)), w1, T(a.beta2), T(1 - a.beta2), T(a.eps), T(a.weight_decay),
         T(1 - a.lr * a.weight_decay), a.maximize, a.weight_decay != 0 && !a.decoupled_weight_decay, decoupled,
         w1 < T(0.5));
     return launch_ok() ? kOk : kCudaError;
   };
-  if (dtype == Float) return run(float{});
-  if (dtype == Double) return run(double{});
-  return kBadDtype;
+  return dispatch<kFloats>(dtype, run);
 }
 
 // the launchers below compute the per-step scalars in double as the CPU's entries do, and round them once
@@ -216,11 +202,9 @@ Status fused_adam(int dtype, void* p, const void* g, void* m, void* v, void* vma
     body;                                                          \
     return launch_ok() ? kOk : kCudaError;                         \
   };                                                               \
-  if (dtype == Float) return run(float{});                         \
-  if (dtype == Double) return run(double{});                       \
-  return kBadDtype
+  return dispatch<kFloats>(dtype, run)
 
-#define EMBER_OPTIM_GRID grid_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)
+#define EMBER_OPTIM_GRID grid_stride_blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)
 
 Status fused_rmsprop(int dtype, void* p, const void* g, void* sq, void* gavg, void* buf, int64_t n,
                      const ::ember::FusedRmspropArgs& a, void* stream) {

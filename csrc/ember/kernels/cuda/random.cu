@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(kThreads) philox_kernel(int64_t counters, uint
 template <class F>
 Status launch_philox(int64_t counters, uint64_t key, uint64_t first, void* stream, F f) {
   if (counters == 0) return kOk;
-  philox_kernel<<<unsigned((counters + kThreads - 1) / kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  philox_kernel<<<blocks_for(counters), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       counters, key, first, f);
   return launch_ok() ? kOk : kCudaError;
 }

@@ -154,8 +154,7 @@ Status run(const void* in_, void* v_, int64_t* idx, int64_t O, int64_t R, int64_
     }
     return kOk;
   }
-  const int64_t blocks = (O * I + kThreads - 1) / kThreads;
-  reduce_per_output<T, Red><<<unsigned(blocks), kThreads, 0, s>>>(in, v, idx, O, R, I);
+  reduce_per_output<T, Red><<<blocks_for(O * I), kThreads, 0, s>>>(in, v, idx, O, R, I);
   return launch_ok() ? kOk : kCudaError;
 }
 

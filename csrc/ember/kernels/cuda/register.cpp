@@ -223,6 +223,9 @@ class BadIndex {
 
 template <class T>
 T* ptr_of(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
+// the same for an optional tensor: null when undefined
+template <class T>
+T* ptr_or_null(const Tensor& t) { return t.defined() ? ptr_of<T>(t) : nullptr; }
 
 Tensor nonzero_cuda(const Tensor& mask, IntArrayRef sizes) {
   const Device d = mask.device();
@@ -437,13 +440,12 @@ void batch_norm_backward_apply_cuda(ScalarType dt, const void* dy, const void* x
                                              current_cuda_stream(d.index)),
                "batch_norm_backward", d, dt);
 }
-const double* doubles_or_null(const Tensor& t) { return t.defined() ? ptr_of<const double>(t) : nullptr; }
 void batch_norm_fold_cuda(const Tensor& mean, const Tensor& var, const Tensor& weight, const Tensor& bias, double eps,
                           const Tensor& invstd, const Tensor& scale, const Tensor& shift) {
   const Device d = mean.device();
   DeviceGuard guard(d.index);
-  raise_status(ck::batch_norm_fold(ptr_of<const double>(mean), ptr_of<const double>(var), doubles_or_null(weight),
-                                   doubles_or_null(bias), eps, ptr_of<double>(invstd), ptr_of<double>(scale),
+  raise_status(ck::batch_norm_fold(ptr_of<const double>(mean), ptr_of<const double>(var), ptr_or_null<const double>(weight),
+                                   ptr_or_null<const double>(bias), eps, ptr_of<double>(invstd), ptr_of<double>(scale),
                                    ptr_of<double>(shift), mean.numel(), current_cuda_stream(d.index)),
                "batch_norm", d, kDouble);
 }
@@ -452,7 +454,7 @@ void batch_norm_backward_fold_cuda(const Tensor& invstd, const Tensor& weight, c
                                    const Tensor& k2, const Tensor& k3) {
   const Device d = invstd.device();
   DeviceGuard guard(d.index);
-  raise_status(ck::batch_norm_backward_fold(ptr_of<const double>(invstd), doubles_or_null(weight),
+  raise_status(ck::batch_norm_backward_fold(ptr_of<const double>(invstd), ptr_or_null<const double>(weight),
                                             ptr_of<const double>(sum_dy), ptr_of<const double>(sum_dy_xmu), count,
                                             training, ptr_of<double>(k1), ptr_of<double>(k2), ptr_of<double>(k3),
                                             invstd.numel(), current_cuda_stream(d.index)),
@@ -469,7 +471,7 @@ void nll_pick_cuda(const Tensor& out, const Tensor& self, const Tensor& target, 
   if (self.size(0) == 0) return;
   BadIndex bad(d);
   raise_status(ck::nll_pick(int(self.dtype()), out.data_ptr(), self.data_ptr(), self.strides()[0], self.strides()[1],
-                            ptr_of<int64_t>(target), weight.defined() ? ptr_of<double>(weight) : nullptr,
+                            ptr_of<int64_t>(target), ptr_or_null<double>(weight),
                             self.size(0), self.size(1), ignore_index, bad.ptr(), current_cuda_stream(d.index)),
                "nll_loss", d, self.dtype());
   raise_bad_target(bad, target);
@@ -481,31 +483,54 @@ void nll_pick_backward_cuda(const Tensor& grad_input, const Tensor& grad_output,
   if (grad_input.size(0) == 0) return;
   BadIndex bad(d);
   raise_status(ck::nll_pick_backward(int(grad_input.dtype()), grad_input.data_ptr(), ptr_of<double>(grad_output),
-                                     ptr_of<int64_t>(target), weight.defined() ? ptr_of<double>(weight) : nullptr,
+                                     ptr_of<int64_t>(target), ptr_or_null<double>(weight),
                                      grad_input.size(0), grad_input.size(1), ignore_index, bad.ptr(),
                                      current_cuda_stream(d.index)),
                "nll_loss_backward", d, grad_input.dtype());
   raise_bad_target(bad, target);
 }
 
-// ---- fused optimizer updates (optim.cu); the op hands over contiguous float / double tensors
-template <class T>
-T* ptr_or_null(const Tensor& t) { return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr; }
+// ---- fused optimizer updates (optim.cu), one launch per parameter (the op hands over contiguous float /
+// double tensors): param, grad, the state buffers (null when unused), the element count, the arguments
+#define EMBER_FUSED_CUDA(name, op, ...)                                                              \
+  do {                                                                                              \
+    const Device d = param.device();                                                                \
+    DeviceGuard guard(d.index);                                                                     \
+    raise_status(ck::name(int(param.dtype()), param.data_ptr(), grad.data_ptr(), __VA_ARGS__, param.numel(), a, \
+                          current_cuda_stream(d.index)),                                            \
+                 op, d, param.dtype());                                                             \
+  } while (0)
 void fused_sgd_cuda(const Tensor& param, const Tensor& grad, const Tensor& buf, const FusedSgdArgs& a) {
-  const Device d = param.device();
-  DeviceGuard guard(d.index);
-  raise_status(ck::fused_sgd(int(param.dtype()), param.data_ptr(), grad.data_ptr(), ptr_or_null<void>(buf),
-                             param.numel(), a, current_cuda_stream(d.index)),
-               "_fused_sgd_", d, param.dtype());
+  EMBER_FUSED_CUDA(fused_sgd, "_fused_sgd_", ptr_or_null<void>(buf));
 }
 void fused_adam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
                      const FusedAdamArgs& a) {
-  const Device d = param.device();
-  DeviceGuard guard(d.index);
-  raise_status(ck::fused_adam(int(param.dtype()), param.data_ptr(), grad.data_ptr(), m.data_ptr(), v.data_ptr(),
-                              ptr_or_null<void>(vmax), param.numel(), a, current_cuda_stream(d.index)),
-               "_fused_adam_", d, param.dtype());
+  EMBER_FUSED_CUDA(fused_adam, "_fused_adam_", m.data_ptr(), v.data_ptr(), ptr_or_null<void>(vmax));
 }
+void fused_rmsprop_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& gavg,
+                        const Tensor& buf, const FusedRmspropArgs& a) {
+  EMBER_FUSED_CUDA(fused_rmsprop, "_fused_rmsprop_", sq.data_ptr(), ptr_or_null<void>(gavg), ptr_or_null<void>(buf));
+}
+void fused_adagrad_cuda(const Tensor& param, const Tensor& grad, const Tensor& sum, const FusedAdagradArgs& a) {
+  EMBER_FUSED_CUDA(fused_adagrad, "_fused_adagrad_", sum.data_ptr());
+}
+void fused_adadelta_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& acc,
+                         const FusedAdadeltaArgs& a) {
+  EMBER_FUSED_CUDA(fused_adadelta, "_fused_adadelta_", sq.data_ptr(), acc.data_ptr());
+}
+void fused_adamax_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& u,
+                       const FusedAdamaxArgs& a) {
+  EMBER_FUSED_CUDA(fused_adamax, "_fused_adamax_", m.data_ptr(), u.data_ptr());
+}
+void fused_nadam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                      const FusedNadamArgs& a) {
+  EMBER_FUSED_CUDA(fused_nadam, "_fused_nadam_", m.data_ptr(), v.data_ptr());
+}
+void fused_radam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
+                      const FusedRadamArgs& a) {
+  EMBER_FUSED_CUDA(fused_radam, "_fused_radam_", m.data_ptr(), v.data_ptr());
+}
+#undef EMBER_FUSED_CUDA
 
 // ---- LSTM / GRU (rnn.cu). A layer runs step by step on the host: each step's h_{t-1} W_hh^T on cuBLAS
 // (gemm_rows), then one pointwise launch, all queued on the current stream (no sync).
@@ -580,40 +605,6 @@ void lstm_seq_backward_cuda(ScalarType dt, const void* dhs, const void* dcs, con
     gemm_rows(dt, B, H, G, 1.0, dg, G, w_hh, H, 0.0, dh, H);  // d h_{t-1} = d gates_t W_hh
   }
 }
-
-// The other fused optimizers: one launch per parameter (the op hands over contiguous float / double state)
-#define EMBER_FUSED_CUDA(name, op, ...)                                                              \
-  do {                                                                                              \
-    const Device d = param.device();                                                                \
-    DeviceGuard guard(d.index);                                                                     \
-    raise_status(ck::name(int(param.dtype()), param.data_ptr(), grad.data_ptr(), __VA_ARGS__, param.numel(), a, \
-                          current_cuda_stream(d.index)),                                            \
-                 op, d, param.dtype());                                                             \
-  } while (0)
-void fused_rmsprop_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& gavg,
-                        const Tensor& buf, const FusedRmspropArgs& a) {
-  EMBER_FUSED_CUDA(fused_rmsprop, "_fused_rmsprop_", sq.data_ptr(), ptr_or_null<void>(gavg), ptr_or_null<void>(buf));
-}
-void fused_adagrad_cuda(const Tensor& param, const Tensor& grad, const Tensor& sum, const FusedAdagradArgs& a) {
-  EMBER_FUSED_CUDA(fused_adagrad, "_fused_adagrad_", sum.data_ptr());
-}
-void fused_adadelta_cuda(const Tensor& param, const Tensor& grad, const Tensor& sq, const Tensor& acc,
-                         const FusedAdadeltaArgs& a) {
-  EMBER_FUSED_CUDA(fused_adadelta, "_fused_adadelta_", sq.data_ptr(), acc.data_ptr());
-}
-void fused_adamax_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& u,
-                       const FusedAdamaxArgs& a) {
-  EMBER_FUSED_CUDA(fused_adamax, "_fused_adamax_", m.data_ptr(), u.data_ptr());
-}
-void fused_nadam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
-                      const FusedNadamArgs& a) {
-  EMBER_FUSED_CUDA(fused_nadam, "_fused_nadam_", m.data_ptr(), v.data_ptr());
-}
-void fused_radam_cuda(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v,
-                      const FusedRadamArgs& a) {
-  EMBER_FUSED_CUDA(fused_radam, "_fused_radam_", m.data_ptr(), v.data_ptr());
-}
-#undef EMBER_FUSED_CUDA
 
 // ---- window kernels (conv.cu), and the convolution as im2col + cuBLAS (ops/conv.h's composites: the
 // same device-independent path the CPU takes where oneDNN does not; cuDNN is the next step)

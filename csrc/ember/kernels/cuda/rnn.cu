@@ -142,31 +142,18 @@ __global__ void __launch_bounds__(kThreads) gru_cell_backward_kernel(const T* dh
   }
 }
 
-unsigned grid_for(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return unsigned(blocks < 65535 * 32 ? blocks : 65535 * 32);  // grid-stride beyond
-}
-
-// run(T{}) for float / double
-template <class F>
-Status floats(int dtype, F&& run) {
-  if (dtype == Float) return run(float{});
-  if (dtype == Double) return run(double{});
-  return kBadDtype;
-}
-
 }  // namespace
 
 #define EMBER_RNN_LAUNCH(kernel, n, ...)                                                     \
   do {                                                                                      \
     if ((n) == 0) return kOk;                                                               \
-    kernel<T><<<grid_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(__VA_ARGS__); \
+    kernel<T><<<grid_stride_blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(__VA_ARGS__); \
     return launch_ok() ? kOk : kCudaError;                                                  \
   } while (0)
 
 Status lstm_cell(int dtype, const void* gates, const void* cx, void* hy, void* cy, int64_t rows, int64_t H,
                  void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(lstm_cell_kernel, rows * H, static_cast<const T*>(gates), static_cast<const T*>(cx),
                      static_cast<T*>(hy), static_cast<T*>(cy), rows, H);
@@ -175,7 +162,7 @@ Status lstm_cell(int dtype, const void* gates, const void* cx, void* hy, void* c
 
 Status lstm_cell_backward(int dtype, const void* dhy, const void* dcy, const void* gates, const void* cx,
                           const void* cy, void* dgates, void* dcx, int64_t rows, int64_t H, void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(lstm_cell_backward_kernel, rows * H, static_cast<const T*>(dhy), static_cast<const T*>(dcy),
                      static_cast<const T*>(gates), static_cast<const T*>(cx), static_cast<const T*>(cy),
@@ -185,7 +172,7 @@ Status lstm_cell_backward(int dtype, const void* dhy, const void* dcy, const voi
 
 Status lstm_step(int dtype, const void* g, const void* c0, void* acts, void* hy, void* cy, int64_t B, int64_t H,
                  void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(lstm_step_kernel, B * H, static_cast<const T*>(g), static_cast<const T*>(c0),
                      static_cast<T*>(acts), static_cast<T*>(hy), static_cast<T*>(cy), B, H);
@@ -195,7 +182,7 @@ Status lstm_step(int dtype, const void* g, const void* c0, void* acts, void* hy,
 Status lstm_step_backward(int dtype, const void* dhs, const void* dcs, const void* dgin, const void* acts,
                           const void* c_t, const void* c_prev, void* dg, void* dh, void* dc, int64_t B, int64_t H,
                           void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(lstm_step_backward_kernel, B * H, static_cast<const T*>(dhs), static_cast<const T*>(dcs),
                      static_cast<const T*>(dgin), static_cast<const T*>(acts), static_cast<const T*>(c_t),
@@ -206,7 +193,7 @@ Status lstm_step_backward(int dtype, const void* dhs, const void* dcs, const voi
 
 Status gru_cell(int dtype, const void* gi, const void* gh, const void* hx, void* hy, int64_t rows, int64_t H,
                 void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(gru_cell_kernel, rows * H, static_cast<const T*>(gi), static_cast<const T*>(gh),
                      static_cast<const T*>(hx), static_cast<T*>(hy), rows, H);
@@ -215,7 +202,7 @@ Status gru_cell(int dtype, const void* gi, const void* gh, const void* hx, void*
 
 Status gru_cell_backward(int dtype, const void* dhy, const void* gi, const void* gh, const void* hx, void* dgi,
                          void* dgh, void* dhx, int64_t rows, int64_t H, void* stream) {
-  return floats(dtype, [&](auto tag) -> Status {
+  return dispatch<kFloats>(dtype, [&](auto tag) -> Status {
     using T = decltype(tag);
     EMBER_RNN_LAUNCH(gru_cell_backward_kernel, rows * H, static_cast<const T*>(dhy), static_cast<const T*>(gi),
                      static_cast<const T*>(gh), static_cast<const T*>(hx), static_cast<T*>(dgi), static_cast<T*>(dgh),

@@ -55,8 +55,6 @@ __global__ void __launch_bounds__(kThreads) take_kernel(const U* x, const int64_
   if (indices) indices[e] = src;
 }
 
-unsigned blocks_for(int64_t n) { return unsigned((n + kThreads - 1) / kThreads); }
-
 }  // namespace
 
 int64_t sort_scratch_bytes(int64_t rows, int64_t n) {
