@@ -1,12 +1,16 @@
 """Profile one training step of a small Fashion-MNIST CNN and draw its timeline.
 
-    PYTHONPATH=python python3 examples/profile_step.py [--backend ember|torch] [--batch 64] [--out DIR]
+    PYTHONPATH=python python3 examples/profile_step.py [--backend ember|torch] [--device cpu|cuda]
+                                                       [--batch 64] [--out DIR]
 
-The CPU analogue of Figure 1 of the PyTorch paper (Paszke et al., 2019): every op of the forward
-pass, the autograd nodes of the backward pass and the optimizer's ops, laid out on the time axis
-at their nesting depth, with the memory held by tensors below. Writes DIR/profile_step.trace.json
-(open it in https://ui.perfetto.dev or chrome://tracing) and DIR/profile_step.png (needs
-matplotlib), and prints the key_averages table. Uses random images when the dataset is missing.
+Figure 1 of the PyTorch paper (Paszke et al., 2019): every op of the forward pass, the autograd
+nodes of the backward pass and the optimizer's ops, laid out on the time axis at their nesting
+depth, with the memory held by tensors below. With --device cuda (the default when a GPU is
+available) the GPU's kernels get their own rows under the host's, coloured by the phase that
+launched them: the host runs ahead of the device, which is the figure's point. Writes
+DIR/profile_step.trace.json (open it in https://ui.perfetto.dev or chrome://tracing) and
+DIR/profile_step.png (needs matplotlib), and prints the key_averages table. Uses random images
+when the dataset is missing.
 """
 import argparse
 import os
@@ -44,6 +48,7 @@ def train_step(lib, model, opt, x, y):
 
 
 def phase_of(ev):
+    ev = getattr(ev, "linked", None) or ev  # device work: the phase of the op that launched it
     while ev is not None:
         if ev.name in PHASES:
             return ev.name
@@ -59,16 +64,22 @@ def draw_timeline(events, path, title):
     except ImportError:
         print("matplotlib is not installed: skipping the PNG")
         return False
-    evs = [e for e in events if e.name != "[memory]"]
-    t0 = min(e.time_range.start for e in evs)
+    everything = [e for e in events if e.name != "[memory]"]
+    evs = [e for e in everything if int(e.device_type) == 0]  # the host's ranges (DeviceType.CPU)
+    device = [e for e in everything if int(e.device_type) != 0]
+    t0 = min(e.time_range.start for e in everything)
     depth = {}
     for e in sorted(evs, key=lambda e: e.time_range.start):
         depth[e.id] = 0 if e.cpu_parent is None else depth.get(e.cpu_parent.id, 0) + 1
+    host_depth = max(depth.values())
+    streams = sorted({(e.device_index, e.thread) for e in device})
+    for e in device:  # one row per GPU stream, below the host's rows
+        depth[e.id] = host_depth + 2 + streams.index((e.device_index, e.thread))
     max_depth = max(depth.values())
     fig, (ax, axm) = plt.subplots(2, 1, figsize=(16, 3 + 0.45 * max_depth), sharex=True,
                                   gridspec_kw={"height_ratios": [max(max_depth, 3), 2]})
-    total_ms = max(e.time_range.end for e in evs) / 1e3 - t0 / 1e3
-    for e in evs:
+    total_ms = max(e.time_range.end for e in everything) / 1e3 - t0 / 1e3
+    for e in evs + device:
         start, width = (e.time_range.start - t0) / 1e3, e.time_range.elapsed_us() / 1e3
         phase = phase_of(e)
         color = "#BBBBBB" if e.is_user_annotation else PHASES.get(phase, "#8172B3")
@@ -78,7 +89,14 @@ def draw_timeline(events, path, title):
             label = e.name.replace("autograd::engine::evaluate_function: ", "")
             ax.text(start + width / 2, y, label[: max(3, int(width / total_ms * 160))], ha="center", va="center",
                     fontsize=6, clip_on=True)
-    ax.set_yticks([-d for d in range(max_depth + 1)], [f"depth {d}" for d in range(max_depth + 1)])
+    ticks = [(-d, f"depth {d}") for d in range(host_depth + 1)]
+    ticks += [(-(host_depth + 2 + i), f"GPU {dev} stream {st}") for i, (dev, st) in enumerate(streams)]
+    ax.set_yticks([t for t, _ in ticks], [label for _, label in ticks])
+    if device:
+        host_end = max(e.time_range.end for e in evs if e.cpu_parent is None) / 1e3 - t0 / 1e3
+        device_end = max(e.time_range.end for e in device) / 1e3 - t0 / 1e3
+        ax.axvline(host_end, color="black", linestyle=":", linewidth=0.8)
+        title += f" - host done at {host_end:.2f} ms, GPU at {device_end:.2f} ms"
     ax.set_title(title, loc="left")
     handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in PHASES.values()] + \
               [plt.Rectangle((0, 0), 1, 1, color="#BBBBBB")]
@@ -103,6 +121,7 @@ def main():
     p.add_argument("--backend", choices=("ember", "torch"), default="ember")
     p.add_argument("--batch", type=int, default=64)
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when a GPU is available)")
     p.add_argument("--out", default="profile_out")
     args = p.parse_args()
     if args.backend == "torch":
@@ -113,17 +132,24 @@ def main():
     lib.manual_seed(0)
     lib.set_num_threads(args.threads)
     x_np, y_np, source = load_batch(args.batch)
-    x = lib.tensor(x_np).reshape(args.batch, 1, 28, 28)
-    y = lib.tensor(y_np)
-    model = build_model(lib.nn)
+    device = args.device or ("cuda" if lib.cuda.is_available() else "cpu")
+    on_gpu = lib.device(device).type == "cuda"
+    x = lib.tensor(x_np).reshape(args.batch, 1, 28, 28).to(device)
+    y = lib.tensor(y_np).to(device)
+    model = build_model(lib.nn).to(device)
     opt = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     train_step(lib, model, opt, x, y)  # warm up: the first step allocates the momentum buffers
-    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU], record_shapes=True,
-                              profile_memory=True) as prof:
+    activities = [lib.profiler.ProfilerActivity.CPU] + ([lib.profiler.ProfilerActivity.CUDA] if on_gpu else [])
+    if on_gpu:
+        lib.cuda.synchronize()
+    with lib.profiler.profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
         with lib.profiler.record_function("train_step"):
             loss = train_step(lib, model, opt, x, y)
-    print(f"one training step on a batch of {args.batch} ({source}), loss {loss.item():.4f}, {args.backend}\n")
+    print(f"one training step on a batch of {args.batch} ({source}) on {device}, loss {loss.item():.4f}, "
+          f"{args.backend}\n")
     print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=15))
+    if on_gpu:
+        print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=15))
     os.makedirs(args.out, exist_ok=True)
     trace = os.path.join(args.out, "profile_step.trace.json")
     prof.export_chrome_trace(trace)
@@ -131,8 +157,8 @@ def main():
     png = os.path.join(args.out, "profile_step.png")
     if args.backend != "ember":
         print("the timeline PNG is drawn for the ember backend only")
-    elif draw_timeline(prof.events(), png, f"One training step ({args.backend}, "
-                                                                       f"batch {args.batch}, {source})"):
+    elif draw_timeline(prof.events(), png, f"One training step ({args.backend} on {device}, "
+                                           f"batch {args.batch}, {source})"):
         print(f"timeline: {png}")
 
 

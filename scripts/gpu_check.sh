@@ -2,8 +2,9 @@
 # Builds Ember with its CUDA backend on a GPU machine and runs the GPU tests and benchmarks:
 #   tests/python/cuda/ (Ember's CUDA ops against its CPU results and against PyTorch's CUDA build, the NCCL
 #   backend in a world of one), the C++ CUDA and allocator tests, benchmarks/bench_cuda.py and
-#   bench_cuda_training.py (Ember vs PyTorch on the same GPU: ops, Table 1, Fig. 2) and the main job
-#   (examples/fashion_mnist.py --device cuda) with both libraries.
+#   bench_cuda_training.py (Ember vs PyTorch on the same GPU: ops, Table 1, Fig. 2), the main job
+#   (examples/fashion_mnist.py --device cuda) and the profiled step (examples/profile_step.py, Fig. 1)
+#   with both libraries, and examples/ddp_train.py on NCCL.
 # The GPU machine has CUDA, PyTorch (with nanobind, numpy, pytest, pyyaml), CMake, ninja and a
 # compiler but no package registry: the other libraries come from .gpu_bundle.tar.xz, which
 # scripts/gpu_bundle.sh packs on the development machine. Logs land in $OUT when it is set.
@@ -56,7 +57,12 @@ if [ "${1:-}" != "--no-bench" ]; then
   for backend in ember torch; do
     PYTHONPATH="$PWD/python" timeout 600 $PY examples/fashion_mnist.py --backend $backend --device cuda --epochs 1 \
       --out "${OUT:-/tmp}/fashion_mnist_gpu" 2>&1 | tr '\r' '\n' | grep -v '^epoch 1 \[' || status=1
+    # the paper's Fig. 1 from each library's own trace (host ops above, GPU kernels below)
+    PYTHONPATH="$PWD/python" timeout 300 $PY examples/profile_step.py --backend $backend --device cuda \
+      --out "${OUT:-/tmp}/profile_step_gpu_$backend" || status=1
   done
+  # DDP over NCCL on the one GPU (a world of one)
+  PYTHONPATH="$PWD/python" timeout 300 $PY examples/ddp_train.py --device cuda --epochs 1 --limit 8192 || status=1
 fi
 echo "[gpu_check] done, status $status"
 exit $status

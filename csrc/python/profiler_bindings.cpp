@@ -62,19 +62,24 @@ struct PyRange {
 
 void bind_profiler(nb::module_& m) {
   profiler::set_stack_hook(&python_stack);
-  m.def("_profiler_start", [](bool record_shapes, bool profile_memory, bool with_stack) {
+  // returns why the device's activity will not be recorded ("" when it will, or was not asked for)
+  m.def("_profiler_start", [](bool record_shapes, bool profile_memory, bool with_stack, bool trace_device) {
     profiler::Config c;
     c.record_shapes = record_shapes;
     c.profile_memory = profile_memory;
     c.with_stack = with_stack;
+    c.trace_device = trace_device;
     profiler::start(c);
-  });
+    return profiler::device_warning();
+  }, nb::arg("record_shapes"), nb::arg("profile_memory"), nb::arg("with_stack"), nb::arg("trace_device") = false);
   m.def("_profiler_clear", &profiler::clear);
   m.def("_profiler_enabled", &profiler::is_running);
   m.def("_profiler_thread_id", &profiler::current_thread_id);
   // {"start_ns", "stop_ns", "epoch_offset_ns", "pid", "threads": [(tid, events, memory)]};
-  // event: (name, kind, start_ns, end_ns, seq_nr, parent, alloc_bytes, freed_bytes, shapes, dtypes, stack)
+  // event: (name, kind, start_ns, end_ns, seq_nr, parent, alloc_bytes, freed_bytes, shapes, dtypes, stack,
+  //         correlation)
   // memory: (ts_ns, bytes, total_allocated, addr, owner)
+  // "device_events": (name, kind, start_ns, end_ns, device, stream, correlation, bytes, grid, block)
   m.def("_profiler_stop", []() {
     profiler::Result r;
     {
@@ -86,11 +91,20 @@ void bind_profiler(nb::module_& m) {
       nb::list evs, mems;
       for (auto& e : t.events)
         evs.append(nb::make_tuple(e.name, int(e.kind), e.start_ns, e.end_ns, e.seq_nr, e.parent, e.alloc_bytes,
-                                  e.freed_bytes, int_lists(e.shapes), str_list(e.dtypes), str_list(e.stack)));
+                                  e.freed_bytes, int_lists(e.shapes), str_list(e.dtypes), str_list(e.stack),
+                                  e.correlation));
       for (auto& mm : t.memory) mems.append(nb::make_tuple(mm.ts_ns, mm.bytes, mm.total_allocated, mm.addr, mm.owner));
       threads.append(nb::make_tuple(t.tid, evs, mems));
     }
+    nb::list device_events;
+    for (auto& de : r.device_events)
+      device_events.append(nb::make_tuple(de.name, int(de.kind), de.start_ns, de.end_ns, de.device, de.stream,
+                                          de.correlation, de.bytes,
+                                          nb::make_tuple(de.grid[0], de.grid[1], de.grid[2]),
+                                          nb::make_tuple(de.block[0], de.block[1], de.block[2])));
     nb::dict d;
+    d["device_events"] = device_events;
+    d["device_warning"] = r.device_warning;
     d["start_ns"] = r.start_ns;
     d["stop_ns"] = r.stop_ns;
     d["epoch_offset_ns"] = r.epoch_offset_ns;

@@ -1,6 +1,7 @@
 // The C++ profiler: op entries, nested scopes, autograd nodes linked to their forward op, memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "ember/autograd/engine.h"
@@ -96,4 +97,102 @@ TEST(Profiler, ThreadsRecordIntoTheirOwnBuffers) {
   profiler::Result r = profiler::stop();
   ASSERT_EQ(r.threads.size(), 2u);
   EXPECT_NE(r.threads[0].tid, r.threads[1].tid);
+}
+
+namespace {
+// Stands in for CUPTI: each range pushed "launches" one kernel named after its id, so the test can
+// check that ids reach the ranges, balance, and survive (or not) a clear().
+struct FakeTracer : profiler::DeviceTracer {
+  bool fail = false;
+  std::vector<uint64_t> stack;
+  std::vector<profiler::DeviceEvent> launched;
+  int pushes = 0, pops = 0;
+  bool start(std::string* why) override {
+    if (fail) *why = "no device here";
+    return !fail;
+  }
+  void push_correlation(uint64_t id) override {
+    stack.push_back(id);
+    ++pushes;
+    profiler::DeviceEvent d;
+    d.name = "kernel_" + std::to_string(id);
+    d.correlation = id;
+    d.start_ns = profiler::now_ns();
+    d.end_ns = d.start_ns + 1000;
+    launched.push_back(d);
+  }
+  void pop_correlation() override {
+    ASSERT_FALSE(stack.empty());
+    stack.pop_back();
+    ++pops;
+  }
+  std::vector<profiler::DeviceEvent> stop() override { return std::move(launched); }
+};
+
+struct TracerGuard {
+  profiler::DeviceTracer* previous;
+  explicit TracerGuard(profiler::DeviceTracer* t) : previous(profiler::set_device_tracer(t)) {}
+  ~TracerGuard() { profiler::set_device_tracer(previous); }
+};
+}  // namespace
+
+TEST(Profiler, DeviceWorkIsTiedToTheRangeThatLaunchedIt) {
+  FakeTracer fake;
+  TracerGuard guard(&fake);
+  Tensor a = ember::ones({4});
+  profiler::Config cfg;
+  cfg.trace_device = true;
+  profiler::start(cfg);
+  EXPECT_THROW(profiler::set_device_tracer(nullptr), Error);  // not while a session runs
+  ember::add(a, a);  // before the clear: dropped with its device work
+  profiler::clear();
+  {
+    profiler::RecordScope outer;
+    outer.begin("step", profiler::EventKind::UserRange);
+    ember::mul(a, a);
+  }
+  profiler::Result r = profiler::stop();
+  EXPECT_TRUE(r.device_warning.empty());
+  EXPECT_TRUE(fake.stack.empty());  // every push popped, on the thread that pushed it
+  EXPECT_EQ(fake.pops, fake.pushes);
+  ASSERT_EQ(r.threads.size(), 1u);
+  const auto* step = find(r.threads[0], "step");
+  const auto* mul = find(r.threads[0], "aten::mul");
+  ASSERT_TRUE(step && mul);
+  EXPECT_EQ(find(r.threads[0], "aten::add"), nullptr);
+  EXPECT_NE(step->correlation, 0u);
+  EXPECT_GT(mul->correlation, step->correlation);  // the innermost range has its own id
+  // exactly the device work of the ranges recorded after the clear comes back
+  std::vector<uint64_t> ids;
+  for (auto& d : r.device_events) ids.push_back(d.correlation);
+  std::vector<uint64_t> want;
+  for (auto& e : r.threads[0].events) want.push_back(e.correlation);
+  std::sort(ids.begin(), ids.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(ids, want);
+  // with no device profile asked for, no id is handed out
+  profiler::start({});
+  ember::mul(a, a);
+  r = profiler::stop();
+  ASSERT_EQ(r.threads.size(), 1u);
+  EXPECT_EQ(r.threads[0].events[0].correlation, 0u);
+  EXPECT_TRUE(r.device_events.empty());
+}
+
+TEST(Profiler, ATracerThatCannotStartLeavesAWarning) {
+  FakeTracer fake;
+  fake.fail = true;
+  TracerGuard guard(&fake);
+  profiler::Config cfg;
+  cfg.trace_device = true;
+  profiler::start(cfg);
+  EXPECT_EQ(profiler::device_warning(), "no device here");
+  ember::neg(ember::ones({2}));
+  profiler::Result r = profiler::stop();
+  EXPECT_EQ(r.device_warning, "no device here");
+  EXPECT_TRUE(r.device_events.empty());
+  EXPECT_TRUE(fake.launched.empty());
+  TracerGuard none(nullptr);  // a build without a device profiler says so
+  profiler::start(cfg);
+  EXPECT_NE(profiler::stop().device_warning.find("no device profiler"), std::string::npos);
 }

@@ -425,3 +425,76 @@ def test_failing_op_still_closes_its_range():
     ones_after = [e for e in evs if e.name == "aten::ones"][-1]
     assert add.cpu_parent is bad and add.time_range.end <= bad.time_range.end
     assert ones_after.cpu_parent is None  # the stack unwound with the exception
+
+
+def _raw_with_device_work():
+    """A session as _C._profiler_stop() hands it back after a GPU profile (times in ns)."""
+    us = 1000
+    t0 = 10_000 * us
+    ev = lambda name, kind, s, e, parent, corr: (name, kind, t0 + s * us, t0 + e * us, -1, parent, 0, 0, [], [], [],
+                                                 corr)
+    events = [ev("step", 1, 0, 100, -1, 1), ev("aten::linear", 0, 10, 60, 0, 2), ev("aten::addmm", 0, 20, 50, 1, 3),
+              ev("aten::relu", 0, 70, 90, 0, 4)]
+    dev = lambda name, kind, s, e, corr, nbytes=0: (name, kind, t0 + s * us, t0 + e * us, 0, 7, corr, nbytes,
+                                                    (4, 1, 1), (128, 1, 1))
+    device = [dev("gemm_kernel", 0, 30, 130, 3), dev("bias_kernel", 0, 130, 140, 3), dev("Memset", 2, 55, 57, 2, 64),
+              dev("relu_kernel", 0, 140, 150, 4), dev("Memcpy HtoD", 1, 150, 160, 0, 4096)]
+    return {"start_ns": t0, "stop_ns": t0 + 200 * us, "epoch_offset_ns": 0, "pid": 1, "device_warning": "",
+            "threads": [(11, events, [])], "device_events": device}
+
+
+def test_device_times_follow_torch_definitions(tmp_path):
+    from ember.profiler._events import build_event_list
+    from ember.profiler import DeviceType
+
+    evs = build_event_list(_raw_with_device_work(), use_device="cuda")
+    by = {e.name: e for e in evs}
+    assert by["gemm_kernel"].device_type == DeviceType.CUDA and by["aten::addmm"].device_type == DeviceType.CPU
+    assert ember.autograd.DeviceType.CUDA == 1 and str(DeviceType.CUDA) == "DeviceType.CUDA"
+    # a host op: its own kernels (self) plus its children's (total); device work has no CPU time
+    assert [k.name for k in by["aten::addmm"].kernels] == ["gemm_kernel", "bias_kernel"]
+    assert by["aten::addmm"].self_device_time_total == pytest.approx(110)
+    assert by["aten::linear"].self_device_time_total == pytest.approx(2)  # its memset
+    assert by["aten::linear"].device_time_total == pytest.approx(112)
+    assert by["step"].device_time_total == pytest.approx(122) and by["step"].self_device_time_total == 0
+    assert by["gemm_kernel"].cpu_time_total == 0 and by["gemm_kernel"].self_cpu_time_total == 0
+    assert by["gemm_kernel"].device_time_total == pytest.approx(100)
+    assert by["Memcpy HtoD"].linked is None  # launched outside every range
+    with pytest.warns(FutureWarning):
+        assert by["aten::addmm"].cuda_time_total == pytest.approx(110)
+    avg = {e.key: e for e in evs.key_averages()}
+    assert avg["aten::addmm"].device_time == pytest.approx(110) and avg["gemm_kernel"].device_type == DeviceType.CUDA
+    # the table: PyTorch's CUDA columns and footer; the kernels' self time is the device total
+    table = evs.key_averages().table(sort_by="cuda_time_total", row_limit=20)
+    lines = table.splitlines()
+    assert re.split(r"\s{2,}", lines[1].strip()) == [
+        "Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "Self CUDA", "Self CUDA %",
+        "CUDA total", "CUDA time avg", "# of Calls"]
+    assert lines[3].split()[0] == "step"  # the largest CUDA total
+    assert lines[-1] == "Self CUDA time total: 132.000us"
+    assert lines[-2].startswith("Self CPU time total: 100.000us")
+    # the trace: a GPU process with a row per stream, kernels tied to their op by flow arrows
+    path = tmp_path / "gpu.json"
+    evs.export_chrome_trace(str(path))
+    trace = json.load(open(path))["traceEvents"]
+    kernels = [t for t in trace if t.get("cat") == "kernel"]
+    assert sorted(k["name"] for k in kernels) == ["bias_kernel", "gemm_kernel", "relu_kernel"]
+    gemm = next(k for k in kernels if k["name"] == "gemm_kernel")
+    assert gemm["pid"] == 0 and gemm["tid"] == 7 and gemm["args"]["grid"] == [4, 1, 1]
+    assert gemm["args"]["External id"] == by["aten::addmm"].id
+    assert {t["cat"] for t in trace if t.get("ph") in ("s", "f") and t["cat"] == "ac2g"} == {"ac2g"}
+    assert any(t.get("name") == "process_name" and t["args"]["name"] == "GPU 0" for t in trace)
+    assert [t["cat"] for t in trace if t.get("name") == "Memcpy HtoD"] == ["gpu_memcpy"]
+
+
+def test_cpu_profile_has_no_device_columns():
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        ember.ones(2) + 1
+    assert "CUDA" not in prof.key_averages().table()
+    assert all(e.device_time_total == 0 and e.device_type == ember.profiler.DeviceType.CPU for e in prof.events())
+    if not ember.cuda.is_available():
+        assert ProfilerActivity.CUDA not in ember.profiler.supported_activities()
+        with pytest.warns(UserWarning, match="GPU|device profiler"):
+            with ember.autograd.profiler.profile(use_device="cuda") as p2:
+                ember.ones(2) + 1
+        assert "aten::add" in [e.name for e in p2.function_events]  # the host part is still recorded

@@ -34,6 +34,13 @@ std::atomic<uint64_t> g_session{0};
 std::atomic<bool> g_record_shapes{false}, g_with_stack{false};
 std::atomic<StackHook> g_stack_hook{nullptr};
 int64_t g_start_ns = 0;
+// device activity: the installed tracer, the one this session runs (null when none) and the
+// correlation ids ranges get while it does; ids below the floor belong to before the last clear()
+std::atomic<DeviceTracer*> g_tracer{nullptr};
+std::atomic<DeviceTracer*> g_session_tracer{nullptr};
+std::atomic<uint64_t> g_next_correlation{1};
+uint64_t g_correlation_floor = 1;
+std::string g_device_warning;
 
 ThreadBuffer* this_thread_buffer() {
   thread_local std::shared_ptr<ThreadBuffer> buf;
@@ -93,7 +100,18 @@ uint64_t current_thread_id() {
 }
 
 void set_stack_hook(StackHook fn) { g_stack_hook.store(fn); }
+
+DeviceTracer* set_device_tracer(DeviceTracer* tracer) {
+  std::lock_guard<std::mutex> g(g_session_mu);
+  EMBER_CHECK_KIND(!enabled(), Runtime, "the device tracer cannot change while the profiler runs");
+  return g_tracer.exchange(tracer);
+}
 bool is_running() { return enabled(); }
+
+std::string device_warning() {
+  std::lock_guard<std::mutex> g(g_session_mu);
+  return g_device_warning;
+}
 
 void start(const Config& cfg) {
   std::lock_guard<std::mutex> g(g_session_mu);
@@ -101,6 +119,18 @@ void start(const Config& cfg) {
   g_record_shapes.store(cfg.record_shapes);
   g_with_stack.store(cfg.with_stack);
   g_session.fetch_add(1);
+  g_device_warning.clear();
+  if (cfg.trace_device) {
+    DeviceTracer* tracer = g_tracer.load();
+    std::string why;
+    if (tracer == nullptr)
+      g_device_warning = "this Ember has no device profiler (built without CUDA, or without CUPTI's headers)";
+    else if (tracer->start(&why))
+      g_session_tracer.store(tracer);
+    else
+      g_device_warning = why;
+  }
+  g_correlation_floor = g_next_correlation.load();
   g_start_ns = now_ns();
   if (cfg.profile_memory) set_alloc_observer(&memory_observer);
   g_enabled.store(true);
@@ -109,6 +139,7 @@ void start(const Config& cfg) {
 void clear() {
   std::lock_guard<std::mutex> g(g_session_mu);
   g_session.fetch_add(1);  // buffers resync lazily; ranges still open from before are dropped
+  g_correlation_floor = g_next_correlation.load();  // and so is the device work they launched
   g_start_ns = now_ns();
 }
 
@@ -120,6 +151,14 @@ Result stop() {
   Result r;
   r.start_ns = g_start_ns;
   r.stop_ns = now_ns();
+  r.device_warning = g_device_warning;
+  if (DeviceTracer* tracer = g_session_tracer.exchange(nullptr)) {
+    // waits for the queued kernels: device work launched inside the profile is part of it
+    for (DeviceEvent& d : tracer->stop()) {
+      bool after_clear = d.correlation != 0 ? d.correlation >= g_correlation_floor : d.start_ns >= r.start_ns;
+      if (after_clear) r.device_events.push_back(std::move(d));
+    }
+  }
   auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
   r.epoch_offset_ns = wall - now_ns();
@@ -194,6 +233,7 @@ void add_input(InputMeta& m, const Scalar&) {
 }  // namespace detail
 
 void RecordScope::begin(std::string name, EventKind kind, int64_t seq_nr, detail::InputMeta meta) {
+  pushed_ = false;
   if (!enabled()) return;
   ThreadBuffer* b = this_thread_buffer();
   Event e;
@@ -204,6 +244,12 @@ void RecordScope::begin(std::string name, EventKind kind, int64_t seq_nr, detail
   e.dtypes = std::move(meta.dtypes);
   if (g_with_stack.load(std::memory_order_relaxed)) {
     if (StackHook hook = g_stack_hook.load()) e.stack = hook();
+  }
+  if (DeviceTracer* tracer = g_session_tracer.load(std::memory_order_relaxed)) {
+    // the kernels this range launches (while it is the innermost) carry its id
+    e.correlation = g_next_correlation.fetch_add(1, std::memory_order_relaxed);
+    tracer->push_correlation(e.correlation);
+    pushed_ = true;
   }
   e.start_ns = now_ns();
   std::lock_guard<std::mutex> g(b->mu);
@@ -221,6 +267,9 @@ void RecordScope::end() {
   int64_t t = now_ns();
   auto* b = static_cast<ThreadBuffer*>(buf_);
   buf_ = nullptr;
+  if (pushed_) {
+    if (DeviceTracer* tracer = g_tracer.load(std::memory_order_relaxed)) tracer->pop_correlation();
+  }
   std::lock_guard<std::mutex> g(b->mu);
   if (b->session != session_ || index_ >= int32_t(b->events.size())) return;
   b->events[index_].end_ns = t;

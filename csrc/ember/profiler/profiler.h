@@ -23,6 +23,7 @@ struct Config {
   bool record_shapes = false;
   bool profile_memory = false;
   bool with_stack = false;
+  bool trace_device = false;  // also record device activity (kernels, copies) through the DeviceTracer
 };
 
 struct Event {
@@ -35,7 +36,38 @@ struct Event {
   std::vector<std::vector<int64_t>> shapes;  // one per input; [] for non-tensors
   std::vector<std::string> dtypes;           // "float", "Scalar" or "" per input
   std::vector<std::string> stack;            // Python frames, innermost first (with_stack)
+  uint64_t correlation = 0;                  // with trace_device: the id device activity it launched names
 };
+
+// One piece of device activity (a kernel, a copy, a fill), as the DeviceTracer saw it.
+enum class DeviceEventKind : uint8_t { Kernel = 0, Memcpy = 1, Memset = 2 };
+struct DeviceEvent {
+  std::string name;
+  int64_t start_ns = 0, end_ns = 0;  // steady clock, as the host events
+  int32_t device = 0;
+  int64_t stream = 0;
+  uint64_t correlation = 0;  // the innermost host event open when it was launched (Event::correlation); 0: none
+  DeviceEventKind kind = DeviceEventKind::Kernel;
+  int64_t bytes = 0;                // copies and fills
+  int32_t grid[3] = {0, 0, 0};      // kernels
+  int32_t block[3] = {0, 0, 0};
+};
+
+// What records device activity for a session: the CUDA backend's one on CUPTI (cuda/cupti_tracer.cpp).
+// start() and stop() run on the thread that starts and stops the profiler; push/pop on any thread
+// that opens a range (the id names the range's event until it is popped on that same thread).
+class EMBER_API DeviceTracer {
+ public:
+  virtual ~DeviceTracer() = default;
+  // Begins recording; false, with the reason in *why, when it cannot (no GPU, no CUPTI).
+  virtual bool start(std::string* why) = 0;
+  virtual void push_correlation(uint64_t id) = 0;
+  virtual void pop_correlation() = 0;
+  // Waits for the queued work, ends recording and hands back what ran, in steady-clock time.
+  virtual std::vector<DeviceEvent> stop() = 0;
+};
+// Installs the tracer sessions use (nullptr: none); returns the previous one. Not while a session runs.
+EMBER_API DeviceTracer* set_device_tracer(DeviceTracer* tracer);
 
 // One allocation (+bytes) or free (-bytes) seen by the CPU allocator while profile_memory is on.
 struct MemEvent {
@@ -56,6 +88,8 @@ struct Result {
   int64_t start_ns = 0, stop_ns = 0;  // steady clock
   int64_t epoch_offset_ns = 0;        // add to a steady timestamp for nanoseconds since the Unix epoch
   std::vector<ThreadTrace> threads;
+  std::vector<DeviceEvent> device_events;  // with trace_device, those launched after the last clear()
+  std::string device_warning;              // why trace_device recorded nothing (empty when it ran)
 };
 
 // Starts a session; raises RuntimeError if one is already running.
@@ -65,6 +99,8 @@ EMBER_API Result stop();
 // Drops what the running session recorded so far (the end of a schedule's warmup).
 EMBER_API void clear();
 EMBER_API bool is_running();
+// Why the running (or last) session records no device activity although trace_device asked; "" if it does.
+EMBER_API std::string device_warning();
 EMBER_API uint64_t current_thread_id();  // the OS thread id, as traces show it
 EMBER_API int64_t now_ns();
 
@@ -114,6 +150,7 @@ class EMBER_API RecordScope {
  private:
   void* buf_ = nullptr;  // set by begin(); the rest is read only while it is
   int32_t index_;
+  bool pushed_;  // a correlation id was pushed to the device tracer, to pop at end()
   uint64_t session_;
 };
 

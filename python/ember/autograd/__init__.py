@@ -8,6 +8,7 @@ from .grad_mode import (  # noqa: F401
 )
 from .gradcheck import gradcheck, gradgradcheck  # noqa: F401
 from . import forward_ad, functional, graph, profiler  # noqa: F401
+from ..profiler._events import DeviceType  # noqa: F401
 
 
 class Variable:

@@ -16,11 +16,17 @@ class profile(_ProfileBase):
                  profile_memory=False, with_stack=False, with_modules=False, use_kineto=False, use_cpu=True,
                  experimental_config=None, acc_events=False, custom_trace_id_callback=None,
                  post_processing_timeout_s=None, activity_filters=None):
-        super().__init__(record_shapes, profile_memory, with_stack)
+        if use_cuda:
+            warnings.warn("The attribute `use_cuda` will be deprecated soon, please use ``use_device = 'cuda'`` "
+                          "instead.", FutureWarning, stacklevel=2)
+            use_device = "cuda"
+        if use_device not in (None, "cpu", "cuda"):
+            warnings.warn(f"Ember profiles the CPU and CUDA only; {use_device} activity is not recorded", stacklevel=2)
+        super().__init__(record_shapes, profile_memory, with_stack, "cuda" if use_device == "cuda" else None,
+                         keep_host=use_cpu)
         self.enabled = enabled
         self.use_cpu = use_cpu
-        if use_cuda or use_device not in (None, "cpu"):
-            warnings.warn("Ember profiles the CPU only; device activity is not recorded", stacklevel=2)
+        self.use_device = "cuda" if use_device == "cuda" else None
         self.entered = False
 
     def __enter__(self):
@@ -29,7 +35,7 @@ class profile(_ProfileBase):
         if self.entered:
             raise RuntimeError("Profiler context manager is not reentrant")
         self.entered = True
-        if self.use_cpu:
+        if self.use_cpu or self.use_device:
             self._start_trace()
         else:
             self.function_events = EventList()

@@ -4,13 +4,49 @@ import gzip
 import json
 import os
 import socket
-from collections import OrderedDict
+import warnings
+from collections import OrderedDict, namedtuple
+from enum import IntEnum
 
-__all__ = ["Interval", "FunctionEvent", "FunctionEventAvg", "EventList"]
+__all__ = ["Interval", "Kernel", "DeviceType", "FunctionEvent", "FunctionEventAvg", "EventList"]
 
-# event kinds as csrc/ember/profiler/profiler.h numbers them
+# event kinds as csrc/ember/profiler/profiler.h numbers them (host ranges, then device activity)
 _KIND_OP, _KIND_USER, _KIND_BACKWARD = 0, 1, 2
+_DEVICE_KERNEL, _DEVICE_MEMCPY, _DEVICE_MEMSET = 0, 1, 2
+_DEVICE_CATEGORY = {_DEVICE_KERNEL: "kernel", _DEVICE_MEMCPY: "gpu_memcpy", _DEVICE_MEMSET: "gpu_memset"}
 _MEMORY_NAME = "[memory]"
+
+
+class DeviceType(IntEnum):
+    """Where an event ran (PyTorch's torch.autograd.DeviceType; the values are c10's)."""
+    CPU = 0
+    CUDA = 1
+    MKLDNN = 2
+    OPENGL = 3
+    OPENCL = 4
+    IDEEP = 5
+    HIP = 6
+    FPGA = 7
+    MAIA = 8
+    XLA = 9
+    Vulkan = 10
+    Metal = 11
+    XPU = 12
+    MPS = 13
+    Meta = 14
+    HPU = 15
+    VE = 16
+    Lazy = 17
+    IPU = 18
+    MTIA = 19
+    PrivateUse1 = 20
+
+    def __str__(self):
+        return f"DeviceType.{self.name}"
+
+
+# one piece of device work a host op launched: duration in microseconds
+Kernel = namedtuple("Kernel", ["name", "device", "duration"])
 
 
 def _format_time(time_us):
@@ -50,25 +86,46 @@ class Interval:
         return f"Interval(start={self.start}, end={self.end})"
 
 
-class _CpuTimes:
-    """The averaged and formatted CPU times both event kinds show (needs count, cpu_time_total,
-    self_cpu_time_total)."""
+def _deprecated_cuda(name):
+    def get(self):
+        warnings.warn(f"`{name}` is deprecated. Use `{name.replace('cuda', 'device')}` instead.", FutureWarning,
+                      stacklevel=2)
+        return getattr(self, name.replace("cuda", "device"))
+
+    return property(get)
+
+
+class _Times:
+    """The averaged and formatted times both event kinds show (needs count, cpu_time_total,
+    self_cpu_time_total, device_time_total, self_device_time_total)."""
 
     @property
     def cpu_time(self):
         return self.cpu_time_total / max(self.count, 1)
 
+    @property
+    def device_time(self):
+        return self.device_time_total / max(self.count, 1)
+
     cpu_time_str = property(lambda self: _format_time(self.cpu_time))
     cpu_time_total_str = property(lambda self: _format_time(self.cpu_time_total))
     self_cpu_time_total_str = property(lambda self: _format_time(self.self_cpu_time_total))
+    device_time_str = property(lambda self: _format_time(self.device_time))
+    device_time_total_str = property(lambda self: _format_time(self.device_time_total))
+    self_device_time_total_str = property(lambda self: _format_time(self.self_device_time_total))
+    cuda_time = _deprecated_cuda("cuda_time")
+    cuda_time_total = _deprecated_cuda("cuda_time_total")
+    self_cuda_time_total = _deprecated_cuda("self_cuda_time_total")
 
 
-class FunctionEvent(_CpuTimes):
-    """One recorded range: an op, an autograd node, a record_function range or an allocation
-    outside every range ([memory]). Times are in microseconds from the start of the profile."""
+class FunctionEvent(_Times):
+    """One recorded range: an op, an autograd node, a record_function range, an allocation outside
+    every range ([memory]), or device work (a kernel, copy or fill: device_type CUDA, `thread` its
+    stream). Times are in microseconds from the start of the profile."""
 
     def __init__(self, id, name, thread, start_us, end_us, kind=_KIND_OP, input_shapes=None, input_types=None,
-                 stack=None, sequence_nr=-1, fwd_thread=None, self_cpu_memory_usage=0, alloc_bytes=0, freed_bytes=0):
+                 stack=None, sequence_nr=-1, fwd_thread=None, self_cpu_memory_usage=0, alloc_bytes=0, freed_bytes=0,
+                 device_type=DeviceType.CPU, device_index=0, use_device=None, correlation=0):
         self.id = id
         self.name = name
         self.key = name
@@ -87,8 +144,18 @@ class FunctionEvent(_CpuTimes):
         self.cpu_children = []
         self.cpu_parent = None
         self.count = 1
-        self.device_type = "CPU"
+        self.device_type = device_type
+        self.device_index = device_index
+        self.use_device = use_device  # "cuda" when the profile recorded the GPU
+        self.is_legacy = False
         self.is_async = False
+        self.kernels = []  # device work this op launched itself (Kernel tuples)
+        self.correlation = correlation  # host: the id its device work names; device: the launching op's
+        self.linked = None  # device: the host event that launched it
+        self.extra = {}  # device: grid/block/bytes for the trace
+
+    def append_kernel(self, name, device, duration):
+        self.kernels.append(Kernel(name, device, duration))
 
     def append_cpu_child(self, child):
         self.cpu_children.append(child)
@@ -98,15 +165,34 @@ class FunctionEvent(_CpuTimes):
 
     @property
     def is_user_annotation(self):
-        return self.kind == _KIND_USER
+        return self.kind == _KIND_USER and self.device_type == DeviceType.CPU
 
     @property
     def cpu_time_total(self):
-        return self.time_range.elapsed_us()
+        return self.time_range.elapsed_us() if self.device_type == DeviceType.CPU else 0
 
     @property
     def self_cpu_time_total(self):
+        if self.device_type != DeviceType.CPU:
+            return 0
         return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def device_time_total(self):
+        # a host op: the device work it launched and the work its children launched
+        if not self.use_device or self.is_async:
+            return 0
+        if self.device_type == DeviceType.CPU:
+            return sum(k.duration for k in self.kernels) + sum(c.device_time_total for c in self.cpu_children)
+        return self.time_range.elapsed_us()
+
+    @property
+    def self_device_time_total(self):
+        if not self.use_device or self.is_async:
+            return 0
+        if self.device_type == DeviceType.CPU:
+            return self.device_time_total - sum(c.device_time_total for c in self.cpu_children)
+        return self.device_time_total
 
 
     def __repr__(self):
@@ -117,7 +203,7 @@ class FunctionEvent(_CpuTimes):
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
 
 
-class FunctionEventAvg(_CpuTimes):
+class FunctionEventAvg(_Times):
     """The sum of the events sharing a key (name, and input shapes / stack when grouped by them)."""
 
     def __init__(self):
@@ -125,6 +211,11 @@ class FunctionEventAvg(_CpuTimes):
         self.count = 0
         self.cpu_time_total = 0.0
         self.self_cpu_time_total = 0.0
+        self.device_time_total = 0.0
+        self.self_device_time_total = 0.0
+        self.device_type = DeviceType.CPU
+        self.use_device = None
+        self.is_legacy = False
         self.cpu_memory_usage = 0
         self.self_cpu_memory_usage = 0
         self.input_shapes = None
@@ -138,9 +229,13 @@ class FunctionEventAvg(_CpuTimes):
             self.input_shapes = other.input_shapes
             self.stack = other.stack
             self.is_user_annotation = other.is_user_annotation
+            self.device_type = other.device_type
+            self.use_device = other.use_device
         self.count += other.count
         self.cpu_time_total += other.cpu_time_total
         self.self_cpu_time_total += other.self_cpu_time_total
+        self.device_time_total += other.device_time_total
+        self.self_device_time_total += other.self_device_time_total
         self.cpu_memory_usage += other.cpu_memory_usage
         self.self_cpu_memory_usage += other.self_cpu_memory_usage
         return self
@@ -151,7 +246,8 @@ class FunctionEventAvg(_CpuTimes):
 
     def __repr__(self):
         return (f"<FunctionEventAvg key={self.key} self_cpu_time={_format_time(self.self_cpu_time_total)} "
-                f"cpu_time={_format_time(self.cpu_time)} count={self.count} input_shapes={self.input_shapes} "
+                f"cpu_time={_format_time(self.cpu_time)} self_device_time={_format_time(self.self_device_time_total)} "
+                f"device_time={_format_time(self.device_time)} count={self.count} input_shapes={self.input_shapes} "
                 f"cpu_memory_usage={self.cpu_memory_usage}>")
 
 
@@ -210,7 +306,9 @@ class EventList(list):
                 "args": {"name": "python3"}},
                {"ph": "M", "name": "process_labels", "ts": self._base_us, "pid": pid, "tid": 0,
                 "args": {"labels": "CPU"}}]
-        for tid in sorted({e.thread for e in self} | {m[0] for m in self._memory_records}):
+        host = [e for e in self if e.device_type == DeviceType.CPU]
+        device = [e for e in self if e.device_type != DeviceType.CPU]
+        for tid in sorted({e.thread for e in host} | {m[0] for m in self._memory_records}):
             evs.append({"ph": "M", "name": "thread_name", "ts": self._base_us, "pid": pid, "tid": tid,
                         "args": {"name": f"thread {tid}"}})
             evs.append({"ph": "M", "name": "thread_sort_index", "ts": self._base_us, "pid": pid, "tid": tid,
@@ -218,13 +316,14 @@ class EventList(list):
         # a flow arrow from the forward op that made each autograd node to the node's backward run:
         # the innermost forward op holding the sequence number starts it
         flow_src = {}
-        for e in self:
+        for e in host:
             if e.kind == _KIND_OP and e.sequence_nr >= 0:
                 flow_src[e.sequence_nr] = e
-        flow_dst = {e.sequence_nr: e for e in self
+        flow_dst = {e.sequence_nr: e for e in host
                     if e.kind == _KIND_BACKWARD and e.sequence_nr >= 0 and not e.name.startswith("autograd::engine")}
+        launched = {d.linked.id for d in device if d.linked is not None}
         for idx, e in enumerate(self):
-            if e.name == _MEMORY_NAME:
+            if e.name == _MEMORY_NAME or e.device_type != DeviceType.CPU:
                 continue
             args = {"External id": e.id}
             if e.sequence_nr >= 0:
@@ -245,11 +344,40 @@ class EventList(list):
             if e.kind == _KIND_BACKWARD and flow_dst.get(e.sequence_nr) is e and e.sequence_nr in flow_src:
                 evs.append({"ph": "f", "id": e.sequence_nr, "pid": pid, "tid": e.thread,
                             "ts": round(self._base_us + e.time_range.start, 3), "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"})
+            if e.id in launched:  # an arrow from the op to each piece of device work it launched
+                evs.append({"ph": "s", "id": e.correlation, "pid": pid, "tid": e.thread,
+                            "ts": round(self._base_us + e.time_range.start, 3), "cat": "ac2g", "name": "ac2g"})
+        evs += self._device_trace_events()
         for tid, ts, nbytes, total, addr in self._memory_records:
             evs.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": _MEMORY_NAME, "pid": pid, "tid": tid,
                         "ts": round(self._base_us + ts, 3),
                         "args": {"Total Reserved": total, "Total Allocated": total, "Bytes": nbytes,
                                  "Device Id": -1, "Device Type": 0, "Addr": addr}})
+        return evs
+
+    def _device_trace_events(self):
+        """Device work on its own process per GPU (pid = the device index) and a row per stream."""
+        evs = []
+        device = [e for e in self if e.device_type != DeviceType.CPU]
+        for dev in sorted({e.device_index for e in device}):
+            evs.append({"ph": "M", "name": "process_name", "ts": self._base_us, "pid": dev, "tid": 0,
+                        "args": {"name": f"GPU {dev}"}})
+            evs.append({"ph": "M", "name": "process_sort_index", "ts": self._base_us, "pid": dev, "tid": 0,
+                        "args": {"sort_index": 5000000 + dev}})
+        for dev, stream in sorted({(e.device_index, e.thread) for e in device}):
+            evs.append({"ph": "M", "name": "thread_name", "ts": self._base_us, "pid": dev, "tid": stream,
+                        "args": {"name": f"stream {stream}"}})
+        for e in device:
+            ts = round(self._base_us + e.time_range.start, 3)
+            args = {"device": e.device_index, "stream": e.thread, "correlation": e.correlation}
+            if e.linked is not None:
+                args["External id"] = e.linked.id
+            args.update(e.extra)
+            evs.append({"ph": "X", "cat": _DEVICE_CATEGORY.get(e.kind, "kernel"), "name": e.name, "pid": e.device_index,
+                        "tid": e.thread, "ts": ts, "dur": round(e.time_range.elapsed_us(), 3), "args": args})
+            if e.linked is not None:
+                evs.append({"ph": "f", "id": e.correlation, "pid": e.device_index, "tid": e.thread, "ts": ts,
+                            "cat": "ac2g", "name": "ac2g", "bp": "e"})
         return evs
 
     def export_chrome_trace(self, path):
@@ -275,18 +403,23 @@ class EventList(list):
                 f.write(f"{key} {int(v)}\n")
 
 
-def build_event_list(raw, record_shapes=False, profile_memory=False):
+def build_event_list(raw, record_shapes=False, profile_memory=False, use_device=None, keep_host=True):
     """FunctionEvents from _C._profiler_stop()'s dict (see csrc/python/profiler_bindings.cpp)."""
     start_ns = raw["start_ns"]
     events, mem_records = [], []
+    use_device = use_device if use_device and not raw.get("device_warning") else None
+    by_correlation = {}  # a host range's correlation id -> its event
     fwd_threads = {}  # sequence number -> the thread whose forward op made the node
     next_id = 0
     for tid, raw_events, raw_memory in raw["threads"]:
         built = []
-        for (name, kind, s, e, seq, parent, alloc, freed, shapes, dtypes, stack) in raw_events:
+        for (name, kind, s, e, seq, parent, alloc, freed, shapes, dtypes, stack, corr) in raw_events:
             ev = FunctionEvent(next_id, name, tid, (s - start_ns) / 1e3, (e - start_ns) / 1e3, kind=kind,
                                input_shapes=shapes, input_types=dtypes, stack=stack, sequence_nr=seq,
-                               self_cpu_memory_usage=alloc - freed, alloc_bytes=alloc, freed_bytes=freed)
+                               self_cpu_memory_usage=alloc - freed, alloc_bytes=alloc, freed_bytes=freed,
+                               use_device=use_device, correlation=corr)
+            if corr:
+                by_correlation[corr] = ev
             next_id += 1
             if parent >= 0:
                 ev.set_cpu_parent(built[parent])
@@ -310,6 +443,18 @@ def build_event_list(raw, record_shapes=False, profile_memory=False):
     for ev in events:
         if ev.kind == _KIND_BACKWARD and ev.sequence_nr >= 0:
             ev.fwd_thread = fwd_threads.get(ev.sequence_nr)
+    if not keep_host:  # ProfilerActivity.CUDA without CPU: the device's work alone
+        events = []
+    for (name, kind, s, e, dev, stream, corr, nbytes, grid, block) in raw.get("device_events", ()):
+        ev = FunctionEvent(next_id, name, stream, (s - start_ns) / 1e3, (e - start_ns) / 1e3, kind=kind,
+                           device_type=DeviceType.CUDA, device_index=dev, use_device=use_device, correlation=corr)
+        next_id += 1
+        ev.extra = {"grid": list(grid), "block": list(block)} if kind == _DEVICE_KERNEL else {"bytes": nbytes}
+        launcher = by_correlation.get(corr)
+        if launcher is not None:  # the innermost range open at the launch owns the work
+            ev.linked = launcher
+            launcher.append_kernel(name, dev, ev.time_range.elapsed_us())
+        events.append(ev)
     events.sort(key=lambda ev: (ev.time_range.start, -ev.time_range.end, ev.id))
     # trace timestamps stay on the steady clock: epoch microseconds (~1.8e15) would lose sub-microsecond
     # precision in a double; baseTimeNanoseconds in the trace converts them to Unix time
@@ -319,7 +464,7 @@ def build_event_list(raw, record_shapes=False, profile_memory=False):
 
 
 _SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage", "self_cpu_memory_usage",
-              "count")
+              "count", "device_time", "device_time_total", "self_device_time_total")
 
 
 def _build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
@@ -329,6 +474,7 @@ def _build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, m
         return ""
     rows = list(events)
     if sort_by is not None:
+        sort_by = sort_by.replace("cuda", "device")  # cuda_time_total and the like: the device's names
         if sort_by not in _SORT_KEYS and not all(hasattr(e, sort_by) for e in rows):
             raise AttributeError(f"'FunctionEventAvg' object has no attribute '{sort_by}'")
         rows = sorted(rows, key=lambda e: getattr(e, sort_by), reverse=True)
@@ -350,6 +496,14 @@ def _build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, m
              ("CPU total %", w, lambda e: _format_time_share(e.cpu_time_total, total)),
              ("CPU total", w, lambda e: _format_time(e.cpu_time_total)),
              ("CPU time avg", w, lambda e: _format_time(e.cpu_time))]
+    use_device = next((e.use_device for e in events if e.use_device), None)
+    device_total = sum(e.self_device_time_total for e in events if e.device_type != DeviceType.CPU)
+    if use_device:
+        dev = use_device.upper()
+        cols += [(f"Self {dev}", w, lambda e: _format_time(e.self_device_time_total)),
+                 (f"Self {dev} %", w, lambda e: _format_time_share(e.self_device_time_total, device_total)),
+                 (f"{dev} total", w, lambda e: _format_time(e.device_time_total)),
+                 (f"{dev} time avg", w, lambda e: _format_time(e.device_time))]
     if has_memory:
         cols += [("CPU Mem", w, lambda e: _format_memory(e.cpu_memory_usage)),
                  ("Self CPU Mem", w, lambda e: _format_memory(e.self_cpu_memory_usage))]
@@ -380,4 +534,6 @@ def _build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, m
                 lines.append(pad + frame[:cols[-1][1]])
     lines.append(sep)
     lines.append(f"Self CPU time total: {_format_time(total)}")
+    if use_device:
+        lines.append(f"Self {use_device.upper()} time total: {_format_time(device_total)}")
     return "\n".join(lines) + "\n"

@@ -24,7 +24,11 @@ class ProfilerActivity(Enum):
 
 
 def supported_activities():
-    return {ProfilerActivity.CPU}
+    """The activities this machine can record: the CPU, and CUDA with a GPU (kernels through CUPTI)."""
+    acts = {ProfilerActivity.CPU}
+    if _C._cuda_is_available():
+        acts.add(ProfilerActivity.CUDA)
+    return acts
 
 
 class ProfilerAction(Enum):
@@ -107,15 +111,20 @@ class record_function:
 class _ProfileBase:
     """One recording session: start() turns the C++ profiler on, stop() collects the events."""
 
-    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
+    def __init__(self, record_shapes=False, profile_memory=False, with_stack=False, use_device=None,
+                 keep_host=True):
         self.record_shapes = bool(record_shapes)
         self.profile_memory = bool(profile_memory)
         self.with_stack = bool(with_stack)
+        self.use_device = use_device  # "cuda": the GPU's kernels too
+        self._keep_host = keep_host
         self.function_events = None
         self._recording = False
 
     def _start_trace(self):
-        _C._profiler_start(self.record_shapes, self.profile_memory, self.with_stack)
+        why = _C._profiler_start(self.record_shapes, self.profile_memory, self.with_stack, self.use_device == "cuda")
+        if why:
+            warnings.warn(why, stacklevel=3)
         self._recording = True
 
     def _stop_trace(self):
@@ -123,7 +132,8 @@ class _ProfileBase:
             return
         self._recording = False
         raw = _C._profiler_stop()
-        self.function_events = build_event_list(raw, self.record_shapes, self.profile_memory)
+        self.function_events = build_event_list(raw, self.record_shapes, self.profile_memory, self.use_device,
+                                                self._keep_host)
 
     def _check_finished(self):
         if self.function_events is None:
@@ -178,18 +188,23 @@ class profile(_ProfileBase):
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
                  experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None,
                  custom_trace_id_callback=None, post_processing_timeout_s=None):
-        super().__init__(record_shapes, profile_memory, with_stack)
         acts = set(activities) if activities is not None else supported_activities()
         if use_cuda:
             acts.add(ProfilerActivity.CUDA)
         for a in acts:
             if not isinstance(a, ProfilerActivity):
                 raise TypeError(f"activities must hold ProfilerActivity values, got {type(a).__name__}")
-        unsupported = acts - supported_activities()
+        unsupported = acts - {ProfilerActivity.CPU, ProfilerActivity.CUDA}
         if unsupported:
-            warnings.warn(f"Ember profiles the CPU only; ignoring {sorted(a.name for a in unsupported)}", stacklevel=2)
+            warnings.warn(f"Ember profiles the CPU and CUDA only; ignoring {sorted(a.name for a in unsupported)}",
+                          stacklevel=2)
+        cuda = ProfilerActivity.CUDA in acts
+        # the device's work is tied to the host ranges that launched it, so a CUDA-only profile records
+        # the host too and keeps only the device's events
+        super().__init__(record_shapes, profile_memory, with_stack, "cuda" if cuda else None,
+                         keep_host=ProfilerActivity.CPU in acts)
         self.activities = acts
-        self._cpu = ProfilerActivity.CPU in acts
+        self._cpu = ProfilerActivity.CPU in acts or cuda
         self.schedule = schedule if schedule is not None else _default_schedule
         self.record_steps = schedule is not None
         self.on_trace_ready = on_trace_ready
