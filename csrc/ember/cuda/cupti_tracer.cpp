@@ -6,7 +6,9 @@
 // How the two sides meet: each profiler range pushes its correlation id as CUPTI's external
 // correlation id for its thread; CUPTI then reports, for every runtime/driver call made inside the
 // range, the pair (its own correlation id, ours), and every kernel carries its launching call's id.
-// Timestamps are CUPTI's clock, moved onto the profiler's steady clock by the offset read at start.
+// CUPTI takes its timestamps from the profiler's steady clock (a timestamp callback), so device and
+// host events share one time axis. CUPTI's callbacks are process-wide: Ember's profiler and torch's
+// (Kineto) must not record the GPU in the same process at the same time.
 #include "ember/profiler/profiler.h"
 
 #if defined(EMBER_HAVE_CUDA) && defined(EMBER_HAVE_CUPTI)
@@ -34,7 +36,7 @@ struct Cupti {
   decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
   decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&cuptiActivityRegisterTimestampCallback) register_timestamp = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
   std::string error;
 };
@@ -61,7 +63,7 @@ Cupti load_cupti() {
   lib.resolve(c.next_record, "cuptiActivityGetNextRecord");
   lib.resolve(c.push, "cuptiActivityPushExternalCorrelationId");
   lib.resolve(c.pop, "cuptiActivityPopExternalCorrelationId");
-  lib.resolve(c.timestamp, "cuptiGetTimestamp");
+  lib.resolve(c.register_timestamp, "cuptiActivityRegisterTimestampCallback");
   lib.resolve(c.result_string, "cuptiGetResultString");
   c.error = lib.error();
   return c;
@@ -88,15 +90,34 @@ std::string demangle(const char* name) {
   return s;
 }
 
-const char* copy_kind_name(uint8_t kind) {
+// the names PyTorch's traces give copies and fills: "Memcpy HtoD (Pinned -> Device)", "Memset (Device)"
+const char* memory_kind_name(unsigned kind) {
   switch (kind) {
-    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "Memcpy HtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "Memcpy DtoH";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "Memcpy DtoD";
-    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: return "Memcpy PtoP";
-    default: return "Memcpy";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE: return "Pageable";
+    case CUPTI_ACTIVITY_MEMORY_KIND_PINNED: return "Pinned";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE: return "Device";
+    case CUPTI_ACTIVITY_MEMORY_KIND_ARRAY: return "Array";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED: return "Managed";
+    case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC: return "Device Static";
+    case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC: return "Managed Static";
+    default: return "Unknown";
   }
 }
+
+std::string copy_name(uint8_t kind, uint8_t src, uint8_t dst) {
+  const char* what = "Memcpy";
+  switch (kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: what = "Memcpy HtoD"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: what = "Memcpy DtoH"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: what = "Memcpy DtoD"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: what = "Memcpy HtoH"; break;
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP: what = "Memcpy PtoP"; break;
+    default: break;
+  }
+  return std::string(what) + " (" + memory_kind_name(src) + " -> " + memory_kind_name(dst) + ")";
+}
+
+uint64_t CUPTIAPI steady_timestamp() { return uint64_t(profiler::now_ns()); }
 
 class CuptiTracer final : public profiler::DeviceTracer {
  public:
@@ -114,10 +135,14 @@ class CuptiTracer final : public profiler::DeviceTracer {
       return false;
     }
     lazy_init();  // a context to trace
-    std::lock_guard<std::mutex> g(mu_);
-    records_.clear();
-    external_.clear();
+    {
+      std::lock_guard<std::mutex> g(mu_);  // never held across a CUPTI call: its thread may be in parse()
+      records_.clear();
+      external_.clear();
+    }
     if (!registered_) {
+      // the clock first, so that every record is on the profiler's steady clock
+      if (!ok(c.register_timestamp(&steady_timestamp), why)) return false;
       if (!ok(c.register_callbacks(&buffer_requested, &buffer_completed), why)) return false;
       registered_ = true;
     }
@@ -127,7 +152,6 @@ class CuptiTracer final : public profiler::DeviceTracer {
         return false;
       }
     }
-    offset_ns_ = clock_offset();
     return true;
   }
 
@@ -139,9 +163,15 @@ class CuptiTracer final : public profiler::DeviceTracer {
 
   std::vector<profiler::DeviceEvent> stop() override {
     const Cupti& c = cupti();
-    for (int d = 0; d < device_count(); ++d) synchronize(d);  // the queued work is part of the profile
-    c.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (CUpti_ActivityKind k : kKinds) c.disable(k);
+    for (CUpti_ActivityKind k : kKinds) c.disable(k);  // nothing new from here on
+    // the work queued inside the profile is part of it: wait for it on every device that holds memory
+    // (one that never allocated ran no kernel; waiting there would create its context)
+    for (int d = 0; d < device_count(); ++d) {
+      try {
+        if (memory_stats(d).reserved_bytes[0].current > 0 || d == current_device()) synchronize(d);
+      } catch (const std::exception&) {  // a faulted device: its records end up incomplete and are dropped
+      }
+    }
     c.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     std::lock_guard<std::mutex> g(mu_);
     std::vector<profiler::DeviceEvent> out;
@@ -149,8 +179,6 @@ class CuptiTracer final : public profiler::DeviceTracer {
     for (Record& r : records_) {
       auto it = external_.find(r.cupti_correlation);
       r.event.correlation = it == external_.end() ? 0 : it->second;
-      r.event.start_ns += offset_ns_;
-      r.event.end_ns += offset_ns_;
       out.push_back(std::move(r.event));
     }
     records_.clear();
@@ -160,7 +188,7 @@ class CuptiTracer final : public profiler::DeviceTracer {
 
  private:
   struct Record {
-    profiler::DeviceEvent event;  // times still on CUPTI's clock
+    profiler::DeviceEvent event;
     uint32_t cupti_correlation;
   };
 
@@ -171,22 +199,6 @@ class CuptiTracer final : public profiler::DeviceTracer {
     *why = std::string("CUPTI could not trace the GPU (") + (msg ? msg : "error " + std::to_string(int(r))) +
            "): device activity is not recorded";
     return false;
-  }
-
-  // steady-clock time minus CUPTI's time, from the closest of a few paired readings
-  int64_t clock_offset() {
-    int64_t best = 0, best_gap = INT64_MAX;
-    for (int i = 0; i < 5; ++i) {
-      int64_t before = profiler::now_ns();
-      uint64_t ts = 0;
-      cupti().timestamp(&ts);
-      int64_t after = profiler::now_ns();
-      if (after - before < best_gap) {
-        best_gap = after - before;
-        best = before + (after - before) / 2 - int64_t(ts);
-      }
-    }
-    return best;
   }
 
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -208,6 +220,7 @@ class CuptiTracer final : public profiler::DeviceTracer {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
           auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+          if (!complete(k->start, k->end)) break;
           Record r{{}, k->correlationId};
           r.event.name = demangle(k->name);
           r.event.kind = profiler::DeviceEventKind::Kernel;
@@ -219,8 +232,9 @@ class CuptiTracer final : public profiler::DeviceTracer {
         }
         case CUPTI_ACTIVITY_KIND_MEMCPY: {
           auto* m = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+          if (!complete(m->start, m->end)) break;
           Record r{{}, m->correlationId};
-          r.event.name = copy_kind_name(m->copyKind);
+          r.event.name = copy_name(m->copyKind, m->srcKind, m->dstKind);
           r.event.kind = profiler::DeviceEventKind::Memcpy;
           r.event.bytes = int64_t(m->bytes);
           fill(r.event, m->start, m->end, m->deviceId, m->streamId);
@@ -229,8 +243,9 @@ class CuptiTracer final : public profiler::DeviceTracer {
         }
         case CUPTI_ACTIVITY_KIND_MEMSET: {
           auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+          if (!complete(m->start, m->end)) break;
           Record r{{}, m->correlationId};
-          r.event.name = "Memset";
+          r.event.name = std::string("Memset (") + memory_kind_name(m->memoryKind) + ")";
           r.event.kind = profiler::DeviceEventKind::Memset;
           r.event.bytes = int64_t(m->bytes);
           fill(r.event, m->start, m->end, m->deviceId, m->streamId);
@@ -248,6 +263,9 @@ class CuptiTracer final : public profiler::DeviceTracer {
     }
   }
 
+  // a forced flush hands over work that has not finished: its times are unknown (0)
+  static bool complete(uint64_t start, uint64_t end) { return start != 0 && end >= start; }
+
   static void fill(profiler::DeviceEvent& e, uint64_t start, uint64_t end, uint32_t device, uint32_t stream) {
     e.start_ns = int64_t(start);
     e.end_ns = int64_t(end);
@@ -255,9 +273,8 @@ class CuptiTracer final : public profiler::DeviceTracer {
     e.stream = int64_t(stream);
   }
 
-  std::mutex mu_;  // CUPTI hands buffers back on its own thread
-  bool registered_ = false;
-  int64_t offset_ns_ = 0;
+  std::mutex mu_;  // records_ and external_: CUPTI hands buffers back on its own thread
+  bool registered_ = false;  // start/stop run under the profiler's session lock
   std::vector<Record> records_;
   std::unordered_map<uint32_t, uint64_t> external_;  // CUPTI correlation id -> the profiler range's id
 };

@@ -195,7 +195,7 @@ Tensor isin(const Tensor& elements, const Tensor& test, bool assume_unique, bool
   Tensor e = elements.to(dt), t = std::get<0>(ember::sort(test.reshape({-1}).to(dt)));
   Tensor r;
   if (t.numel() == 0) {
-    r = ember::zeros(elements.sizes(), TensorOptions(kBool));
+    r = ember::zeros(elements.sizes(), TensorOptions(kBool).device(elements.device()));
   } else {
     Tensor pos = ember::clamp_max(ember::searchsorted(t, e.contiguous()), scalar_to_tensor(Scalar(t.numel() - 1)));
     r = ember::eq(ember::take(t, pos), e);
@@ -276,7 +276,7 @@ std::tuple<Tensor, Tensor> nanmedian(const Tensor& self, int64_t dim, bool keepd
   EMBER_CHECK_KIND(!is_complex(self.dtype()), NotImplemented, "\"median_out\" not implemented for '", self.dtype(), "'");
   int64_t nd = self.dim();
   int64_t d = wrap_dim(dim, std::max<int64_t>(nd, 1));
-  if (nd == 0) return {self.clone(), ember::zeros({}, TensorOptions(kLong))};
+  if (nd == 0) return {self.clone(), ember::zeros({}, TensorOptions(kLong).device(self.device()))};
   EMBER_CHECK_KIND(self.sizes()[d] > 0, Index, "nanmedian(): Expected reduction dim ", d, " to have non-zero size.");
   auto [sorted, order] = ember::sort(self, std::optional<bool>(true), d, false);
   Tensor valid = ember::sum(ember::logical_not(ember::isnan(self)), IntArrayRef{d}, true);
@@ -297,7 +297,7 @@ std::tuple<Tensor, Tensor> nanmedian_out(const Tensor& values, const Tensor& ind
 Tensor nanmedian(const Tensor& self) {
   EMBER_CHECK_KIND(!is_complex(self.dtype()), NotImplemented, "\"nanmedian_cpu\" not implemented for '", self.dtype(),
                    "'");
-  if (self.numel() == 0) return ember::full({}, kNaN, TensorOptions(self.dtype()));
+  if (self.numel() == 0) return ember::full({}, kNaN, TensorOptions(self.dtype()).device(self.device()));
   return std::get<0>(native::nanmedian(self.reshape({-1}), 0, false));
 }
 
@@ -309,6 +309,7 @@ Tensor quantile_impl(const Tensor& self, const Tensor& q_in, bool q_scalar, std:
   EMBER_CHECK(self.dtype() == kFloat || self.dtype() == kDouble, name,
               "() input tensor must be either float or double dtype");
   EMBER_CHECK(q_in.dtype() == self.dtype(), name, "() q tensor must be same dtype as the input tensor");
+  EMBER_CHECK(q_in.device() == self.device(), name, "() q tensor must be on the same device as the input tensor");
   int mode = interpolation == "linear" ? 0 : interpolation == "lower" ? 1 : interpolation == "higher" ? 2
            : interpolation == "midpoint" ? 3 : interpolation == "nearest" ? 4 : -1;
   EMBER_CHECK(mode >= 0, name, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ",
@@ -336,7 +337,7 @@ Tensor quantile_impl(const Tensor& self, const Tensor& q_in, bool q_scalar, std:
   int64_t n = sorted.sizes().back();
   Tensor nan_mask = ember::isnan(sorted);
   Tensor count = ignore_nan ? ember::sum(ember::logical_not(nan_mask), IntArrayRef{-1}, true)
-                            : ember::full({1}, Scalar(n), TensorOptions(kLong));
+                            : ember::full({1}, Scalar(n), TensorOptions(kLong).device(self.device()));
   // rank = q * (count - 1), per slice and q: shape (..., nq)
   Tensor last = ember::clamp_min(ember::sub(count, Scalar(int64_t(1))), scalar_to_tensor(Scalar(int64_t(0))))
                     .to(self.dtype());
@@ -378,7 +379,8 @@ Tensor quantile_impl(const Tensor& self, const Tensor& q_in, bool q_scalar, std:
     return copy_to_out(out, native::op(self, q, dim, keepdim, interp), true);                                           \
   }                                                                                                                     \
   Tensor op(const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim, std::string_view interp) {         \
-    return quantile_impl(self, ember::full({}, Scalar(q), TensorOptions(self.dtype())), true, dim, keepdim, interp,     \
+    return quantile_impl(self, ember::full({}, Scalar(q), TensorOptions(self.dtype()).device(self.device())), true, dim, \
+                         keepdim, interp,                                                                               \
                          ignore_nan, #op);                                                                              \
   }                                                                                                                     \
   const Tensor& op##_out(const Tensor& out, const Tensor& self, double q, std::optional<int64_t> dim, bool keepdim,    \

@@ -45,7 +45,7 @@ Tensor mvlgamma(const Tensor& self, int64_t p) {
   EMBER_CHECK(self.dtype() != kBool, "The input tensor may not be a boolean tensor.");
   EMBER_CHECK(p >= 1, "p has to be greater than or equal to 1");
   ScalarType dt = is_floating(self.dtype()) ? self.dtype() : default_dtype();
-  Tensor shifts = ember::mul(ember::arange(Scalar(int64_t(0)), Scalar(p), Scalar(int64_t(1)), TensorOptions().dtype(dt)),
+  Tensor shifts = ember::mul(ember::arange(Scalar(int64_t(0)), Scalar(p), Scalar(int64_t(1)), TensorOptions().dtype(dt).device(self.device())),
                              Scalar(-0.5));
   Tensor terms = ember::lgamma(ember::add(self.unsqueeze(-1), shifts));
   return ember::add(ember::sum(terms, IntArrayRef{-1}, false), Scalar(double(p) * double(p - 1) / 4 * std::log(M_PI)));

@@ -271,7 +271,7 @@ class EventList(list):
     def key_averages(self, group_by_input_shapes=False, group_by_stack_n=0):
         groups = OrderedDict()
         for e in self:
-            key = (e.key,)
+            key = (e.key, int(e.device_type), e.is_user_annotation)  # a kernel never merges with a host range
             if group_by_input_shapes:
                 key += (str(e.input_shapes),)
             if group_by_stack_n > 0:
@@ -321,7 +321,10 @@ class EventList(list):
                 flow_src[e.sequence_nr] = e
         flow_dst = {e.sequence_nr: e for e in host
                     if e.kind == _KIND_BACKWARD and e.sequence_nr >= 0 and not e.name.startswith("autograd::engine")}
-        launched = {d.linked.id for d in device if d.linked is not None}
+        launched = {}  # host event id -> the device events it launched
+        for d in device:
+            if d.linked is not None:
+                launched.setdefault(d.linked.id, []).append(d)
         for idx, e in enumerate(self):
             if e.name == _MEMORY_NAME or e.device_type != DeviceType.CPU:
                 continue
@@ -344,8 +347,8 @@ class EventList(list):
             if e.kind == _KIND_BACKWARD and flow_dst.get(e.sequence_nr) is e and e.sequence_nr in flow_src:
                 evs.append({"ph": "f", "id": e.sequence_nr, "pid": pid, "tid": e.thread,
                             "ts": round(self._base_us + e.time_range.start, 3), "cat": "fwdbwd", "name": "fwdbwd", "bp": "e"})
-            if e.id in launched:  # an arrow from the op to each piece of device work it launched
-                evs.append({"ph": "s", "id": e.correlation, "pid": pid, "tid": e.thread,
+            for d in launched.get(e.id, ()):  # an arrow from the op to each piece of device work it launched
+                evs.append({"ph": "s", "id": d.id, "pid": pid, "tid": e.thread,
                             "ts": round(self._base_us + e.time_range.start, 3), "cat": "ac2g", "name": "ac2g"})
         evs += self._device_trace_events()
         for tid, ts, nbytes, total, addr in self._memory_records:
@@ -376,7 +379,7 @@ class EventList(list):
             evs.append({"ph": "X", "cat": _DEVICE_CATEGORY.get(e.kind, "kernel"), "name": e.name, "pid": e.device_index,
                         "tid": e.thread, "ts": ts, "dur": round(e.time_range.elapsed_us(), 3), "args": args})
             if e.linked is not None:
-                evs.append({"ph": "f", "id": e.correlation, "pid": e.device_index, "tid": e.thread, "ts": ts,
+                evs.append({"ph": "f", "id": e.id, "pid": e.device_index, "tid": e.thread, "ts": ts,
                             "cat": "ac2g", "name": "ac2g", "bp": "e"})
         return evs
 
@@ -496,7 +499,10 @@ def _build_table(events, sort_by=None, row_limit=100, max_src_column_width=75, m
              ("CPU total %", w, lambda e: _format_time_share(e.cpu_time_total, total)),
              ("CPU total", w, lambda e: _format_time(e.cpu_time_total)),
              ("CPU time avg", w, lambda e: _format_time(e.cpu_time))]
+    # the device columns only when the device did something (as PyTorch's table)
     use_device = next((e.use_device for e in events if e.use_device), None)
+    if not any(e.self_device_time_total > 0 for e in events):
+        use_device = None
     device_total = sum(e.self_device_time_total for e in events if e.device_type != DeviceType.CPU)
     if use_device:
         dev = use_device.upper()

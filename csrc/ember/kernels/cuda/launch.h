@@ -173,6 +173,16 @@ Status nll_pick(int dtype, void* out, const void* self, int64_t rs, int64_t cs, 
 Status nll_pick_backward(int dtype, void* grad_input, const double* g, const int64_t* target, const double* weight,
                          int64_t R, int64_t C, int64_t ignore, int64_t* bad, void* stream);
 
+// ---- walks along rows (scan.cu): scans without a parallel kernel (kernels/cumulative.h) of contiguous
+// [rows, n] blocks
+Status cum_extreme(int dtype, void* vals, int64_t* inds, const void* x, int64_t rows, int64_t n, bool is_max,
+                   void* stream);
+Status logcumsumexp(double* out, const double* x, int64_t rows, int64_t n, void* stream);
+// searchsorted (kernels/search.h): out[i] = the insertion point of v[i] in its row (row i / per_row, or
+// the only one) of b [rows, m], read through sorter when it is not null
+Status searchsorted(int dtype, int64_t* out, const void* b, const void* v, const int64_t* sorter, int64_t nv,
+                    int64_t m, int64_t per_row, bool one_row, bool right, void* stream);
+
 // ---- fused optimizer updates (optim.cu) of contiguous float / double tensors (kernels/optim.h's
 // arguments); buf / vmax may be null (no momentum / no amsgrad)
 Status fused_sgd(int dtype, void* p, const void* g, void* buf, int64_t n, const ::ember::FusedSgdArgs& a, void* stream);

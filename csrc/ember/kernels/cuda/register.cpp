@@ -10,6 +10,7 @@
 #include "ember/cuda/cuda.h"
 #include "ember/kernels/cuda/launch.h"
 #include "ember/generated/ops.h"
+#include "ember/kernels/cumulative.h"
 #include "ember/kernels/embedding.h"
 #include "ember/kernels/indexing.h"
 #include "ember/kernels/kernels.h"
@@ -21,6 +22,7 @@
 #include "ember/ops/conv.h"
 #include "ember/kernels/random.h"
 #include "ember/kernels/scatter.h"
+#include "ember/kernels/search.h"
 #include "ember/kernels/sort.h"
 #include "ember/random/generator.h"
 
@@ -460,6 +462,29 @@ void batch_norm_backward_fold_cuda(const Tensor& invstd, const Tensor& weight, c
                                             invstd.numel(), current_cuda_stream(d.index)),
                "batch_norm_backward", d, kDouble);
 }
+void cum_extreme_cuda(const Tensor& vals, const Tensor& inds, const Tensor& x, bool is_max) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  const int64_t n = x.sizes().back(), rows = n ? x.numel() / n : 0;
+  raise_status(ck::cum_extreme(int(x.dtype()), vals.data_ptr(), ptr_of<int64_t>(inds), x.data_ptr(), rows, n, is_max,
+                               current_cuda_stream(d.index)),
+               is_max ? "cummax" : "cummin", d, x.dtype());
+}
+void logcumsumexp_cuda(const Tensor& out, const Tensor& x) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  const int64_t n = x.sizes().back(), rows = n ? x.numel() / n : 0;
+  raise_status(ck::logcumsumexp(ptr_of<double>(out), ptr_of<const double>(x), rows, n, current_cuda_stream(d.index)),
+               "logcumsumexp", d, kDouble);
+}
+void searchsorted_cuda(const Tensor& out, const Tensor& b, const Tensor& v, const Tensor& sorter, bool right) {
+  const Device d = b.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::searchsorted(int(b.dtype()), ptr_of<int64_t>(out), b.data_ptr(), v.data_ptr(),
+                                ptr_or_null<const int64_t>(sorter), v.numel(), b.sizes().back(),
+                                v.dim() ? v.sizes().back() : 1, b.dim() == 1, right, current_cuda_stream(d.index)),
+               "searchsorted", d, b.dtype());
+}
 // A bad target raises the CPU's IndexError after one read of the first bad row (kernels/cpu/nn_loss.cpp).
 void raise_bad_target(BadIndex& bad, const Tensor& target) {
   if (auto t = bad.value(target)) EMBER_FAIL(Index, "Target ", *t, " is out of bounds.");
@@ -728,6 +753,9 @@ EMBER_REGISTER_KERNEL(batch_norm_backward_apply_kernel_stub, CUDA, &::ember::cud
 EMBER_REGISTER_KERNEL(batch_norm_fold_stub, CUDA, &::ember::cuda::batch_norm_fold_cuda);
 EMBER_REGISTER_KERNEL(batch_norm_backward_fold_stub, CUDA, &::ember::cuda::batch_norm_backward_fold_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_stub, CUDA, &::ember::cuda::nll_pick_cuda);
+EMBER_REGISTER_KERNEL(cum_extreme_stub, CUDA, &::ember::cuda::cum_extreme_cuda);
+EMBER_REGISTER_KERNEL(logcumsumexp_stub, CUDA, &::ember::cuda::logcumsumexp_cuda);
+EMBER_REGISTER_KERNEL(searchsorted_stub, CUDA, &::ember::cuda::searchsorted_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);
