@@ -158,3 +158,35 @@ def test_cross_and_gradients():
 def test_frexp_stays_on_the_cpu_with_a_clear_error():
     with pytest.raises(NotImplementedError, match="frexp"):
         ember.frexp(ember.ones(3).cuda())
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.int64, ember.int32, ember.bool, ember.float16])
+def test_cumsum_cumprod(dtype):
+    x = (ember.randn(5, 40) * 3).to(dtype)
+    for dim in (0, 1, -1):
+        for fn in (lambda t: ember.cumsum(t, dim), lambda t: ember.cumprod(t, dim),
+                   lambda t: ember.cumsum(t, dim, dtype=ember.float64)):
+            g, r = both(fn, x)
+            same(g, r, rtol=1e-3 if dtype == ember.float16 else 1e-6)
+    big = ember.full((3,), 2**62, dtype=ember.int64)  # wraps as the CPU's
+    g, r = both(lambda t: ember.cumsum(t, 0), big)
+    same(g, r)
+    g, r = both(lambda t: ember.cumsum(t, 0), ember.randn(100000))  # one long row
+    same(g, r, rtol=1e-5, atol=1e-3)
+
+
+def test_range_factories_and_index_tables():
+    cases = [lambda dev: ember.arange(10, device=dev), lambda dev: ember.arange(-3, 7, 0.37, device=dev),
+             lambda dev: ember.arange(0, 1, 0.1, dtype=ember.float32, device=dev),
+             lambda dev: ember.arange(2**62, 2**62 + 5, device=dev),
+             lambda dev: ember.linspace(-2.5, 7, 11, device=dev), lambda dev: ember.linspace(0, 1, 1, device=dev),
+             lambda dev: ember.linspace(-3, 3, 7, dtype=ember.uint8, device=dev),
+             lambda dev: ember.logspace(0, 3, 9, device=dev),
+             lambda dev: ember.tril_indices(5, 4, -1, device=dev), lambda dev: ember.triu_indices(4, 6, 2, device=dev),
+             lambda dev: ember.combinations(ember.arange(5, device=dev), 3),
+             lambda dev: ember.combinations(ember.arange(4, device=dev), 2, with_replacement=True),
+             lambda dev: ember.repeat_interleave(ember.tensor([2, 0, 3], device=dev)),
+             lambda dev: ember.arange(6, device=dev).repeat_interleave(ember.tensor([1, 2, 0, 1, 3, 1], device=dev))]
+    for make in cases:
+        same(make("cuda"), make("cpu"), rtol=0, atol=0)
+    assert ember.arange(0, device="cuda").shape == (0,)

@@ -178,6 +178,12 @@ Status nll_pick_backward(int dtype, void* grad_input, const double* g, const int
 Status cum_extreme(int dtype, void* vals, int64_t* inds, const void* x, int64_t rows, int64_t n, bool is_max,
                    void* stream);
 Status logcumsumexp(double* out, const double* x, int64_t rows, int64_t n, void* stream);
+// cumsum/cumprod (kernels.h's scan_kernel) of float, double or int64 [rows, n]
+Status scan(bool prod, int dtype, const void* in, void* out, int64_t rows, int64_t n, void* stream);
+// the range factories (kernels/creation.h): arange into int64 (is_long) or double, linspace into double
+Status arange(void* out, bool is_long, bool exact, int64_t istart, int64_t istep, double start, double step,
+              int64_t n, void* stream);
+Status linspace(double* out, double start, double end, int64_t steps, void* stream);
 // searchsorted (kernels/search.h): out[i] = the insertion point of v[i] in its row (row i / per_row, or
 // the only one) of b [rows, m], read through sorter when it is not null
 Status searchsorted(int dtype, int64_t* out, const void* b, const void* v, const int64_t* sorter, int64_t nv,

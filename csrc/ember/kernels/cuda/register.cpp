@@ -10,6 +10,7 @@
 #include "ember/cuda/cuda.h"
 #include "ember/kernels/cuda/launch.h"
 #include "ember/generated/ops.h"
+#include "ember/kernels/creation.h"
 #include "ember/kernels/cumulative.h"
 #include "ember/kernels/embedding.h"
 #include "ember/kernels/indexing.h"
@@ -23,6 +24,7 @@
 #include "ember/kernels/random.h"
 #include "ember/kernels/scatter.h"
 #include "ember/kernels/search.h"
+#include "ember/kernels/shape.h"
 #include "ember/kernels/sort.h"
 #include "ember/random/generator.h"
 
@@ -485,6 +487,43 @@ void searchsorted_cuda(const Tensor& out, const Tensor& b, const Tensor& v, cons
                                 v.dim() ? v.sizes().back() : 1, b.dim() == 1, right, current_cuda_stream(d.index)),
                "searchsorted", d, b.dtype());
 }
+void scan_cuda(bool prod, ScalarType dt, const void* in, void* out, int64_t rows, int64_t n) {
+  const Device d = device_of(in);
+  DeviceGuard guard(d.index);
+  raise_status(ck::scan(prod, int(dt), in, out, rows, n, current_cuda_stream(d.index)), prod ? "cumprod" : "cumsum", d,
+               dt);
+}
+void arange_cuda(const Tensor& out, const Scalar& start, const Scalar& step, bool exact_integers) {
+  const Device d = out.device();
+  DeviceGuard guard(d.index);
+  const bool is_long = out.dtype() == kLong;
+  raise_status(ck::arange(out.data_ptr(), is_long, exact_integers && is_long, exact_integers ? start.to_long() : 0,
+                          exact_integers ? step.to_long() : 0, start.to_double(), step.to_double(), out.numel(),
+                          current_cuda_stream(d.index)),
+               "arange", d, out.dtype());
+}
+void linspace_cuda(const Tensor& out, double start, double end) {
+  const Device d = out.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::linspace(ptr_of<double>(out), start, end, out.numel(), current_cuda_stream(d.index)), "linspace", d,
+               kDouble);
+}
+// The index tables below depend on a few numbers (or, for repeat_interleave, on the repeat counts, which
+// size the output and so are read by the host anyway, as PyTorch does without output_size): the CPU's
+// kernel builds them and one copy uploads them.
+void tri_indices_cuda(const Tensor& out, int64_t row, int64_t col, int64_t offset, bool lower) {
+  Tensor host = empty_tensor(out.sizes(), kLong, Device());
+  tri_indices_stub(Device(), lower ? "tril_indices" : "triu_indices")(host, row, col, offset, lower);
+  out.copy_(host);
+}
+void combinations_cuda(const Tensor& out, int64_t n, int64_t r, bool with_replacement) {
+  Tensor host = empty_tensor(out.sizes(), kLong, Device());
+  combinations_stub(Device(), "combinations")(host, n, r, with_replacement);
+  out.copy_(host);
+}
+Tensor repeat_interleave_cuda(const Tensor& repeats, std::optional<int64_t> output_size) {
+  return repeat_interleave_stub(Device(), "repeat_interleave")(repeats.to(Device()), output_size).to(repeats.device());
+}
 // A bad target raises the CPU's IndexError after one read of the first bad row (kernels/cpu/nn_loss.cpp).
 void raise_bad_target(BadIndex& bad, const Tensor& target) {
   if (auto t = bad.value(target)) EMBER_FAIL(Index, "Target ", *t, " is out of bounds.");
@@ -756,6 +795,12 @@ EMBER_REGISTER_KERNEL(nll_pick_stub, CUDA, &::ember::cuda::nll_pick_cuda);
 EMBER_REGISTER_KERNEL(cum_extreme_stub, CUDA, &::ember::cuda::cum_extreme_cuda);
 EMBER_REGISTER_KERNEL(logcumsumexp_stub, CUDA, &::ember::cuda::logcumsumexp_cuda);
 EMBER_REGISTER_KERNEL(searchsorted_stub, CUDA, &::ember::cuda::searchsorted_cuda);
+EMBER_REGISTER_KERNEL(scan_kernel_stub, CUDA, &::ember::cuda::scan_cuda);
+EMBER_REGISTER_KERNEL(arange_stub, CUDA, &::ember::cuda::arange_cuda);
+EMBER_REGISTER_KERNEL(linspace_stub, CUDA, &::ember::cuda::linspace_cuda);
+EMBER_REGISTER_KERNEL(tri_indices_stub, CUDA, &::ember::cuda::tri_indices_cuda);
+EMBER_REGISTER_KERNEL(combinations_stub, CUDA, &::ember::cuda::combinations_cuda);
+EMBER_REGISTER_KERNEL(repeat_interleave_stub, CUDA, &::ember::cuda::repeat_interleave_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);

@@ -2,7 +2,9 @@
 // and logcumsumexp over contiguous [rows, n] blocks, one thread per row walking it in order, so that
 // ties, NaN and the rounding of every step are the CPU kernels' (kernels/cpu/cumulative.cpp); many
 // short rows fill the GPU, a few very long ones run serially (a row-parallel scan is the optimisation
-// left). And searchsorted's binary search (kernels/search.h), one thread per value.
+// left); cumsum/cumprod (kernels.h's scan_kernel) the same way, float32 accumulating in double as on
+// the CPU. And searchsorted's binary search (kernels/search.h), one thread per value, and the range
+// factories' sequences (kernels/creation.h), rounded step by step as the CPU's (no fused multiply-add).
 #include <cmath>
 #include <type_traits>
 
@@ -71,7 +73,76 @@ __global__ void searchsorted_kernel(int64_t* out, const T* b, const T* v, const 
   }
 }
 
+// the type a scan step computes in: double for float32 (as the CPU), unsigned for integers (wrapping)
+template <class T, bool = std::is_integral_v<T>>
+struct ScanStep {
+  using type = std::conditional_t<std::is_same_v<T, float>, double, T>;
+};
+template <class T>
+struct ScanStep<T, true> {
+  using type = std::make_unsigned_t<T>;
+};
+
+template <class T>
+__global__ void scan_kernel(const T* x, T* y, int64_t rows, int64_t n, bool prod) {
+  using Op = typename ScanStep<T>::type;
+  for (int64_t r = int64_t(blockIdx.x) * kThreads + threadIdx.x; r < rows; r += int64_t(gridDim.x) * kThreads) {
+    Op acc = prod ? Op(1) : Op(0);
+    for (int64_t i = 0; i < n; i++) {
+      const Op v = Op(x[r * n + i]);
+      acc = prod ? Op(acc * v) : Op(acc + v);
+      y[r * n + i] = T(acc);
+    }
+  }
+}
+
+__global__ void arange_kernel(void* out, bool is_long, bool exact, int64_t istart, int64_t istep, double start,
+                              double step, int64_t n) {
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < n; i += int64_t(gridDim.x) * kThreads) {
+    const double v = __dadd_rn(start, __dmul_rn(double(i), step));
+    if (!is_long) static_cast<double*>(out)[i] = v;
+    else if (exact)  // the result is in range: wrapping arithmetic gives it exactly
+      static_cast<int64_t*>(out)[i] = int64_t(uint64_t(istart) + uint64_t(i) * uint64_t(istep));
+    else static_cast<int64_t*>(out)[i] = int64_t(v);
+  }
+}
+
+__global__ void linspace_kernel(double* out, double start, double end, double step, int64_t steps) {
+  const int64_t half = steps / 2;
+  for (int64_t i = int64_t(blockIdx.x) * kThreads + threadIdx.x; i < steps; i += int64_t(gridDim.x) * kThreads) {
+    out[i] = steps == 1 ? start
+             : i < half ? __dadd_rn(start, __dmul_rn(step, double(i)))
+                        : __dsub_rn(end, __dmul_rn(step, double(steps - i - 1)));
+  }
+}
+
 }  // namespace
+
+Status scan(bool prod, int dtype, const void* in, void* out, int64_t rows, int64_t n, void* stream) {
+  if (rows == 0 || n == 0) return kOk;
+  return dispatch<kFloats | bit(Long)>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    scan_kernel<T><<<grid_stride_blocks(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<const T*>(in), static_cast<T*>(out), rows, n, prod);
+    return launch_ok() ? kOk : kCudaError;
+  });
+}
+
+Status arange(void* out, bool is_long, bool exact, int64_t istart, int64_t istep, double start, double step,
+              int64_t n, void* stream) {
+  if (n == 0) return kOk;
+  arange_kernel<<<grid_stride_blocks(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(out, is_long, exact, istart,
+                                                                                          istep, start, step, n);
+  return launch_ok() ? kOk : kCudaError;
+}
+
+Status linspace(double* out, double start, double end, int64_t steps, void* stream) {
+  if (steps == 0) return kOk;
+  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
+  linspace_kernel<<<grid_stride_blocks(steps), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(out, start, end, step,
+                                                                                                 steps);
+  return launch_ok() ? kOk : kCudaError;
+}
 
 Status searchsorted(int dtype, int64_t* out, const void* b, const void* v, const int64_t* sorter, int64_t nv,
                     int64_t m, int64_t per_row, bool one_row, bool right, void* stream) {
