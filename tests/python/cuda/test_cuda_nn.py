@@ -564,3 +564,47 @@ def test_activations_and_norms_match_the_cpu(name):
     yc.pow(2).sum().backward()
     yg.pow(2).sum().backward()
     close(xg.grad, xc.grad, 1e-4, 1e-5)
+
+
+# ---- interpolation, grid sampling, affine grids (separable resampling on the GPU)
+
+INTERP = [("nearest", 1, None), ("nearest-exact", 2, None), ("linear", 1, False), ("linear", 1, True),
+          ("bilinear", 2, False), ("bilinear", 2, True), ("bicubic", 2, False), ("trilinear", 3, True),
+          ("area", 2, None), ("nearest", 3, None)]
+
+
+@pytest.mark.parametrize("mode,k,align", INTERP, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_interpolate_forward_and_backward(mode, k, align, dtype):
+    dt, rtol, atol = FLOATS[dtype]
+    x = rand(2, 3, *([5, 7, 4][:k]), dtype=dt)
+    size = [9, 3, 6][:k]
+    kw = {} if align is None else {"align_corners": align}
+    outs, grads = {}, {}
+    for dev in ("cpu", "cuda"):
+        xd = x.to(dev).requires_grad_()
+        y = F.interpolate(xd, size=size, mode=mode, **kw)
+        y.backward(ember.arange(y.numel(), dtype=dt, device=dev).reshape(y.shape).sin())
+        outs[dev], grads[dev] = y, xd.grad
+    close(outs["cuda"], outs["cpu"], rtol, atol)
+    close(grads["cuda"], grads["cpu"], rtol, atol)
+    if mode in ("bilinear", "bicubic"):  # scale factors and antialiasing too
+        y = F.interpolate(x.cuda(), scale_factor=0.5, mode=mode, antialias=True)
+        close(y, F.interpolate(x, scale_factor=0.5, mode=mode, antialias=True), rtol, atol)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_and_affine_grid(mode, padding_mode):
+    x = rand(2, 3, 6, 5, dtype=ember.float64)
+    theta = rand(2, 2, 3, dtype=ember.float64, seed=1) * 0.7
+    outs, grads = {}, {}
+    for dev in ("cpu", "cuda"):
+        xd, td = x.to(dev).requires_grad_(), theta.to(dev).requires_grad_()
+        grid = F.affine_grid(td, (2, 3, 4, 7), align_corners=False)
+        y = F.grid_sample(xd, grid, mode=mode, padding_mode=padding_mode, align_corners=False)
+        y.sum().backward()
+        outs[dev], grads[dev] = y, (xd.grad, td.grad)
+    close(outs["cuda"], outs["cpu"], 1e-10, 1e-10)
+    close(grads["cuda"][0], grads["cpu"][0], 1e-10, 1e-10)
+    close(grads["cuda"][1], grads["cpu"][1], 1e-10, 1e-10)

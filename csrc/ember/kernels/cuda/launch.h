@@ -184,6 +184,11 @@ Status scan(bool prod, int dtype, const void* in, void* out, int64_t rows, int64
 Status arange(void* out, bool is_long, bool exact, int64_t istart, int64_t istep, double start, double step,
               int64_t n, void* stream);
 Status linspace(double* out, double start, double end, int64_t steps, void* stream);
+// interpolation (kernels/interp.h): y [outer, rows, inner] = A x for x [outer, in, inner] of float or double,
+// A [rows, in] in CSR form (start [rows + 1], idx, w in x's dtype); a zero-tap row gives 0; from_zero: each
+// sum starts at +0 (the adjoint's, which the CPU adds into zeros) rather than at its first term
+Status resample(int dtype, void* y, const void* x, const int64_t* start, const int64_t* idx, const void* w,
+                int64_t outer, int64_t rows, int64_t in, int64_t inner, bool from_zero, void* stream);
 // searchsorted (kernels/search.h): out[i] = the insertion point of v[i] in its row (row i / per_row, or
 // the only one) of b [rows, m], read through sorter when it is not null
 Status searchsorted(int dtype, int64_t* out, const void* b, const void* v, const int64_t* sorter, int64_t nv,

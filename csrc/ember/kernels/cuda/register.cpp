@@ -14,6 +14,7 @@
 #include "ember/kernels/cumulative.h"
 #include "ember/kernels/embedding.h"
 #include "ember/kernels/indexing.h"
+#include "ember/kernels/interp.h"
 #include "ember/kernels/kernels.h"
 #include "ember/kernels/nn_loss.h"
 #include "ember/kernels/nn_norm.h"
@@ -508,6 +509,47 @@ void linspace_cuda(const Tensor& out, double start, double end) {
   raise_status(ck::linspace(ptr_of<double>(out), start, end, out.numel(), current_cuda_stream(d.index)), "linspace", d,
                kDouble);
 }
+// Interpolation: the sparse matrix (made on the host from the sizes alone) is uploaded, and A^T, for the
+// backward, is made on the host as its own CSR with each row's taps in the order the CPU's scatter adds
+// them, so the GPU gathers instead of scattering: no atomics, the CPU's sums.
+void resample_dim_cuda(const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a, bool transpose) {
+  const Device d = x.device();
+  DeviceGuard guard(d.index);
+  ResampleMatrix t;
+  const ResampleMatrix* m = &a;
+  const int64_t in = x.sizes()[dim], rows = y.sizes()[dim];
+  if (transpose) {  // rows of A^T: y's dim; A's row j scatters x[j] into y[idx]
+    std::vector<std::vector<std::pair<int64_t, double>>> cols(static_cast<size_t>(rows));
+    for (int64_t j = 0; j + 1 < int64_t(a.start.size()); j++)
+      for (int64_t k = a.start[size_t(j)]; k < a.start[size_t(j) + 1]; k++)
+        cols[size_t(a.idx[size_t(k)])].push_back({j, a.w[size_t(k)]});
+    t.start.push_back(0);
+    for (auto& c : cols) {
+      for (auto& [j, w] : c) {
+        t.idx.push_back(j);
+        t.w.push_back(w);
+      }
+      t.start.push_back(int64_t(t.idx.size()));
+    }
+    m = &t;
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; i++) outer *= x.sizes()[i];
+  for (int64_t i = dim + 1; i < x.dim(); i++) inner *= x.sizes()[i];
+  auto upload_longs = [&](const std::vector<int64_t>& v) {
+    Tensor h = empty_tensor({int64_t(v.size())}, kLong, Device());
+    if (!v.empty()) std::memcpy(h.data_ptr(), v.data(), v.size() * sizeof(int64_t));
+    return h.to(d);
+  };
+  Tensor start = upload_longs(m->start), idx = upload_longs(m->idx);
+  Tensor w = empty_tensor({int64_t(m->w.size())}, kDouble, Device());
+  if (!m->w.empty()) std::memcpy(w.data_ptr(), m->w.data(), m->w.size() * sizeof(double));
+  w = w.to(d, x.dtype());  // the taps in x's precision, as the CPU's kernel rounds them
+  raise_status(ck::resample(int(x.dtype()), y.data_ptr(), x.data_ptr(), ptr_of<const int64_t>(start),
+                            ptr_of<const int64_t>(idx), w.data_ptr(), outer, rows, in, inner, transpose,
+                            current_cuda_stream(d.index)),
+               "upsample", d, x.dtype());
+}
 // The index tables below depend on a few numbers (or, for repeat_interleave, on the repeat counts, which
 // size the output and so are read by the host anyway, as PyTorch does without output_size): the CPU's
 // kernel builds them and one copy uploads them.
@@ -801,6 +843,7 @@ EMBER_REGISTER_KERNEL(linspace_stub, CUDA, &::ember::cuda::linspace_cuda);
 EMBER_REGISTER_KERNEL(tri_indices_stub, CUDA, &::ember::cuda::tri_indices_cuda);
 EMBER_REGISTER_KERNEL(combinations_stub, CUDA, &::ember::cuda::combinations_cuda);
 EMBER_REGISTER_KERNEL(repeat_interleave_stub, CUDA, &::ember::cuda::repeat_interleave_cuda);
+EMBER_REGISTER_KERNEL(resample_dim_stub, CUDA, &::ember::cuda::resample_dim_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);

@@ -3,8 +3,10 @@
 // ties, NaN and the rounding of every step are the CPU kernels' (kernels/cpu/cumulative.cpp); many
 // short rows fill the GPU, a few very long ones run serially (a row-parallel scan is the optimisation
 // left); cumsum/cumprod (kernels.h's scan_kernel) the same way, float32 accumulating in double as on
-// the CPU. And searchsorted's binary search (kernels/search.h), one thread per value, and the range
-// factories' sequences (kernels/creation.h), rounded step by step as the CPU's (no fused multiply-add).
+// the CPU. And searchsorted's binary search (kernels/search.h), one thread per value, the range
+// factories' sequences (kernels/creation.h), and interpolation's resampling along one dim by a sparse
+// matrix (kernels/interp.h), one thread per output element summing its row's taps in the CPU's order;
+// all rounded step by step as the CPU's (no fused multiply-add).
 #include <cmath>
 #include <type_traits>
 
@@ -116,7 +118,40 @@ __global__ void linspace_kernel(double* out, double start, double end, double st
   }
 }
 
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+template <class T>
+__global__ void resample_kernel(T* y, const T* x, const int64_t* start, const int64_t* idx, const T* w,
+                                int64_t outer, int64_t rows, int64_t in, int64_t inner, bool from_zero) {
+  const int64_t total = outer * rows * inner;
+  for (int64_t e = int64_t(blockIdx.x) * kThreads + threadIdx.x; e < total; e += int64_t(gridDim.x) * kThreads) {
+    const int64_t i = e % inner, j = (e / inner) % rows, o = e / (inner * rows);
+    const T* xo = x + o * in * inner + i;
+    const int64_t b = start[j], end = start[j + 1];
+    T acc = T(0);
+    for (int64_t t = b; t < end; t++) {
+      const T term = mul_rn(xo[idx[t] * inner], w[t]);
+      acc = t == b && !from_zero ? term : add_rn(acc, term);  // the CPU's adjoint adds into zeros
+    }
+    y[e] = acc;
+  }
+}
+
 }  // namespace
+
+Status resample(int dtype, void* y, const void* x, const int64_t* start, const int64_t* idx, const void* w,
+                int64_t outer, int64_t rows, int64_t in, int64_t inner, bool from_zero, void* stream) {
+  if (outer * rows * inner == 0) return kOk;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    resample_kernel<T><<<grid_stride_blocks(outer * rows * inner), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<T*>(y), static_cast<const T*>(x), start, idx, static_cast<const T*>(w), outer, rows, in, inner, from_zero);
+    return launch_ok() ? kOk : kCudaError;
+  });
+}
 
 Status scan(bool prod, int dtype, const void* in, void* out, int64_t rows, int64_t n, void* stream) {
   if (rows == 0 || n == 0) return kOk;
