@@ -52,5 +52,11 @@ for s in $(python3 -c "import site; print(' '.join(site.getsitepackages()))"); d
     mkdir -p "$STAGE/include/nccl" && cp "$s/nvidia/nccl/include/nccl.h" "$STAGE/include/nccl/" && break
   fi
 done
+# cuDNN's headers (pip's nvidia-cudnn-cu13), likewise
+for s in $(python3 -c "import site; print(' '.join(site.getsitepackages()))"); do
+  if [ -f "$s/nvidia/cudnn/include/cudnn.h" ]; then
+    mkdir -p "$STAGE/include/cudnn" && cp "$s"/nvidia/cudnn/include/cudnn*.h "$STAGE/include/cudnn/" && break
+  fi
+done
 tar -C "$STAGE" -cJf "$OUT" .
 echo "[gpu_bundle] wrote $OUT ($(du -h "$OUT" | cut -f1)); carry it with the tree, then run scripts/gpu_check.sh there"

@@ -37,6 +37,10 @@ if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/i
    && [ -f "$DEPS/include/nccl/nccl.h" ]; then
   HINTS+=(-DNCCL_INCLUDE=$DEPS/include/nccl)
 fi
+if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/include/cudnn.h') for s in site.getsitepackages()))" \
+   && [ -f "$DEPS/include/cudnn/cudnn.h" ]; then
+  HINTS+=(-DCUDNN_INCLUDE=$DEPS/include/cudnn)
+fi
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 start=$(date +%s)
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \

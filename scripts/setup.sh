@@ -24,7 +24,7 @@ $PY -c "import numpy" 2>/dev/null || pip_need+=(numpy)
 $PY -c "import yaml" 2>/dev/null || pip_need+=(pyyaml)
 $PY -c "import cmake" 2>/dev/null || command -v cmake >/dev/null || pip_need+=(cmake)
 $PY -c "import ninja" 2>/dev/null || command -v ninja >/dev/null || pip_need+=(ninja)
-# cuBLAS's headers for the CUDA backend's matrix products (NVIDIA's wheel; the library loads at first use)
+# cuBLAS's headers for the CUDA backend's matrix products (NVIDIA's wheels; the libraries load at first use)
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
   $PY -c "import os, site, sys; sys.exit(not any(os.path.exists(os.path.join(s, 'nvidia/cu13/include/cublas_api.h'))
                                     for s in site.getsitepackages() + [site.getusersitepackages()]))" \
@@ -32,6 +32,9 @@ if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; then
   $PY -c "import os, site, sys; sys.exit(not any(os.path.exists(os.path.join(s, 'nvidia/nccl/include/nccl.h'))
                                     for s in site.getsitepackages() + [site.getusersitepackages()]))" \
     || pip_need+=(nvidia-nccl-cu13)  # NCCL's headers for ember.distributed's nccl backend
+  $PY -c "import os, site, sys; sys.exit(not any(os.path.exists(os.path.join(s, 'nvidia/cudnn/include/cudnn.h'))
+                                    for s in site.getsitepackages() + [site.getusersitepackages()]))" \
+    || pip_need+=(nvidia-cudnn-cu13)  # cuDNN's headers for the GPU convolutions
 fi
 if [ "${1:-}" = "--main" ]; then
   $PY -c "import matplotlib" 2>/dev/null || pip_need+=(matplotlib)  # the main job's PNG plot

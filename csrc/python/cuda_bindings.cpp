@@ -104,6 +104,14 @@ void bind_cuda(nb::module_& m) {
     return nb::make_tuple(f.allow_tf32, f.allow_fp16_reduced_precision_reduction,
                           f.allow_bf16_reduced_precision_reduction);
   });
+  m.def("_cudnn_set_flags", [](bool enabled, bool benchmark, bool deterministic, bool allow_tf32) {
+    cuda::set_cudnn_flags(cuda::CudnnFlags{enabled, benchmark, deterministic, allow_tf32});
+  });
+  m.def("_cudnn_flags", [] {
+    const cuda::CudnnFlags f = cuda::cudnn_flags();
+    return nb::make_tuple(f.enabled, f.benchmark, f.deterministic, f.allow_tf32);
+  });
+  m.def("_cudnn_version", &cuda::cudnn_version);
   m.def("_cuda_arch_list", &cuda::arch_list);
   m.def("_cuda_is_available", &cuda::is_available);
   m.def("_cuda_device_count", &cuda::device_count);

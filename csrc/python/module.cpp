@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "ember/alloc/allocator.h"
+#include "ember/core/deterministic.h"
 #include "ember/cuda/cuda.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -245,6 +246,12 @@ NB_MODULE(_C, m) {
     return dtype_obj(result_type(ts, 2));
   }, "The dtype an arithmetic op on the two tensors or numbers would produce.");
   m.def("_cpu_capability", []() { return std::string(cpu_capability_name()); });
+  m.def("_set_deterministic_algorithms", &set_deterministic_algorithms);
+  // warn_only's warnings become Python UserWarnings (an op may run with the GIL released)
+  set_warning_hook([](const char* message) {
+    nb::gil_scoped_acquire gil;
+    if (PyErr_WarnEx(PyExc_UserWarning, message, 1) < 0) PyErr_Clear();  // an error filter: the op goes on
+  });
   m.def("_memory_stats", []() {
     MemoryStats s = cpu_memory_stats();
     nb::dict d;

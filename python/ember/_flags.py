@@ -17,6 +17,8 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
                         f"{type(warn_only).__name__}")
     _deterministic["mode"] = mode
     _deterministic["warn_only"] = warn_only  # kept even with mode off, as in PyTorch
+    from . import _C  # the C++ ops read it too (GPU atomics, cuDNN's algorithm choice)
+    _C._set_deterministic_algorithms(mode, warn_only)
 
 
 def are_deterministic_algorithms_enabled():

@@ -179,6 +179,15 @@ def test_backend_flags_context_managers():
             assert cudnn.benchmark is True
             1 / 0
     assert cudnn.benchmark is False
+    # the switches reach the C++ core, which picks cuDNN's algorithms with them
+    with cudnn.flags(enabled=True, benchmark=True, deterministic=True, allow_tf32=False):
+        assert ember._C._cudnn_flags() == (True, True, True, False)
+    assert ember._C._cudnn_flags() == (True, False, False, True)
+    cudnn.allow_tf32 = False
+    assert ember._C._cudnn_flags()[3] is False
+    cudnn.allow_tf32 = True
+    if not ember.cuda.is_available():
+        assert not cudnn.is_available() and cudnn.version() is None and not cudnn.is_acceptable(ember.ones(1))
     with ember.backends.mkldnn.flags():
         assert ember.backends.mkldnn.enabled is False
     assert ember.backends.mkldnn.enabled is True

@@ -94,6 +94,18 @@ struct MatmulFlags {
 };
 EMBER_API MatmulFlags matmul_flags();
 EMBER_API void set_matmul_flags(const MatmulFlags& flags);
+// ember.backends.cudnn's switches (PyTorch's defaults): cuDNN for convolutions when it loads, its
+// heuristics' algorithm (benchmark: the fastest measured, cached per shape), TF32 for float32 math.
+struct CudnnFlags {
+  bool enabled = true;
+  bool benchmark = false;
+  bool deterministic = false;
+  bool allow_tf32 = true;
+};
+EMBER_API CudnnFlags cudnn_flags();
+EMBER_API void set_cudnn_flags(const CudnnFlags& flags);
+// cuDNN's version (e.g. 92801) once loaded, 0 when this build or machine has none; loads it on first call.
+EMBER_API int cudnn_version();
 // Built with cuBLAS's headers; the library itself (libcublas.so.<major>) is loaded on the first product.
 EMBER_API bool has_cublas();
 

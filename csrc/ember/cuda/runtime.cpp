@@ -18,6 +18,17 @@ MatmulFlags matmul_flags() {
   const unsigned v = g_matmul_flags.load(std::memory_order_relaxed);
   return MatmulFlags{(v & 1u) != 0, (v & 2u) != 0, (v & 4u) != 0};
 }
+namespace {
+std::atomic<unsigned> g_cudnn_flags{1u | 8u};  // enabled, allow_tf32 (bits: enabled, benchmark, deterministic, tf32)
+}  // namespace
+CudnnFlags cudnn_flags() {
+  const unsigned v = g_cudnn_flags.load(std::memory_order_relaxed);
+  return CudnnFlags{(v & 1u) != 0, (v & 2u) != 0, (v & 4u) != 0, (v & 8u) != 0};
+}
+void set_cudnn_flags(const CudnnFlags& f) {
+  g_cudnn_flags.store((f.enabled ? 1u : 0u) | (f.benchmark ? 2u : 0u) | (f.deterministic ? 4u : 0u) |
+                      (f.allow_tf32 ? 8u : 0u), std::memory_order_relaxed);
+}
 void set_matmul_flags(const MatmulFlags& f) {
   g_matmul_flags.store((f.allow_tf32 ? 1u : 0u) | (f.allow_fp16_reduced_precision_reduction ? 2u : 0u) |
                        (f.allow_bf16_reduced_precision_reduction ? 4u : 0u), std::memory_order_relaxed);
@@ -191,6 +202,7 @@ Tensor empty_pinned(IntArrayRef, ScalarType) {
 }
 void host_empty_cache() {}
 bool has_cublas() { return false; }
+int cudnn_version() { return 0; }
 void free_raw(void*, int) { not_compiled(); }
 Stream current_stream(int) { not_compiled(); }
 Stream default_stream(int) { not_compiled(); }

@@ -8,8 +8,8 @@ import types
 class _Flag:
     """A module-level bool flag that rejects non-bools as PyTorch's setters do."""
 
-    def __init__(self, setter_name, default):
-        self.setter_name, self.value = setter_name, default
+    def __init__(self, setter_name, default, on_change=None):
+        self.setter_name, self.value, self.on_change = setter_name, default, on_change
 
     def __get__(self, obj, objtype=None):
         return self.value
@@ -18,6 +18,8 @@ class _Flag:
         if not isinstance(value, bool):
             raise RuntimeError(f"{self.setter_name} expects a bool, but got {type(value).__name__}")
         self.value = value
+        if self.on_change is not None:  # the C++ side reads it too
+            self.on_change()
 
 
 class _FlagModule(types.ModuleType):

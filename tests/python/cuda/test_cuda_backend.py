@@ -768,3 +768,23 @@ def test_per_process_memory_fraction():
         ember.cuda.set_per_process_memory_fraction(1.0)
     x = ember.empty(int(ember.cuda.get_device_properties(0).total_memory * 0.02) // 4, device="cuda")
     del x
+
+
+def test_deterministic_mode_and_float_atomics():
+    idx = ember.tensor([0, 1, 0, 2]).cuda()
+    src = ember.ones(4).cuda()
+    try:
+        ember.use_deterministic_algorithms(True)
+        with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
+            ember.zeros(3).cuda().scatter_add_(0, idx, src)
+        with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
+            ember.zeros(3).cuda().index_put_((idx,), src, accumulate=True)
+        # integer sums are exact whatever the order
+        r = ember.zeros(3, dtype=ember.int64).cuda().scatter_add_(0, idx, src.long())
+        assert r.tolist() == [2, 1, 1]
+        ember.use_deterministic_algorithms(True, warn_only=True)
+        with pytest.warns(UserWarning, match="deterministic"):
+            r = ember.zeros(3).cuda().scatter_add_(0, idx, src)
+        assert r.tolist() == [2.0, 1.0, 1.0]
+    finally:
+        ember.use_deterministic_algorithms(False)

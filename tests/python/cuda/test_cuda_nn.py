@@ -265,7 +265,13 @@ def test_against_torch_cuda():
     dict(x=(2, 3, 11), w=(5, 3, 4), stride=3),
     dict(x=(1, 2, 5, 6, 4), w=(3, 2, 2, 3, 2), padding=1),
 ], ids=str)
-def test_convolution_forward_and_backward(dtype, case):
+@pytest.mark.parametrize("cudnn", [True, False], ids=["cudnn", "im2col"])
+def test_convolution_forward_and_backward(dtype, case, cudnn):
+    with ember.backends.cudnn.flags(enabled=cudnn, allow_tf32=False):  # exact float32 math on both paths
+        _convolution_forward_and_backward(dtype, case)
+
+
+def _convolution_forward_and_backward(dtype, case):
     dt, rtol, atol = FLOATS[dtype]
     case = dict(case)
     xs, ws = case.pop("x"), case.pop("w")
@@ -282,10 +288,45 @@ def test_convolution_forward_and_backward(dtype, case):
         close(g.grad, c.grad, rtol * 100, atol * 100)
 
 
-def test_transposed_convolution():
-    x, w = rand(2, 4, 5, 5, seed=1), rand(4, 3, 3, 3, seed=2)
-    for kw in ({}, {"stride": 2, "padding": 1, "output_padding": 1}):
-        close(F.conv_transpose2d(x.cuda(), w.cuda(), **kw), F.conv_transpose2d(x, w, **kw), 1e-4, 1e-4)
+@pytest.mark.parametrize("cudnn", [True, False], ids=["cudnn", "im2col"])
+def test_transposed_convolution(cudnn):
+    x, w = rand(2, 4, 5, 5, seed=1), rand(4, 6, 3, 3, seed=2)
+    with ember.backends.cudnn.flags(enabled=cudnn, allow_tf32=False):
+        for kw in ({}, {"stride": 2, "padding": 1, "output_padding": 1}, {"groups": 2, "dilation": 2}):
+            close(F.conv_transpose2d(x.cuda(), w.cuda(), **kw), F.conv_transpose2d(x, w, **kw), 1e-4, 1e-4)
+            xc, wc = x.detach().clone().requires_grad_(), w.detach().clone().requires_grad_()
+            xg, wg = x.detach().cuda().requires_grad_(), w.detach().cuda().requires_grad_()
+            F.conv_transpose2d(xc, wc, **kw).square().sum().backward()
+            F.conv_transpose2d(xg, wg, **kw).square().sum().backward()
+            close(xg.grad, xc.grad, 1e-4, 1e-4)
+            close(wg.grad, wc.grad, 1e-4, 1e-4)
+
+
+def test_cudnn_is_used_and_its_switches():
+    assert ember.backends.cudnn.is_available(), "cuDNN did not load (scripts/gpu_check.sh puts torch's on the path)"
+    assert ember.backends.cudnn.version() >= 90000
+    assert ember.backends.cudnn.is_acceptable(ember.ones(1).cuda())
+    x, w = rand(4, 8, 16, 16, seed=1).cuda(), rand(16, 8, 3, 3, seed=2).cuda()
+    ref = F.conv2d(x.double(), w.double(), padding=1)
+    with ember.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        exact = F.conv2d(x, w, padding=1)
+    with ember.backends.cudnn.flags(enabled=True, allow_tf32=True):  # PyTorch's default: TF32 tensor cores
+        fast = F.conv2d(x, w, padding=1)
+    close(exact.double(), ref, 1e-5, 1e-5)
+    close(fast.double(), ref, 5e-3, 5e-2)
+    with ember.backends.cudnn.flags(enabled=True, benchmark=True, allow_tf32=False):
+        close(F.conv2d(x, w, padding=1).double(), ref, 1e-5, 1e-5)  # measured choice, then the cached one
+        close(F.conv2d(x, w, padding=1).double(), ref, 1e-5, 1e-5)
+    with ember.backends.cudnn.flags(enabled=True, deterministic=True, allow_tf32=False):
+        xg = x.clone().requires_grad_()
+        wg = w.clone().requires_grad_()
+        F.conv2d(xg, wg, padding=1).sum().backward()
+        g1 = wg.grad.clone()
+        wg.grad = None
+        F.conv2d(xg, wg, padding=1).sum().backward()
+        assert ember.equal(wg.grad, g1)  # deterministic algorithms: bitwise the same
+    for dt, tol in ((ember.float16, 1e-2), (ember.bfloat16, 5e-2)):
+        close(F.conv2d(x.to(dt), w.to(dt), padding=1).double(), ref, tol, tol * 10)
 
 
 @pytest.mark.parametrize("case", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),

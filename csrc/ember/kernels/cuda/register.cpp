@@ -6,8 +6,10 @@
 #include <limits>
 #include <optional>
 
+#include "ember/core/deterministic.h"
 #include "ember/cuda/backend.h"
 #include "ember/cuda/cuda.h"
+#include "ember/kernels/cuda/cudnn.h"
 #include "ember/kernels/cuda/launch.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/creation.h"
@@ -281,7 +283,15 @@ void index_rows_cuda(const Tensor& out, const Tensor& src, const Tensor& lin, in
                "index", d, src.dtype());
 }
 
+// Floating-point atomics add in the order the hardware runs the threads: under
+// use_deterministic_algorithms(True) such a call alerts (PyTorch's sort-based deterministic versions of
+// index_put_/scatter_add_/index_add_ are not written here yet). Integer sums and max/min are exact.
+void alert_float_atomics(ScalarType dt, const char* what) {
+  if (EMBER_UNLIKELY(deterministic_algorithms()) && (is_floating(dt) || is_complex(dt))) alert_not_deterministic(what);
+}
+
 void index_put_rows_cuda(const Tensor& dst, const Tensor& values, const Tensor& lin, int64_t row_elems, bool accumulate) {
+  if (accumulate) alert_float_atomics(dst.dtype(), "index_put_ with accumulate=True on a CUDA tensor");
   const Device d = dst.device();
   DeviceGuard guard(d.index);
   raise_status(ck::index_put_rows(dst.data_ptr(), values.data_ptr(), ptr_of<int64_t>(lin), lin.numel(), row_elems,
@@ -327,6 +337,7 @@ void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Te
   DeviceGuard guard(d.index);
   if (index.numel() == 0) return;
   const char* op = mode == ScatterMode::Set ? "scatter" : "scatter_add";
+  if (mode != ScatterMode::Set) alert_float_atomics(self.dtype(), "scatter_add_cuda_kernel");
   BadIndex bad(d);
   raise_status(ck::scatter(self.data_ptr(), src.data_ptr(), ptr_of<int64_t>(index), geometry(self, dim, index, &src, op),
                            index.numel(), int(self.dtype()), mode == ScatterMode::Set ? ck::kScatterSet : ck::kScatterAdd,
@@ -340,6 +351,8 @@ void scatter_reduce_cuda(const Tensor& work, int64_t dim, const Tensor& index, c
   const Device d = work.device();
   DeviceGuard guard(d.index);
   if (index.numel() == 0) return;
+  if (red == ScatterReduce::Sum || red == ScatterReduce::Mean || red == ScatterReduce::Prod)
+    alert_float_atomics(work.dtype(), "scatter_reduce_cuda_kernel");
   BadIndex bad(d);
   Tensor counts;
   if (red == ScatterReduce::Mean) {
@@ -763,10 +776,14 @@ void adaptive_max_pool_cuda(const Tensor& vals, const Tensor& idx, const Tensor&
 }
 Tensor convolution_cuda(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
                         IntArrayRef out_spatial) {
+  Tensor out;
+  if (cudnn_convolution(out, input, weight, bias, p, out_spatial)) return out;
   return conv_forward_composite(input, weight, bias, p, out_spatial);
 }
 ConvGrads convolution_backward_cuda(const Tensor& grad, const Tensor& input, const Tensor& weight, bool has_bias,
                                    const ConvParams& p, ConvMask mask) {
+  ConvGrads out;
+  if (cudnn_convolution_backward(out, grad, input, weight, has_bias, p, mask)) return out;
   return conv_backward_composite(grad, input, weight, has_bias, p, mask);
 }
 // embedding's index check: [min, max] reduced on the device, one read of two values
