@@ -128,6 +128,15 @@ void check(cudnnStatus_t st, const char* what) {
     EMBER_FAIL(Runtime, "cuDNN error: ", cudnn()->error_string(st), " when calling `", what, "`");
 }
 
+// cuDNN cannot run this convolution (no algorithm, or one it reports unsupported for these sizes or this
+// GPU): the caller falls back to im2col + cuBLAS.
+struct Unsupported {};
+
+void check_selection(cudnnStatus_t st, const char* what) {
+  if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM) throw Unsupported{};
+  check(st, what);
+}
+
 // One handle per (thread, device), bound to the current stream at each call; never destroyed (as the
 // cuBLAS handles: destroying them at exit could run after the driver has gone).
 cudnnHandle_t handle_for(int device, cudaStream_t stream) {
@@ -193,11 +202,13 @@ void describe(Descriptors& d, const Tensor& x, const Tensor& weight, const Tenso
   const bool widen = p.ns == 1;
   std::vector<int> xd = dims_of(x.sizes(), widen), yd = dims_of(y.sizes(), widen), wd = dims_of(weight.sizes(), widen);
   check(c.create_tensor(&d.x), "cudnnCreateTensorDescriptor");
-  check(c.set_tensor(d.x, dt, int(xd.size()), xd.data(), contiguous_strides(xd).data()), "cudnnSetTensorNdDescriptor");
+  check_selection(c.set_tensor(d.x, dt, int(xd.size()), xd.data(), contiguous_strides(xd).data()),
+                  "cudnnSetTensorNdDescriptor");
   check(c.create_tensor(&d.y), "cudnnCreateTensorDescriptor");
-  check(c.set_tensor(d.y, dt, int(yd.size()), yd.data(), contiguous_strides(yd).data()), "cudnnSetTensorNdDescriptor");
+  check_selection(c.set_tensor(d.y, dt, int(yd.size()), yd.data(), contiguous_strides(yd).data()),
+                  "cudnnSetTensorNdDescriptor");
   check(c.create_filter(&d.w), "cudnnCreateFilterDescriptor");
-  check(c.set_filter(d.w, dt, CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()), "cudnnSetFilterNdDescriptor");
+  check_selection(c.set_filter(d.w, dt, CUDNN_TENSOR_NCHW, int(wd.size()), wd.data()), "cudnnSetFilterNdDescriptor");
   std::vector<int> pad, stride, dil;
   if (widen) pad.push_back(0), stride.push_back(1), dil.push_back(1);
   for (int64_t i = 0; i < p.ns; i++) {
@@ -207,9 +218,9 @@ void describe(Descriptors& d, const Tensor& x, const Tensor& weight, const Tenso
   }
   check(c.create_conv(&d.conv), "cudnnCreateConvolutionDescriptor");
   const cudnnDataType_t compute = dt == CUDNN_DATA_DOUBLE ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-  check(c.set_conv(d.conv, int(pad.size()), pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION, compute),
-        "cudnnSetConvolutionNdDescriptor");
-  check(c.set_groups(d.conv, int(p.groups)), "cudnnSetConvolutionGroupCount");
+  check_selection(c.set_conv(d.conv, int(pad.size()), pad.data(), stride.data(), dil.data(), CUDNN_CROSS_CORRELATION,
+                             compute), "cudnnSetConvolutionNdDescriptor");
+  check_selection(c.set_groups(d.conv, int(p.groups)), "cudnnSetConvolutionGroupCount");
   // float32: TF32 tensor cores only with allow_tf32 (PyTorch's default: on); 16-bit floats: tensor cores
   const CudnnFlags f = cudnn_flags();
   const cudnnMathType_t math = dt == CUDNN_DATA_FLOAT ? (f.allow_tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH)
@@ -229,134 +240,170 @@ void describe(Descriptors& d, const Tensor& x, const Tensor& weight, const Tenso
 
 enum class Pass { Forward = 0, BackwardData = 1, BackwardFilter = 2 };
 
-// The algorithm cuDNN's heuristics rank first (deterministic ones only when asked), or with benchmark
-// the fastest cuDNN measured for this key: both cached per (pass, key, deterministic, benchmark).
+// One candidate of cuDNN's ranking: the algorithm with the math type it was ranked under.
 struct Choice {
   int algo = 0;
-  size_t workspace = 0;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  bool deterministic = true;
 };
+
+// Rankings (heuristics' order, or measured with benchmark) cached per (device, pass, descriptors, flags).
 std::mutex g_cache_mutex;
-std::map<std::vector<int>, Choice>& cache() {
-  static auto* m = new std::map<std::vector<int>, Choice>();
+std::map<std::vector<int>, std::vector<Choice>>& cache() {
+  static auto* m = new std::map<std::vector<int>, std::vector<Choice>>();
   return *m;
 }
 
+// The usable entries of a ranking: successful, and never TF32 for float32 without allow_tf32.
 template <class Perf>
-bool pick(const Perf* perf, int n, bool deterministic, Choice* out) {
+std::vector<Choice> usable_choices(const Perf* perf, int n, bool no_tensor_ops) {
+  std::vector<Choice> out;
   for (int i = 0; i < n; i++) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    if (deterministic && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
-    out->algo = int(perf[i].algo);
-    out->workspace = perf[i].memory;
-    return true;
+    if (no_tensor_ops && perf[i].mathType != CUDNN_FMA_MATH && perf[i].mathType != CUDNN_DEFAULT_MATH) continue;
+    out.push_back(Choice{int(perf[i].algo), no_tensor_ops ? CUDNN_FMA_MATH : perf[i].mathType,
+                         perf[i].determinism == CUDNN_DETERMINISTIC});
   }
-  return false;
+  return out;
 }
 
-// Runs cuDNN's `pass` for the descriptors d on the buffers (x, w, y as the plain convolution names them).
+std::vector<Choice> rank(Pass pass, cudnnHandle_t h, const Descriptors& d, const Tensor& x, const Tensor& w,
+                         const Tensor& y, bool benchmark, bool no_tensor_ops, int device) {
+  const Cudnn& c = *cudnn();
+  constexpr int kMax = 16;
+  int n = 0;
+  if (benchmark) {  // cuDNN times every algorithm on these buffers (outputs only are written)
+    size_t ws_bytes = size_t(256) << 20;
+    Tensor ws;
+    try {
+      ws = empty_tensor({int64_t(ws_bytes)}, kByte, Device(DeviceType::CUDA, int8_t(device)));
+    } catch (const OutOfMemoryError&) {  // a full GPU: time the algorithms that need no workspace
+      ws_bytes = 0;
+    }
+    void* wsp = ws_bytes ? ws.data_ptr() : nullptr;
+    if (pass == Pass::Forward) {
+      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+      check_selection(c.fwd_find(h, d.x, x.data_ptr(), d.w, w.data_ptr(), d.conv, d.y, y.data_ptr(), kMax, &n, perf,
+                                 wsp, ws_bytes), "cudnnFindConvolutionForwardAlgorithmEx");
+      return usable_choices(perf, n, no_tensor_ops);
+    }
+    if (pass == Pass::BackwardData) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+      check_selection(c.bwd_data_find(h, d.w, w.data_ptr(), d.y, y.data_ptr(), d.conv, d.x, x.data_ptr(), kMax, &n,
+                                      perf, wsp, ws_bytes), "cudnnFindConvolutionBackwardDataAlgorithmEx");
+      return usable_choices(perf, n, no_tensor_ops);
+    }
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+    check_selection(c.bwd_filter_find(h, d.x, x.data_ptr(), d.y, y.data_ptr(), d.conv, d.w, w.data_ptr(), kMax, &n,
+                                      perf, wsp, ws_bytes), "cudnnFindConvolutionBackwardFilterAlgorithmEx");
+    return usable_choices(perf, n, no_tensor_ops);
+  }
+  if (pass == Pass::Forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+    check_selection(c.fwd_heuristic(h, d.x, d.w, d.conv, d.y, kMax, &n, perf), "cudnnGetConvolutionForwardAlgorithm_v7");
+    return usable_choices(perf, n, no_tensor_ops);
+  }
+  if (pass == Pass::BackwardData) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+    check_selection(c.bwd_data_heuristic(h, d.w, d.y, d.conv, d.x, kMax, &n, perf),
+                    "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    return usable_choices(perf, n, no_tensor_ops);
+  }
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+  check_selection(c.bwd_filter_heuristic(h, d.x, d.y, d.conv, d.w, kMax, &n, perf),
+                  "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  return usable_choices(perf, n, no_tensor_ops);
+}
+
+size_t workspace_of(Pass pass, cudnnHandle_t h, const Descriptors& d, const Choice& ch) {
+  const Cudnn& c = *cudnn();
+  size_t bytes = 0;
+  if (pass == Pass::Forward)
+    check_selection(c.fwd_workspace(h, d.x, d.w, d.conv, d.y, cudnnConvolutionFwdAlgo_t(ch.algo), &bytes),
+                    "cudnnGetConvolutionForwardWorkspaceSize");
+  else if (pass == Pass::BackwardData)
+    check_selection(c.bwd_data_workspace(h, d.w, d.y, d.conv, d.x, cudnnConvolutionBwdDataAlgo_t(ch.algo), &bytes),
+                    "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  else
+    check_selection(c.bwd_filter_workspace(h, d.x, d.y, d.conv, d.w, cudnnConvolutionBwdFilterAlgo_t(ch.algo), &bytes),
+                    "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  return bytes;
+}
+
+// Runs cuDNN's `pass` for the descriptors d on the buffers (x, w, y as the plain convolution names
+// them): the first algorithm of the ranking that is deterministic when that is asked for (else the
+// alert: PyTorch's error, or with warn_only its warning and the first one) and whose workspace the
+// caching allocator can give (a GPU short of memory moves down the ranking, as PyTorch does).
 void run(Pass pass, cudnnHandle_t h, const Descriptors& d, const Tensor& x, const Tensor& w, const Tensor& y,
          int device) {
   const Cudnn& c = *cudnn();
   const CudnnFlags f = cudnn_flags();
   const bool deterministic = f.deterministic || deterministic_algorithms();
+  const bool no_tensor_ops = x.dtype() == kFloat && !f.allow_tf32;
   std::vector<int> key = d.key;
-  key.push_back(int(pass));
-  key.push_back(deterministic ? 1 : 0);
-  key.push_back(f.benchmark ? 1 : 0);
-  Choice choice;
+  key.insert(key.end(), {device, int(pass), f.benchmark ? 1 : 0});
+  std::vector<Choice> ranking;
   bool cached = false;
   {
     std::lock_guard<std::mutex> g(g_cache_mutex);
     auto it = cache().find(key);
-    if (it != cache().end()) choice = it->second, cached = true;
+    if (it != cache().end()) ranking = it->second, cached = true;
   }
   if (!cached) {
-    constexpr int kMax = 16;
-    int n = 0;
-    bool found = false;
-    // the first usable algorithm; in deterministic mode a deterministic one, else the alert (an error,
-    // or with warn_only a warning and the first usable one)
-    auto choose = [&](const auto* perf, int count) {
-      if (pick(perf, count, deterministic, &choice)) return true;
-      if (!deterministic) return false;
-      alert_not_deterministic(pass == Pass::BackwardFilter ? "cudnn_convolution_backward_weight" : "cudnn_convolution");
-      return pick(perf, count, false, &choice);
-    };
-    if (f.benchmark) {  // cuDNN times every algorithm on these buffers with a workspace it may use
-      size_t ws_bytes = size_t(256) << 20;
-      Tensor ws = empty_tensor({int64_t(ws_bytes)}, kByte, Device(DeviceType::CUDA, int8_t(device)));
-      if (pass == Pass::Forward) {
-        cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-        check(c.fwd_find(h, d.x, x.data_ptr(), d.w, w.data_ptr(), d.conv, d.y, y.data_ptr(), kMax, &n, perf,
-                         ws.data_ptr(), ws_bytes), "cudnnFindConvolutionForwardAlgorithmEx");
-        found = choose(perf, n);
-      } else if (pass == Pass::BackwardData) {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-        check(c.bwd_data_find(h, d.w, w.data_ptr(), d.y, y.data_ptr(), d.conv, d.x, x.data_ptr(), kMax, &n, perf,
-                              ws.data_ptr(), ws_bytes), "cudnnFindConvolutionBackwardDataAlgorithmEx");
-        found = choose(perf, n);
-      } else {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-        check(c.bwd_filter_find(h, d.x, x.data_ptr(), d.y, y.data_ptr(), d.conv, d.w, w.data_ptr(), kMax, &n, perf,
-                                ws.data_ptr(), ws_bytes), "cudnnFindConvolutionBackwardFilterAlgorithmEx");
-        found = choose(perf, n);
-      }
-    } else if (pass == Pass::Forward) {
-      cudnnConvolutionFwdAlgoPerf_t perf[kMax];
-      check(c.fwd_heuristic(h, d.x, d.w, d.conv, d.y, kMax, &n, perf), "cudnnGetConvolutionForwardAlgorithm_v7");
-      found = pick(perf, n, deterministic, &choice);
-    } else if (pass == Pass::BackwardData) {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
-      check(c.bwd_data_heuristic(h, d.w, d.y, d.conv, d.x, kMax, &n, perf),
-            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-      found = pick(perf, n, deterministic, &choice);
-    } else {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
-      check(c.bwd_filter_heuristic(h, d.x, d.y, d.conv, d.w, kMax, &n, perf),
-            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-      found = pick(perf, n, deterministic, &choice);
-    }
-    if (!found) EMBER_FAIL(Runtime, "cuDNN offers no algorithm for this convolution");
-    // the exact workspace of the chosen algorithm (the heuristics' figure is an estimate)
-    if (pass == Pass::Forward)
-      check(c.fwd_workspace(h, d.x, d.w, d.conv, d.y, cudnnConvolutionFwdAlgo_t(choice.algo), &choice.workspace),
-            "cudnnGetConvolutionForwardWorkspaceSize");
-    else if (pass == Pass::BackwardData)
-      check(c.bwd_data_workspace(h, d.w, d.y, d.conv, d.x, cudnnConvolutionBwdDataAlgo_t(choice.algo),
-                                 &choice.workspace), "cudnnGetConvolutionBackwardDataWorkspaceSize");
-    else
-      check(c.bwd_filter_workspace(h, d.x, d.y, d.conv, d.w, cudnnConvolutionBwdFilterAlgo_t(choice.algo),
-                                   &choice.workspace), "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    ranking = rank(pass, h, d, x, w, y, f.benchmark, no_tensor_ops, device);
     std::lock_guard<std::mutex> g(g_cache_mutex);
-    cache()[key] = choice;
+    cache()[key] = ranking;
   }
-  Tensor ws;  // from the caching allocator on the current stream: free for reuse in stream order
-  if (choice.workspace > 0)
-    ws = empty_tensor({int64_t(choice.workspace)}, kByte, Device(DeviceType::CUDA, int8_t(device)));
-  void* wsp = choice.workspace > 0 ? ws.data_ptr() : nullptr;
+  std::vector<const Choice*> order;
+  for (const Choice& ch : ranking)
+    if (!deterministic || ch.deterministic) order.push_back(&ch);
+  if (order.empty() && !ranking.empty()) {
+    if (deterministic)
+      alert_not_deterministic(pass == Pass::BackwardFilter ? "cudnn_convolution_backward_weight" : "cudnn_convolution");
+    for (const Choice& ch : ranking) order.push_back(&ch);  // warn_only: go on with the ranking
+  }
+  if (order.empty()) throw Unsupported{};
   const double one_d = 1.0, zero_d = 0.0;
   const float one_f = 1.f, zero_f = 0.f;
   const bool dbl = x.dtype() == kDouble;
   const void* one = dbl ? static_cast<const void*>(&one_d) : &one_f;
   const void* zero = dbl ? static_cast<const void*>(&zero_d) : &zero_f;
-  if (pass == Pass::Forward)
-    check(c.forward(h, one, d.x, x.data_ptr(), d.w, w.data_ptr(), d.conv, cudnnConvolutionFwdAlgo_t(choice.algo), wsp,
-                    choice.workspace, zero, d.y, y.data_ptr()), "cudnnConvolutionForward");
-  else if (pass == Pass::BackwardData)
-    check(c.backward_data(h, one, d.w, w.data_ptr(), d.y, y.data_ptr(), d.conv,
-                          cudnnConvolutionBwdDataAlgo_t(choice.algo), wsp, choice.workspace, zero, d.x, x.data_ptr()),
-          "cudnnConvolutionBackwardData");
-  else
-    check(c.backward_filter(h, one, d.x, x.data_ptr(), d.y, y.data_ptr(), d.conv,
-                            cudnnConvolutionBwdFilterAlgo_t(choice.algo), wsp, choice.workspace, zero, d.w,
-                            w.data_ptr()), "cudnnConvolutionBackwardFilter");
+  for (size_t i = 0; i < order.size(); i++) {
+    const Choice& ch = *order[i];
+    check(c.set_math(d.conv, ch.math), "cudnnSetConvolutionMathType");  // the math type it was ranked under
+    const size_t bytes = workspace_of(pass, h, d, ch);
+    Tensor ws;  // from the caching allocator on the current stream: free for reuse in stream order
+    if (bytes > 0) {
+      try {
+        ws = empty_tensor({int64_t(bytes)}, kByte, Device(DeviceType::CUDA, int8_t(device)));
+      } catch (const OutOfMemoryError&) {
+        if (i + 1 < order.size()) continue;  // the next algorithm may need less
+        throw;
+      }
+    }
+    void* wsp = bytes > 0 ? ws.data_ptr() : nullptr;
+    if (pass == Pass::Forward)
+      check(c.forward(h, one, d.x, x.data_ptr(), d.w, w.data_ptr(), d.conv, cudnnConvolutionFwdAlgo_t(ch.algo), wsp,
+                      bytes, zero, d.y, y.data_ptr()), "cudnnConvolutionForward");
+    else if (pass == Pass::BackwardData)
+      check(c.backward_data(h, one, d.w, w.data_ptr(), d.y, y.data_ptr(), d.conv,
+                            cudnnConvolutionBwdDataAlgo_t(ch.algo), wsp, bytes, zero, d.x, x.data_ptr()),
+            "cudnnConvolutionBackwardData");
+    else
+      check(c.backward_filter(h, one, d.x, x.data_ptr(), d.y, y.data_ptr(), d.conv,
+                              cudnnConvolutionBwdFilterAlgo_t(ch.algo), wsp, bytes, zero, d.w, w.data_ptr()),
+            "cudnnConvolutionBackwardFilter");
+    return;
+  }
 }
 
 // Whether cuDNN takes this call: loaded, switched on, a float dtype, int-sized non-empty tensors.
-bool usable(const Tensor& input, const Tensor& weight, cudnnDataType_t* dt) {
+bool usable(const Tensor& input, const Tensor& weight, const ConvParams& p, cudnnDataType_t* dt) {
   if (!cudnn_flags().enabled || cudnn() == nullptr) return false;
   if (!data_type(input.dtype(), dt) || weight.dtype() != input.dtype()) return false;
-  return fits_int(input) && fits_int(weight);
+  for (int64_t i = 0; i < p.ns; i++)
+    if (p.s[size_t(i)] > INT_MAX || p.p[size_t(i)] > INT_MAX || p.d[size_t(i)] > INT_MAX) return false;
+  return p.groups <= INT_MAX && fits_int(input) && fits_int(weight);
 }
 
 Tensor bias_shape(const Tensor& bias, int64_t dims) {
@@ -375,23 +422,32 @@ int cudnn_version() {
 bool cudnn_convolution(Tensor& out, const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
                        IntArrayRef out_spatial) {
   cudnnDataType_t dt;
-  if (!usable(input, weight, &dt)) return false;
+  if (!usable(input, weight, p, &dt)) return false;
   const Device dev = input.device();
   DeviceGuard guard(dev.index);
   const int64_t cout = p.transposed ? weight.sizes()[1] * p.groups : weight.sizes()[0];
   std::vector<int64_t> shape{input.sizes()[0], cout};
   shape.insert(shape.end(), out_spatial.begin(), out_spatial.end());
+  int64_t numel = 1;
+  for (int64_t s : shape) {
+    if (s <= 0 || s > INT_MAX) return false;
+    numel *= s;
+    if (numel > INT_MAX) return false;
+  }
   Tensor y = empty_tensor(shape, input.dtype(), dev);
-  if (!fits_int(y)) return false;
   Tensor x = input.contiguous(), w = weight.contiguous();
-  Descriptors d;
-  cudnnHandle_t h = handle_for(dev.index, current_cuda_stream(dev.index));
-  if (!p.transposed) {
-    describe(d, x, w, y, p, dt);
-    run(Pass::Forward, h, d, x, w, y, dev.index);
-  } else {  // y = the plain convolution's input gradient for the "gradient" x
-    describe(d, y, w, x, p, dt);
-    run(Pass::BackwardData, h, d, y, w, x, dev.index);
+  try {
+    Descriptors d;
+    cudnnHandle_t h = handle_for(dev.index, current_cuda_stream(dev.index));
+    if (!p.transposed) {
+      describe(d, x, w, y, p, dt);
+      run(Pass::Forward, h, d, x, w, y, dev.index);
+    } else {  // y = the plain convolution's input gradient for the "gradient" x
+      describe(d, y, w, x, p, dt);
+      run(Pass::BackwardData, h, d, y, w, x, dev.index);
+    }
+  } catch (const Unsupported&) {
+    return false;
   }
   if (bias.defined()) y.add_(bias_shape(bias, y.dim()));
   out = y;
@@ -401,13 +457,14 @@ bool cudnn_convolution(Tensor& out, const Tensor& input, const Tensor& weight, c
 bool cudnn_convolution_backward(ConvGrads& out, const Tensor& grad, const Tensor& input, const Tensor& weight,
                                 bool has_bias, const ConvParams& p, ConvMask mask) {
   cudnnDataType_t dt;
-  if (!usable(input, weight, &dt) || grad.dtype() != input.dtype() || !fits_int(grad)) return false;
+  if (!usable(input, weight, p, &dt) || grad.dtype() != input.dtype() || !fits_int(grad)) return false;
   const Device dev = input.device();
   DeviceGuard guard(dev.index);
   Tensor x = input.contiguous(), w = weight.contiguous(), g = grad.contiguous();
+  Tensor gi, gw, gb;
+  try {
   Descriptors d;
   cudnnHandle_t h = handle_for(dev.index, current_cuda_stream(dev.index));
-  Tensor gi, gw, gb;
   if (!p.transposed) {
     describe(d, x, w, g, p, dt);
     if (mask[0]) {
@@ -428,6 +485,9 @@ bool cudnn_convolution_backward(ConvGrads& out, const Tensor& grad, const Tensor
       gw = empty_tensor(w.sizes(), w.dtype(), dev);
       run(Pass::BackwardFilter, h, d, g, gw, x, dev.index);
     }
+  }
+  } catch (const Unsupported&) {
+    return false;
   }
   if (has_bias && mask[2]) {
     std::vector<int64_t> dims{0};

@@ -48,8 +48,9 @@ __global__ void logcumsumexp_kernel(double* out, const double* x, int64_t rows, 
     double acc = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
       const double v = x[r * n + i];
-      const double lo = isnan(acc) ? acc : fmin(v, acc);
-      const double hi = isnan(acc) ? acc : fmax(v, acc);
+      // std::min/max's rules (a NaN v comes through), not fmin/fmax's (which drop it)
+      const double lo = isnan(acc) ? acc : (acc < v ? acc : v);
+      const double hi = isnan(acc) ? acc : (v < acc ? acc : v);
       acc = (lo != hi || isfinite(lo)) ? log1p(exp(lo - hi)) + hi : v;
       out[r * n + i] = acc;
     }
