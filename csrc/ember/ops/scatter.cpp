@@ -2,6 +2,7 @@
 // kernels (kernels/cpu/scatter.cpp) bounds-check each index before they write through it.
 
 #include "ember/core/checked_math.h"
+#include "ember/core/deterministic.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -42,6 +43,33 @@ void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Te
   dim = wrap_dim(dim, self.dim());
   check_index_shapes(name, self, dim, index, &src);
   Tensor s = src.to(self.dtype());
+  if (mode == ScatterMode::Add && self.is_cuda() && deterministic_algorithms() && self.dim() > 0 &&
+      s.dim() == index.dim() &&
+      index.numel() > 0 && (is_floating(self.dtype()) || is_complex(self.dtype()))) {
+    // deterministic on the GPU (PyTorch's way): an accumulating index_put_ of every element's
+    // coordinates, whose sorted accumulation sums in the CPU's order
+    const int64_t size = self.sizes()[dim];
+    const int64_t lo = ember::amin(index).item().to_long(), hi = ember::amax(index).item().to_long();
+    EMBER_CHECK(lo >= 0 && hi < size, "index ", lo < 0 ? lo : hi, " is out of bounds for dimension ", dim,
+                " with size ", size);
+    std::vector<Tensor> coords;
+    for (int64_t k = 0; k < index.dim(); k++) {
+      if (k == dim) {
+        coords.push_back(index);
+        continue;
+      }
+      std::vector<int64_t> shape(size_t(index.dim()), 1);
+      shape[size_t(k)] = index.sizes()[k];
+      coords.push_back(ember::arange(Scalar(int64_t(0)), Scalar(index.sizes()[k]), Scalar(int64_t(1)),
+                                     TensorOptions(kLong).device(self.device()))
+                           .reshape(shape)
+                           .expand(index.sizes()));
+      s = s.narrow(k, 0, index.sizes()[k]);
+    }
+    s = s.narrow(dim, 0, index.sizes()[dim]);
+    native::index_put_(self, coords, s, true);
+    return;
+  }
   self.impl()->bump_version();
   kernel(self, dim, index, s, mode);
 }

@@ -771,20 +771,33 @@ def test_per_process_memory_fraction():
 
 
 def test_deterministic_mode_and_float_atomics():
-    idx = ember.tensor([0, 1, 0, 2]).cuda()
-    src = ember.ones(4).cuda()
+    ember.manual_seed(0)
+    idx = ember.randint(0, 50, (20000,))
+    src = ember.randn(20000, 3, dtype=ember.float32)
+    idx2 = ember.randint(0, 7, (40, 30))
+    src2 = ember.randn(40, 30)
     try:
         ember.use_deterministic_algorithms(True)
+        # the sorted accumulation: deterministic and the CPU's sums to the bit
+        a = ember.zeros(50, 3).cuda().index_put_((idx.cuda(),), src.cuda(), accumulate=True)
+        b = ember.zeros(50, 3).cuda().index_put_((idx.cuda(),), src.cuda(), accumulate=True)
+        ref = ember.zeros(50, 3).index_put_((idx,), src, accumulate=True)
+        assert ember.equal(a, b) and ember.equal(a.cpu(), ref)
+        g = ember.zeros(50, 3).cuda().index_add_(0, idx.cuda(), src.cuda())
+        assert ember.equal(g.cpu(), ember.zeros(50, 3).index_add_(0, idx, src))
+        s = ember.zeros(7, 30).cuda().scatter_add_(0, idx2.cuda(), src2.cuda())
+        assert ember.equal(s.cpu(), ember.zeros(7, 30).scatter_add_(0, idx2, src2))
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            ember.zeros(3, 30).cuda().scatter_add_(0, idx2.cuda(), src2.cuda())
+        emb = ember.nn.Embedding(50, 8).cuda()
+        emb(idx[:1000].cuda()).sum().backward()  # embedding's backward accumulates deterministically
+        # an op with no deterministic variant raises PyTorch's error, or warns with warn_only
         with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
-            ember.zeros(3).cuda().scatter_add_(0, idx, src)
-        with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
-            ember.zeros(3).cuda().index_put_((idx,), src, accumulate=True)
-        # integer sums are exact whatever the order
-        r = ember.zeros(3, dtype=ember.int64).cuda().scatter_add_(0, idx, src.long())
-        assert r.tolist() == [2, 1, 1]
+            ember.zeros(7, 30).cuda().scatter_reduce_(0, idx2.cuda(), src2.cuda(), "sum")
+        r = ember.zeros(7, 30, dtype=ember.int64).cuda().scatter_reduce_(0, idx2.cuda(), src2.long().cuda(), "sum")
+        assert ember.equal(r.cpu(), ember.zeros(7, 30, dtype=ember.int64).scatter_reduce_(0, idx2, src2.long(), "sum"))
         ember.use_deterministic_algorithms(True, warn_only=True)
         with pytest.warns(UserWarning, match="deterministic"):
-            r = ember.zeros(3).cuda().scatter_add_(0, idx, src)
-        assert r.tolist() == [2.0, 1.0, 1.0]
+            ember.zeros(7, 30).cuda().scatter_reduce_(0, idx2.cuda(), src2.cuda(), "sum")
     finally:
         ember.use_deterministic_algorithms(False)

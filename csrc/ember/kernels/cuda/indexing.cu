@@ -273,6 +273,24 @@ Status accumulate_rows_t(void* dst, const void* values, const int64_t* lin, int6
   });
 }
 
+// index_put_ with accumulate, deterministically: the rows' target indices sorted stably (keys, perm:
+// register.cpp sorts them), each run of equal targets summed by one thread per column in the rows'
+// order, which is the CPU's: the same sums, bit for bit, without atomics.
+template <class T>
+Status accumulate_sorted_rows_t(void* dst, const void* values, const int64_t* keys, const int64_t* perm, int64_t rows,
+                                int64_t row_elems, void* stream) {
+  T* d = static_cast<T*>(dst);
+  const T* v = static_cast<const T*>(values);
+  return for_n(rows * row_elems, stream, [=] __device__(int64_t k) {
+    const int64_t i = k / row_elems, j = k % row_elems;
+    if (i > 0 && keys[i] == keys[i - 1]) return;  // not the first row of its run
+    T* out = d + keys[i] * row_elems + j;
+    T acc = *out;
+    for (int64_t m = i; m < rows && keys[m] == keys[i]; m++) acc = add_values(acc, v[perm[m] * row_elems + j]);
+    *out = acc;
+  });
+}
+
 template <class U>
 Status gather_t(void* out, const void* self, const int64_t* index, const ScatterGeom& g, int64_t numel, int64_t* bad,
                 void* stream) {
@@ -397,6 +415,14 @@ Status index_put_rows(void* dst, const void* values, const int64_t* lin, int64_t
     return by_unit(unit_of(dst, values, row_bytes), [&](auto unit) {
       return move_rows_t<decltype(unit)>(dst, values, lin, rows, row_bytes, /*scatter=*/true, stream);
     });
+  });
+}
+
+Status index_put_rows_sorted(void* dst, const void* values, const int64_t* keys, const int64_t* perm, int64_t rows,
+                             int64_t row_elems, int dtype, void* stream) {
+  if (rows == 0 || row_elems == 0) return kOk;
+  return dispatch_storage<true>(dtype, [&](auto tag) {
+    return accumulate_sorted_rows_t<decltype(tag)>(dst, values, keys, perm, rows, row_elems, stream);
   });
 }
 

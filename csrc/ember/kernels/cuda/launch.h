@@ -103,6 +103,10 @@ Status index_rows(void* out, const void* src, const int64_t* lin, int64_t rows, 
 // dst row lin[i] = (or += when accumulate) values row i, in dtype
 Status index_put_rows(void* dst, const void* values, const int64_t* lin, int64_t rows, int64_t row_elems, int dtype,
                       bool accumulate, void* stream);
+// index_put_rows with accumulate, deterministic: keys = lin sorted stably, perm = its permutation (the
+// rows' order within a run), each run summed in that order without atomics
+Status index_put_rows_sorted(void* dst, const void* values, const int64_t* keys, const int64_t* perm, int64_t rows,
+                             int64_t row_elems, int dtype, void* stream);
 
 // gather/scatter along `dim`: one thread per element of `index` (nd dims of `sizes`), reading the
 // self / src / index strides given; self's size along dim bounds the index.

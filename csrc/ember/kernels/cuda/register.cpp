@@ -284,16 +284,34 @@ void index_rows_cuda(const Tensor& out, const Tensor& src, const Tensor& lin, in
 }
 
 // Floating-point atomics add in the order the hardware runs the threads: under
-// use_deterministic_algorithms(True) such a call alerts (PyTorch's sort-based deterministic versions of
-// index_put_/scatter_add_/index_add_ are not written here yet). Integer sums and max/min are exact.
+// use_deterministic_algorithms(True) a call without a deterministic variant alerts (index_put_'s
+// accumulation has one below; scatter_add_ reaches it through ops/scatter.cpp). Integer sums and
+// max/min are exact.
 void alert_float_atomics(ScalarType dt, const char* what) {
   if (EMBER_UNLIKELY(deterministic_algorithms()) && (is_floating(dt) || is_complex(dt))) alert_not_deterministic(what);
 }
 
 void index_put_rows_cuda(const Tensor& dst, const Tensor& values, const Tensor& lin, int64_t row_elems, bool accumulate) {
-  if (accumulate) alert_float_atomics(dst.dtype(), "index_put_ with accumulate=True on a CUDA tensor");
   const Device d = dst.device();
   DeviceGuard guard(d.index);
+  const ScalarType dt = dst.dtype();
+  if (accumulate && deterministic_algorithms() && (is_floating(dt) || is_complex(dt)) && lin.numel() > 0) {
+    // deterministic (index_put_ accumulate, index_add_, embedding's backward, PyTorch's sort-based way):
+    // the targets sorted stably, each run summed in the rows' order, the CPU's sums
+    const int64_t rows = lin.numel();
+    Tensor keys = empty_tensor({1, rows}, kLong, d), perm = empty_tensor({1, rows}, kLong, d);
+    Tensor full_perm = empty_tensor({1, rows}, kLong, d);
+    const int64_t scratch_bytes = ck::sort_scratch_bytes(1, rows);
+    Tensor scratch = empty_tensor({scratch_bytes}, kByte, d);
+    cudaStream_t s = current_cuda_stream(d.index);
+    raise_status(ck::sort_rows(int(kLong), lin.data_ptr(), 1, rows, rows, false, keys.data_ptr(), ptr_of<int64_t>(perm),
+                               ptr_of<int64_t>(full_perm), scratch.data_ptr(), scratch_bytes, s),
+                 "index_put_", d, kLong);
+    raise_status(ck::index_put_rows_sorted(dst.data_ptr(), values.data_ptr(), ptr_of<int64_t>(keys),
+                                           ptr_of<int64_t>(perm), rows, row_elems, int(dt), s),
+                 "index_put_", d, dt);
+    return;
+  }
   raise_status(ck::index_put_rows(dst.data_ptr(), values.data_ptr(), ptr_of<int64_t>(lin), lin.numel(), row_elems,
                                   int(dst.dtype()), accumulate, current_cuda_stream(d.index)),
                "index_put_", d, dst.dtype());
@@ -337,7 +355,7 @@ void scatter_cuda(const Tensor& self, int64_t dim, const Tensor& index, const Te
   DeviceGuard guard(d.index);
   if (index.numel() == 0) return;
   const char* op = mode == ScatterMode::Set ? "scatter" : "scatter_add";
-  if (mode != ScatterMode::Set) alert_float_atomics(self.dtype(), "scatter_add_cuda_kernel");
+  if (mode != ScatterMode::Set) alert_float_atomics(self.dtype(), "scatter_add_cuda_kernel");  // 0-d self only
   BadIndex bad(d);
   raise_status(ck::scatter(self.data_ptr(), src.data_ptr(), ptr_of<int64_t>(index), geometry(self, dim, index, &src, op),
                            index.numel(), int(self.dtype()), mode == ScatterMode::Set ? ck::kScatterSet : ck::kScatterAdd,
