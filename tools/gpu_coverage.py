@@ -29,7 +29,6 @@ FILE_REASONS = {
     "ops/distance.cpp": "a host kernel; no CUDA kernel yet",
     "ops/histogram.cpp": "host kernels; the CUDA ones (atomic bins) are not written yet",
     "ops/sort.cpp": "host algorithms; CUDA versions (CUB sort + run-length encoding) are not written yet",
-    "ops/complex.cpp": "bodies not yet audited for device memory",
     "sparse/sparse_ops.cpp": "sparse COO tensors live on the CPU only",
 }
 OP_REASONS = {"frexp": "a host loop over the floating-point bits; no CUDA kernel yet"}

@@ -78,7 +78,9 @@ Tensor complex(const Tensor& real, const Tensor& imag) {
   EMBER_CHECK(imag.dtype() == dt, "Expected object of scalar type ", dt, " but got scalar type ", imag.dtype(),
               " for second argument");
   EMBER_CHECK(dt != kHalf, "complex: Ember has no complex32 (ComplexHalf) dtype; use float32 parts");
-  Tensor out = ember::empty(broadcast_shapes(real.sizes(), imag.sizes()), TensorOptions(to_complex_dtype(dt)));
+  check_same_device("complex", real.device(), {&imag});
+  Tensor out = ember::empty(broadcast_shapes(real.sizes(), imag.sizes()),
+                            TensorOptions(to_complex_dtype(dt)).device(real.device()));
   Tensor parts = ember::view_as_real(out);
   parts.select(-1, 0).copy_(real.detach());
   parts.select(-1, 1).copy_(imag.detach());

@@ -190,3 +190,13 @@ def test_range_factories_and_index_tables():
     for make in cases:
         same(make("cuda"), make("cpu"), rtol=0, atol=0)
     assert ember.arange(0, device="cuda").shape == (0,)
+
+
+def test_complex_and_polar():
+    re, im = ember.randn(4, 3), ember.randn(3)
+    g, r = both(ember.complex, re, im)
+    same(g, r)
+    g, r = both(lambda a, b: ember.polar(a.abs(), b), re, im)
+    assert ember.allclose(g.cpu(), r)
+    with pytest.raises(RuntimeError, match="same device|Expected all tensors"):
+        ember.complex(re.cuda(), ember.randn(4, 3))
