@@ -26,7 +26,6 @@ FILE_REASONS = {
     "ops/linalg_lapack.cpp": "LAPACK on the host (OpenBLAS); cuSOLVER is not wired yet",
     "ops/linalg_composite.cpp": "built on the LAPACK ops above",
     "ops/fft.cpp": "pocketfft on the host; cuFFT is not wired yet",
-    "ops/distance.cpp": "a host kernel; no CUDA kernel yet",
     "ops/histogram.cpp": "host kernels; the CUDA ones (atomic bins) are not written yet",
     "ops/sort.cpp": "host algorithms; CUDA versions (CUB sort + run-length encoding) are not written yet",
     "sparse/sparse_ops.cpp": "sparse COO tensors live on the CPU only",

@@ -405,7 +405,7 @@ CUDA_BODY_FILES = {"ops/views.cpp", "ops/elementwise.cpp", "ops/copy.cpp", "ops/
                    "ops/optim.cpp", "ops/nn_dropout.cpp", "ops/conv.cpp", "ops/pooling.cpp", "ops/padding.cpp",
                    "ops/nn_embedding.cpp", "ops/nn_rnn.cpp", "ops/nn_activation.cpp", "ops/nn_norm.cpp",
                    "ops/math_extra.cpp", "ops/special.cpp", "ops/cumulative.cpp", "ops/cross.cpp", "ops/search.cpp",
-                   "ops/interp.cpp", "ops/complex.cpp"}
+                   "ops/interp.cpp", "ops/complex.cpp", "ops/distance.cpp"}
 
 
 def cuda_capable(op):

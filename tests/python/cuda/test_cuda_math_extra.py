@@ -200,3 +200,19 @@ def test_complex_and_polar():
     assert ember.allclose(g.cpu(), r)
     with pytest.raises(RuntimeError, match="same device|Expected all tensors"):
         ember.complex(re.cuda(), ember.randn(4, 3))
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0, 2.0, 3.0, float("inf")])
+def test_cdist(p):
+    x1, x2 = ember.randn(2, 7, 5, dtype=ember.float64), ember.randn(1, 9, 5, dtype=ember.float64)
+    x1[0, 1, 2] = float("nan")
+    for mode in ("donot_use_mm_for_euclid_dist", "use_mm_for_euclid_dist", None):
+        g, r = both(lambda a, b: ember.cdist(a, b, p, compute_mode=mode), x1, x2)
+        same(g, r, rtol=1e-10, atol=1e-12)
+    a = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    b = ember.randn(5, 4, dtype=ember.float64, requires_grad=True)
+    ag, bg = a.detach().cuda().requires_grad_(), b.detach().cuda().requires_grad_()
+    ember.cdist(a, b, p).sum().backward()
+    ember.cdist(ag, bg, p).sum().backward()
+    same(ag.grad, a.grad, rtol=1e-10)
+    same(bg.grad, b.grad, rtol=1e-10)

@@ -191,6 +191,9 @@ Status linspace(double* out, double start, double end, int64_t steps, void* stre
 // interpolation (kernels/interp.h): y [outer, rows, inner] = A x for x [outer, in, inner] of float or double,
 // A [rows, in] in CSR form (start [rows + 1], idx, w in x's dtype); a zero-tap row gives 0; from_zero: each
 // sum starts at +0 (the adjoint's, which the CPU adds into zeros) rather than at its first term
+// cdist's direct form (kernels/distance.h): out [nb, r1, r2] from contiguous a [nb, r1, c], b [nb, r2, c]
+Status cdist(int dtype, void* out, const void* a, const void* b, int64_t nb, int64_t r1, int64_t r2, int64_t c,
+             double p, void* stream);
 Status resample(int dtype, void* y, const void* x, const int64_t* start, const int64_t* idx, const void* w,
                 int64_t outer, int64_t rows, int64_t in, int64_t inner, bool from_zero, void* stream);
 // searchsorted (kernels/search.h): out[i] = the insertion point of v[i] in its row (row i / per_row, or

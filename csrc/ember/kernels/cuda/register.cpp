@@ -14,6 +14,7 @@
 #include "ember/generated/ops.h"
 #include "ember/kernels/creation.h"
 #include "ember/kernels/cumulative.h"
+#include "ember/kernels/distance.h"
 #include "ember/kernels/embedding.h"
 #include "ember/kernels/indexing.h"
 #include "ember/kernels/interp.h"
@@ -581,6 +582,13 @@ void resample_dim_cuda(const Tensor& y, const Tensor& x, int64_t dim, const Resa
                             current_cuda_stream(d.index)),
                "upsample", d, x.dtype());
 }
+void cdist_cuda(const Tensor& out, const Tensor& a, const Tensor& b, double p) {
+  const Device d = a.device();
+  DeviceGuard guard(d.index);
+  raise_status(ck::cdist(int(a.dtype()), out.data_ptr(), a.data_ptr(), b.data_ptr(), a.sizes()[0], a.sizes()[1],
+                         b.sizes()[1], a.sizes()[2], p, current_cuda_stream(d.index)),
+               "cdist", d, a.dtype());
+}
 // The index tables below depend on a few numbers (or, for repeat_interleave, on the repeat counts, which
 // size the output and so are read by the host anyway, as PyTorch does without output_size): the CPU's
 // kernel builds them and one copy uploads them.
@@ -879,6 +887,7 @@ EMBER_REGISTER_KERNEL(tri_indices_stub, CUDA, &::ember::cuda::tri_indices_cuda);
 EMBER_REGISTER_KERNEL(combinations_stub, CUDA, &::ember::cuda::combinations_cuda);
 EMBER_REGISTER_KERNEL(repeat_interleave_stub, CUDA, &::ember::cuda::repeat_interleave_cuda);
 EMBER_REGISTER_KERNEL(resample_dim_stub, CUDA, &::ember::cuda::resample_dim_cuda);
+EMBER_REGISTER_KERNEL(cdist_stub, CUDA, &::ember::cuda::cdist_cuda);
 EMBER_REGISTER_KERNEL(nll_pick_backward_stub, CUDA, &::ember::cuda::nll_pick_backward_cuda);
 EMBER_REGISTER_KERNEL(fused_sgd_stub, CUDA, &::ember::cuda::fused_sgd_cuda);
 EMBER_REGISTER_KERNEL(fused_adam_stub, CUDA, &::ember::cuda::fused_adam_cuda);

@@ -6,7 +6,8 @@
 // the CPU. And searchsorted's binary search (kernels/search.h), one thread per value, the range
 // factories' sequences (kernels/creation.h), and interpolation's resampling along one dim by a sparse
 // matrix (kernels/interp.h), one thread per output element summing its row's taps in the CPU's order;
-// all rounded step by step as the CPU's (no fused multiply-add).
+// and cdist's direct form (kernels/distance.h), one thread per pair of rows; all rounded step by step
+// as the CPU's (no fused multiply-add).
 #include <cmath>
 #include <type_traits>
 
@@ -141,7 +142,55 @@ __global__ void resample_kernel(T* y, const T* x, const int64_t* start, const in
   }
 }
 
+__device__ inline float sqrt_rn(float a) { return __fsqrt_rn(a); }
+__device__ inline double sqrt_rn(double a) { return __dsqrt_rn(a); }
+
+// out[b, i, j] = the p-norm of a[b, i] - b[b, j], with the CPU kernel's loops and NaN rules (its
+// std::max keeps the running value when a NaN comes)
+template <class T>
+__global__ void cdist_kernel(T* out, const T* a, const T* b, int64_t nb, int64_t r1, int64_t r2, int64_t c, double p) {
+  const int64_t total = nb * r1 * r2;
+  const T tp = T(p);
+  for (int64_t e = int64_t(blockIdx.x) * kThreads + threadIdx.x; e < total; e += int64_t(gridDim.x) * kThreads) {
+    const int64_t j = e % r2, row = e / r2;  // row = batch * r1 + i
+    const T* x = a + row * c;
+    const T* y = b + ((row / r1) * r2 + j) * c;
+    T acc = T(0);
+    if (p == 0) {
+      for (int64_t k = 0; k < c; k++) acc = add_rn(acc, T(x[k] != y[k]));
+    } else if (p == 1) {
+      for (int64_t k = 0; k < c; k++) acc = add_rn(acc, fabs(x[k] - y[k]));
+    } else if (p == 2) {
+      for (int64_t k = 0; k < c; k++) {
+        const T d = x[k] - y[k];
+        acc = add_rn(acc, mul_rn(d, d));
+      }
+      acc = sqrt_rn(acc);
+    } else if (isinf(p)) {
+      for (int64_t k = 0; k < c; k++) {
+        const T d = fabs(x[k] - y[k]);
+        acc = acc < d ? d : acc;
+      }
+    } else {
+      for (int64_t k = 0; k < c; k++) acc = add_rn(acc, pow(fabs(x[k] - y[k]), tp));
+      acc = pow(acc, T(1) / tp);
+    }
+    out[e] = acc;
+  }
+}
+
 }  // namespace
+
+Status cdist(int dtype, void* out, const void* a, const void* b, int64_t nb, int64_t r1, int64_t r2, int64_t c,
+             double p, void* stream) {
+  if (nb * r1 * r2 == 0) return kOk;
+  return dispatch<kFloats>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    cdist_kernel<T><<<grid_stride_blocks(nb * r1 * r2), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+        static_cast<T*>(out), static_cast<const T*>(a), static_cast<const T*>(b), nb, r1, r2, c, p);
+    return launch_ok() ? kOk : kCudaError;
+  });
+}
 
 Status resample(int dtype, void* y, const void* x, const int64_t* start, const int64_t* idx, const void* w,
                 int64_t outer, int64_t rows, int64_t in, int64_t inner, bool from_zero, void* stream) {
