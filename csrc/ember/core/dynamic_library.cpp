@@ -4,6 +4,13 @@
 
 namespace ember {
 
+std::vector<std::string> library_candidates(const std::string& soname, const std::string& dir) {
+  std::vector<std::string> c;
+  if (!dir.empty()) c.push_back(dir + "/" + soname);
+  c.push_back(soname);
+  return c;
+}
+
 DynamicLibrary::DynamicLibrary(const std::vector<std::string>& candidates) {
   for (const std::string& path : candidates) {
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -6,7 +6,16 @@
 
 #include "ember/core/macros.h"
 
+// "13" from a version macro defined as 13: sonames built from a library header's major version
+#define EMBER_STRINGIFY_(x) #x
+#define EMBER_STRINGIFY(x) EMBER_STRINGIFY_(x)
+
 namespace ember {
+
+// Where to look for `soname`, first to last: `dir` (the wheel CMake found beside the headers; skipped
+// when empty), then the loader's own search (LD_LIBRARY_PATH, its cache, or a copy already loaded,
+// such as torch's).
+EMBER_API std::vector<std::string> library_candidates(const std::string& soname, const std::string& dir);
 
 class EMBER_API DynamicLibrary {
  public:

@@ -44,11 +44,7 @@ struct Cupti {
 Cupti load_cupti() {
   Cupti c;
   const std::string soname = "libcupti.so." + std::to_string(CUDA_VERSION / 1000);
-  std::vector<std::string> candidates;
-#ifdef EMBER_CUPTI_LIBRARY_DIR
-  candidates.push_back(std::string(EMBER_CUPTI_LIBRARY_DIR) + "/" + soname);  // beside the headers CMake found
-#endif
-  candidates.push_back(soname);  // LD_LIBRARY_PATH, the loader's cache, or one already loaded (torch's)
+  std::vector<std::string> candidates = library_candidates(soname, EMBER_CUPTI_LIBRARY_DIR);
   if (const char* home = std::getenv("CUDA_HOME")) {
     candidates.push_back(std::string(home) + "/extras/CUPTI/lib64/" + soname);
     candidates.push_back(std::string(home) + "/lib64/" + soname);

@@ -35,9 +35,6 @@
 namespace ember::distributed {
 namespace {
 
-#define EMBER_NCCL_STR2(x) #x
-#define EMBER_NCCL_STR(x) EMBER_NCCL_STR2(x)
-
 struct Nccl {
   decltype(&ncclGetUniqueId) get_unique_id = nullptr;
   decltype(&ncclCommInitRank) comm_init_rank = nullptr;
@@ -58,13 +55,7 @@ struct Nccl {
 
 Nccl load_nccl() {
   Nccl n;
-  const std::string soname = "libnccl.so." EMBER_NCCL_STR(NCCL_MAJOR);
-  std::vector<std::string> candidates;
-#ifdef EMBER_NCCL_LIBRARY_DIR
-  candidates.push_back(std::string(EMBER_NCCL_LIBRARY_DIR) + "/" + soname);
-#endif
-  candidates.push_back(soname);
-  DynamicLibrary lib(candidates);
+  DynamicLibrary lib(library_candidates("libnccl.so." EMBER_STRINGIFY(NCCL_MAJOR), EMBER_NCCL_LIBRARY_DIR));
   lib.resolve(n.get_unique_id, "ncclGetUniqueId");
   lib.resolve(n.comm_init_rank, "ncclCommInitRank");
   lib.resolve(n.comm_abort, "ncclCommAbort");
@@ -96,7 +87,7 @@ void check(ncclResult_t r, const char* what) {
   const Nccl& n = nccl();
   const char* last = n.last_error(nullptr);
   throw DistBackendError(std::string("NCCL error in: ") + what + ", " + n.error_string(r) + ", NCCL version " +
-                         EMBER_NCCL_STR(NCCL_MAJOR) "." EMBER_NCCL_STR(NCCL_MINOR) "." EMBER_NCCL_STR(NCCL_PATCH) +
+                         EMBER_STRINGIFY(NCCL_MAJOR) "." EMBER_STRINGIFY(NCCL_MINOR) "." EMBER_STRINGIFY(NCCL_PATCH) +
                          (last && *last ? std::string("\n") + last : std::string()));
 }
 

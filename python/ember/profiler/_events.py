@@ -350,7 +350,7 @@ class EventList(list):
             for d in launched.get(e.id, ()):  # an arrow from the op to each piece of device work it launched
                 evs.append({"ph": "s", "id": d.id, "pid": pid, "tid": e.thread,
                             "ts": round(self._base_us + e.time_range.start, 3), "cat": "ac2g", "name": "ac2g"})
-        evs += self._device_trace_events()
+        evs += self._device_trace_events(device)
         for tid, ts, nbytes, total, addr in self._memory_records:
             evs.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": _MEMORY_NAME, "pid": pid, "tid": tid,
                         "ts": round(self._base_us + ts, 3),
@@ -358,10 +358,10 @@ class EventList(list):
                                  "Device Id": -1, "Device Type": 0, "Addr": addr}})
         return evs
 
-    def _device_trace_events(self):
-        """Device work on its own process per GPU (pid = the device index) and a row per stream."""
+    def _device_trace_events(self, device):
+        """Device work (the events of `device`) on its own process per GPU (pid = the device index) and a
+        row per stream."""
         evs = []
-        device = [e for e in self if e.device_type != DeviceType.CPU]
         for dev in sorted({e.device_index for e in device}):
             evs.append({"ph": "M", "name": "process_name", "ts": self._base_us, "pid": dev, "tid": 0,
                         "args": {"name": f"GPU {dev}"}})

@@ -40,9 +40,6 @@ bool has_cublas() { return true; }
 
 namespace {
 
-#define EMBER_STR2(x) #x
-#define EMBER_STR(x) EMBER_STR2(x)
-
 // The few entry points Ember calls, resolved once.
 struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
@@ -56,13 +53,7 @@ struct Cublas {
 
 Cublas load_cublas() {
   Cublas c;
-  const std::string soname = "libcublas.so." EMBER_STR(CUBLAS_VER_MAJOR);
-  std::vector<std::string> candidates;
-#ifdef EMBER_CUBLAS_LIBRARY_DIR
-  candidates.push_back(std::string(EMBER_CUBLAS_LIBRARY_DIR) + "/" + soname);  // the wheel CMake found
-#endif
-  candidates.push_back(soname);  // LD_LIBRARY_PATH, the loader's cache, or one already loaded (torch's)
-  DynamicLibrary lib(candidates);
+  DynamicLibrary lib(library_candidates("libcublas.so." EMBER_STRINGIFY(CUBLAS_VER_MAJOR), EMBER_CUBLAS_LIBRARY_DIR));
   lib.resolve(c.create, "cublasCreate_v2");
   lib.resolve(c.set_stream, "cublasSetStream_v2");
   lib.resolve(c.set_math_mode, "cublasSetMathMode");

@@ -43,9 +43,6 @@ bool cudnn_convolution_backward(ConvGrads&, const Tensor&, const Tensor&, const 
 namespace ember::cuda {
 namespace {
 
-#define EMBER_CUDNN_STR2(x) #x
-#define EMBER_CUDNN_STR(x) EMBER_CUDNN_STR2(x)
-
 struct Cudnn {
   decltype(&cudnnGetVersion) get_version = nullptr;
   decltype(&cudnnGetErrorString) error_string = nullptr;
@@ -79,13 +76,7 @@ struct Cudnn {
 
 Cudnn load_cudnn() {
   Cudnn c;
-  const std::string soname = "libcudnn.so." EMBER_CUDNN_STR(CUDNN_MAJOR);
-  std::vector<std::string> candidates;
-#ifdef EMBER_CUDNN_LIBRARY_DIR
-  candidates.push_back(std::string(EMBER_CUDNN_LIBRARY_DIR) + "/" + soname);
-#endif
-  candidates.push_back(soname);  // LD_LIBRARY_PATH, or one already loaded (torch's)
-  DynamicLibrary lib(candidates);
+  DynamicLibrary lib(library_candidates("libcudnn.so." EMBER_STRINGIFY(CUDNN_MAJOR), EMBER_CUDNN_LIBRARY_DIR));
   lib.resolve(c.get_version, "cudnnGetVersion");
   lib.resolve(c.error_string, "cudnnGetErrorString");
   lib.resolve(c.create, "cudnnCreate");

@@ -568,15 +568,14 @@ void resample_dim_cuda(const Tensor& y, const Tensor& x, int64_t dim, const Resa
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < dim; i++) outer *= x.sizes()[i];
   for (int64_t i = dim + 1; i < x.dim(); i++) inner *= x.sizes()[i];
-  auto upload_longs = [&](const std::vector<int64_t>& v) {
-    Tensor h = empty_tensor({int64_t(v.size())}, kLong, Device());
-    if (!v.empty()) std::memcpy(h.data_ptr(), v.data(), v.size() * sizeof(int64_t));
-    return h.to(d);
+  // a host vector onto the device, in dtype `to`
+  auto upload = [&](const auto& v, ScalarType from, ScalarType to) {
+    Tensor h = empty_tensor({int64_t(v.size())}, from, Device());
+    if (!v.empty()) std::memcpy(h.data_ptr(), v.data(), v.size() * sizeof(v[0]));
+    return h.to(d, to);
   };
-  Tensor start = upload_longs(m->start), idx = upload_longs(m->idx);
-  Tensor w = empty_tensor({int64_t(m->w.size())}, kDouble, Device());
-  if (!m->w.empty()) std::memcpy(w.data_ptr(), m->w.data(), m->w.size() * sizeof(double));
-  w = w.to(d, x.dtype());  // the taps in x's precision, as the CPU's kernel rounds them
+  Tensor start = upload(m->start, kLong, kLong), idx = upload(m->idx, kLong, kLong);
+  Tensor w = upload(m->w, kDouble, x.dtype());  // the taps in x's precision, as the CPU's kernel rounds them
   raise_status(ck::resample(int(x.dtype()), y.data_ptr(), x.data_ptr(), ptr_of<const int64_t>(start),
                             ptr_of<const int64_t>(idx), w.data_ptr(), outer, rows, in, inner, transpose,
                             current_cuda_stream(d.index)),
