@@ -25,19 +25,6 @@ namespace ember::py {
 
 namespace {
 
-// A Python object that may be released from any thread: takes the GIL to drop its reference.
-struct PyRef {
-  PyObject* obj;
-  explicit PyRef(nb::handle h) : obj(h.ptr()) { Py_XINCREF(obj); }
-  PyRef(const PyRef&) = delete;
-  ~PyRef() {
-    if (!obj || !Py_IsInitialized()) return;
-    PyGILState_STATE g = PyGILState_Ensure();
-    Py_DECREF(obj);
-    PyGILState_Release(g);
-  }
-};
-
 nb::object tensor_or_none(const Tensor& t) { return nb::steal(wrap(t)); }
 
 // dtype names as PyTorch's messages print them: the C++ type, and the ScalarType

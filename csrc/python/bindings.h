@@ -6,6 +6,21 @@
 
 namespace ember::py {
 
+// A Python object that may be released from any thread (the autograd engine's, a process
+// group's): takes the GIL to drop its reference.
+struct PyRef {
+  PyObject* obj;
+  explicit PyRef(nanobind::handle h) : obj(h.ptr()) { Py_XINCREF(obj); }
+  PyRef(const PyRef&) = delete;
+  PyRef& operator=(const PyRef&) = delete;
+  ~PyRef() {
+    if (!obj || !Py_IsInitialized()) return;
+    PyGILState_STATE g = PyGILState_Ensure();
+    Py_DECREF(obj);
+    PyGILState_Release(g);
+  }
+};
+
 void bind_tensor(nanobind::module_& m);
 void bind_creation(nanobind::module_& m);
 void bind_interop(nanobind::module_& m);

@@ -95,6 +95,19 @@ void bind_cuda(nb::module_& m) {
   m.def("_cuda_host_empty_cache", &cuda::host_empty_cache);
   m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
   m.def("_cuda_is_compiled", &cuda::is_compiled);
+  m.def("_cuda_compiled_version", &cuda::compiled_version);
+  m.def("_cuda_set_sync_debug_mode", &cuda::set_sync_debug_mode);
+  m.def("_cuda_get_sync_debug_mode", &cuda::sync_debug_mode);
+  m.def("_nvtx_range_push", [](const std::string& msg) { return cuda::nvtx_range_push(msg.c_str()); });
+  m.def("_nvtx_range_pop", &cuda::nvtx_range_pop);
+  m.def("_nvtx_range_start", [](const std::string& msg) { return cuda::nvtx_range_start(msg.c_str()); });
+  m.def("_nvtx_range_end", &cuda::nvtx_range_end);
+  m.def("_nvtx_mark", [](const std::string& msg) { cuda::nvtx_mark(msg.c_str()); });
+  m.def("_cuda_can_device_access_peer", &cuda::can_device_access_peer);
+  m.def("_cuda_caching_allocator_alloc", [](size_t nbytes, int device) {
+    return reinterpret_cast<uintptr_t>(cuda::allocate_raw(nbytes, device));
+  });
+  m.def("_cuda_caching_allocator_delete", [](uintptr_t ptr) { cuda::free_raw(reinterpret_cast<void*>(ptr)); });
   m.def("_cuda_has_cublas", &cuda::has_cublas);
   m.def("_cuda_set_matmul_flags", [](bool tf32, bool fp16_reduced, bool bf16_reduced) {
     cuda::set_matmul_flags(cuda::MatmulFlags{tf32, fp16_reduced, bf16_reduced});

@@ -105,18 +105,99 @@ template <class S, class C> void bind_store_methods(C& cls) {
       .def_prop_ro("timeout", [](S& s) { return to_timedelta(s.timeout()); });
 }
 
-void translate(const std::exception_ptr& p, void*) {
+nb::list tensor_pylist(const std::vector<Tensor>& ts) { return nb::list(nb::steal(wrap_list(ts))); }
+
+// The Python class of a C++ error of ember::distributed (nullptr for others), and its message.
+PyObject* error_class(const std::exception_ptr& p, std::string* msg) {
   try {
     std::rethrow_exception(p);
   } catch (const DistStoreError& e) {
-    PyErr_SetString(g_store_error, e.what());
+    *msg = e.what();
+    return g_store_error;
   } catch (const DistNetworkError& e) {
-    PyErr_SetString(g_network_error, e.what());
+    *msg = e.what();
+    return g_network_error;
   } catch (const DistBackendError& e) {
-    PyErr_SetString(g_backend_error, e.what());
+    *msg = e.what();
+    return g_backend_error;
   } catch (const DistError& e) {
-    PyErr_SetString(g_dist_error, e.what());
+    *msg = e.what();
+    return g_dist_error;
+  } catch (...) {
+    return nullptr;
   }
+}
+
+void translate(const std::exception_ptr& p, void*) {
+  std::string msg;
+  if (PyObject* cls = error_class(p, &msg)) PyErr_SetString(cls, msg.c_str());
+  else std::rethrow_exception(p);  // the next translator's
+}
+
+// The Python exception object for an operation's error (Work.exception(), a future's error).
+nb::object error_object(const std::exception_ptr& p) {
+  std::string msg;
+  PyObject* cls = error_class(p, &msg);
+  if (!cls) {
+    cls = PyExc_RuntimeError;
+    try {
+      std::rethrow_exception(p);
+    } catch (const std::exception& e) {
+      msg = e.what();
+    } catch (...) {
+      msg = "unknown error";
+    }
+  }
+  return nb::handle(cls)(msg);
+}
+
+// A future for a Work (torch's Work.get_future()): completed with the work's output tensors, or its
+// error, by whichever thread finishes the work; wait() first waits on the work itself, for work that
+// only finishes when waited for (point-to-point, NCCL).
+nb::object work_future(const std::shared_ptr<Work>& w) {
+  nb::object fut = nb::module_::import_("ember.futures").attr("Future")();
+  fut.attr("_pull") = nb::cpp_function([w] {
+    nb::gil_scoped_release nogil;
+    w->wait();
+  });
+  auto ref = std::make_shared<PyRef>(fut);
+  Work* raw = w.get();  // the callback lives in *raw and runs while it finishes
+  w->add_callback([ref, raw] {
+    nb::gil_scoped_acquire gil;
+    nb::handle f(ref->obj);
+    try {
+      std::exception_ptr e = raw->exception();
+      if (e) f.attr("set_exception")(error_object(e));
+      else f.attr("set_result")(tensor_pylist(raw->outputs));
+    } catch (nb::python_error& e) {
+      e.discard_as_unraisable("ember.distributed: completing a Work's future");
+    }
+  });
+  return fut;
+}
+
+// A DDP communication hook written in Python: hook(bucket) -> Future[Tensor].
+CommHook python_comm_hook(nb::handle hook) {
+  auto ref = std::make_shared<PyRef>(hook);
+  return [ref](GradBucket& bucket) -> std::function<Tensor()> {
+    nb::gil_scoped_acquire gil;
+    // Python may keep the bucket (a then() callback reads it later): it gets its own copy
+    nb::object fut = nb::borrow(ref->obj)(nb::cast(GradBucket(bucket), nb::rv_policy::move));
+    if (!nb::hasattr(fut, "wait"))
+      throw DistError(std::string("DistributedDataParallel: a communication hook must return an "
+                                  "ember.futures.Future, got ") + nb::type_name(fut.type()).c_str());
+    auto fref = std::make_shared<PyRef>(fut);
+    return [fref]() -> Tensor {
+      nb::gil_scoped_acquire gil;
+      nb::object v = nb::borrow(fref->obj).attr("wait")();
+      // a Future[Tensor], or a collective's own future (its value the list of its outputs)
+      if ((PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) && nb::len(v) > 0) v = v[0];
+      if (!is_tensor(v.ptr()))
+        throw DistError(std::string("DistributedDataParallel: a communication hook's future must hold a Tensor, "
+                                    "got ") + nb::type_name(v.type()).c_str());
+      return unpack(v.ptr());
+    };
+  };
 }
 
 }  // namespace
@@ -190,20 +271,16 @@ void bind_distributed(nb::module_& parent) {
       .def("is_success", &Work::is_success)
       .def("exception", [](Work& w) -> nb::object {
         std::exception_ptr e = w.exception();
-        if (!e) return nb::none();
-        try {
-          std::rethrow_exception(e);
-        } catch (const std::exception& ex) {
-          return nb::handle(PyExc_RuntimeError)(std::string(ex.what()));
-        }
+        return e ? error_object(e) : nb::none();
       })
+      .def("get_future", &work_future)
       .def("result", [](Work& w) {
         std::vector<Tensor> r;
         {
           nb::gil_scoped_release nogil;
           r = w.result();
         }
-        return nb::steal(wrap_list(r));
+        return tensor_pylist(r);
       })
       .def("source_rank", [](Work& w) { return w.source_rank; })
       .def("_run_ns", [](Work& w) { return w.run_ns; });
@@ -258,6 +335,13 @@ void bind_distributed(nb::module_& parent) {
   });
 
   // ---- DDP's reducer
+  nb::class_<GradBucket>(m, "GradBucket", "One bucket of gradients, as a DDP communication hook sees it.")
+      .def("index", [](const GradBucket& b) { return b.index; })
+      .def("buffer", [](const GradBucket& b) { return nb::steal(wrap(b.buffer)); })
+      .def("gradients", [](const GradBucket& b) { return tensor_pylist(b.gradients()); })
+      .def("parameters", [](const GradBucket& b) { return tensor_pylist(b.parameters); })
+      .def("is_last", [](const GradBucket& b) { return b.is_last; })
+      .def("set_buffer", [](GradBucket& b, const Tensor& t) { b.buffer = t; });
   nb::class_<Reducer>(m, "Reducer")
       .def("__init__", [](Reducer* self, nb::handle params, std::shared_ptr<ProcessGroup> pg, int64_t bucket_cap_bytes,
                           int64_t first_bucket_bytes, bool find_unused) {
@@ -267,7 +351,12 @@ void bind_distributed(nb::module_& parent) {
         o.find_unused_parameters = find_unused;
         new (self) Reducer(tensor_list(params), std::move(pg), o);
       })
-      .def("prepare_for_backward", [](Reducer& r, nb::handle outputs) { r.prepare_for_backward(tensor_list(outputs)); })
+      .def("prepare_for_backward", [](Reducer& r, nb::handle outputs) {
+        std::vector<Tensor> outs = tensor_list(outputs);
+        nb::gil_scoped_release nogil;  // it may wait for the last iteration's hooks, which take the GIL
+        r.prepare_for_backward(outs);
+      })
+      .def("register_comm_hook", [](Reducer& r, nb::handle hook) { r.register_comm_hook(python_comm_hook(hook)); })
       .def("bucket_indices", &Reducer::bucket_indices)
       .def("stats", [](Reducer& r) {
         ReducerStats s = r.stats();

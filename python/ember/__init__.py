@@ -55,7 +55,7 @@ from . import amp  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401
 from .amp._state import *  # noqa: E402,F401,F403  (is_autocast_enabled, set_autocast_dtype, ...)
 from .amp.grad_scaler import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
-from . import accelerator, backends, cuda, fft, onnx, special, testing  # noqa: E402,F401
+from . import accelerator, backends, cuda, fft, futures, onnx, special, testing  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
 from ._flags import (  # noqa: E402,F401
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,

@@ -225,11 +225,11 @@ def _tensor_new(self, *args, device=None):
     """Tensor.new: the legacy constructor of self's type (sizes, a Size, data, or a tensor of the same
     dtype), as ember.FloatTensor(...) is for float32."""
     from . import _legacy_types
-    for name in _legacy_types.__all__:
-        cls = getattr(_legacy_types, name)
-        if cls.dtype is self.dtype:
-            return cls(*args, device=device)
-    raise TypeError(f"new(): no legacy tensor type for dtype {self.dtype}")
+    kind = self.device.type if device is None else _C.device(device).type
+    cls = _legacy_types._type_of(self.dtype, kind)
+    if cls is None:
+        raise TypeError(f"new(): no legacy tensor type for dtype {self.dtype} on {kind}")
+    return cls(*args, device=device if device is not None else self.device)
 
 
 _warned_requires_grad = []

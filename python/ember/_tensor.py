@@ -417,16 +417,24 @@ class Tensor(_C.TensorBase):
             raise RuntimeError(f"record_stream: expected a CUDA tensor, got one on {self.device}")
         _C._cuda_record_stream(self, stream.cuda_stream, stream.device_index)
 
-    def type(self, dtype=None):
-        """The type name as a string, or a conversion to the given tensor type."""
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The type name as a string ("ember.cuda.FloatTensor"), or a conversion to the given type: a dtype,
+        a legacy type (ember.cuda.LongTensor) or its name, which also names the device type."""
         if dtype is None:
-            return ("ember.sparse." if self.is_sparse else "ember.") + _TYPE_NAMES[self.dtype]
+            return ("ember." + ("cuda." if self.device.type == "cuda" else "") + ("sparse." if self.is_sparse else "")
+                    + _TYPE_NAMES[self.dtype])
+        device = None
         if isinstance(dtype, str):
-            for d, n in _TYPE_NAMES.items():
-                if dtype.endswith(n):
-                    return self.to(d)
-            raise ValueError(f"invalid type: '{dtype}'")
-        return self.to(dtype)
+            parts = dtype.split(".")
+            if parts[0] not in ("ember", "torch") or parts[-1] not in _TYPE_NAMES_INV or len(parts) > 3 or (
+                    len(parts) == 3 and parts[1] != "cuda"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            device, dtype = ("cuda" if len(parts) == 3 else "cpu"), _TYPE_NAMES_INV[parts[-1]]
+        elif hasattr(dtype, "device_type") and not isinstance(dtype, _C.dtype):  # a legacy type
+            device, dtype = dtype.device_type, dtype.dtype
+        if device is None or device == self.device.type:
+            return self.to(dtype, non_blocking=non_blocking)
+        return self.to(device, dtype, non_blocking=non_blocking)
 
     def type_as(self, other):
         """Convert to another tensor's dtype."""
@@ -535,6 +543,7 @@ _TYPE_NAMES = {
     _C.int16: "ShortTensor", _C.int8: "CharTensor", _C.uint8: "ByteTensor", _C.bool: "BoolTensor",
     _C.complex64: "ComplexFloatTensor", _C.complex128: "ComplexDoubleTensor",
 }
+_TYPE_NAMES_INV = {n: d for d, n in _TYPE_NAMES.items()}
 
 
 def _np_dtypes():

@@ -6,7 +6,9 @@ from . import cuda as _cuda
 
 __all__ = ["current_accelerator", "is_available", "device_count", "current_device_index", "set_device_index",
            "synchronize", "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
-           "max_memory_reserved", "memory_stats", "reset_peak_memory_stats", "get_memory_info"]
+           "max_memory_reserved", "memory_stats", "reset_peak_memory_stats", "get_memory_info", "current_stream",
+           "set_stream", "device_index", "reset_accumulated_memory_stats", "empty_host_cache", "get_device_capability",
+           "current_device_idx", "set_device_idx"]
 
 _NONE = "Cannot access accelerator device when none is available."
 
@@ -73,3 +75,65 @@ def reset_peak_memory_stats(device_index=None):
 
 def get_memory_info(device_index=None):
     return _gpu().mem_get_info(device_index)
+
+
+def current_device_idx():
+    """Deprecated spelling of current_device_index (torch's FutureWarning)."""
+    import warnings
+    warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
+    return current_device_index()
+
+
+def set_device_idx(device):
+    """Deprecated spelling of set_device_index (torch's FutureWarning)."""
+    import warnings
+    warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
+    set_device_index(device)
+
+
+def current_stream(device=None):
+    """The current stream of `device` (default: the current device)."""
+    return _gpu().current_stream(device)
+
+
+def set_stream(stream):
+    """Make `stream` current (and its device the current device)."""
+    gpu = _gpu()
+    gpu.set_device(stream.device_index)
+    gpu.set_stream(stream)
+
+
+class device_index:
+    """Context manager making device index `device` current for a block (None: no change)."""
+
+    def __init__(self, device, /):
+        self.idx = device
+        self.prev_idx = -1
+
+    def __enter__(self):
+        if self.idx is not None:
+            gpu = _gpu()
+            self.prev_idx = gpu.current_device()
+            gpu.set_device(self.idx)
+
+    def __exit__(self, *exc_info):
+        if self.idx is not None and self.prev_idx >= 0:
+            _cuda.set_device(self.prev_idx)
+        return False
+
+
+def reset_accumulated_memory_stats(device_index=None):
+    _gpu().reset_accumulated_memory_stats(device_index)
+
+
+def empty_host_cache():
+    """Release the idle blocks of the pinned host memory cache."""
+    _gpu()
+    _C._cuda_host_empty_cache()
+
+
+def get_device_capability(device=None):
+    """{"supported_dtypes": the dtypes a tensor on the device can have}."""
+    _gpu()._checked_index(device)
+    return {"supported_dtypes": {_C.float32, _C.float64, _C.float16, _C.bfloat16, _C.int64, _C.int32, _C.int16,
+                                 _C.int8, _C.uint8, _C.bool, _C.complex64, _C.complex128}}

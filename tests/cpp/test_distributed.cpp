@@ -2,6 +2,7 @@
 // DDP's reducer (gradients equal to single-process training).
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <functional>
 #include <thread>
@@ -108,6 +109,57 @@ TEST(Distributed, ReducerAveragesGradientsLikeTheGlobalBatch) {
     ReducerStats s = ddp.reducer().stats();
     EXPECT_EQ(s.iterations, 1);
     EXPECT_EQ(s.buckets_reduced, 2);
+  });
+}
+
+TEST(Distributed, CommHookReplacesTheAllReduce) {
+  // a hook that sums with MAX instead of averaging: the gradients are the ranks' elementwise max,
+  // and the hook sees each bucket once, unaveraged, in launch order, the last one flagged
+  manual_seed(1);
+  Tensor w0 = randn({4, 3}), x = randn({8, 4});
+  std::vector<Tensor> local(2);
+  for (int r = 0; r < 2; r++) {
+    Tensor w = w0.clone().requires_grad_();
+    matmul(x.narrow(0, r * 4, 4), w).sum().backward();
+    local[size_t(r)] = w.grad();
+  }
+  Tensor want = maximum(local[0], local[1]);
+  run_ranks(2, [&](int rank, ProcessGroup& pg) {
+    Tensor w = w0.clone().requires_grad_(), b = zeros({3}).requires_grad_();
+    ReducerOptions o;
+    o.bucket_cap_bytes = o.first_bucket_bytes = 4;  // one bucket per parameter
+    auto sp = std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {});
+    DistributedDataParallel ddp({w, b}, {}, sp, o);
+    std::vector<std::pair<int64_t, bool>> seen;
+    std::atomic<int> callbacks{0};
+    ddp.reducer().register_comm_hook([&](GradBucket& bucket) -> std::function<Tensor()> {
+      seen.emplace_back(bucket.index, bucket.is_last);
+      if (bucket.parameters[0].is_same(w)) {
+        EXPECT_TRUE(equal(bucket.gradients()[0], local[size_t(rank)]));
+      }
+      WorkPtr work = pg.allreduce(bucket.buffer, ReduceOp::MAX);
+      work->add_callback([&callbacks] { callbacks++; });
+      return [work] {
+        work->wait();
+        return work->result()[0];
+      };
+    });
+    EXPECT_THROW(ddp.reducer().register_comm_hook([](GradBucket&) { return std::function<Tensor()>(); }), DistError);
+    ddp.after_forward();
+    (matmul(x.narrow(0, rank * 4, 4), w) + b).sum().backward();
+    EXPECT_TRUE(equal(w.grad(), want));
+    EXPECT_TRUE(equal(b.grad(), full({3}, 4.0)));  // each rank's 4 rows; MAX of equal values
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0], std::make_pair(int64_t(0), false));
+    EXPECT_EQ(seen[1], std::make_pair(int64_t(1), true));
+    pg.barrier()->wait();  // queued behind the hook's all-reduces: their callbacks have run
+    EXPECT_EQ(callbacks.load(), 2);
+    int late = 0;
+    Tensor t = ones({2});
+    WorkPtr done = pg.allreduce(t, ReduceOp::SUM);
+    done->wait();
+    done->add_callback([&late] { late++; });  // a finished work runs it at once
+    EXPECT_EQ(late, 1);
   });
 }
 

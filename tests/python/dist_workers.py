@@ -254,6 +254,91 @@ def ddp_sparse(rank, ws):
     return {"grads": grads, "weight": to_numpy(emb.weight.detach())}
 
 
+# ------------------------------------------------------------------ communication hooks
+def _hook_grads(rank, setup):
+    """Gradients of one backward of a fixed model on this rank's data, DDP set up by `setup`."""
+    rs = np.random.RandomState(0)
+    w1, w2 = rs.randn(8, 4).astype(np.float32), rs.randn(3, 8).astype(np.float32)
+    x = np.random.RandomState(10 + rank).randn(6, 4).astype(np.float32)
+    m = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 3))
+    with ember.no_grad():
+        m[0].weight.copy_(ember.tensor(w1))
+        m[2].weight.copy_(ember.tensor(w2))
+        m[0].bias.fill_(0.1)
+        m[2].bias.fill_(-0.2)
+    model = m if setup is None else nn.parallel.DistributedDataParallel(m, bucket_cap_mb=0.00005)
+    if setup is not None:
+        setup(model)
+    model(ember.tensor(x)).pow(2).sum().backward()
+    return [to_numpy(p.grad) for p in m.parameters()]
+
+
+def comm_hooks(rank, ws):
+    from ember.distributed.algorithms.ddp_comm_hooks import (DDPCommHookType, default_hooks as dh,
+                                                            register_ddp_comm_hook)
+    from ember.futures import Future
+    out = {"local": _hook_grads(rank, None), "none": _hook_grads(rank, lambda d: None)}
+    out["allreduce"] = _hook_grads(rank, lambda d: d.register_comm_hook(None, dh.allreduce_hook))
+    out["fp16"] = _hook_grads(rank, lambda d: d.register_comm_hook(None, dh.fp16_compress_hook))
+    out["bf16"] = _hook_grads(rank, lambda d: register_ddp_comm_hook(DDPCommHookType.BF16_COMPRESS, d))
+    out["noop"] = _hook_grads(rank, lambda d: register_ddp_comm_hook(DDPCommHookType.NOOP, d))
+    out["wrapped"] = _hook_grads(rank, lambda d: d.register_comm_hook(
+        dist.group.WORLD, dh.fp16_compress_wrapper(dh.allreduce_hook)))
+    out["builtin_fp16"] = _hook_grads(
+        rank, lambda d: d._register_builtin_comm_hook(dist.BuiltinCommHookType.FP16_COMPRESS))
+    calls = []
+
+    def max_hook(state, bucket: dist.GradBucket) -> Future[ember.Tensor]:
+        state.append((bucket.index(), bucket.is_last(), [tuple(p.shape) for p in bucket.parameters()],
+                      [tuple(g.shape) for g in bucket.gradients()]))
+        fut = dist.all_reduce(bucket.buffer(), op=dist.ReduceOp.MAX, async_op=True).get_future()
+        return fut.then(lambda f: f.value()[0])
+    out["max"] = _hook_grads(rank, lambda d: d.register_comm_hook(calls, max_hook))
+    out["calls"] = calls
+
+    errors = {}
+
+    def error_of(setup):
+        try:
+            _hook_grads(rank, setup)
+        except Exception as e:  # noqa: BLE001 - the test checks the type
+            return [c.__name__ for c in type(e).__mro__], str(e)
+        return None
+    errors["not_callable"] = error_of(lambda d: d.register_comm_hook(None, 3))
+    errors["bad_return_annotation"] = error_of(
+        lambda d: d.register_comm_hook(None, lambda_annotated))
+    errors["twice"] = error_of(lambda d: (d.register_comm_hook(None, dh.allreduce_hook),
+                                          d.register_comm_hook(None, dh.allreduce_hook)))
+    errors["not_a_future"] = error_of(lambda d: d.register_comm_hook(None, lambda s, b: b.buffer()))
+
+    def short(state, bucket):
+        f = Future()
+        f.set_result(bucket.buffer()[:1])
+        return f
+    errors["wrong_size"] = error_of(lambda d: d.register_comm_hook(None, short))
+    out["errors"] = errors
+
+    # futures of collectives and of point-to-point work (completed when waited for)
+    t = ember.full((3,), float(rank + 1))
+    fut = dist.all_reduce(t, async_op=True).get_future()
+    chained = fut.then(lambda f: f.value()[0] * 2)
+    out["future"] = (to_numpy(fut.wait()[0]), to_numpy(chained.wait()), fut.done())
+    if rank == 0:
+        works = [dist.isend(ember.full((2,), float(k)), 1, tag=k) for k in range(2)]
+    else:
+        bufs = [ember.zeros(2) for _ in range(2)]
+        works = [dist.irecv(b, 0, tag=k) for k, b in enumerate(bufs)]
+    futs = [w.get_future().then(lambda f: True) for w in works]
+    out["p2p"] = ember.futures.wait_all(futs)
+    if rank == 1:
+        out["p2p_values"] = [to_numpy(b) for b in bufs]
+    return out
+
+
+def lambda_annotated(state, bucket) -> int:
+    return None
+
+
 # ------------------------------------------------------------------ faults
 def dies_before_collective(rank, ws):
     dist.barrier()  # everyone is up (a rank dying inside init_process_group fails init instead)

@@ -200,6 +200,55 @@ def test_ddp_sparse_gradients_are_averaged_and_stay_sparse():
     np.testing.assert_array_equal(res[0]["weight"], res[1]["weight"])
 
 
+def test_ddp_communication_hooks():
+    """DDP.register_comm_hook with torch's stock hooks and a hand-written one, against the ranks' local
+    gradients computed here; Work.get_future() for collectives and point-to-point operations."""
+    ws = 2
+    res = dist_util.run("comm_hooks", ws)
+    local = [res[r]["local"] for r in range(ws)]
+    mean = [sum(g[i] for g in local) / ws for i in range(len(local[0]))]
+
+    # each rank's gradients cast to float16, divided by the world size, summed
+    half = [sum((g[i].astype(np.float16) / np.float16(ws)).astype(np.float32) for g in local)
+            for i in range(len(local[0]))]
+    for r in range(ws):
+        out = res[r]
+        for a, b in zip(out["none"], mean):
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+        for a, b in zip(out["allreduce"], out["none"]):  # the hook does what DDP does: same bits
+            np.testing.assert_array_equal(a, b)
+        for key in ("fp16", "wrapped", "builtin_fp16"):
+            for a, b in zip(out[key], half):
+                np.testing.assert_allclose(a, b, rtol=1e-3, atol=1e-3)
+            for a, b in zip(out[key], out["fp16"]):
+                np.testing.assert_array_equal(a, b)
+        for a, b in zip(out["bf16"], mean):
+            np.testing.assert_allclose(a, b, rtol=2e-2, atol=2e-2)
+        assert any(not np.array_equal(a, b) for a, b in zip(out["fp16"], mean))  # really went through fp16
+        for a, b in zip(out["noop"], local[r]):
+            np.testing.assert_array_equal(a, b)
+        for i, a in enumerate(out["max"]):  # the buffer reaches the hook unaveraged
+            np.testing.assert_array_equal(a, np.maximum(local[0][i], local[1][i]))
+        calls = out["calls"]
+        assert [c[0] for c in calls] == list(range(len(calls))) and len(calls) > 1
+        assert [c[1] for c in calls] == [False] * (len(calls) - 1) + [True]
+        assert all(c[2] == c[3] for c in calls)  # gradients() shaped like parameters()
+        assert sorted(s for c in calls for s in c[2]) == sorted([(8, 4), (8,), (3, 8), (3,)])
+        e = out["errors"]
+        assert "TypeError" in e["not_callable"][0] and "must be callable" in e["not_callable"][1]
+        assert "ValueError" in e["bad_return_annotation"][0]
+        assert "RuntimeError" in e["twice"][0]
+        assert e["twice"][1] == "register_comm_hook or register_builtin_comm_hook can only be called once."
+        assert "RuntimeError" in e["not_a_future"][0] and "Future" in e["not_a_future"][1]
+        assert "RuntimeError" in e["wrong_size"][0] and "elements" in e["wrong_size"][1]
+        values, doubled, done = out["future"]
+        np.testing.assert_array_equal(values, [3.0] * 3)
+        np.testing.assert_array_equal(doubled, [6.0] * 3)
+        assert done
+        assert out["p2p"] == [True, True]
+    np.testing.assert_array_equal(res[1]["p2p_values"][1], [1.0, 1.0])
+
+
 # ------------------------------------------------------------------ faults
 def test_a_rank_that_dies_fails_the_others_quickly():
     res = dist_util.run("dies_before_collective", 2, expect_fail=True, timeout=60)

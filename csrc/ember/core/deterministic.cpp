@@ -14,6 +14,11 @@ std::atomic<WarningHook> g_warning_hook{nullptr};
 
 void set_warning_hook(WarningHook hook) { g_warning_hook.store(hook); }
 
+void emit_warning(const char* message) {
+  if (WarningHook hook = g_warning_hook.load()) hook(message);
+  else std::fprintf(stderr, "UserWarning: %s\n", message);
+}
+
 void set_deterministic_algorithms(bool mode, bool warn_only) {
   g_mode.store(mode, std::memory_order_relaxed);
   g_warn_only.store(warn_only, std::memory_order_relaxed);
@@ -29,8 +34,7 @@ void alert_not_deterministic(const char* what) {
                             "'torch.use_deterministic_algorithms(True, warn_only=True)'. You can file an issue at "
                             "https://github.com/pytorch/pytorch/issues to help us prioritize adding deterministic "
                             "support for this operation.";
-    if (WarningHook hook = g_warning_hook.load()) hook(msg.c_str());
-    else std::fprintf(stderr, "UserWarning: %s\n", msg.c_str());
+    emit_warning(msg.c_str());
     return;
   }
   EMBER_FAIL(Runtime, what,

@@ -12,8 +12,10 @@ EMBER_API bool deterministic_warn_only();
 // What an op without a deterministic implementation does in deterministic mode: raises PyTorch's
 // RuntimeError naming it, or (warn_only) prints PyTorch's warning once per call site and goes on.
 EMBER_API void alert_not_deterministic(const char* what);
-// Where warn_only's warning goes: the Python layer installs one raising a UserWarning; stderr otherwise.
+// Where warn_only's warning (and other warnings of the core) go: the Python layer installs one raising a
+// UserWarning; stderr otherwise.
 using WarningHook = void (*)(const char* message);
 EMBER_API void set_warning_hook(WarningHook hook);
+EMBER_API void emit_warning(const char* message);
 
 }  // namespace ember

@@ -114,6 +114,7 @@ class CudaAllocator final : public Allocator {
     DeviceGuard g(index);
     cudaStream_t s = current_cuda_stream(index);
     if (dst_device.is_cpu()) {
+      note_synchronizing_op();
       // a copy to the host always waits, non_blocking or not: PyTorch returns early into pinned memory
       // and leaves the caller to synchronize before reading it, which is a silent wrong answer when
       // forgotten; here the values are there when the call returns
@@ -125,8 +126,12 @@ class CudaAllocator final : public Allocator {
       // non_blocking, the call waits, as PyTorch's)
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyHostToDevice, s), "copy to the device");
       if (is_pinned_ptr(src)) {
-        if (non_blocking) record_host_use(src, s);
-        else check(cudaStreamSynchronize(s), "copy to the device");
+        if (non_blocking) {
+          record_host_use(src, s);
+        } else {
+          note_synchronizing_op();
+          check(cudaStreamSynchronize(s), "copy to the device");
+        }
       }
     } else if (src_device.index == dst_device.index || src_device.index < 0 || dst_device.index < 0) {
       check(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s), "copy on the device");
@@ -134,6 +139,7 @@ class CudaAllocator final : public Allocator {
       // between two GPUs: after the work queued on the source's current stream (which may still be
       // writing src), and waited for, since the source block may be reused on its own stream once the
       // caller lets it go
+      note_synchronizing_op();
       cudaEvent_t ready;
       {
         DeviceGuard on_src(src_device.index);

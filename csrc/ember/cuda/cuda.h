@@ -25,6 +25,23 @@ class Tensor;
 namespace ember::cuda {
 
 EMBER_API bool is_compiled();  // built with the CUDA backend
+EMBER_API std::string compiled_version();  // the CUDA toolkit built with ("13.0"); "" without CUDA
+// torch.cuda.set_sync_debug_mode: 0 quiet, 1 warn, 2 raise when an op makes the host wait for the
+// GPU implicitly (a copy to the host, .item(), a copy between GPUs); explicit synchronize() calls
+// are never flagged. Any build may set it; only a CUDA build has such waits.
+EMBER_API void set_sync_debug_mode(int mode);
+EMBER_API int sync_debug_mode();
+// Called by the implicit synchronizations before they wait: warns or raises per the mode.
+EMBER_API void note_synchronizing_op();
+// NVTX annotations for Nsight Systems (torch.cuda.nvtx); header-only NVTX3, a no-op unless a tool
+// is attached. range_push/pop return the nesting depth (negative when no tool listens).
+EMBER_API int nvtx_range_push(const char* msg);
+EMBER_API int nvtx_range_pop();
+EMBER_API uint64_t nvtx_range_start(const char* msg);
+EMBER_API void nvtx_range_end(uint64_t id);
+EMBER_API void nvtx_mark(const char* msg);
+// Whether `device` can read and write `peer`'s memory directly (cudaDeviceCanAccessPeer).
+EMBER_API bool can_device_access_peer(int device, int peer);
 EMBER_API bool is_available();  // compiled, and a driver with at least one GPU
 EMBER_API int device_count();   // 0 without a driver or GPU (never raises)
 EMBER_API bool is_initialized();

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "ember/core/deterministic.h"
 #include "ember/core/error.h"
 #include "ember/core/tensor.h"
 #include "ember/cuda/cuda.h"
@@ -29,6 +30,21 @@ void set_cudnn_flags(const CudnnFlags& f) {
   g_cudnn_flags.store((f.enabled ? 1u : 0u) | (f.benchmark ? 2u : 0u) | (f.deterministic ? 4u : 0u) |
                       (f.allow_tf32 ? 8u : 0u), std::memory_order_relaxed);
 }
+namespace {
+std::atomic<int> g_sync_debug_mode{0};
+}  // namespace
+void set_sync_debug_mode(int mode) {
+  EMBER_CHECK_KIND(mode >= 0 && mode <= 2, Runtime,
+                   "invalid value of debug_mode, expected one of `default`, `warn`, `error` (0, 1, 2), got ", mode);
+  g_sync_debug_mode.store(mode, std::memory_order_relaxed);
+}
+int sync_debug_mode() { return g_sync_debug_mode.load(std::memory_order_relaxed); }
+void note_synchronizing_op() {
+  const int mode = sync_debug_mode();
+  if (mode == 0) return;
+  if (mode == 2) EMBER_FAIL(Runtime, "called a synchronizing CUDA operation");
+  emit_warning("called a synchronizing CUDA operation");
+}
 void set_matmul_flags(const MatmulFlags& f) {
   g_matmul_flags.store((f.allow_tf32 ? 1u : 0u) | (f.allow_fp16_reduced_precision_reduction ? 2u : 0u) |
                        (f.allow_bf16_reduced_precision_reduction ? 4u : 0u), std::memory_order_relaxed);
@@ -38,9 +54,17 @@ void set_matmul_flags(const MatmulFlags& f) {
 #ifdef EMBER_HAVE_CUDA
 #include <mutex>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "ember/cuda/backend.h"
 
 namespace ember::cuda {
+
+int nvtx_range_push(const char* msg) { return nvtxRangePushA(msg); }
+int nvtx_range_pop() { return nvtxRangePop(); }
+uint64_t nvtx_range_start(const char* msg) { return nvtxRangeStartA(msg); }
+void nvtx_range_end(uint64_t id) { nvtxRangeEnd(id); }
+void nvtx_mark(const char* msg) { nvtxMarkA(msg); }
 
 void fail(cudaError_t err, const char* what) {
   cudaGetLastError();  // clear a sticky launch error so the next call starts clean
@@ -71,6 +95,9 @@ thread_local int t_device = -1;  // -1: not asked yet (the runtime's own current
 }  // namespace
 
 bool is_compiled() { return true; }
+std::string compiled_version() {
+  return std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+}
 std::string arch_list() { return EMBER_CUDA_ARCH_LIST; }
 int device_count() { return count_devices(); }
 bool is_available() { return device_count() > 0; }
@@ -106,6 +133,14 @@ int current_device() {
   lazy_init();
   if (t_device < 0) check(cudaGetDevice(&t_device), "cudaGetDevice");
   return t_device;
+}
+
+bool can_device_access_peer(int device, int peer) {
+  lazy_init(device);
+  lazy_init(peer);  // both indices checked against the devices there are
+  int ok = 0;
+  check(cudaDeviceCanAccessPeer(&ok, device, peer), "cudaDeviceCanAccessPeer");
+  return ok != 0;
 }
 
 void set_device(int device) {
@@ -174,6 +209,15 @@ namespace {
 }  // namespace
 
 bool is_compiled() { return false; }
+std::string compiled_version() { return ""; }
+// PyTorch's CPU build: "NVTX functions not installed"
+[[noreturn]] void no_nvtx() { EMBER_FAIL(Runtime, "NVTX functions not installed. Are you sure you have a CUDA build?"); }
+int nvtx_range_push(const char*) { no_nvtx(); }
+int nvtx_range_pop() { no_nvtx(); }
+uint64_t nvtx_range_start(const char*) { no_nvtx(); }
+void nvtx_range_end(uint64_t) { no_nvtx(); }
+void nvtx_mark(const char*) { no_nvtx(); }
+bool can_device_access_peer(int, int) { not_compiled(); }
 std::string arch_list() { return ""; }
 bool is_available() { return false; }
 int device_count() { return 0; }

@@ -1,6 +1,7 @@
 #include "ember/distributed/process_group.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "ember/distributed/errors.h"
 
@@ -51,13 +52,34 @@ std::vector<Tensor> Work::result() {
   return outputs;
 }
 
+void Work::add_callback(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (!done_) {
+      callbacks_.push_back(std::move(fn));
+      return;
+    }
+  }
+  fn();
+}
+
 void Work::finish(std::exception_ptr error) {
+  std::vector<std::function<void()>> callbacks;
   {
     std::lock_guard<std::mutex> g(mu_);
     done_ = true;
     error_ = std::move(error);
+    callbacks.swap(callbacks_);
   }
   cv_.notify_all();
+  // outside the lock: a callback may ask this work for its result
+  for (auto& fn : callbacks) {
+    try {
+      fn();
+    } catch (const std::exception& e) {  // the group's thread must go on
+      std::fprintf(stderr, "ember.distributed: a Work callback raised: %s\n", e.what());
+    }
+  }
 }
 
 }  // namespace ember::distributed

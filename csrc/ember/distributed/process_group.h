@@ -32,6 +32,11 @@ class EMBER_API Work {
   // The tensors the operation wrote (torch's Work.result()).
   std::vector<Tensor> result();
 
+  // Runs fn once the operation has finished (at once when it has): on the thread that finishes
+  // it, which is the group's thread for collectives and the waiting thread for operations that
+  // complete in wait() (point-to-point, NCCL). torch's Work.get_future() builds on this.
+  void add_callback(std::function<void()> fn);
+
   // For backends: finish with the outputs or with an error.
   void finish(std::exception_ptr error = nullptr);
   std::vector<Tensor> outputs;
@@ -43,6 +48,7 @@ class EMBER_API Work {
   std::condition_variable cv_;
   bool done_ = false;
   std::exception_ptr error_;
+  std::vector<std::function<void()>> callbacks_;
 };
 using WorkPtr = std::shared_ptr<Work>;
 

@@ -29,6 +29,8 @@ struct Reducer::State {
     Tensor flat;                   // the gradients of the bucket, back to back
     int64_t pending = 0;           // gradients not yet copied in this iteration
     WorkPtr work;
+    std::function<Tensor()> hook_result;  // with a comm hook: waits for it, gives the reduced buffer
+    bool launched = false;
   };
 
   std::vector<Tensor> params;
@@ -39,6 +41,7 @@ struct Reducer::State {
   std::vector<int64_t> bucket_of;  // param -> bucket
   std::vector<int64_t> slot_of;    // param -> position in its bucket
   std::vector<std::shared_ptr<std::function<void(const Tensor&)>>> hooks;
+  CommHook comm_hook;
 
   std::mutex mu;
   bool armed = false;           // prepare_for_backward ran; the next backward reduces
@@ -112,7 +115,20 @@ struct Reducer::State {
     Bucket& b = buckets[size_t(bucket_of[size_t(param)])];
     if (--b.pending > 0) return;
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
+      int64_t index = int64_t(next_launch);
       Bucket& ready = buckets[next_launch++];
+      ready.launched = true;
+      if (comm_hook) {
+        GradBucket gb;
+        gb.index = index;
+        gb.is_last = next_launch == buckets.size();
+        gb.buffer = ready.flat;
+        gb.offsets = ready.offsets;
+        for (int64_t p : ready.params) gb.parameters.push_back(params[size_t(p)]);
+        ready.hook_result = comm_hook(gb);
+        if (!ready.hook_result) throw DistError("DistributedDataParallel: the communication hook returned no result");
+        continue;
+      }
       // average before summing, as torch's reducer does (the same rounding)
       ready.flat.div_(scalar_to_tensor(Scalar(double(pg->size()))));
       ready.work = pg->allreduce(ready.flat, ReduceOp::SUM, /*verify=*/false);
@@ -155,8 +171,19 @@ struct Reducer::State {
     auto t0 = Clock::now();
     std::exception_ptr err;
     try {
-      for (auto& b : buckets)
+      for (size_t bi = 0; bi < buckets.size(); bi++) {
+        Bucket& b = buckets[bi];
         if (b.work) b.work->wait();
+        if (!b.hook_result) continue;
+        auto wait_hook = std::move(b.hook_result);
+        b.hook_result = nullptr;
+        Tensor r = wait_hook();
+        if (!r.defined() || r.numel() != b.flat.numel())
+          throw DistError("DistributedDataParallel: the communication hook of bucket " + std::to_string(bi) +
+                          " gave a tensor of " + (r.defined() ? std::to_string(r.numel()) : std::string("no")) +
+                          " elements; the bucket holds " + std::to_string(b.flat.numel()));
+        if (!r.is_same(b.flat)) b.flat.copy_(r.reshape({-1}));
+      }
       if (used_work) {
         used_work->wait();
         used_map = used_map.to(Device());  // read on the host below
@@ -167,14 +194,19 @@ struct Reducer::State {
     stats.exposed_ns += ns_since(t0);
     stats.iterations++;
     if (err) {
-      for (auto& b : buckets) b.work.reset();
+      for (auto& b : buckets) {
+        b.work.reset();
+        b.hook_result = nullptr;
+        b.launched = false;
+      }
       used_work.reset();
       std::rethrow_exception(err);
     }
     for (auto& b : buckets) {
-      if (!b.work) continue;
+      if (!b.launched) continue;
+      b.launched = false;
       stats.buckets_reduced++;
-      stats.comm_ns += b.work->run_ns;
+      if (b.work) stats.comm_ns += b.work->run_ns;
       b.work.reset();
       if (incomplete) continue;  // the next forward raises; gradients stay local
       for (int64_t p : b.params) {
@@ -238,12 +270,16 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
         std::to_string(s.pg->rank()) + ": " + idx);
   }
   // a forward whose backward never ran (evaluation with grad on): its reduces, if any, are dropped
-  for (auto& b : s.buckets)
+  for (auto& b : s.buckets) {
     if (b.work) b.work->wait();
+    if (b.hook_result) b.hook_result();
+    b.hook_result = nullptr;
+    b.launched = false;
+  }
   if (s.used_work) s.used_work->wait();
   s.used_work.reset();
-  // one rank: its gradients are the average already
-  s.armed = s.pg->size() > 1;
+  // one rank: its gradients are the average already (a comm hook still runs, as in torch)
+  s.armed = s.pg->size() > 1 || bool(s.comm_hook);
   s.callback_queued = false;
   s.next_launch = 0;
   s.used.assign(s.params.size(), 0);
@@ -278,6 +314,21 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     s.waiting[i] = 0;
     s.mark_ready(int64_t(i), false);
   }
+}
+
+void Reducer::register_comm_hook(CommHook hook) {
+  std::lock_guard<std::mutex> g(s_->mu);
+  if (!hook) throw DistError("register_comm_hook: the hook is empty");
+  if (s_->comm_hook)
+    throw DistError("register_comm_hook or register_builtin_comm_hook can only be called once.");
+  s_->comm_hook = std::move(hook);
+}
+
+std::vector<Tensor> GradBucket::gradients() const {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < parameters.size(); i++)
+    out.push_back(buffer.narrow(0, offsets[i], parameters[i].numel()).view(parameters[i].sizes()));
+  return out;
 }
 
 std::vector<std::vector<int64_t>> Reducer::bucket_indices() const {

@@ -5,6 +5,7 @@
 // group's thread while backward goes on. At the end of backward (an engine callback) the
 // reducer waits for the buckets and writes the averaged gradients back.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,6 +26,23 @@ struct ReducerStats {
   int64_t exposed_ns = 0;  // of which backward's end waited for (not hidden behind backward)
 };
 
+// One bucket as a communication hook sees it (torch.distributed.GradBucket).
+struct GradBucket {
+  int64_t index = 0;
+  bool is_last = false;              // the last bucket of the iteration (launched last)
+  Tensor buffer;                     // the bucket's local gradients back to back, not yet averaged
+  std::vector<Tensor> parameters;    // in bucket order
+  std::vector<int64_t> offsets;      // element offset of each parameter's gradient in buffer
+  // The gradients as views of buffer, shaped like their parameters.
+  std::vector<Tensor> gradients() const;
+};
+
+// A communication hook replaces a bucket's all-reduce (DDP.register_comm_hook): it is called
+// when the bucket is ready, starts whatever reduction it wants, and returns a function that
+// waits for it and gives the bucket's final gradients (buffer's size; any dtype, cast back).
+// Unlike the built-in all-reduce, the buffer is handed over unaveraged: the hook divides.
+using CommHook = std::function<std::function<Tensor()>(GradBucket&)>;
+
 class EMBER_API Reducer {
  public:
   Reducer(std::vector<Tensor> params, ProcessGroupPtr pg, const ReducerOptions& opts = {});
@@ -36,6 +54,9 @@ class EMBER_API Reducer {
   // graph behind `outputs` is searched and parameters outside it count as ready (zero gradient).
   // Raises when the previous armed backward did not produce every parameter's gradient.
   void prepare_for_backward(const std::vector<Tensor>& outputs);
+
+  // Replaces the buckets' all-reduce by `hook` from the next backward on; once per reducer.
+  void register_comm_hook(CommHook hook);
 
   // Parameter indices per bucket, in launch order.
   std::vector<std::vector<int64_t>> bucket_indices() const;

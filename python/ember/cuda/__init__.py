@@ -19,6 +19,10 @@ __all__ = [
     "set_rng_state_all", "default_generators", "current_stream", "default_stream", "set_stream", "stream", "Stream", "ExternalStream",
     "Event", "StreamContext", "device", "device_of", "OutOfMemoryError", "amp", "memory_summary", "memory_snapshot",
     "memory_stats_as_nested_dict", "memory_cached", "max_memory_cached", "reset_max_memory_cached",
+    "is_current_stream_capturing", "is_tf32_supported", "can_device_access_peer", "get_sync_debug_mode",
+    "set_sync_debug_mode", "caching_allocator_alloc", "caching_allocator_delete", "nvtx",
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor",
 ]
 
 default_generators = ()
@@ -540,4 +544,77 @@ class device_of(device):
         super().__init__(obj.get_device() if obj.is_cuda else -1)
 
 
-from . import amp  # noqa: E402,F401
+# ---- smaller pieces of torch.cuda
+def is_current_stream_capturing():
+    """Whether a CUDA graph is being captured on the current stream: never, Ember does not capture graphs."""
+    return False
+
+
+def is_tf32_supported():
+    """Whether the current GPU computes in TF32 natively (compute capability 8.0 and up)."""
+    return is_bf16_supported(including_emulation=False)
+
+
+def can_device_access_peer(device, peer_device):
+    """Whether `device` can access `peer_device`'s memory directly (peer-to-peer over NVLink or PCIe)."""
+    _lazy_init()
+    device, peer = _device_index(device, optional=True), _device_index(peer_device)
+    if device < 0 or device >= device_count():
+        raise AssertionError("Invalid device id")
+    if peer < 0 or peer >= device_count():
+        raise AssertionError("Invalid peer device id")
+    return _C._cuda_can_device_access_peer(device, peer)
+
+
+_SYNC_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode):
+    """Warn ("warn" / 1) or raise ("error" / 2) when an op makes the host wait for the GPU implicitly
+    (.item(), .cpu(), a copy between GPUs); "default" / 0 stays quiet."""
+    _lazy_init()
+    if isinstance(debug_mode, str):
+        if debug_mode not in _SYNC_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = _SYNC_MODES[debug_mode]
+    _C._cuda_set_sync_debug_mode(int(debug_mode))
+
+
+def get_sync_debug_mode():
+    """The mode set_sync_debug_mode set, as an int (0 default, 1 warn, 2 error)."""
+    return _C._cuda_get_sync_debug_mode()
+
+
+_raw_blocks = {}  # pointer -> device, for caching_allocator_delete
+_device_ctx = device  # the class: the functions below have a parameter named `device`
+
+
+def caching_allocator_alloc(size, device=None, stream=None):
+    """`size` bytes from the caching allocator, for use on `stream` (default: the current one); returns the
+    address as an int. Give it back with caching_allocator_delete."""
+    _lazy_init()
+    idx = _device_index(device, optional=True)
+    if stream is not None and not isinstance(stream, Stream):
+        raise TypeError("Invalid type for stream argument, must be `torch.cuda.Stream` or `int` representing a "
+                        "pointer to a existing stream")
+    with _device_ctx(idx), StreamContext(stream):
+        ptr = _C._cuda_caching_allocator_alloc(int(size), idx)
+    _raw_blocks[ptr] = idx
+    return ptr
+
+
+def caching_allocator_delete(mem_ptr):
+    """Return a block from caching_allocator_alloc to the cache."""
+    idx = _raw_blocks.pop(mem_ptr, None)
+    if idx is None:
+        raise RuntimeError(f"caching_allocator_delete: {mem_ptr:#x} was not allocated by caching_allocator_alloc")
+    with _device_ctx(idx):
+        _C._cuda_caching_allocator_delete(mem_ptr)
+
+
+# ---- legacy tensor types on the GPU: ember.cuda.FloatTensor(2, 3), isinstance(t, ember.cuda.LongTensor)
+from .._legacy_types import _BY_DEVICE as _LEGACY  # noqa: E402
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor,
+ BoolTensor) = _LEGACY["cuda"].values()
+
+from . import amp, nvtx  # noqa: E402,F401

@@ -4,10 +4,10 @@ Gloo moves the bytes of CPU tensors; ember.nn.parallel.DistributedDataParallel b
 groups, and ``python -m ember.distributed.run`` starts the processes (torchrun's interface).
 """
 from .distributed_c10d import (  # noqa: F401
-    Backend, DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore, GroupMember, HashStore,
+    Backend, BuiltinCommHookType, DistBackendError, DistError, DistNetworkError, DistStoreError, FileStore, GroupMember, HashStore,
     P2POp, PrefixStore, ProcessGroup, ReduceOp, Store, TCPStore, Work, all_gather, all_gather_into_tensor,
     all_gather_object, all_reduce, all_reduce_coalesced, all_to_all, all_to_all_single, barrier, batch_isend_irecv,
-    broadcast, broadcast_object_list, default_pg_timeout, destroy_process_group, gather, gather_object, get_backend,
+    broadcast, broadcast_object_list, default_pg_timeout, destroy_process_group, gather, gather_object, get_backend, GradBucket,
     get_global_rank, get_group_rank, get_node_local_rank, get_process_group_ranks, get_rank, get_world_size, group,
     init_process_group, irecv, is_available, is_gloo_available, is_initialized, is_mpi_available, is_nccl_available,
     is_torchelastic_launched, is_ucc_available, isend, monitored_barrier, new_group, recv, reduce, reduce_scatter,

@@ -5,6 +5,7 @@ torch keeps in Python: the default group, group ranks vs global ranks, rendezvou
 checks, object collectives.
 """
 import datetime
+import enum
 import io
 import os
 import socket
@@ -17,11 +18,17 @@ _D = _C._distributed
 _new_tensor, _zeros, _int64, _uint8 = _C._ops.tensor, _C._ops.zeros, _C.int64, _C.uint8
 
 Store, TCPStore, FileStore, HashStore, PrefixStore = _D.Store, _D.TCPStore, _D.FileStore, _D.HashStore, _D.PrefixStore
-ProcessGroup, Work, ReduceOp = _D.ProcessGroup, _D.Work, _D.ReduceOp
+ProcessGroup, Work, ReduceOp, GradBucket = _D.ProcessGroup, _D.Work, _D.ReduceOp, _D.GradBucket
 DistError, DistStoreError, DistNetworkError, DistBackendError = (
     _D.DistError, _D.DistStoreError, _D.DistNetworkError, _D.DistBackendError)
 
 from .constants import default_pg_timeout  # noqa: E402
+
+
+class BuiltinCommHookType(enum.Enum):
+    """DDP's built-in communication hooks (DistributedDataParallel._register_builtin_comm_hook)."""
+    ALLREDUCE = 0
+    FP16_COMPRESS = 1
 
 
 class Backend(str):

@@ -801,3 +801,67 @@ def test_deterministic_mode_and_float_atomics():
             ember.zeros(7, 30).cuda().scatter_reduce_(0, idx2.cuda(), src2.cuda(), "sum")
     finally:
         ember.use_deterministic_algorithms(False)
+
+
+# ---- the smaller torch.cuda names (tests/python/test_cuda_names.py has their no-GPU side)
+def test_small_cuda_names_on_a_gpu():
+    assert int(ember.version.cuda.split(".")[0]) >= 12
+    assert ember.cuda.is_tf32_supported() == (ember.cuda.get_device_capability()[0] >= 8)
+    assert ember.cuda.is_current_stream_capturing() is False
+    assert isinstance(ember.cuda.can_device_access_peer(0, 0), bool)
+    with pytest.raises(AssertionError, match="Invalid peer device id"):
+        ember.cuda.can_device_access_peer(0, ember.cuda.device_count())
+    t = ember.cuda.FloatTensor(2, 3)
+    assert t.is_cuda and t.dtype is ember.float32 and isinstance(t, ember.cuda.FloatTensor)
+    assert not isinstance(t, ember.FloatTensor)
+    assert ember.cuda.LongTensor([1, 2]).tolist() == [1, 2]
+    assert t.type() == "ember.cuda.FloatTensor"
+    back = t.type("torch.DoubleTensor")
+    assert back.device.type == "cpu" and back.dtype is ember.float64  # a CPU type name moves it to the CPU
+    up = ember.arange(3).type("torch.cuda.FloatTensor")
+    assert up.is_cuda and up.dtype is ember.float32 and up.type(ember.cuda.FloatTensor) is up
+    assert t.new(4).is_cuda and t.new(4).dtype is ember.float32
+    before = ember.cuda.memory_allocated()
+    ptr = ember.cuda.caching_allocator_alloc(1 << 20)
+    assert ember.cuda.memory_allocated() == before + (1 << 20)
+    ember.cuda.caching_allocator_delete(ptr)
+    assert ember.cuda.memory_allocated() == before
+    with pytest.raises(RuntimeError, match="caching_allocator_alloc"):
+        ember.cuda.caching_allocator_delete(ptr)
+
+
+def test_sync_debug_mode_flags_implicit_waits():
+    x = ember.ones(4, device="cuda")
+    try:
+        ember.cuda.set_sync_debug_mode("warn")
+        assert ember.cuda.get_sync_debug_mode() == 1
+        with pytest.warns(UserWarning, match="called a synchronizing CUDA operation"):
+            x.sum().item()
+        ember.cuda.set_sync_debug_mode(2)
+        with pytest.raises(RuntimeError, match="called a synchronizing CUDA operation"):
+            x.cpu()
+        ember.cuda.synchronize()  # explicit waits are never flagged
+        y = x * 2  # nor is queued work
+        with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+            ember.cuda.set_sync_debug_mode("loud")
+    finally:
+        ember.cuda.set_sync_debug_mode("default")
+    assert y.sum().item() == 8.0
+
+
+def test_nvtx_and_accelerator_names_on_a_gpu():
+    depth = ember.cuda.nvtx.range_push("step")
+    assert isinstance(depth, int)
+    ember.cuda.nvtx.range_pop()
+    with ember.cuda.nvtx.range("epoch {}", 1):
+        ember.ones(2, device="cuda").add_(1)
+    a = ember.accelerator
+    s = ember.cuda.Stream()
+    a.set_stream(s)
+    assert a.current_stream() == s
+    a.set_stream(ember.cuda.default_stream())
+    with a.device_index(0):
+        assert a.current_device_index() == 0
+    assert ember.float32 in a.get_device_capability()["supported_dtypes"]
+    a.empty_host_cache()
+    a.reset_accumulated_memory_stats()

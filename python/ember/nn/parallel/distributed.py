@@ -28,6 +28,21 @@ def _tensors_in(obj, out):
     return out
 
 
+def _check_comm_hook(hook):
+    """torch's checks of a hook: callable; annotations, when given, GradBucket -> Future[Tensor]."""
+    import inspect
+    if not callable(hook):
+        raise TypeError("Communication hook must be callable.")
+    from ...distributed import GradBucket
+    from ...futures import Future
+    sig = inspect.signature(hook)
+    bucket = sig.parameters.get("bucket")
+    if bucket is not None and bucket.annotation not in (inspect.Parameter.empty, GradBucket, "dist.GradBucket"):
+        raise ValueError("Communication hook: bucket annotation should be dist.GradBucket.")
+    if sig.return_annotation not in (inspect.Signature.empty, Future[Tensor], "torch.futures.Future[torch.Tensor]"):
+        raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
+
+
 class DistributedDataParallel(Module):
     """Wrap a module so backward averages its gradients across processes."""
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
@@ -117,6 +132,26 @@ class DistributedDataParallel(Module):
             yield
         finally:
             self.require_backward_grad_sync = old
+
+    # ---- communication hooks
+    def register_comm_hook(self, state, hook):
+        """Replace each bucket's all-reduce by hook(state, bucket) -> Future[Tensor] (torch's contract: the
+        bucket's buffer holds the local gradients, unaveraged; the future's tensor becomes the gradients)."""
+        _check_comm_hook(hook)
+        self._comm_hook = hook
+        self.reducer.register_comm_hook(lambda bucket: hook(state, bucket))
+
+    def _register_builtin_comm_hook(self, comm_hook_type):
+        """One of dist.BuiltinCommHookType: ALLREDUCE (the reducer's own path) or FP16_COMPRESS."""
+        from ...distributed import BuiltinCommHookType
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+        if comm_hook_type == BuiltinCommHookType.ALLREDUCE:
+            hook = default_hooks.allreduce_hook
+        elif comm_hook_type == BuiltinCommHookType.FP16_COMPRESS:
+            hook = default_hooks.fp16_compress_hook
+        else:
+            raise TypeError(f"_register_builtin_comm_hook expects a BuiltinCommHookType, got {comm_hook_type!r}")
+        self.reducer.register_comm_hook(lambda bucket: hook(self.process_group, bucket))
 
     def will_sync_module_buffers(self):
         return self.require_forward_param_sync and self.broadcast_buffers and len(list(self.module.buffers())) > 0

@@ -1,0 +1,2 @@
+"""ember.distributed.algorithms: DDP's communication hooks (ddp_comm_hooks)."""
+from . import ddp_comm_hooks  # noqa: F401
