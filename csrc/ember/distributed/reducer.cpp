@@ -30,7 +30,6 @@ struct Reducer::State {
     int64_t pending = 0;           // gradients not yet copied in this iteration
     WorkPtr work;
     std::function<Tensor()> hook_result;  // with a comm hook: waits for it, gives the reduced buffer
-    bool launched = false;
   };
 
   std::vector<Tensor> params;
@@ -117,7 +116,6 @@ struct Reducer::State {
     while (next_launch < buckets.size() && buckets[next_launch].pending == 0) {
       int64_t index = int64_t(next_launch);
       Bucket& ready = buckets[next_launch++];
-      ready.launched = true;
       if (comm_hook) {
         GradBucket gb;
         gb.index = index;
@@ -197,14 +195,15 @@ struct Reducer::State {
       for (auto& b : buckets) {
         b.work.reset();
         b.hook_result = nullptr;
-        b.launched = false;
       }
       used_work.reset();
+      next_launch = 0;
       std::rethrow_exception(err);
     }
-    for (auto& b : buckets) {
-      if (!b.launched) continue;
-      b.launched = false;
+    const size_t launched = next_launch;  // buckets launch in order: the first `launched` ones ran
+    next_launch = 0;
+    for (size_t bi = 0; bi < launched; bi++) {
+      Bucket& b = buckets[bi];
       stats.buckets_reduced++;
       if (b.work) stats.comm_ns += b.work->run_ns;
       b.work.reset();
@@ -274,7 +273,6 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     if (b.work) b.work->wait();
     if (b.hook_result) b.hook_result();
     b.hook_result = nullptr;
-    b.launched = false;
   }
   if (s.used_work) s.used_work->wait();
   s.used_work.reset();

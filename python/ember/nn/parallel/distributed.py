@@ -138,7 +138,6 @@ class DistributedDataParallel(Module):
         """Replace each bucket's all-reduce by hook(state, bucket) -> Future[Tensor] (torch's contract: the
         bucket's buffer holds the local gradients, unaveraged; the future's tensor becomes the gradients)."""
         _check_comm_hook(hook)
-        self._comm_hook = hook
         self.reducer.register_comm_hook(lambda bucket: hook(state, bucket))
 
     def _register_builtin_comm_hook(self, comm_hook_type):
