@@ -23,6 +23,7 @@ def main():
         return lib.randn(*shape, dtype=getattr(lib, dtype))
 
     data = {name: (mk(lib, (n,)), mk(lib, (n,))) for name, lib in libs.items()}
+    masks = {name: a[0] > a[1] for name, a in data.items()}  # a random mask: a branchy select mispredicts
     mats = {name: {s: (mk(lib, (s, s)), mk(lib, (s, s))) for s in SIZES} for name, lib in libs.items()}
     wide = {name: mk(lib, (4096, 4096)) for name, lib in libs.items()}
     small = {name: mk(lib, (1000, 100)) for name, lib in libs.items()}
@@ -32,6 +33,10 @@ def main():
         ("add_ 16M f32 (in place)", {k: (lambda a=a: a[0].add_(a[1])) for k, a in data.items()}, 3 * 4 * n),
         ("mul by scalar 16M f32", {k: (lambda a=a: a[0] * 2.0) for k, a in data.items()}, 2 * 4 * n),
         ("exp 16M f32", {k: (lambda a=a: a[0].exp()) for k, a in data.items()}, 2 * 4 * n),
+        ("sigmoid 16M f32", {k: (lambda a=a: a[0].sigmoid()) for k, a in data.items()}, 2 * 4 * n),
+        ("clamp(-1, 1) 16M f32", {k: (lambda a=a: a[0].clamp(-1, 1)) for k, a in data.items()}, 2 * 4 * n),
+        ("where(a > b, a, b) 16M f32", {k: (lambda a=a, m=masks[k], lib=libs[k]: lib.where(m, a[0], a[1]))
+                                         for k, a in data.items()}, (3 * 4 + 1) * n),
         ("fmod 16M f32", {k: (lambda a=a: a[0].fmod(a[1])) for k, a in data.items()}, 3 * 4 * n),
         ("remainder 16M f32", {k: (lambda a=a: a[0].remainder(a[1])) for k, a in data.items()}, 3 * 4 * n),
         ("floor_divide 16M f32", {k: (lambda a=a: a[0].floor_divide(a[1])) for k, a in data.items()}, 3 * 4 * n),

@@ -3,6 +3,7 @@
 #include "ember/sparse/sparse_ops.h"
 
 #include "ember/iter/tensor_iter.h"
+#include "ember/ops/opmath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -450,40 +451,52 @@ Tensor elu_backward(const Tensor& grad, const Tensor& self, const Scalar& alpha,
                     const Scalar& input_scale) {
   // exp of min(x, 0): the branch for x > 0 is not taken, and must not overflow (0 * inf)
   double c = alpha.to_double() * scale.to_double() * input_scale.to_double();
-  Tensor neg = grad * ember::exp(ember::clamp_max(self, scalar(0.0)) * input_scale) * c;
-  return ember::where(ember::gt(self, 0), grad * scale, neg);
+  return in_opmath(grad, self, [&](const Tensor& g, const Tensor& x) {
+    Tensor neg = g * ember::exp(ember::clamp_max(x, scalar(0.0)) * input_scale) * c;
+    return ember::where(ember::gt(x, 0), g * scale, neg);
+  });
 }
 Tensor gelu_backward(const Tensor& grad, const Tensor& self, std::string_view approximate) {
-  if (approximate == "tanh") {
-    const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
-    Tensor x2 = self * self;
-    Tensor t = ember::tanh((self + x2 * self * kappa) * beta);
-    Tensor left = (t + 1) * 0.5;
-    Tensor right = self * 0.5 * (-(t * t) + 1) * beta * (x2 * (3 * kappa) + 1);
-    return grad * (left + right);
-  }
-  Tensor cdf = (ember::erf(self * M_SQRT1_2) + 1) * 0.5;
-  Tensor pdf = ember::exp(self * self * -0.5) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-  return grad * (cdf + self * pdf);
+  return in_opmath(grad, self, [&](const Tensor& g, const Tensor& x) {
+    if (approximate == "tanh") {
+      const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
+      Tensor x2 = x * x;
+      Tensor t = ember::tanh((x + x2 * x * kappa) * beta);
+      Tensor left = (t + 1) * 0.5;
+      Tensor right = x * 0.5 * (-(t * t) + 1) * beta * (x2 * (3 * kappa) + 1);
+      return g * (left + right);
+    }
+    Tensor cdf = (ember::erf(x * M_SQRT1_2) + 1) * 0.5;
+    Tensor pdf = ember::exp(x * x * -0.5) * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+    return g * (cdf + x * pdf);
+  });
 }
 Tensor silu_backward(const Tensor& grad, const Tensor& self) {
-  Tensor s = ember::sigmoid(self);
-  return grad * s * (self * (-s + 1) + 1);
+  return in_opmath(grad, self, [](const Tensor& g, const Tensor& x) {
+    Tensor s = ember::sigmoid(x);
+    return g * s * (x * (-s + 1) + 1);
+  });
 }
 Tensor mish_backward(const Tensor& grad, const Tensor& self) {
-  Tensor t = ember::tanh(stable_softplus(self));
-  return grad * (t + self * ember::sigmoid(self) * (-(t * t) + 1));
+  return in_opmath(grad, self, [](const Tensor& g, const Tensor& x) {
+    Tensor t = ember::tanh(stable_softplus(x));
+    return g * (t + x * ember::sigmoid(x) * (-(t * t) + 1));
+  });
 }
 Tensor hardsigmoid_backward(const Tensor& grad, const Tensor& self) {
   return zero_where(grad / 6, ember::logical_or(ember::le(self, -3), ember::ge(self, 3)));
 }
 Tensor hardswish_backward(const Tensor& grad, const Tensor& self) {
-  Tensor mid = ember::where(ember::lt(self, 3), grad * (self / 3 + 0.5), grad);
-  return zero_where(mid, ember::le(self, -3));
+  return in_opmath(grad, self, [](const Tensor& g, const Tensor& x) {
+    Tensor mid = ember::where(ember::lt(x, 3), g * (x / 3 + 0.5), g);
+    return zero_where(mid, ember::le(x, -3));
+  });
 }
 Tensor softplus_backward(const Tensor& grad, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
-  Tensor z = self * beta;
-  return ember::where(ember::gt(z, threshold), grad, grad * ember::sigmoid(z));
+  return in_opmath(grad, self, [&](const Tensor& g, const Tensor& x) {
+    Tensor z = x * beta;
+    return ember::where(ember::gt(z, threshold), g, g * ember::sigmoid(z));
+  });
 }
 Tensor shrink_backward(const Tensor& grad, const Tensor& self, const Scalar& lambd) {
   return zero_where(grad, ember::logical_and(ember::ge(self, -lambd.to_double()), ember::le(self, lambd)));
@@ -491,7 +504,16 @@ Tensor shrink_backward(const Tensor& grad, const Tensor& self, const Scalar& lam
 Tensor threshold_op_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold) {
   return zero_where(grad, ember::le(self, threshold));
 }
-Tensor log_sigmoid_backward(const Tensor& grad, const Tensor& self) { return grad * ember::sigmoid(-self); }
+// PyTorch's formula, from its forward's buffer z = exp(-|x|), which it keeps in the input's dtype
+Tensor log_sigmoid_backward(const Tensor& grad, const Tensor& self) {
+  const ScalarType dt = self.dtype();
+  return in_opmath(grad, self, [dt](const Tensor& g, const Tensor& x) {
+    Tensor z = ember::exp(-x.abs());
+    if (is_reduced_float(dt)) z = z.to(dt).to(kFloat);
+    Tensor d = z / (z + 1);
+    return g * ember::where(ember::lt(x, 0), 1 - d, d);
+  });
+}
 
 // binary_cross_entropy: d/dx = w (x - t) / max(x (1 - x), 1e-12), finite at x = 0 and 1 as in
 // PyTorch; d/dt = w (log(1 - x) - log(x)). Mean reduction divides by the element count.

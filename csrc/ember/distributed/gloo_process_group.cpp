@@ -26,20 +26,42 @@
 #include "ember/autograd/grad_mode.h"
 #include "ember/distributed/errors.h"
 #include "ember/generated/ops.h"
+#include "ember/kernels/kernels.h"
 
 namespace ember::distributed {
 
 namespace {
 
 // ---------------------------------------------------------------- reductions
+template <class T, class F> void combine_reduced(void* out, const void* a, const void* b, size_t n, F f);
 template <class T, class F> void combine(void* out, const void* a, const void* b, size_t n, F f) {
-  auto* o = static_cast<T*>(out);
-  auto* x = static_cast<const T*>(a);
-  auto* y = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; i++) o[i] = T(f(x[i], y[i]));
+  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    combine_reduced<T>(out, a, b, n, f);
+  } else {
+    auto* o = static_cast<T*>(out);
+    auto* x = static_cast<const T*>(a);
+    auto* y = static_cast<const T*>(b);
+    for (size_t i = 0; i < n; i++) o[i] = T(f(x[i], y[i]));
+  }
 }
 
 using ReduceFn = std::function<void(void*, const void*, const void*, size_t)>;
+
+// Half/BFloat16 operands widened and the result narrowed in blocks by the CPU's vector conversions
+// (one scalar conversion per value and operand made fp16 gradient compression slower than float32)
+template <class T, class F> void combine_reduced(void* out, const void* a, const void* b, size_t n, F f) {
+  constexpr ScalarType dt = std::is_same_v<T, Half> ? kHalf : kBFloat16;
+  static const auto convert = reduced_float_convert_kernel_stub(Device(DeviceType::CPU), "all_reduce");
+  constexpr size_t kBlock = 1024;
+  float x[kBlock], y[kBlock];
+  for (size_t i = 0; i < n; i += kBlock) {
+    const int64_t m = int64_t(std::min(kBlock, n - i));
+    convert(dt, true, static_cast<const T*>(a) + i, x, m);
+    convert(dt, true, static_cast<const T*>(b) + i, y, m);
+    for (int64_t j = 0; j < m; j++) x[j] = f(x[j], y[j]);
+    convert(dt, false, x, static_cast<T*>(out) + i, m);
+  }
+}
 
 template <class T> ReduceFn reduce_fn_for(ReduceOp op) {
   // Half/BFloat16 combine in float and round once per step, as torch's Gloo backend does

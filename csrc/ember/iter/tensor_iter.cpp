@@ -306,7 +306,8 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     if (cfg.promote_int_to_float && !is_floating(common) && !is_complex(common)) common = default_dtype();
   }
   common_dtype_ = common;
-  compute_dtype_ = (is_reduced_float(common) && !cfg.allow_reduced_float) ? kFloat : common;
+  const bool widen_in_kernel = cfg.cpu_widens_reduced_float && device_.is_cpu() && is_reduced_float(common);
+  compute_dtype_ = (is_reduced_float(common) && !cfg.allow_reduced_float && !widen_in_kernel) ? kFloat : common;
   ScalarType out_dtype = cfg.result_bool ? kBool : cfg.result_real ? to_real_dtype(common) : common;
   if (cfg.mode == OutMode::Out && cfg.out_dtype_must_match) {
     EMBER_CHECK(cfg.out.dtype() == out_dtype, "Found dtype ", cfg.out.dtype(), " but expected ", out_dtype);
@@ -320,10 +321,13 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     Tensor& in = cfg.inputs[i];
     // An input of another dtype is first cast to the common dtype, as PyTorch promotes: with a
     // half/bfloat16 result, x_bf16 - 4.3263 subtracts bfloat16(4.3263) (then computes in float).
-    if (cfg.promote_inputs && cfg.round_inputs_to_common && i != cfg.unrounded_input && in.dtype() != common &&
-        compute_dtype_ != common)
+    const bool rounded = cfg.round_inputs_to_common && i != cfg.unrounded_input;
+    if (cfg.promote_inputs && rounded && in.dtype() != common && compute_dtype_ != common)
       in = ember::to_dtype(in, common, false);
-    if (cfg.promote_inputs && in.dtype() != compute_dtype_) in = ember::to_dtype(in, compute_dtype_, false);
+    // (the widening kernel reads an unrounded input as float: its dtype tells the kernel that PyTorch took its
+    // single-value path, where floor_divide computes in float)
+    const ScalarType input_dtype = widen_in_kernel && !rounded ? kFloat : compute_dtype_;
+    if (cfg.promote_inputs && in.dtype() != input_dtype) in = ember::to_dtype(in, input_dtype, false);
     if (EMBER_UNLIKELY(in.device() != device_)) in = in.to(device_);  // a CPU scalar (compute_device)
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();

@@ -46,6 +46,9 @@ struct TensorIterConfig {
   bool result_real = false;        // output dtype the real twin of a complex result (abs, angle)
   ScalarType force_dtype = ScalarType::Undefined;  // compute dtype override (e.g. copy)
   bool allow_reduced_float = false;  // kernel handles half/bfloat16 itself (copy)
+  // On the CPU the kernel widens half/bfloat16 operands block by block (kernels/cpu/isa/reduced_float.h):
+  // the compute dtype stays half/bfloat16, an unrounded input arrives as float.
+  bool cpu_widens_reduced_float = false;
   bool out_dtype_must_match = false; // out= must have exactly the result dtype (PyTorch's same-dtype ops)
   bool check_internal_overlap = true; // false: an output with stride-0 dims is fine (fill_, masked_fill_)
   bool round_inputs_to_common = true;  // cast inputs to a half/bfloat16 common dtype before computing in float

@@ -46,14 +46,18 @@ EMBER_HOST_DEVICE inline T trunc_divide(T x, T y) {
 
 // floor(a / b) for floats from mod = fmod(a, b) (which a vector loop may have computed), as Python's //.
 // Selects rather than branches, so a loop over it vectorizes (the signs of random data defeat branches).
-template <class T>
-EMBER_HOST_DEVICE inline T floor_divide_from_mod(T a, T b, T mod) {
+// (rd rounds each step's result: the identity, or to half/bfloat16, where PyTorch computes in that dtype)
+struct NoRounding {
+  template <class T> EMBER_HOST_DEVICE T operator()(T v) const { return v; }
+};
+template <class T, class Round = NoRounding>
+EMBER_HOST_DEVICE inline T floor_divide_from_mod(T a, T b, T mod, Round rd = {}) {
   // (adding a 0/1 converted from the condition, not a conditional add: the compiler may not
   // speculate an FP add, and so would not vectorize; fl + 0 cannot flip a zero's sign, zeros go below)
-  const T q = a / b;
-  const T div = (a - mod) / b - T((mod != 0) & ((b < 0) != (mod < 0)));
+  const T q = rd(a / b);
+  const T div = rd(rd(rd(a - mod) / b) - T((mod != 0) & ((b < 0) != (mod < 0))));
   const T fl = EMBER_FMATH(floor)(div);
-  const T rounded = fl + T(div - fl > T(0.5));
+  const T rounded = rd(fl + T(rd(div - fl) > T(0.5)));
   const T r = div == 0 ? EMBER_FMATH(copysign)(T(0), q) : rounded;
   return b == 0 ? q : r;
 }
@@ -203,16 +207,18 @@ EMBER_HOST_DEVICE inline T minimum(T a, T b) {
 }
 
 // clamp: min(max(x, lo), hi) with NaN propagating from any operand; a bound not given is skipped
+// (selects, not early returns: the CPU loop vectorizes; a NaN x wins, then a NaN lo, then a NaN hi)
 template <class T>
 EMBER_HOST_DEVICE inline T clamp(T x, T lo, T hi, bool has_lo, bool has_hi) {
+  T r = x;
+  if (has_lo) r = r < lo ? lo : r;
+  if (has_hi) r = r > hi ? hi : r;
   if constexpr (std::is_floating_point_v<T>) {
-    if (x != x) return x;
-    if (has_lo && lo != lo) return lo;
-    if (has_hi && hi != hi) return hi;
+    if (has_hi) r = hi != hi ? hi : r;
+    if (has_lo) r = lo != lo ? lo : r;
+    r = x != x ? x : r;
   }
-  if (has_lo && x < lo) x = lo;
-  if (has_hi && x > hi) x = hi;
-  return x;
+  return r;
 }
 
 // lerp: start + weight * (end - start), from the nearer end (exact at both ends), as PyTorch's

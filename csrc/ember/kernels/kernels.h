@@ -28,6 +28,9 @@ EMBER_DECLARE_KERNEL(void, binary_kernel, (::ember::BinaryKernel, ::ember::Tenso
 EMBER_DECLARE_KERNEL(void, ternary_kernel, (::ember::TernaryKernel, ::ember::TensorIter&, const ::ember::KernelArgs&))
 EMBER_DECLARE_KERNEL(void, copy_kernel, (::ember::TensorIter&))
 EMBER_DECLARE_KERNEL(void, fill_kernel, (::ember::TensorIter&, const ::ember::Scalar&))
+// n contiguous half/bfloat16 values (dt) widened to float (to_float), or n floats rounded to dt
+EMBER_DECLARE_KERNEL(void, reduced_float_convert_kernel, (::ember::ScalarType dt, bool to_float, const void* src,
+                                                          void* dst, int64_t n))
 // dst[b][r][c] = src[b][c][r] for B contiguous [C, R] sources into [R, C] destinations
 EMBER_DECLARE_KERNEL(void, transpose_copy_kernel, (int64_t itemsize, const void* src, void* dst, int64_t B, int64_t R, int64_t C))
 // values: [outer, inner] of dtype; indices: int64 [outer, inner] for ArgMax/ArgMin/Max/Min (may be null)

@@ -39,6 +39,7 @@ Tensor unary_op(UnaryKernel k, int flags, const Tensor& self, const Tensor& out,
   cfg.mode = mode;
   cfg.add_input(self);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
+  cfg.cpu_widens_reduced_float = true;
   cfg.result_bool = flags & kResultBool;
   cfg.result_real = k == UnaryKernel::Abs || k == UnaryKernel::Angle;  // |z| and arg z are real
   // PyTorch's plain unary ops (not the float-promoting ones) write out= only in their own dtype
@@ -87,6 +88,7 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   cfg.mode = mode;
   cfg.add_input(self).add_input(other);
   cfg.promote_int_to_float = flags & kPromoteToFloat;
+  cfg.cpu_widens_reduced_float = true;
   cfg.result_bool = flags & kResultBool;
   // PyTorch's half/bfloat16 multiply and divide kernels read a single-value second operand in
   // float, without rounding it to the result dtype first (add, sub, remainder, ... do round it)
@@ -283,6 +285,7 @@ static Tensor nan_to_num_impl(const Tensor& self, std::optional<double> nan, std
   cfg.name = "nan_to_num";
   cfg.out = out;
   cfg.mode = mode;
+  cfg.cpu_widens_reduced_float = true;
   cfg.add_input(self);
   TensorIter it(cfg);
   KernelArgs a;
@@ -333,6 +336,7 @@ static Tensor clamp_impl(const Tensor& self, const Tensor& min, const Tensor& ma
   cfg.mode = mode;
   // clamp(x, number bounds, out=) writes only the result dtype; with tensor bounds out= may be wider
   cfg.out_dtype_must_match = number_or_none(min) && number_or_none(max);
+  cfg.cpu_widens_reduced_float = true;
   cfg.add_input(self).add_input(min.defined() ? min : self).add_input(max.defined() ? max : self);
   TensorIter it(cfg);
   KernelArgs a;
@@ -365,6 +369,7 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   cfg.force_dtype = self.dtype();
   cfg.out_dtype_must_match = !weight.impl()->is_wrapped_number();  // lerp.Tensor's out= is its own dtype
   cfg.round_inputs_to_common = !weight.impl()->is_wrapped_number();  // a number weight stays float
+  cfg.cpu_widens_reduced_float = true;
   TensorIter it(cfg);  // shape errors come before the dtype's
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
@@ -394,9 +399,11 @@ static Tensor where_impl(const Tensor& cond, const Tensor& self, const Tensor& o
   cfg.add_input(cond.dtype() == kBool ? cond : cond.to(kBool));
   cfg.add_input(self.dtype() == dt ? self : self.to(dt)).add_input(other.dtype() == dt ? other : other.to(dt));
   cfg.force_dtype = dt;
-  cfg.allow_reduced_float = false;
   cfg.check_internal_overlap = !allow_internal_overlap;
-  if (is_reduced_float(dt)) {  // compute half/bfloat16 selects in float, like the other kernels
+  // the CPU kernel selects half/bfloat16 values as 16-bit patterns; the GPU's computes them in float
+  cfg.allow_reduced_float = cond.device().is_cpu() && self.device().is_cpu() && other.device().is_cpu() &&
+                            (!out.defined() || out.device().is_cpu());
+  if (is_reduced_float(dt) && !cfg.allow_reduced_float) {
     Tensor r = where_impl(cond, self.to(kFloat), other.to(kFloat), Tensor(), OutMode::Functional).to(dt);
     if (mode == OutMode::Functional) return r;
     if (mode == OutMode::Out) resize_output(out, r.sizes());
@@ -458,14 +465,19 @@ Tensor logaddexp_base(const Tensor& a, const Tensor& b, bool base2) {
 }
 }  // namespace
 
+// half/bfloat16 compute in float and round once, as PyTorch's kernel (the composite in the dtype itself
+// would round every step: an ulp or more off where max and log1p(...) nearly cancel)
+static Tensor logaddexp_in(ScalarType dt, const Tensor& a, const Tensor& b, bool base2) {
+  if (!is_reduced_float(dt)) return logaddexp_base(a, b, base2);
+  return logaddexp_base(a.to(dt).to(kFloat), b.to(dt).to(kFloat), base2).to(dt);  // (a float64 0-d rounds first)
+}
+
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
-  floating_result(self, other, "logaddexp");
-  return logaddexp_base(self, other, false);
+  return logaddexp_in(floating_result(self, other, "logaddexp"), self, other, false);
 }
 
 Tensor logaddexp2(const Tensor& self, const Tensor& other) {
-  floating_result(self, other, "logaddexp2");
-  return logaddexp_base(self, other, true);
+  return logaddexp_in(floating_result(self, other, "logaddexp2"), self, other, true);
 }
 
 }  // namespace native

@@ -151,10 +151,20 @@ void check_addcdiv(const Tensor& t1, const Tensor& t2) {
               "implementation: (input + value * tensor1 / tensor2), for all dtypes.");
 }
 }  // namespace
+// Half/bfloat16 operands of one dtype compute in float and round once, as PyTorch's kernels (in the dtype
+// itself value * t1 * t2 would round twice before the sum: tens of ulps off)
+static bool one_reduced_dtype(const Tensor& a, const Tensor& b, const Tensor& c) {
+  return is_reduced_float(a.dtype()) && b.dtype() == a.dtype() && c.dtype() == a.dtype();
+}
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  if (one_reduced_dtype(self, t1, t2))
+    return native::addcmul(self.to(kFloat), t1.to(kFloat), t2.to(kFloat), value).to(self.dtype());
+  if (is_floating(self.dtype()) && t1.dtype() == self.dtype() && t2.dtype() == self.dtype() && !value.is_complex())
+    return ember::add(self, ember::mul(ember::mul(t1, value), t2));  // (value * t1) * t2, PyTorch's order
   return add_scaled(self, ember::mul(t1, t2), value);
 }
 const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  if (one_reduced_dtype(self, t1, t2)) return ember::copy_(self, native::addcmul(self, t1, t2, value));
   return self.add_(ember::mul(t1, t2), value);
 }
 const Tensor& addcmul_out(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
@@ -162,10 +172,13 @@ const Tensor& addcmul_out(const Tensor& out, const Tensor& self, const Tensor& t
 }
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcdiv(t1, t2);
+  if (one_reduced_dtype(self, t1, t2))  // self + (value * t1) / t2 in float, PyTorch's order
+    return ember::add(self.to(kFloat), ember::div(ember::mul(t1.to(kFloat), value), t2.to(kFloat))).to(self.dtype());
   return add_scaled(self, ember::div(t1, t2), value);
 }
 const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcdiv(t1, t2);
+  if (one_reduced_dtype(self, t1, t2)) return ember::copy_(self, native::addcdiv(self, t1, t2, value));
   return self.add_(ember::div(t1, t2), value);
 }
 const Tensor& addcdiv_out(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

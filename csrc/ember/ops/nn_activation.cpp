@@ -9,6 +9,7 @@
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/ops/nn_common.h"
+#include "ember/ops/opmath.h"
 
 namespace ember::native {
 
@@ -53,8 +54,10 @@ const Tensor& leaky_relu_(const Tensor& self, const Scalar& negative_slope) {
 // ---- elu family: x > 0 ? scale * x : scale * alpha * (exp(x * input_scale) - 1)
 Tensor elu(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   check_floating(self, "elu_cpu");
-  Tensor neg = ember::expm1(self * input_scale) * (alpha.to_double() * scale.to_double());
-  return ember::where(ember::gt(self, 0), self * scale, neg);
+  return in_opmath(self, [&](const Tensor& x) {
+    Tensor neg = ember::expm1(x * input_scale) * (alpha.to_double() * scale.to_double());
+    return ember::where(ember::gt(x, 0), x * scale, neg);
+  });
 }
 const Tensor& elu_(const Tensor& self, const Scalar& alpha, const Scalar& scale, const Scalar& input_scale) {
   return assign(self, native::elu(self, alpha, scale, input_scale));
@@ -74,46 +77,52 @@ const Tensor& celu_(const Tensor& self, const Scalar& alpha) {
 Tensor gelu(const Tensor& self, std::string_view approximate) {
   EMBER_CHECK(approximate == "none" || approximate == "tanh", "approximate argument must be either none or tanh.");
   check_floating(self, "GeluKernelImpl");
-  if (approximate == "tanh") {
-    const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
-    Tensor inner = (self + self * self * self * kappa) * beta;
-    return self * 0.5 * (ember::tanh(inner) + 1);
-  }
-  return self * 0.5 * (ember::erf(self * M_SQRT1_2) + 1);
+  return in_opmath(self, [&](const Tensor& x) {
+    if (approximate == "tanh") {
+      const double beta = std::sqrt(2.0 / M_PI), kappa = 0.044715;
+      Tensor inner = (x + x * x * x * kappa) * beta;
+      return x * 0.5 * (ember::tanh(inner) + 1);
+    }
+    return x * 0.5 * (ember::erf(x * M_SQRT1_2) + 1);
+  });
 }
 
 // ---- silu, mish
 Tensor silu(const Tensor& self) {
   check_floating(self, "silu_cpu");
-  return self * ember::sigmoid(self);
+  return in_opmath(self, [](const Tensor& x) { return x * ember::sigmoid(x); });
 }
 const Tensor& silu_(const Tensor& self) { return assign(self, native::silu(self)); }
 
 Tensor mish(const Tensor& self) {
   check_floating(self, "mish_cpu");
-  Tensor softplus = ember::clamp_min(self, scalar(0.0)) + ember::log1p(ember::exp(-self.abs()));
-  return self * ember::tanh(softplus);
+  return in_opmath(self, [](const Tensor& x) {
+    Tensor softplus = ember::clamp_min(x, scalar(0.0)) + ember::log1p(ember::exp(-x.abs()));
+    return x * ember::tanh(softplus);
+  });
 }
 const Tensor& mish_(const Tensor& self) { return assign(self, native::mish(self)); }
 
 // ---- hardsigmoid, hardswish: relu6(x + 3) / 6 and x * relu6(x + 3) / 6
 Tensor hardsigmoid(const Tensor& self) {
   check_floating(self, "hardsigmoid_cpu");
-  return ember::clamp(self + 3, scalar(0.0), scalar(6.0)) / 6;
+  return in_opmath(self, [](const Tensor& x) { return ember::clamp(x + 3, scalar(0.0), scalar(6.0)) / 6; });
 }
 const Tensor& hardsigmoid_(const Tensor& self) { return assign(self, native::hardsigmoid(self)); }
 
 Tensor hardswish(const Tensor& self) {
   check_floating(self, "hardswish_cpu");
-  return self * ember::clamp(self + 3, scalar(0.0), scalar(6.0)) / 6;
+  return in_opmath(self, [](const Tensor& x) { return x * ember::clamp(x + 3, scalar(0.0), scalar(6.0)) / 6; });
 }
 const Tensor& hardswish_(const Tensor& self) { return assign(self, native::hardswish(self)); }
 
 // ---- softplus: log(1 + exp(beta x)) / beta, linear above the threshold
 Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
   check_floating(self, "softplus_cpu");
-  Tensor z = self * beta;
-  return ember::where(ember::gt(z, threshold), self, ember::log1p(ember::exp(z)) / beta);
+  return in_opmath(self, [&](const Tensor& x) {
+    Tensor z = x * beta;
+    return ember::where(ember::gt(z, threshold), x, ember::log1p(ember::exp(z)) / beta);
+  });
 }
 
 // ---- shrinks, threshold
@@ -141,7 +150,9 @@ const Tensor& threshold_(const Tensor& self, const Scalar& threshold, const Scal
 // ---- log_sigmoid: min(x, 0) - log1p(exp(-|x|)), stable for large |x|
 Tensor log_sigmoid(const Tensor& self) {
   check_floating(self, "log_sigmoid_cpu");
-  return ember::clamp_max(self, scalar(0.0)) - ember::log1p(ember::exp(-self.abs()));
+  return in_opmath(self, [](const Tensor& x) {
+    return ember::clamp_max(x, scalar(0.0)) - ember::log1p(ember::exp(-x.abs()));
+  });
 }
 
 // ---- composites

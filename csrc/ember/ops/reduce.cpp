@@ -98,7 +98,9 @@ const char* reduce_name(ReduceKernel k) {
 Tensor run(ReduceKernel k, const Reduction& red, Tensor* indices = nullptr) {
   const Device dev = red.in.device();
   auto kernel = reduce_kernel_stub(dev, reduce_name(k));  // before allocating: no kernel, no work
-  Tensor vals = empty_tensor(red.out_shape, red.in.dtype(), dev);
+  // (the CPU sums half/bfloat16 input into float: sum_compute_dtype)
+  const ScalarType vals_dtype = k == ReduceKernel::Sum && is_reduced_float(red.in.dtype()) ? kFloat : red.in.dtype();
+  Tensor vals = empty_tensor(red.out_shape, vals_dtype, dev);
   Tensor idx;
   if (indices) idx = empty_tensor(red.out_shape, kLong, dev);
   if (vals.numel() > 0)  // buffers, not loops: the per-ISA kernels take raw pointers (kernels.h)
@@ -116,6 +118,12 @@ ScalarType compute_of(ScalarType t) {
   if (is_reduced_float(t)) return kFloat;
   if (is_integral(t, true)) return kLong;
   return t;
+}
+// The dtype a sum's input is prepared in: a half/bfloat16 input stays as it is on the CPU, whose kernel
+// widens it while summing into float (the values of summing its float copy, without making the copy).
+ScalarType sum_compute_dtype(const Tensor& self, ScalarType out_t) {
+  const ScalarType cd = compute_of(out_t);
+  return cd == kFloat && is_reduced_float(self.dtype()) && self.device().is_cpu() ? self.dtype() : cd;
 }
 
 const Tensor& write_out(const Tensor& out, const Tensor& result) {
@@ -177,7 +185,7 @@ Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optio
   ScalarType out_t = sum_dtype(self, dtype);
   // sum(dtype=bool) first casts the input to bool (0.5 is True), as PyTorch casts to dtype first
   if (out_t == kBool && self.dtype() != kBool) return native::sum(self.to(kBool), dim, keepdim, kBool);
-  auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, compute_of(out_t));
+  auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, sum_compute_dtype(self, out_t));
   return run(ReduceKernel::Sum, red).to(out_t);
 }
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return native::sum(self, std::nullopt, false, dtype); }
@@ -192,7 +200,7 @@ Tensor mean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::opti
   EMBER_CHECK(is_floating(out_t), "mean(): could not infer output dtype. ",
               dtype ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ", out_t);
   auto mask = reduce_mask(self, dim, "mean");
-  auto red = prepare(self, mask, keepdim, compute_of(out_t));
+  auto red = prepare(self, mask, keepdim, sum_compute_dtype(self, out_t));
   Tensor s = run(ReduceKernel::Sum, red);
   ember::div_(s, scalar_to_tensor(double(red.sh.reduced)));
   return s.to(out_t);

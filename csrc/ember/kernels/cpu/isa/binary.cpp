@@ -3,11 +3,13 @@
 // the wrapping_* helpers (unsigned arithmetic: signed overflow is undefined behaviour in C++).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "ember/core/checked_math.h"
 #include "ember/core/complex_arith.h"
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/reduced_float.h"
 #include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/kernels/cpu/special_math.h"
 #include "ember/kernels/elementwise_math.h"
@@ -28,7 +30,7 @@ template <class T> struct Add {
     if constexpr (is_b<T>) return x || (alpha && y);
     else if constexpr (std::is_integral_v<T>) return wrapping_add(x, wrapping_mul(alpha, y));
     else if constexpr (is_cplx<T>) return x + textbook_mul(alpha, y);
-    else return T(x + alpha * y);
+    else return std::fma(alpha, y, x);  // one rounding, as PyTorch's fmadd (exactly x + y when alpha is 1)
   }
 };
 template <class T> struct Sub {
@@ -38,7 +40,7 @@ template <class T> struct Sub {
   T operator()(T x, T y) const {
     if constexpr (std::is_integral_v<T>) return wrapping_sub(x, wrapping_mul(alpha, y));
     else if constexpr (is_cplx<T>) return x - textbook_mul(alpha, y);
-    else return T(x - alpha * y);
+    else return std::fma(-alpha, y, x);  // PyTorch's sub is add with -alpha
   }
 };
 template <class T> struct Mul {
@@ -206,6 +208,46 @@ bool try_vec_fmod_family(TensorIter& it) {
 
 template <template <class> class F>
 void run(TensorIter& it, const KernelArgs& a) {
+  if (is_reduced_float(it.compute_dtype())) {  // half/bfloat16: the float functor over widened blocks
+    if constexpr ((F<float>::mask & bit(kFloat)) == 0) {
+      EMBER_FAIL(NotImplemented, "\"", a.name, "\" not implemented for '", it.compute_dtype(), "'");
+    } else {
+      auto f = make_functor<F<float>>(a);
+      if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>)
+        f.alpha = round_to_reduced(it.compute_dtype(), f.alpha);  // PyTorch's alpha is a value of the dtype
+#ifdef EMBER_HAVE_FUSED_REDUCED
+      // the arithmetic four widen in registers (the same float expressions as their functors)
+      if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>) {
+        // (sub is add with -alpha; PyTorch's scalar code rounds alpha * b to the dtype before the sum)
+        const float alpha = std::is_same_v<F<float>, Sub<float>> ? -f.alpha : f.alpha;
+        const ScalarType dt = it.compute_dtype();
+        return fused_reduced_binary(
+            it, [alpha](auto x, auto y) { return mul_add(alpha, y, x); },
+            [alpha, dt](float x, float y) { return x + round_to_reduced(dt, alpha * y); });
+      } else if constexpr (std::is_same_v<F<float>, Mul<float>>) {
+        auto mul = [](auto x, auto y) { return x * y; };
+        return fused_reduced_binary(it, mul, mul);
+      } else if constexpr (std::is_same_v<F<float>, TrueDiv<float>>) {
+        auto div = [](auto x, auto y) { return x / y; };
+        return fused_reduced_binary(it, div, div);
+      }
+#endif
+      // PyTorch's floor and trunc division of half/bfloat16 tensors round every step of the computation to
+      // the dtype (by a single value, which arrives unrounded as float, they compute in float)
+      if constexpr (std::is_same_v<F<float>, FloorDiv<float>> || std::is_same_v<F<float>, TruncDiv<float>>) {
+        const ScalarType dt = it.compute_dtype();
+        if (it.dtype(2) != kFloat) {
+          return reduced_float_map<2>(it, [dt](float x, float y) {
+            auto rd = [dt](float v) { return round_to_reduced(dt, v); };
+            if constexpr (std::is_same_v<F<float>, TruncDiv<float>>) return std::trunc(rd(x / y));
+            else return em::floor_divide_from_mod(x, y, y == 0 ? 0.f : std::fmod(x, y), rd);
+          });
+        }
+      }
+      reduced_float_map<2>(it, f);
+    }
+    return;
+  }
   dispatch_compute<F<float>::mask>(it.dtype(1), a.name, [&](auto tag) {
     using T = decltype(tag);
 #ifdef EMBER_HAVE_VEC_MATH
@@ -228,11 +270,50 @@ void binary_kernel(BinaryKernel k, TensorIter& it, const KernelArgs& a) {
   }
 }
 
+// where(cond, x, y) on the bit patterns of the values' width (U): a branch would mispredict half the
+// time on a random mask; a mask made from the condition byte vectorizes (GCC does not vectorize the
+// same select written over bool) and moves the values' bits, NaN payloads included, as they are.
+template <class U>
+void where_bits_loop(const TensorIter& it) {
+  auto sel = [](uint8_t c, U x, U y) {
+    const U m = U(U(0) - U(c));
+    return U((x & m) | (y & U(~m)));
+  };
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    constexpr int64_t w = sizeof(U);
+    U* o = reinterpret_cast<U*>(d[0]);
+    const uint8_t* c = reinterpret_cast<const uint8_t*>(d[1]);  // bool: 0 or 1
+    const U* x = reinterpret_cast<const U*>(d[2]);
+    const U* y = reinterpret_cast<const U*>(d[3]);
+    if (s[0] == w && s[1] == 1 && s[2] == w && s[3] == w) {
+      for (int64_t i = 0; i < n; i++) o[i] = sel(c[i], x[i], y[i]);
+    } else if (s[0] == w && s[1] == 1 && s[2] == 0 && s[3] == w) {  // masked_fill: a scalar x
+      const U xv = *x;
+      for (int64_t i = 0; i < n; i++) o[i] = sel(c[i], xv, y[i]);
+    } else if (s[0] == w && s[1] == 1 && s[2] == w && s[3] == 0) {
+      const U yv = *y;
+      for (int64_t i = 0; i < n; i++) o[i] = sel(c[i], x[i], yv);
+    } else {
+      for (int64_t i = 0; i < n; i++)
+        *reinterpret_cast<U*>(d[0] + i * s[0]) = sel(*reinterpret_cast<const uint8_t*>(d[1] + i * s[1]),
+                                                     *reinterpret_cast<const U*>(d[2] + i * s[2]),
+                                                     *reinterpret_cast<const U*>(d[3] + i * s[3]));
+    }
+  });
+}
+
 // clamp(x, lo, hi), lerp(start, end, weight), where(cond, x, y): the iterator's inputs already
 // have the compute dtype (cond is bool).
 void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
   switch (k) {
     case TernaryKernel::Clamp:
+      if (is_reduced_float(it.compute_dtype())) {
+        const bool has_lo = a.s0.to_bool(), has_hi = a.s1.to_bool();
+        reduced_float_map<3>(it, [has_lo, has_hi](float x, float lo, float hi) {
+          return em::clamp(x, lo, hi, has_lo, has_hi);
+        });
+        return;
+      }
       dispatch_compute<kAll>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
         const bool has_lo = a.s0.to_bool(), has_hi = a.s1.to_bool();
@@ -241,17 +322,28 @@ void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
       });
       return;
     case TernaryKernel::Lerp:
+      if (is_reduced_float(it.compute_dtype()))
+        return reduced_float_map<3>(it, [](float s, float e, float w) { return em::lerp(s, e, w); });
       dispatch_compute<kFloats>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
         ternary_loop<T, T, T, T>(it, [](T s, T e, T w) { return em::lerp(s, e, w); });
       });
       return;
-    case TernaryKernel::Where:
-      dispatch_compute<kAll | kComplex>(it.dtype(2), a.name, [&](auto tag) {
-        using T = decltype(tag);
-        ternary_loop<T, bool, T, T>(it, [](bool c, T x, T y) { return c ? x : y; });
-      });
-      return;
+    case TernaryKernel::Where: {
+      // any dtype, half/bfloat16 included: a select only moves values
+      const ScalarType dt = it.dtype(2);
+      if (dt == kComplexDouble) {
+        ternary_loop<std::complex<double>, bool, std::complex<double>, std::complex<double>>(
+            it, [](bool c, std::complex<double> x, std::complex<double> y) { return c ? x : y; });
+        return;
+      }
+      switch (itemsize(dt)) {
+        case 1: return where_bits_loop<uint8_t>(it);
+        case 2: return where_bits_loop<uint16_t>(it);
+        case 4: return where_bits_loop<uint32_t>(it);
+        default: return where_bits_loop<uint64_t>(it);
+      }
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/reduced_float.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember::EMBER_CPU_NS {
@@ -25,8 +26,57 @@ inline To cast_value(From v) {
   else return static_cast<To>(v);
 }
 
+// A cast from or to half/bfloat16 (real dtypes) in blocks through float: vector conversions instead
+// of one branchy scalar conversion an element. The values are cast_value's: every such cast goes
+// through float.
+static void reduced_float_copy(TensorIter& it) {
+  const ScalarType to = it.dtype(0), from = it.dtype(1);
+  it.for_each([&](char** d, const int64_t* s, int64_t n) {
+    alignas(64) float buf[kReducedBlock];
+    alignas(64) uint16_t tmp[kReducedBlock];
+    for (int64_t i0 = 0; i0 < n; i0 += kReducedBlock) {
+      const int64_t m = std::min(kReducedBlock, n - i0);
+      const char* src = d[1] + i0 * s[1];
+      char* dst = d[0] + i0 * s[0];
+      if (to == kFloat && s[0] == int64_t(sizeof(float)) && is_reduced_float(from)) {
+        load_floats(from, src, s[1], m, reinterpret_cast<float*>(dst), tmp);  // widen straight into the output
+        continue;
+      }
+      const float* x = buf;
+      if (is_reduced_float(from) || from == kFloat) {
+        x = load_floats(from, src, s[1], m, buf, tmp);
+      } else {
+        EMBER_DISPATCH_ALL(from, "copy_", [&](auto tag) {
+          using From = decltype(tag);
+          if (s[1] == int64_t(sizeof(From))) {
+            const From* p = reinterpret_cast<const From*>(src);
+            for (int64_t j = 0; j < m; j++) buf[j] = cast_value<float>(p[j]);
+          } else {
+            for (int64_t j = 0; j < m; j++) buf[j] = cast_value<float>(*reinterpret_cast<const From*>(src + j * s[1]));
+          }
+        });
+      }
+      if (is_reduced_float(to) || to == kFloat) {
+        store_floats(to, dst, s[0], m, x, tmp);
+      } else {
+        EMBER_DISPATCH_ALL(to, "copy_", [&](auto tag) {
+          using To = decltype(tag);
+          if (s[0] == int64_t(sizeof(To))) {
+            To* p = reinterpret_cast<To*>(dst);
+            for (int64_t j = 0; j < m; j++) p[j] = cast_value<To>(x[j]);
+          } else {
+            for (int64_t j = 0; j < m; j++) *reinterpret_cast<To*>(dst + j * s[0]) = cast_value<To>(x[j]);
+          }
+        });
+      }
+    }
+  });
+}
+
 void copy_kernel(TensorIter& it) {
   ScalarType to = it.dtype(0), from = it.dtype(1);
+  if (to != from && (is_reduced_float(to) || is_reduced_float(from)) && !is_complex(to) && !is_complex(from))
+    return reduced_float_copy(it);
   if (to == from) {
     const int64_t isz = itemsize(to);
     it.for_each([&](char** d, const int64_t* s, int64_t n) {
@@ -51,6 +101,16 @@ void copy_kernel(TensorIter& it) {
       unary_loop<To, From>(it, [](From v) { return cast_value<To>(v); });
     });
   });
+}
+
+void reduced_float_convert_kernel(ScalarType dt, bool to_float, const void* src, void* dst, int64_t n) {
+  if (to_float) {
+    if (dt == kHalf) half_to_float(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+    else bf16_to_float(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+  } else {
+    if (dt == kHalf) float_to_half(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+    else float_to_bf16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
+  }
 }
 
 // Transposing copies in 64x64 tiles: both the rows read and the rows written stay in L1 while a

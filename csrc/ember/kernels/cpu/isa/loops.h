@@ -113,6 +113,12 @@ void ternary_loop(const TensorIter& it, const F& f) {
       const B* y = reinterpret_cast<const B*>(d[2]);
       const C* z = reinterpret_cast<const C*>(d[3]);
       for (int64_t i = 0; i < n; i++) o[i] = f(x[i], y[i], z[i]);
+    } else if (s[0] == sizeof(R) && s[1] == sizeof(A) && s[2] == 0 && s[3] == 0) {  // clamp(x, lo, hi)
+      R* o = reinterpret_cast<R*>(d[0]);
+      const A* x = reinterpret_cast<const A*>(d[1]);
+      const B y = *reinterpret_cast<const B*>(d[2]);
+      const C z = *reinterpret_cast<const C*>(d[3]);
+      for (int64_t i = 0; i < n; i++) o[i] = f(x[i], y, z);
     } else {
       for (int64_t i = 0; i < n; i++)
         *reinterpret_cast<R*>(d[0] + i * s[0]) =

@@ -3,11 +3,13 @@
 // rows at once, vectorized across the inner dim. NaN propagates through max/min as in PyTorch.
 // Integer sums and products wrap like PyTorch's, through core/checked_math.h's wrapping_* (no UB).
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/reduced_float.h"
 #include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/parallel/parallel.h"
 
@@ -177,6 +179,85 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
   });
 }
 
+// Sums of half/bfloat16 values into float, widening as they are read: the same additions in the same
+// order as pairwise_sum over the widened tensor (each leaf of the recursion is widened into a buffer),
+// without writing the float copy first.
+float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
+  constexpr int64_t kBase = 4096, kLanes = 64;  // pairwise_sum's
+  if (n <= kBase) {
+#ifdef EMBER_HAVE_FUSED_REDUCED
+    // pairwise_sum's leaf with its 64 lanes as vector registers, widening each vector as it is loaded
+    constexpr int kRegs = int(kLanes / kWide);
+    vwide acc[kRegs];
+    for (int r = 0; r < kRegs; r++) acc[r] = vbroadcast(0.f);
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int r = 0; r < kRegs; r++) acc[r] += widen(dt, x + i + r * kWide);
+    alignas(64) float lanes[kLanes];
+    std::memcpy(lanes, acc, sizeof(lanes));
+    for (; i < n; i++)
+      lanes[i & (kLanes - 1)] += dt == kHalf ? Half::to_float(x[i]) : bits_to_float(uint32_t(x[i]) << 16);
+    for (int w = kLanes / 2; w >= 1; w /= 2)
+      for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
+    return lanes[0];
+#else
+    alignas(64) float buf[kBase];
+    if (dt == kHalf) half_to_float(x, buf, n);
+    else bf16_to_float(x, buf, n);
+    return pairwise_sum(buf, n, 1);
+#endif
+  }
+  int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
+  return pairwise_sum_widened(dt, x, half) + pairwise_sum_widened(dt, x + half, n - half);
+}
+
+void reduce_sum_widened(ScalarType dt, const uint16_t* in, float* out, ReduceShape sh) {
+  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
+  if (I == 1) {
+    if (O < get_num_threads() && R >= 2 * kGrainSize) {  // few long rows: split as reduce_sum_prod does
+      for (int64_t o = 0; o < O; o++) {
+        int nt = get_num_threads();
+        std::vector<float> partial(nt, 0.f);
+        int64_t chunk = (R + nt - 1) / nt;
+        parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; t++) {
+            int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
+            if (lo < hi) partial[t] = pairwise_sum_widened(dt, in + o * R + lo, hi - lo);
+          }
+        });
+        float s = 0;
+        for (float v : partial) s += v;
+        out[o] = s;
+      }
+      return;
+    }
+    parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; o++) out[o] = pairwise_sum_widened(dt, in + o * R, R);
+    });
+    return;
+  }
+  parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
+    std::vector<float> block(static_cast<std::size_t>(I)), row(static_cast<std::size_t>(I));
+    for (int64_t o = b; o < e; o++) {
+      float* acc = out + o * I;
+      const uint16_t* x = in + o * R * I;
+      for (int64_t j = 0; j < I; j++) acc[j] = 0;
+      for (int64_t r0 = 0; r0 < R; r0 += 256) {
+        int64_t r1 = std::min(R, r0 + 256);
+        float* blk = block.data();
+        float* w = row.data();
+        for (int64_t j = 0; j < I; j++) blk[j] = 0;
+        for (int64_t r = r0; r < r1; r++) {
+          if (dt == kHalf) half_to_float(x + r * I, w, I);
+          else bf16_to_float(x + r * I, w, I);
+          for (int64_t j = 0; j < I; j++) blk[j] += w[j];
+        }
+        for (int64_t j = 0; j < I; j++) acc[j] += blk[j];
+      }
+    }
+  });
+}
+
 void reduce_all_any(bool all, const bool* in, bool* out, ReduceShape sh) {
   const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
   parallel_for(0, O * I, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
@@ -196,6 +277,10 @@ void reduce_kernel(ReduceKernel k, ScalarType dt, const void* in, void* values, 
   if (k == ReduceKernel::All || k == ReduceKernel::Any) {
     EMBER_CHECK(dt == kBool, "all/any kernel expects bool");
     reduce_all_any(k == ReduceKernel::All, static_cast<const bool*>(in), static_cast<bool*>(values), sh);
+    return;
+  }
+  if (k == ReduceKernel::Sum && is_reduced_float(dt)) {  // half/bfloat16 in, float out
+    reduce_sum_widened(dt, static_cast<const uint16_t*>(in), static_cast<float*>(values), sh);
     return;
   }
   dispatch_compute<kFloats | bit(kLong) | bit(kInt) | bit(kShort) | bit(kChar) | bit(kByte) | bit(kBool)>(dt, "reduce", [&](auto tag) {

@@ -5,6 +5,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/kernels/cpu/isa/loops.h"
+#include "ember/kernels/cpu/isa/reduced_float.h"
 #include "ember/kernels/cpu/isa/vec_math.h"
 #include "ember/kernels/cpu/special_math.h"
 
@@ -184,9 +185,10 @@ template <class T> struct Angle {
     else return x != x ? x : (x < T(0) ? T(3.14159265358979323846) : T(0));
   }
 };
+// clamp_min(x, 0) as PyTorch's CPU kernel: NaN and -0. pass through (relu(-0.) is -0.)
 template <class T> struct Relu {
   static constexpr int mask = kNumeric;
-  T operator()(T x) const { return x != x ? x : (x > T(0) ? x : T(0)); }
+  T operator()(T x) const { return x < T(0) ? T(0) : x; }
 };
 template <class T> struct IsNan {
   static constexpr int mask = kAll | kComplex;
@@ -247,8 +249,30 @@ template <class T> struct NanToNum {
   }
 };
 
+// half/bfloat16 operands: the float functor over widened blocks (SLEEF's vector form where it has one)
+template <template <class> class F>
+void run_reduced(TensorIter& it, const KernelArgs& a) {
+  if constexpr ((F<float>::mask & bit(kFloat)) == 0) {
+    EMBER_FAIL(NotImplemented, "\"", a.name, "\" not implemented for '", it.compute_dtype(), "'");
+  } else {
+    auto f = make_functor<F<float>>(a);
+#ifdef EMBER_HAVE_VEC_MATH
+    if constexpr (VecFn<F>::ok) {
+      reduced_float_loop<1, float>(it, [&](const float* const* x, float* out, int64_t m) {
+        int64_t j = 0;
+        for (; j + kVF <= m; j += kVF) vstoref(out + j, VecFn<F>::f(vloadf(x[0] + j)));
+        for (; j < m; j++) out[j] = f(x[0][j]);
+      });
+      return;
+    }
+#endif
+    reduced_float_map<1>(it, f);
+  }
+}
+
 template <template <class> class F>
 void run(TensorIter& it, const KernelArgs& a) {
+  if (is_reduced_float(it.compute_dtype())) return run_reduced<F>(it, a);
   dispatch_compute<F<float>::mask>(it.dtype(1), a.name, [&](auto tag) {
     using T = decltype(tag);
     auto f = make_functor<F<T>>(a);

@@ -78,6 +78,12 @@ inline vfloat vfmodf(vfloat a, vfloat b) { return Sleef_fmodf8_avx2(a, b); }  //
 inline vdouble vfmodd(vdouble a, vdouble b) { return Sleef_fmodd4_avx2(a, b); }
 #endif
 
+// one spelling for both widths: EMBER_V(add, ps) is _mm512_add_ps or _mm256_add_ps
+#ifdef __AVX512F__
+#define EMBER_V(op, suf) _mm512_##op##_##suf
+#else
+#define EMBER_V(op, suf) _mm256_##op##_##suf
+#endif
 template <template <class> class F> struct VecFn { static constexpr bool ok = false; };
 #define EMBER_VEC(F, sleef_name)                                         \
   template <> struct VecFn<F> {                                          \
@@ -107,6 +113,20 @@ template <> struct VecFn<Erfc> {  // SLEEF's erfc is a 1.5-ULP variant
   static vfloat f(vfloat x) { return Sleef_erfcf8_u15avx2(x); }
   static vdouble d(vdouble x) { return Sleef_erfcd4_u15avx2(x); }
 #endif
+};
+
+// sigmoid as the scalar functor spells it, 1 / (1 + exp(-x)), on SLEEF's exp
+template <class T> struct Sigmoid;
+template <> struct VecFn<Sigmoid> {
+  static constexpr bool ok = true;
+  static vfloat f(vfloat x) {
+    const vfloat one = EMBER_V(set1, ps)(1.f);
+    return EMBER_V(div, ps)(one, EMBER_V(add, ps)(one, EMBER_VF(exp)(EMBER_V(sub, ps)(EMBER_V(setzero, ps)(), x))));
+  }
+  static vdouble d(vdouble x) {
+    const vdouble one = EMBER_V(set1, pd)(1.);
+    return EMBER_V(div, pd)(one, EMBER_V(add, pd)(one, EMBER_VD(exp)(EMBER_V(sub, pd)(EMBER_V(setzero, pd)(), x))));
+  }
 };
 
 // Contiguous float/double unary op through SLEEF; false if this op/dtype/layout has no vector path.
@@ -176,11 +196,6 @@ inline double vsumd(vdouble v) {
   __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
   return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
-#endif
-#ifdef __AVX512F__
-#define EMBER_V(op, suf) _mm512_##op##_##suf
-#else
-#define EMBER_V(op, suf) _mm256_##op##_##suf
 #endif
 // (a macro, not a template over function pointers: intrinsics must stay inlined)
 #define EMBER_EXP_SUB_SUM(T, V, LANES, SUF, LOAD, STORE, EXP, SUM)   \
