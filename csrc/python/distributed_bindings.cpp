@@ -357,6 +357,9 @@ void bind_distributed(nb::module_& parent) {
         r.prepare_for_backward(outs);
       })
       .def("register_comm_hook", [](Reducer& r, nb::handle hook) { r.register_comm_hook(python_comm_hook(hook)); })
+      .def("register_builtin_comm_hook", [](Reducer& r, bool fp16) {
+        r.register_builtin_comm_hook(fp16 ? Reducer::BuiltinHook::Fp16Compress : Reducer::BuiltinHook::AllReduce);
+      }, nb::arg("fp16"))
       .def("bucket_indices", &Reducer::bucket_indices)
       .def("stats", [](Reducer& r) {
         ReducerStats s = r.stats();

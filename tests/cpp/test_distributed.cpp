@@ -163,6 +163,34 @@ TEST(Distributed, CommHookReplacesTheAllReduce) {
   });
 }
 
+TEST(Distributed, BuiltinHooksAverageAsDefaultHooksDo) {
+  // ALLREDUCE: the reducer's own average, bit for bit; FP16_COMPRESS: each rank's gradient cast to
+  // half, divided by the world size, summed in half, cast back
+  manual_seed(2);
+  Tensor w0 = randn({4, 3}), x = randn({8, 4});
+  std::vector<Tensor> local(2);
+  for (int r = 0; r < 2; r++) {
+    Tensor w = w0.clone().requires_grad_();
+    matmul(x.narrow(0, r * 4, 4), w).sum().backward();
+    local[size_t(r)] = w.grad();
+  }
+  Tensor mean = (local[0] / 2.0) + (local[1] / 2.0);
+  Tensor half = ((local[0].to(kHalf) / 2.0) + (local[1].to(kHalf) / 2.0)).to(kFloat);
+  for (auto kind : {Reducer::BuiltinHook::AllReduce, Reducer::BuiltinHook::Fp16Compress}) {
+    run_ranks(2, [&](int rank, ProcessGroup& pg) {
+      Tensor w = w0.clone().requires_grad_();
+      auto sp = std::shared_ptr<ProcessGroup>(&pg, [](ProcessGroup*) {});
+      DistributedDataParallel ddp({w}, {}, sp, {});
+      ddp.reducer().register_builtin_comm_hook(kind);
+      EXPECT_THROW(ddp.reducer().register_builtin_comm_hook(kind), DistError);  // once per reducer
+      ddp.after_forward();
+      matmul(x.narrow(0, rank * 4, 4), w).sum().backward();
+      EXPECT_TRUE(equal(w.grad(), kind == Reducer::BuiltinHook::AllReduce ? mean : half));
+      EXPECT_EQ(w.grad().dtype(), kFloat);
+    });
+  }
+}
+
 TEST(Distributed, Stores) {
   test_util::TempDir dir("ember_dist_");
   std::string path = dir.file("store");

@@ -322,6 +322,25 @@ void Reducer::register_comm_hook(CommHook hook) {
   s_->comm_hook = std::move(hook);
 }
 
+void Reducer::register_builtin_comm_hook(BuiltinHook kind) {
+  ProcessGroupPtr pg = s_->pg;
+  register_comm_hook([kind, pg](GradBucket& bucket) -> std::function<Tensor()> {
+    autograd::NoGradGuard ng;
+    Tensor buffer = bucket.buffer;
+    // as default_hooks: cast (fp16), divide by the world size, sum; the result back in the bucket's dtype
+    Tensor t = kind == BuiltinHook::Fp16Compress ? buffer.to(kHalf) : buffer;
+    t.div_(scalar_to_tensor(Scalar(double(pg->size()))));
+    WorkPtr work = pg->allreduce(t, ReduceOp::SUM, /*verify=*/false);  // every rank runs the same buckets
+    return [work, t, buffer, kind]() -> Tensor {
+      work->wait();
+      if (kind == BuiltinHook::AllReduce) return t;
+      autograd::NoGradGuard ng;
+      buffer.copy_(t);
+      return buffer;
+    };
+  });
+}
+
 std::vector<Tensor> GradBucket::gradients() const {
   std::vector<Tensor> out;
   for (size_t i = 0; i < parameters.size(); i++)

@@ -57,6 +57,11 @@ class EMBER_API Reducer {
 
   // Replaces the buckets' all-reduce by `hook` from the next backward on; once per reducer.
   void register_comm_hook(CommHook hook);
+  // torch's built-in hooks (DDP._register_builtin_comm_hook) on this reducer's group, in C++: the
+  // results of default_hooks' allreduce_hook and fp16_compress_hook without a call into Python per
+  // bucket (DDP also takes this path when those Python hooks are registered on its own group).
+  enum class BuiltinHook { AllReduce, Fp16Compress };
+  void register_builtin_comm_hook(BuiltinHook kind);
 
   // Parameter indices per bucket, in launch order.
   std::vector<std::vector<int64_t>> bucket_indices() const;

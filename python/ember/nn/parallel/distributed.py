@@ -138,19 +138,20 @@ class DistributedDataParallel(Module):
         """Replace each bucket's all-reduce by hook(state, bucket) -> Future[Tensor] (torch's contract: the
         bucket's buffer holds the local gradients, unaveraged; the future's tensor becomes the gradients)."""
         _check_comm_hook(hook)
+        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
+        builtin = {default_hooks.allreduce_hook: False, default_hooks.fp16_compress_hook: True}.get(hook)
+        if builtin is not None and (state is None or state is self.process_group):
+            # the stock hooks on DDP's own group: the same operations, run by the reducer in C++
+            self.reducer.register_builtin_comm_hook(fp16=builtin)
+            return
         self.reducer.register_comm_hook(lambda bucket: hook(state, bucket))
 
     def _register_builtin_comm_hook(self, comm_hook_type):
         """One of dist.BuiltinCommHookType: ALLREDUCE (the reducer's own path) or FP16_COMPRESS."""
         from ...distributed import BuiltinCommHookType
-        from ...distributed.algorithms.ddp_comm_hooks import default_hooks
-        if comm_hook_type == BuiltinCommHookType.ALLREDUCE:
-            hook = default_hooks.allreduce_hook
-        elif comm_hook_type == BuiltinCommHookType.FP16_COMPRESS:
-            hook = default_hooks.fp16_compress_hook
-        else:
+        if comm_hook_type not in (BuiltinCommHookType.ALLREDUCE, BuiltinCommHookType.FP16_COMPRESS):
             raise TypeError(f"_register_builtin_comm_hook expects a BuiltinCommHookType, got {comm_hook_type!r}")
-        self.reducer.register_comm_hook(lambda bucket: hook(self.process_group, bucket))
+        self.reducer.register_builtin_comm_hook(fp16=comm_hook_type == BuiltinCommHookType.FP16_COMPRESS)
 
     def will_sync_module_buffers(self):
         return self.require_forward_param_sync and self.broadcast_buffers and len(list(self.module.buffers())) > 0
