@@ -112,17 +112,23 @@ TEST(Distributed, ReducerAveragesGradientsLikeTheGlobalBatch) {
   });
 }
 
-TEST(Distributed, CommHookReplacesTheAllReduce) {
-  // a hook that sums with MAX instead of averaging: the gradients are the ranks' elementwise max,
-  // and the hook sees each bucket once, unaveraged, in launch order, the last one flagged
-  manual_seed(1);
-  Tensor w0 = randn({4, 3}), x = randn({8, 4});
+// The gradient of sum(x_r @ w) on each of two ranks' halves of x: what a hook receives, unaveraged.
+static std::vector<Tensor> local_gradients(const Tensor& w0, const Tensor& x) {
   std::vector<Tensor> local(2);
   for (int r = 0; r < 2; r++) {
     Tensor w = w0.clone().requires_grad_();
     matmul(x.narrow(0, r * 4, 4), w).sum().backward();
     local[size_t(r)] = w.grad();
   }
+  return local;
+}
+
+TEST(Distributed, CommHookReplacesTheAllReduce) {
+  // a hook that sums with MAX instead of averaging: the gradients are the ranks' elementwise max,
+  // and the hook sees each bucket once, unaveraged, in launch order, the last one flagged
+  manual_seed(1);
+  Tensor w0 = randn({4, 3}), x = randn({8, 4});
+  std::vector<Tensor> local = local_gradients(w0, x);
   Tensor want = maximum(local[0], local[1]);
   run_ranks(2, [&](int rank, ProcessGroup& pg) {
     Tensor w = w0.clone().requires_grad_(), b = zeros({3}).requires_grad_();
@@ -168,12 +174,7 @@ TEST(Distributed, BuiltinHooksAverageAsDefaultHooksDo) {
   // half, divided by the world size, summed in half, cast back
   manual_seed(2);
   Tensor w0 = randn({4, 3}), x = randn({8, 4});
-  std::vector<Tensor> local(2);
-  for (int r = 0; r < 2; r++) {
-    Tensor w = w0.clone().requires_grad_();
-    matmul(x.narrow(0, r * 4, 4), w).sum().backward();
-    local[size_t(r)] = w.grad();
-  }
+  std::vector<Tensor> local = local_gradients(w0, x);
   Tensor mean = (local[0] / 2.0) + (local[1] / 2.0);
   Tensor half = ((local[0].to(kHalf) / 2.0) + (local[1].to(kHalf) / 2.0)).to(kFloat);
   for (auto kind : {Reducer::BuiltinHook::AllReduce, Reducer::BuiltinHook::Fp16Compress}) {
