@@ -93,8 +93,11 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   // PyTorch's half/bfloat16 multiply and divide kernels read a single-value second operand in
   // float, without rounding it to the result dtype first (add, sub, remainder, ... do round it)
   if ((k == BinaryKernel::Mul || k == BinaryKernel::TrueDiv || k == BinaryKernel::TruncDiv ||
-       k == BinaryKernel::FloorDiv) && other.numel() == 1)
+       k == BinaryKernel::FloorDiv) && other.numel() == 1) {
     cfg.unrounded_input = 1;
+    // (the iterator reads that operand through a float copy: check the original against the output)
+    if (mode != OutMode::Functional && is_reduced_float(self.dtype())) check_no_overlap(out, other);
+  }
   TensorIter it(cfg);
   if (flags & kNoReducedFloat) check_no_reduced_float(it.common_dtype(), name);
   if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
@@ -168,8 +171,9 @@ static bool pow_fast(const Tensor& self, const Tensor& exponent, const Tensor& o
   else if (e == 0.5 && self.dtype() != kHalf) k = UnaryKernel::Sqrt;  // float16: pow, as PyTorch
   else if (e == -0.5 && self.dtype() != kHalf) k = UnaryKernel::Rsqrt;
   else if (e == -1.0) k = UnaryKernel::Reciprocal;
-  else if ((e == 3.0 || e == -2.0) && !is_reduced_float(self.dtype())) {
-    // (x * x) * x and 1 / (x * x) as PyTorch, in every form (reduced floats: pow in float, rounded once)
+  else if ((e == 3.0 || e == -2.0) && self.dtype() != kHalf) {
+    // (x * x) * x and 1 / (x * x) as PyTorch, in every form (bfloat16 too, each step rounded; float16:
+    // pow in float, rounded once)
     Tensor sq = unary_op(UnaryKernel::Square, 0, self, Tensor(), OutMode::Functional, name);
     if (e == 3.0) binary_op(BinaryKernel::Mul, 0, sq, self, 1, sq, OutMode::Inplace, name);
     else unary_op(UnaryKernel::Reciprocal, 0, sq, sq, OutMode::Inplace, name);

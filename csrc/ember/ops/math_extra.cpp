@@ -159,8 +159,6 @@ static bool one_reduced_dtype(const Tensor& a, const Tensor& b, const Tensor& c)
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   if (one_reduced_dtype(self, t1, t2))
     return native::addcmul(self.to(kFloat), t1.to(kFloat), t2.to(kFloat), value).to(self.dtype());
-  if (is_floating(self.dtype()) && t1.dtype() == self.dtype() && t2.dtype() == self.dtype() && !value.is_complex())
-    return ember::add(self, ember::mul(ember::mul(t1, value), t2));  // (value * t1) * t2, PyTorch's order
   return add_scaled(self, ember::mul(t1, t2), value);
 }
 const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

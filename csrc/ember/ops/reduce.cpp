@@ -119,11 +119,14 @@ ScalarType compute_of(ScalarType t) {
   if (is_integral(t, true)) return kLong;
   return t;
 }
-// The dtype a sum's input is prepared in: a half/bfloat16 input stays as it is on the CPU, whose kernel
-// widens it while summing into float (the values of summing its float copy, without making the copy).
-ScalarType sum_compute_dtype(const Tensor& self, ScalarType out_t) {
+// The dtype a sum's or mean's input is prepared in. On the CPU a half/bfloat16 input is summed by a
+// kernel that widens it while reading (the values of summing its float copy, without making the copy).
+// PyTorch's sum(x, dtype=half/bfloat16) first casts x to that dtype (cast_first); its mean does not.
+ScalarType sum_compute_dtype(const Tensor& self, ScalarType out_t, bool cast_first) {
   const ScalarType cd = compute_of(out_t);
-  return cd == kFloat && is_reduced_float(self.dtype()) && self.device().is_cpu() ? self.dtype() : cd;
+  if (cd != kFloat || !self.device().is_cpu()) return cd;
+  if (cast_first && is_reduced_float(out_t)) return out_t;
+  return is_reduced_float(self.dtype()) ? self.dtype() : cd;
 }
 
 const Tensor& write_out(const Tensor& out, const Tensor& result) {
@@ -185,7 +188,7 @@ Tensor sum(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::optio
   ScalarType out_t = sum_dtype(self, dtype);
   // sum(dtype=bool) first casts the input to bool (0.5 is True), as PyTorch casts to dtype first
   if (out_t == kBool && self.dtype() != kBool) return native::sum(self.to(kBool), dim, keepdim, kBool);
-  auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, sum_compute_dtype(self, out_t));
+  auto red = prepare(self, reduce_mask(self, dim, "sum"), keepdim, sum_compute_dtype(self, out_t, true));
   return run(ReduceKernel::Sum, red).to(out_t);
 }
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) { return native::sum(self, std::nullopt, false, dtype); }
@@ -200,7 +203,7 @@ Tensor mean(const Tensor& self, OptionalIntArrayRef dim, bool keepdim, std::opti
   EMBER_CHECK(is_floating(out_t), "mean(): could not infer output dtype. ",
               dtype ? "Optional dtype" : "Input dtype", " must be either a floating point or complex dtype. Got: ", out_t);
   auto mask = reduce_mask(self, dim, "mean");
-  auto red = prepare(self, mask, keepdim, sum_compute_dtype(self, out_t));
+  auto red = prepare(self, mask, keepdim, sum_compute_dtype(self, out_t, false));
   Tensor s = run(ReduceKernel::Sum, red);
   ember::div_(s, scalar_to_tensor(double(red.sh.reduced)));
   return s.to(out_t);

@@ -22,6 +22,17 @@ template <class T> constexpr bool is_b = std::is_same_v<T, bool>;
 
 namespace em = ::ember::elementwise_math;  // the scalar semantics shared with the GPU
 
+// a * b + c as PyTorch's float kernels compute it: one fma where the build has FMA (exactly c + b when a
+// is 1), two roundings in the baseline build (as PyTorch's baseline kernels)
+template <class T>
+inline T mul_add_like_torch(T a, T b, T c) {
+#ifdef __FMA__
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 template <class T> struct Add {
   static constexpr int mask = kAll | kComplex;
   T alpha;
@@ -30,7 +41,7 @@ template <class T> struct Add {
     if constexpr (is_b<T>) return x || (alpha && y);
     else if constexpr (std::is_integral_v<T>) return wrapping_add(x, wrapping_mul(alpha, y));
     else if constexpr (is_cplx<T>) return x + textbook_mul(alpha, y);
-    else return std::fma(alpha, y, x);  // one rounding, as PyTorch's fmadd (exactly x + y when alpha is 1)
+    else return mul_add_like_torch(alpha, y, x);
   }
 };
 template <class T> struct Sub {
@@ -40,7 +51,7 @@ template <class T> struct Sub {
   T operator()(T x, T y) const {
     if constexpr (std::is_integral_v<T>) return wrapping_sub(x, wrapping_mul(alpha, y));
     else if constexpr (is_cplx<T>) return x - textbook_mul(alpha, y);
-    else return std::fma(-alpha, y, x);  // PyTorch's sub is add with -alpha
+    else return mul_add_like_torch(-alpha, y, x);  // PyTorch's sub is add with -alpha
   }
 };
 template <class T> struct Mul {
@@ -215,8 +226,7 @@ void run(TensorIter& it, const KernelArgs& a) {
       auto f = make_functor<F<float>>(a);
       if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>)
         f.alpha = round_to_reduced(it.compute_dtype(), f.alpha);  // PyTorch's alpha is a value of the dtype
-#ifdef EMBER_HAVE_FUSED_REDUCED
-      // the arithmetic four widen in registers (the same float expressions as their functors)
+      // the arithmetic four widen a register at a time (the same float expressions as their functors)
       if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>) {
         // (sub is add with -alpha; PyTorch's scalar code rounds alpha * b to the dtype before the sum)
         const float alpha = std::is_same_v<F<float>, Sub<float>> ? -f.alpha : f.alpha;
@@ -231,7 +241,10 @@ void run(TensorIter& it, const KernelArgs& a) {
         auto div = [](auto x, auto y) { return x / y; };
         return fused_reduced_binary(it, div, div);
       }
-#endif
+      if constexpr (std::is_same_v<F<float>, Nextafter<float>>) {  // the neighbour among 16-bit values
+        const ScalarType dt = it.compute_dtype();
+        return reduced_float_map<2>(it, [dt](float x, float y) { return next_reduced(dt, x, y); });
+      }
       // PyTorch's floor and trunc division of half/bfloat16 tensors round every step of the computation to
       // the dtype (by a single value, which arrives unrounded as float, they compute in float)
       if constexpr (std::is_same_v<F<float>, FloorDiv<float>> || std::is_same_v<F<float>, TruncDiv<float>>) {

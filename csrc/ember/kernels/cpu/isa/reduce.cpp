@@ -180,12 +180,10 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
 }
 
 // Sums of half/bfloat16 values into float, widening as they are read: the same additions in the same
-// order as pairwise_sum over the widened tensor (each leaf of the recursion is widened into a buffer),
-// without writing the float copy first.
+// order as pairwise_sum over the widened tensor, without writing the float copy first.
 float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
   constexpr int64_t kBase = 4096, kLanes = 64;  // pairwise_sum's
   if (n <= kBase) {
-#ifdef EMBER_HAVE_FUSED_REDUCED
     // pairwise_sum's leaf with its 64 lanes as vector registers, widening each vector as it is loaded
     constexpr int kRegs = int(kLanes / kWide);
     vwide acc[kRegs];
@@ -200,12 +198,6 @@ float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
     for (int w = kLanes / 2; w >= 1; w /= 2)
       for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
     return lanes[0];
-#else
-    alignas(64) float buf[kBase];
-    if (dt == kHalf) half_to_float(x, buf, n);
-    else bf16_to_float(x, buf, n);
-    return pairwise_sum(buf, n, 1);
-#endif
   }
   int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
   return pairwise_sum_widened(dt, x, half) + pairwise_sum_widened(dt, x + half, n - half);

@@ -69,6 +69,18 @@ inline float round_to_reduced(ScalarType dt, float v) {
   return dt == kHalf ? Half::to_float(Half::from_float(v)) : float(BFloat16(v));
 }
 
+// nextafter among half/bfloat16 values: the neighbour of x toward y (x and y are values of dt, widened
+// exactly; the float nextafter would step a float ulp that rounds back to x)
+inline float next_reduced(ScalarType dt, float x, float y) {
+  if (x != x || y != y) return x + y;
+  if (x == y) return y;
+  uint16_t bits = dt == kHalf ? Half::from_float(x) : BFloat16::from_float(x);
+  if (x == 0) bits = uint16_t(y > 0 ? 0x0001 : 0x8001);  // the smallest subnormal on y's side
+  else if ((x < y) == (x > 0)) bits++;                     // away from zero
+  else bits--;
+  return dt == kHalf ? Half::to_float(bits) : bits_to_float(uint32_t(bits) << 16);
+}
+
 // m values of an operand of dtype `dt` (half, bfloat16 or float) at byte stride `stride`, as floats:
 // the operand itself when it is contiguous float, else widened into `buf` (`tmp` gathers strided
 // 16-bit values so that the widening stays a vector loop).
@@ -143,10 +155,10 @@ void reduced_float_loop(const TensorIter& it, const Block& block) {
   it.for_each([&](char** d, const int64_t* s, int64_t n) { reduced_float_run<N, R>(dts, d, s, n, block); });
 }
 
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__F16C__))
 // Register-wide widening and narrowing, for ops simple enough to fuse: load, widen, compute, narrow
 // and store one vector at a time, with no float buffers in between (L1's store bandwidth is what the
 // blocked loop spends most).
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__F16C__))
 #if defined(__AVX512F__)
 using vwide = __m512;
 constexpr int kWide = 16;
@@ -193,17 +205,23 @@ inline void narrow(ScalarType dt, uint16_t* p, vwide v) {
 inline vwide vbroadcast(float v) { return _mm256_set1_ps(v); }
 inline vwide mul_add(float a, vwide b, vwide c) { return _mm256_fmadd_ps(_mm256_set1_ps(a), b, c); }
 #endif
-inline float mul_add(float a, float b, float c) { return std::fma(a, b, c); }
-
-// PyTorch's CPU loops run whole chunks of 32 16-bit values (AVX-512; 16 with AVX2, measured against
-// torch 2.13) through its vectorized code, and tails, strided runs and short tensors through scalar
-// code. For add/sub with alpha the two differ in the last bit (fma(alpha, b, a) in float against 16-bit
-// steps, a + (alpha * b)); the fused loop follows the same split to give PyTorch's bits.
-#if defined(__AVX512F__)
-constexpr int64_t kTorchChunk = 32;
 #else
-constexpr int64_t kTorchChunk = 16;
+// The baseline build: one value at a time, and (as PyTorch's baseline kernels) no fused multiply-add.
+using vwide = float;
+constexpr int kWide = 1;
+inline vwide widen(ScalarType dt, const uint16_t* p) {
+  return dt == kHalf ? Half::to_float(*p) : bits_to_float(uint32_t(*p) << 16);
+}
+inline void narrow(ScalarType dt, uint16_t* p, vwide v) { *p = dt == kHalf ? Half::from_float(v) : BFloat16::from_float(v); }
+inline vwide vbroadcast(float v) { return v; }
+inline vwide mul_add(float a, vwide b, vwide c) { return a * b + c; }
 #endif
+
+// PyTorch's CPU loops run whole chunks of 32 16-bit values (with AVX-512 and with AVX2, measured
+// against torch 2.13) through its vectorized code, and tails, strided runs and short tensors through
+// scalar code. For add/sub with alpha the two differ in the last bit (fma(alpha, b, a) in float against
+// 16-bit steps, a + (alpha * b)); the fused loop follows the same split to give PyTorch's bits.
+constexpr int64_t kTorchChunk = 32;
 
 // z = op(x, y) over half/bfloat16 operands of the output's dtype, each contiguous or a broadcast
 // scalar (which may also be an unrounded float). op is a generic lambda that GCC's vector extensions
@@ -241,8 +259,6 @@ void fused_reduced_binary(const TensorIter& it, const Op& op, const TailOp& tail
     });
   });
 }
-#define EMBER_HAVE_FUSED_REDUCED 1
-#endif
 
 // The common case: a float functor applied element by element.
 template <int N, class F>
