@@ -20,6 +20,12 @@ using Clock = std::chrono::steady_clock;
 int64_t ns_since(Clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
 }
+// A bucket's average, started: divided before summing, as torch's reducer does (the same rounding);
+// every rank launches the same buckets in the same order, so the agreement check is skipped.
+WorkPtr start_average(ProcessGroup& pg, const Tensor& t) {
+  t.div_(scalar_to_tensor(Scalar(double(pg.size()))));
+  return pg.allreduce(t, ReduceOp::SUM, /*verify=*/false);
+}
 }  // namespace
 
 struct Reducer::State {
@@ -127,9 +133,7 @@ struct Reducer::State {
         if (!ready.hook_result) throw DistError("DistributedDataParallel: the communication hook returned no result");
         continue;
       }
-      // average before summing, as torch's reducer does (the same rounding)
-      ready.flat.div_(scalar_to_tensor(Scalar(double(pg->size()))));
-      ready.work = pg->allreduce(ready.flat, ReduceOp::SUM, /*verify=*/false);
+      ready.work = start_average(*pg, ready.flat);
     }
     if (next_launch == buckets.size() && opts.find_unused_parameters) {
       used_map = ember::empty({int64_t(used.size())}, TensorOptions(kInt));
@@ -329,8 +333,7 @@ void Reducer::register_builtin_comm_hook(BuiltinHook kind) {
     Tensor buffer = bucket.buffer;
     // as default_hooks: cast (fp16), divide by the world size, sum; the result back in the bucket's dtype
     Tensor t = kind == BuiltinHook::Fp16Compress ? buffer.to(kHalf) : buffer;
-    t.div_(scalar_to_tensor(Scalar(double(pg->size()))));
-    WorkPtr work = pg->allreduce(t, ReduceOp::SUM, /*verify=*/false);  // every rank runs the same buckets
+    WorkPtr work = start_average(*pg, t);
     return [work, t, buffer, kind]() -> Tensor {
       work->wait();
       if (kind == BuiltinHook::AllReduce) return t;

@@ -321,13 +321,16 @@ void TensorIter::compute_types(TensorIterConfig& cfg) {
     Tensor& in = cfg.inputs[i];
     // An input of another dtype is first cast to the common dtype, as PyTorch promotes: with a
     // half/bfloat16 result, x_bf16 - 4.3263 subtracts bfloat16(4.3263) (then computes in float).
+    auto cast = [&](ScalarType t) {  // (the input as given is kept for the overlap check)
+      if (!uncast_[i + 1].defined()) uncast_[i + 1] = in;
+      in = ember::to_dtype(in, t, false);
+    };
     const bool rounded = cfg.round_inputs_to_common && i != cfg.unrounded_input;
-    if (cfg.promote_inputs && rounded && in.dtype() != common && compute_dtype_ != common)
-      in = ember::to_dtype(in, common, false);
+    if (cfg.promote_inputs && rounded && in.dtype() != common && compute_dtype_ != common) cast(common);
     // (the widening kernel reads an unrounded input as float: its dtype tells the kernel that PyTorch took its
     // single-value path, where floor_divide computes in float)
     const ScalarType input_dtype = widen_in_kernel && !rounded ? kFloat : compute_dtype_;
-    if (cfg.promote_inputs && in.dtype() != input_dtype) in = ember::to_dtype(in, input_dtype, false);
+    if (cfg.promote_inputs && in.dtype() != input_dtype) cast(input_dtype);
     if (EMBER_UNLIKELY(in.device() != device_)) in = in.to(device_);  // a CPU scalar (compute_device)
     ops_[i + 1] = in;
     dtypes_[i + 1] = in.dtype();
@@ -357,7 +360,8 @@ void TensorIter::allocate_or_check_output(TensorIterConfig& cfg) {
     EMBER_CHECK(!cfg.check_internal_overlap || !has_internal_overlap(user_out_),
                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
                 "location. Please clone() the tensor before performing the operation.");
-    for (int i = 1; i < ntensors_; i++) check_no_overlap(user_out_, ops_[i]);
+    // (against the inputs as given: a cast copy would hide that an input aliases the output)
+    for (int i = 1; i < ntensors_; i++) check_no_overlap(user_out_, uncast_[i].defined() ? uncast_[i] : ops_[i]);
     user_out_.impl()->bump_version();
   }
   // The kernel writes ops_[0]; a temporary when the user's output has another dtype.

@@ -91,6 +91,7 @@ class EMBER_API TensorIter {
 
   int ntensors_ = 0;
   Tensor ops_[kMaxOperands];        // ops_[0] is what the kernel writes
+  Tensor uncast_[kMaxOperands];     // an input as given, where ops_ holds a cast of it (overlap checks)
   Tensor user_out_;                 // the tensor to return / copy back into
   ScalarType dtypes_[kMaxOperands];
   ScalarType common_dtype_ = ScalarType::Undefined, compute_dtype_ = ScalarType::Undefined;

@@ -8,6 +8,7 @@
 #include "ember/generated/ops.h"
 #include "ember/iter/elementwise.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/opmath.h"
 
 namespace ember {
 
@@ -93,11 +94,8 @@ Tensor binary_op(BinaryKernel k, int flags, const Tensor& self, const Tensor& ot
   // PyTorch's half/bfloat16 multiply and divide kernels read a single-value second operand in
   // float, without rounding it to the result dtype first (add, sub, remainder, ... do round it)
   if ((k == BinaryKernel::Mul || k == BinaryKernel::TrueDiv || k == BinaryKernel::TruncDiv ||
-       k == BinaryKernel::FloorDiv) && other.numel() == 1) {
+       k == BinaryKernel::FloorDiv) && other.numel() == 1)
     cfg.unrounded_input = 1;
-    // (the iterator reads that operand through a float copy: check the original against the output)
-    if (mode != OutMode::Functional && is_reduced_float(self.dtype())) check_no_overlap(out, other);
-  }
   TensorIter it(cfg);
   if (flags & kNoReducedFloat) check_no_reduced_float(it.common_dtype(), name);
   if (k == BinaryKernel::Add || k == BinaryKernel::Sub) check_alpha(it.common_dtype(), alpha);
@@ -469,19 +467,16 @@ Tensor logaddexp_base(const Tensor& a, const Tensor& b, bool base2) {
 }
 }  // namespace
 
-// half/bfloat16 compute in float and round once, as PyTorch's kernel (the composite in the dtype itself
-// would round every step: an ulp or more off where max and log1p(...) nearly cancel)
-static Tensor logaddexp_in(ScalarType dt, const Tensor& a, const Tensor& b, bool base2) {
-  if (!is_reduced_float(dt)) return logaddexp_base(a, b, base2);
-  return logaddexp_base(a.to(dt).to(kFloat), b.to(dt).to(kFloat), base2).to(dt);  // (a float64 0-d rounds first)
-}
-
+// (half/bfloat16 compute in float and round once, as PyTorch's kernel: the composite in the dtype itself
+// would round every step, an ulp or more off where max and log1p(...) nearly cancel)
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
-  return logaddexp_in(floating_result(self, other, "logaddexp"), self, other, false);
+  return in_opmath_as(floating_result(self, other, "logaddexp"),
+                      [](const Tensor& a, const Tensor& b) { return logaddexp_base(a, b, false); }, self, other);
 }
 
 Tensor logaddexp2(const Tensor& self, const Tensor& other) {
-  return logaddexp_in(floating_result(self, other, "logaddexp2"), self, other, true);
+  return in_opmath_as(floating_result(self, other, "logaddexp2"),
+                      [](const Tensor& a, const Tensor& b) { return logaddexp_base(a, b, true); }, self, other);
 }
 
 }  // namespace native

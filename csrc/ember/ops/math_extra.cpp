@@ -15,6 +15,7 @@
 #include "ember/iter/elementwise.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/opmath.h"
 
 namespace ember {
 namespace native {
@@ -158,7 +159,9 @@ static bool one_reduced_dtype(const Tensor& a, const Tensor& b, const Tensor& c)
 }
 Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   if (one_reduced_dtype(self, t1, t2))
-    return native::addcmul(self.to(kFloat), t1.to(kFloat), t2.to(kFloat), value).to(self.dtype());
+    return in_opmath_as(self.dtype(), [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+      return native::addcmul(a, b, c, value);
+    }, self, t1, t2);
   return add_scaled(self, ember::mul(t1, t2), value);
 }
 const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
@@ -171,7 +174,9 @@ const Tensor& addcmul_out(const Tensor& out, const Tensor& self, const Tensor& t
 Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   check_addcdiv(t1, t2);
   if (one_reduced_dtype(self, t1, t2))  // self + (value * t1) / t2 in float, PyTorch's order
-    return ember::add(self.to(kFloat), ember::div(ember::mul(t1.to(kFloat), value), t2.to(kFloat))).to(self.dtype());
+    return in_opmath_as(self.dtype(), [&](const Tensor& a, const Tensor& b, const Tensor& c) {
+      return ember::add(a, ember::div(ember::mul(b, value), c));
+    }, self, t1, t2);
   return add_scaled(self, ember::div(t1, t2), value);
 }
 const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {

@@ -9,10 +9,17 @@
 
 namespace ember {
 
+// f(xs...) for a result of dtype dt: when dt is half/bfloat16, on float copies of the inputs (each first
+// rounded to dt, as PyTorch promotes a float64 0-d operand), the result rounded to dt once.
+template <class F, class... Ts>
+Tensor in_opmath_as(ScalarType dt, F f, const Ts&... xs) {
+  if (!is_reduced_float(dt)) return f(xs...);
+  return f(xs.to(dt).to(kFloat)...).to(dt);
+}
+
 template <class F>
 Tensor in_opmath(const Tensor& x, F f) {
-  if (!is_reduced_float(x.dtype())) return f(x);
-  return f(x.to(kFloat)).to(x.dtype());
+  return in_opmath_as(x.dtype(), f, x);
 }
 
 // A gradient formula of (grad, input): computed in float when the input is half/bfloat16, the

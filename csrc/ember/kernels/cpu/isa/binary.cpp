@@ -223,14 +223,13 @@ void run(TensorIter& it, const KernelArgs& a) {
     if constexpr ((F<float>::mask & bit(kFloat)) == 0) {
       EMBER_FAIL(NotImplemented, "\"", a.name, "\" not implemented for '", it.compute_dtype(), "'");
     } else {
+      const ScalarType dt = it.compute_dtype();
       auto f = make_functor<F<float>>(a);
-      if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>)
-        f.alpha = round_to_reduced(it.compute_dtype(), f.alpha);  // PyTorch's alpha is a value of the dtype
       // the arithmetic four widen a register at a time (the same float expressions as their functors)
       if constexpr (std::is_same_v<F<float>, Add<float>> || std::is_same_v<F<float>, Sub<float>>) {
-        // (sub is add with -alpha; PyTorch's scalar code rounds alpha * b to the dtype before the sum)
-        const float alpha = std::is_same_v<F<float>, Sub<float>> ? -f.alpha : f.alpha;
-        const ScalarType dt = it.compute_dtype();
+        // PyTorch's alpha is a value of the dtype; sub is add with -alpha; PyTorch's scalar code rounds
+        // alpha * b to the dtype before the sum
+        const float alpha = round_to_reduced(dt, std::is_same_v<F<float>, Sub<float>> ? -f.alpha : f.alpha);
         return fused_reduced_binary(
             it, [alpha](auto x, auto y) { return mul_add(alpha, y, x); },
             [alpha, dt](float x, float y) { return x + round_to_reduced(dt, alpha * y); });
@@ -242,13 +241,11 @@ void run(TensorIter& it, const KernelArgs& a) {
         return fused_reduced_binary(it, div, div);
       }
       if constexpr (std::is_same_v<F<float>, Nextafter<float>>) {  // the neighbour among 16-bit values
-        const ScalarType dt = it.compute_dtype();
         return reduced_float_map<2>(it, [dt](float x, float y) { return next_reduced(dt, x, y); });
       }
       // PyTorch's floor and trunc division of half/bfloat16 tensors round every step of the computation to
       // the dtype (by a single value, which arrives unrounded as float, they compute in float)
       if constexpr (std::is_same_v<F<float>, FloorDiv<float>> || std::is_same_v<F<float>, TruncDiv<float>>) {
-        const ScalarType dt = it.compute_dtype();
         if (it.dtype(2) != kFloat) {
           return reduced_float_map<2>(it, [dt](float x, float y) {
             auto rd = [dt](float v) { return round_to_reduced(dt, v); };

@@ -104,13 +104,8 @@ void copy_kernel(TensorIter& it) {
 }
 
 void reduced_float_convert_kernel(ScalarType dt, bool to_float, const void* src, void* dst, int64_t n) {
-  if (to_float) {
-    if (dt == kHalf) half_to_float(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
-    else bf16_to_float(static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
-  } else {
-    if (dt == kHalf) float_to_half(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
-    else float_to_bf16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
-  }
+  if (to_float) widen_array(dt, static_cast<const uint16_t*>(src), static_cast<float*>(dst), n);
+  else narrow_array(dt, static_cast<const float*>(src), static_cast<uint16_t*>(dst), n);
 }
 
 // Transposing copies in 64x64 tiles: both the rows read and the rows written stay in L1 while a

@@ -117,26 +117,48 @@ void reduce_extreme(const T* in, T* vals, int64_t* idx, ReduceShape sh) {
   });
 }
 
+// Few long rows (e.g. a full reduction): each row o split across the threads, part(o, lo, n) summing
+// n of its values from lo, the parts then added in order.
+template <class T, class PartSum>
+void sum_long_rows(int64_t O, int64_t R, T* out, const PartSum& part) {
+  for (int64_t o = 0; o < O; o++) {
+    int nt = get_num_threads();
+    std::vector<T> partial(nt, T(0));
+    int64_t chunk = (R + nt - 1) / nt;
+    parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
+      for (int64_t t = b; t < e; t++) {
+        int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
+        if (lo < hi) partial[t] = part(o, lo, hi - lo);
+      }
+    });
+    T s = 0;
+    for (T v : partial) s = wrapping_add(s, v);
+    out[o] = s;
+  }
+}
+
+// acc[j] = the sum over r < R of row_at(r)[j], j < I: rows accumulate in blocks of 256 (blk, I values of
+// scratch) that are then added to acc, which bounds a float sum's error.
+template <class T, class RowAt>
+void sum_rows_blocked(int64_t R, int64_t I, T* acc, T* blk, const RowAt& row_at) {
+  for (int64_t j = 0; j < I; j++) acc[j] = 0;
+  for (int64_t r0 = 0; r0 < R; r0 += 256) {
+    int64_t r1 = std::min(R, r0 + 256);
+    for (int64_t j = 0; j < I; j++) blk[j] = 0;
+    for (int64_t r = r0; r < r1; r++) {
+      const T* row = row_at(r);
+      for (int64_t j = 0; j < I; j++) blk[j] = wrapping_add(blk[j], row[j]);
+    }
+    for (int64_t j = 0; j < I; j++) acc[j] = wrapping_add(acc[j], blk[j]);
+  }
+}
+
 template <class T>
 void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
   const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
   if (I == 1) {
     if (!prod && O < get_num_threads() && R >= 2 * kGrainSize) {
-      // few long rows (e.g. a full reduction): split each row across threads, then combine
-      for (int64_t o = 0; o < O; o++) {
-        int nt = get_num_threads();
-        std::vector<T> partial(nt, T(0));
-        int64_t chunk = (R + nt - 1) / nt;
-        parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
-          for (int64_t t = b; t < e; t++) {
-            int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
-            if (lo < hi) partial[t] = pairwise_sum(in + o * R + lo, hi - lo, 1);
-          }
-        });
-        T s = 0;
-        for (T v : partial) s = wrapping_add(s, v);
-        out[o] = s;
-      }
+      sum_long_rows(O, R, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum(in + o * R + lo, n, 1); });
       return;
     }
     parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
@@ -159,21 +181,12 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
     for (int64_t o = b; o < e; o++) {
       T* acc = out + o * I;
       const T* x = in + o * R * I;
-      for (int64_t j = 0; j < I; j++) acc[j] = prod ? T(1) : T(0);
-      for (int64_t r0 = 0; r0 < R; r0 += 256) {
-        int64_t r1 = std::min(R, r0 + 256);
-        if (prod) {
-          for (int64_t r = r0; r < r1; r++)
-            for (int64_t j = 0; j < I; j++) acc[j] = wrapping_mul(acc[j], x[r * I + j]);
-        } else {
-          T* blk = block.data();
-          for (int64_t j = 0; j < I; j++) blk[j] = 0;
-          for (int64_t r = r0; r < r1; r++) {
-            const T* row = x + r * I;
-            for (int64_t j = 0; j < I; j++) blk[j] = wrapping_add(blk[j], row[j]);
-          }
-          for (int64_t j = 0; j < I; j++) acc[j] = wrapping_add(acc[j], blk[j]);
-        }
+      if (prod) {
+        for (int64_t j = 0; j < I; j++) acc[j] = T(1);
+        for (int64_t r = 0; r < R; r++)
+          for (int64_t j = 0; j < I; j++) acc[j] = wrapping_mul(acc[j], x[r * I + j]);
+      } else {
+        sum_rows_blocked(R, I, acc, block.data(), [&](int64_t r) { return x + r * I; });
       }
     }
   });
@@ -193,8 +206,7 @@ float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
       for (int r = 0; r < kRegs; r++) acc[r] += widen(dt, x + i + r * kWide);
     alignas(64) float lanes[kLanes];
     std::memcpy(lanes, acc, sizeof(lanes));
-    for (; i < n; i++)
-      lanes[i & (kLanes - 1)] += dt == kHalf ? Half::to_float(x[i]) : bits_to_float(uint32_t(x[i]) << 16);
+    for (; i < n; i++) lanes[i & (kLanes - 1)] += widen_one(dt, x[i]);
     for (int w = kLanes / 2; w >= 1; w /= 2)
       for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
     return lanes[0];
@@ -203,24 +215,12 @@ float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
   return pairwise_sum_widened(dt, x, half) + pairwise_sum_widened(dt, x + half, n - half);
 }
 
+// reduce_sum_prod's sum for half/bfloat16 input and float output, the same loops over widened values
 void reduce_sum_widened(ScalarType dt, const uint16_t* in, float* out, ReduceShape sh) {
   const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
   if (I == 1) {
-    if (O < get_num_threads() && R >= 2 * kGrainSize) {  // few long rows: split as reduce_sum_prod does
-      for (int64_t o = 0; o < O; o++) {
-        int nt = get_num_threads();
-        std::vector<float> partial(nt, 0.f);
-        int64_t chunk = (R + nt - 1) / nt;
-        parallel_for(0, nt, 1, [&](int64_t b, int64_t e) {
-          for (int64_t t = b; t < e; t++) {
-            int64_t lo = t * chunk, hi = std::min(R, lo + chunk);
-            if (lo < hi) partial[t] = pairwise_sum_widened(dt, in + o * R + lo, hi - lo);
-          }
-        });
-        float s = 0;
-        for (float v : partial) s += v;
-        out[o] = s;
-      }
+    if (O < get_num_threads() && R >= 2 * kGrainSize) {
+      sum_long_rows(O, R, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum_widened(dt, in + o * R + lo, n); });
       return;
     }
     parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
@@ -231,21 +231,11 @@ void reduce_sum_widened(ScalarType dt, const uint16_t* in, float* out, ReduceSha
   parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
     std::vector<float> block(static_cast<std::size_t>(I)), row(static_cast<std::size_t>(I));
     for (int64_t o = b; o < e; o++) {
-      float* acc = out + o * I;
       const uint16_t* x = in + o * R * I;
-      for (int64_t j = 0; j < I; j++) acc[j] = 0;
-      for (int64_t r0 = 0; r0 < R; r0 += 256) {
-        int64_t r1 = std::min(R, r0 + 256);
-        float* blk = block.data();
-        float* w = row.data();
-        for (int64_t j = 0; j < I; j++) blk[j] = 0;
-        for (int64_t r = r0; r < r1; r++) {
-          if (dt == kHalf) half_to_float(x + r * I, w, I);
-          else bf16_to_float(x + r * I, w, I);
-          for (int64_t j = 0; j < I; j++) blk[j] += w[j];
-        }
-        for (int64_t j = 0; j < I; j++) acc[j] += blk[j];
-      }
+      sum_rows_blocked(R, I, out + o * I, block.data(), [&](int64_t r) {
+        widen_array(dt, x + r * I, row.data(), I);
+        return static_cast<const float*>(row.data());
+      });
     }
   });
 }

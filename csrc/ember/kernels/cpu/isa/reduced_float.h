@@ -64,9 +64,27 @@ inline void float_to_bf16(const float* src, uint16_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; i++) dst[i] = BFloat16::from_float(src[i]);
 }
 
-// v rounded to half or bfloat16 (to nearest even), as a float
-inline float round_to_reduced(ScalarType dt, float v) {
-  return dt == kHalf ? Half::to_float(Half::from_float(v)) : float(BFloat16(v));
+// One value of dt (half or bfloat16) as float, and a float rounded (to nearest even) to dt's bits.
+inline float widen_one(ScalarType dt, uint16_t bits) {
+  return dt == kHalf ? Half::to_float(bits) : bits_to_float(uint32_t(bits) << 16);
+}
+inline uint16_t narrow_one(ScalarType dt, float v) { return dt == kHalf ? Half::from_float(v) : BFloat16::from_float(v); }
+// n contiguous values of dt widened to float, and n floats narrowed to dt
+inline void widen_array(ScalarType dt, const uint16_t* src, float* dst, int64_t n) {
+  if (dt == kHalf) half_to_float(src, dst, n);
+  else bf16_to_float(src, dst, n);
+}
+inline void narrow_array(ScalarType dt, const float* src, uint16_t* dst, int64_t n) {
+  if (dt == kHalf) float_to_half(src, dst, n);
+  else float_to_bf16(src, dst, n);
+}
+
+// v rounded to half or bfloat16, as a float
+inline float round_to_reduced(ScalarType dt, float v) { return widen_one(dt, narrow_one(dt, v)); }
+
+// One operand value of dtype dt (half, bfloat16 or float) at p, as float.
+inline float load_one(ScalarType dt, const char* p) {
+  return dt == kFloat ? *reinterpret_cast<const float*>(p) : widen_one(dt, *reinterpret_cast<const uint16_t*>(p));
 }
 
 // nextafter among half/bfloat16 values: the neighbour of x toward y (x and y are values of dt, widened
@@ -74,22 +92,19 @@ inline float round_to_reduced(ScalarType dt, float v) {
 inline float next_reduced(ScalarType dt, float x, float y) {
   if (x != x || y != y) return x + y;
   if (x == y) return y;
-  uint16_t bits = dt == kHalf ? Half::from_float(x) : BFloat16::from_float(x);
+  uint16_t bits = narrow_one(dt, x);
   if (x == 0) bits = uint16_t(y > 0 ? 0x0001 : 0x8001);  // the smallest subnormal on y's side
   else if ((x < y) == (x > 0)) bits++;                     // away from zero
   else bits--;
-  return dt == kHalf ? Half::to_float(bits) : bits_to_float(uint32_t(bits) << 16);
+  return widen_one(dt, bits);
 }
 
 // m values of an operand of dtype `dt` (half, bfloat16 or float) at byte stride `stride`, as floats:
 // the operand itself when it is contiguous float, else widened into `buf` (`tmp` gathers strided
 // 16-bit values so that the widening stays a vector loop).
 inline const float* load_floats(ScalarType dt, const char* p, int64_t stride, int64_t m, float* buf, uint16_t* tmp) {
-  const uint16_t* src = reinterpret_cast<const uint16_t*>(p);
   if (stride == 0) {  // a broadcast operand (x * 2.5): widen once
-    const float v = dt == kFloat ? *reinterpret_cast<const float*>(p)
-                    : dt == kHalf ? Half::to_float(*src) : bits_to_float(uint32_t(*src) << 16);
-    std::fill(buf, buf + m, v);
+    std::fill(buf, buf + m, load_one(dt, p));
     return buf;
   }
   if (dt == kFloat) {
@@ -97,12 +112,12 @@ inline const float* load_floats(ScalarType dt, const char* p, int64_t stride, in
     for (int64_t j = 0; j < m; j++) buf[j] = *reinterpret_cast<const float*>(p + j * stride);
     return buf;
   }
+  const uint16_t* src = reinterpret_cast<const uint16_t*>(p);
   if (stride != 2) {
     for (int64_t j = 0; j < m; j++) tmp[j] = *reinterpret_cast<const uint16_t*>(p + j * stride);
     src = tmp;
   }
-  if (dt == kHalf) half_to_float(src, buf, m);
-  else bf16_to_float(src, buf, m);
+  widen_array(dt, src, buf, m);
   return buf;
 }
 
@@ -114,8 +129,7 @@ inline void store_floats(ScalarType dt, char* p, int64_t stride, int64_t m, cons
     return;
   }
   uint16_t* dst = stride == 2 ? reinterpret_cast<uint16_t*>(p) : tmp;
-  if (dt == kHalf) float_to_half(buf, dst, m);
-  else float_to_bf16(buf, dst, m);
+  narrow_array(dt, buf, dst, m);
   if (stride != 2)
     for (int64_t j = 0; j < m; j++) *reinterpret_cast<uint16_t*>(p + j * stride) = tmp[j];
 }
@@ -209,10 +223,8 @@ inline vwide mul_add(float a, vwide b, vwide c) { return _mm256_fmadd_ps(_mm256_
 // The baseline build: one value at a time, and (as PyTorch's baseline kernels) no fused multiply-add.
 using vwide = float;
 constexpr int kWide = 1;
-inline vwide widen(ScalarType dt, const uint16_t* p) {
-  return dt == kHalf ? Half::to_float(*p) : bits_to_float(uint32_t(*p) << 16);
-}
-inline void narrow(ScalarType dt, uint16_t* p, vwide v) { *p = dt == kHalf ? Half::from_float(v) : BFloat16::from_float(v); }
+inline vwide widen(ScalarType dt, const uint16_t* p) { return widen_one(dt, *p); }
+inline void narrow(ScalarType dt, uint16_t* p, vwide v) { *p = narrow_one(dt, v); }
 inline vwide vbroadcast(float v) { return v; }
 inline vwide mul_add(float a, vwide b, vwide c) { return a * b + c; }
 #endif
@@ -232,11 +244,6 @@ void fused_reduced_binary(const TensorIter& it, const Op& op, const TailOp& tail
   const ScalarType dts[3] = {it.dtype(0), it.dtype(1), it.dtype(2)};
   const ScalarType dt = dts[0];
   it.for_each([&](char** d, const int64_t* s, int64_t n) {
-    auto scalar = [&](int k) {  // a broadcast operand's value as float
-      const uint16_t h = *reinterpret_cast<const uint16_t*>(d[k]);
-      return dts[k] == kFloat ? *reinterpret_cast<const float*>(d[k])
-             : dts[k] == kHalf ? Half::to_float(h) : bits_to_float(uint32_t(h) << 16);
-    };
     const bool dense0 = s[0] == 2, dense1 = s[1] == 2 && dts[1] == dt, dense2 = s[2] == 2 && dts[2] == dt;
     uint16_t* o = reinterpret_cast<uint16_t*>(d[0]);
     const uint16_t* a = reinterpret_cast<const uint16_t*>(d[1]);
@@ -246,10 +253,10 @@ void fused_reduced_binary(const TensorIter& it, const Op& op, const TailOp& tail
     if (dense0 && dense1 && dense2) {
       for (; i < nvec; i += kWide) narrow(dt, o + i, op(widen(dt, a + i), widen(dt, b + i)));
     } else if (dense0 && dense1 && s[2] == 0) {
-      const vwide vb = vbroadcast(scalar(2));
+      const vwide vb = vbroadcast(load_one(dts[2], d[2]));
       for (; i < nvec; i += kWide) narrow(dt, o + i, op(widen(dt, a + i), vb));
     } else if (dense0 && s[1] == 0 && dense2) {
-      const vwide va = vbroadcast(scalar(1));
+      const vwide va = vbroadcast(load_one(dts[1], d[1]));
       for (; i < nvec; i += kWide) narrow(dt, o + i, op(va, widen(dt, b + i)));
     }
     if (i == n) return;
