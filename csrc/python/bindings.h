@@ -13,6 +13,12 @@ struct PyRef {
   explicit PyRef(nanobind::handle h) : obj(h.ptr()) { Py_XINCREF(obj); }
   PyRef(const PyRef&) = delete;
   PyRef& operator=(const PyRef&) = delete;
+  // Lets go now; the caller holds the GIL. A callback that ran on another thread calls it, so that
+  // the reference does not outlive the callback and need the GIL again from that thread later.
+  void drop() {
+    Py_XDECREF(obj);
+    obj = nullptr;
+  }
   ~PyRef() {
     if (!obj || !Py_IsInitialized()) return;
     PyGILState_STATE g = PyGILState_Ensure();

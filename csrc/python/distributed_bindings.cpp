@@ -172,6 +172,7 @@ nb::object work_future(const std::shared_ptr<Work>& w) {
     } catch (nb::python_error& e) {
       e.discard_as_unraisable("ember.distributed: completing a Work's future");
     }
+    ref->drop();
   });
   return fut;
 }

@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "ember/alloc/allocator.h"
+#include "ember/core/blocking.h"
 #include "ember/core/deterministic.h"
 #include "ember/cuda/cuda.h"
 #include "ember/generated/ops.h"
@@ -120,12 +121,27 @@ void add_functions(nb::module_& target, PyMethodDef* defs) {
   }
 }
 
+// Joins of threads that may be running Python callbacks (a process group's worker finishing a
+// collective) release the GIL when this thread holds it, as torch's process-group holders do.
+void release_gil_while(void (*fn)(void*), void* ctx) {
+  if (Py_IsInitialized() && PyGILState_Check()) {
+    struct Released {
+      PyThreadState* saved = PyEval_SaveThread();
+      ~Released() { PyEval_RestoreThread(saved); }
+    } released;
+    fn(ctx);
+  } else {
+    fn(ctx);
+  }
+}
+
 }  // namespace
 
 NB_MODULE(_C, m) {
   // dtype singletons and the tensor class live for the whole process by design
   nb::set_leak_warnings(false);
   py::register_exception_translator();
+  set_blocking_hook(release_gil_while);
 
   // ---- dtypes
   auto dtype_cls = nb::class_<DtypeObj>(m, "dtype", "The element type of a tensor (ember.float32, ember.int64, ...).")

@@ -339,6 +339,26 @@ def lambda_annotated(state, bucket) -> int:
     return None
 
 
+def destroy_while_callback_runs(rank, ws):
+    """Rank 0 destroys its group while the group's thread is inside a Python then() callback (which let
+    go of the GIL to sleep): the destruction waits for the callback instead of deadlocking with it."""
+    import threading
+    if rank == 1:
+        time.sleep(0.3)  # rank 0 attaches its callback before the collective can finish
+        dist.all_reduce(ember.ones(3))
+        return None
+    started = threading.Event()
+
+    def slow(f):
+        started.set()
+        time.sleep(0.5)
+        return f.value()[0].tolist()
+    fut = dist.all_reduce(ember.ones(3), async_op=True).get_future().then(slow)
+    assert started.wait(20)
+    dist.destroy_process_group()
+    return fut.wait()
+
+
 # ------------------------------------------------------------------ faults
 def dies_before_collective(rank, ws):
     dist.barrier()  # everyone is up (a rank dying inside init_process_group fails init instead)
@@ -458,7 +478,8 @@ def main():
     sys.stdout.flush()
     if fn in ("dies_before_collective", "raises_before_collective", "timeout_small"):
         os._exit(0)  # peers are gone: skip the teardown barrier-free exit path
-    dist.destroy_process_group()
+    if dist.is_initialized():
+        dist.destroy_process_group()
 
 
 if __name__ == "__main__":

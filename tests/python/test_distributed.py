@@ -200,6 +200,11 @@ def test_ddp_sparse_gradients_are_averaged_and_stay_sparse():
     np.testing.assert_array_equal(res[0]["weight"], res[1]["weight"])
 
 
+def test_destroying_a_group_waits_for_its_python_callbacks():
+    # this deadlocked when the group's thread needed the GIL back while the main thread joined it
+    assert dist_util.run("destroy_while_callback_runs", 2, timeout=60) == [[2.0, 2.0, 2.0], None]
+
+
 def test_ddp_communication_hooks():
     """DDP.register_comm_hook with torch's stock hooks and a hand-written one, against the ranks' local
     gradients computed here; Work.get_future() for collectives and point-to-point operations."""

@@ -24,6 +24,7 @@
 #include <thread>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/blocking.h"
 #include "ember/distributed/errors.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
@@ -262,7 +263,7 @@ class ProcessGroupGloo : public ProcessGroup {
       stop_ = true;
     }
     cv_.notify_all();
-    worker_.join();
+    blocking_region([this] { worker_.join(); });  // the worker may be finishing a Python callback
   }
 
   std::string backend_name() const override { return "gloo"; }

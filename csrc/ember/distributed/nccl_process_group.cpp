@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "ember/autograd/grad_mode.h"
+#include "ember/core/blocking.h"
 #include "ember/core/dynamic_library.h"
 #include "ember/cuda/backend.h"
 #include "ember/cuda/cuda.h"
@@ -208,7 +209,7 @@ class ProcessGroupNCCL : public ProcessGroup {
       stop_ = true;
     }
     cv_.notify_all();
-    watchdog_.join();
+    blocking_region([this] { watchdog_.join(); });  // it may be finishing a Python callback
     // communicators and streams are left to process exit: destroying them here could wait on peers
   }
 
