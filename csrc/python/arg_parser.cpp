@@ -662,10 +662,17 @@ std::optional<ScalarType> ParsedArgs::dtype_opt(int i) {
 }
 Generator* ParsedArgs::generator(int i) { return is_none(i) ? nullptr : unpack_generator(args[i]); }
 
-TensorOptions ParsedArgs::options(int i) {
+// The device of factory calls that name none: set by ember.set_default_device and `with ember.device(d)`
+// (as PyTorch's device context, it serves the Python factories, not C++ ones nor other ops).
+static std::optional<Device> g_default_device;
+void set_default_device(std::optional<Device> d) { g_default_device = d; }
+std::optional<Device> default_device() { return g_default_device; }
+
+TensorOptions ParsedArgs::options(int i, bool use_default_device) {
   TensorOptions o;
   if (!is_none(i)) o.dtype_ = unpack_dtype(args[i]);
   if (!is_none(i + 2)) o.device_ = unpack_device(args[i + 2]);
+  else if (EMBER_UNLIKELY(g_default_device.has_value()) && use_default_device) o.device_ = g_default_device;
   if (o.device_) {
     o.device_->check_available();
     if (o.device_->is_cpu()) o.device_ = Device();  // a CPU tensor's device has no index ('cpu:0' makes device('cpu'))

@@ -58,6 +58,9 @@ inline constexpr const char* kNoPinnedMemory =
     "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on this "
     "system.";
 void register_device_type(PyObject* type);
+// The device factory calls use when they name none (nullopt: the CPU).
+void set_default_device(std::optional<Device> d);
+std::optional<Device> default_device();
 // pin_memory=True for a new tensor on `device`: raises as PyTorch where pinning is impossible
 void check_pin_memory_request(Device device);
 PyObject* make_device(Device d);
@@ -129,7 +132,9 @@ class ParsedArgs {
   ScalarType dtype(int i);
   std::optional<ScalarType> dtype_opt(int i);
   Generator* generator(int i);
-  TensorOptions options(int i);  // reads dtype, layout, device, pin_memory, requires_grad at i..i+4
+  // device None: the default device (set_default_device) when `use_default_device` (factories; not
+  // the *_like and new_* ones, whose device is their tensor's)
+  TensorOptions options(int i, bool use_default_device = true);  // reads dtype, layout, device, pin_memory, requires_grad at i..i+4
   std::optional<MemoryFormat> memory_format_opt(int i);
   // A factory's result, in pinned memory when options() read pin_memory=True (one host copy: the
   // ops allocate from the device's allocator).

@@ -93,6 +93,7 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
     }
   }
   EMBER_CHECK_KIND(data != nullptr, Type, "tensor() missing 1 required positional arguments: \"data\"");
+  if (!device) device = py::default_device();
   if (pin_memory) py::check_pin_memory_request(device ? *device : Device());
   Tensor t = py::tensor_from_data(data, dtype);
   if (device && !device->is_cpu()) t = t.to(*device);  // built on the CPU from Python data, then moved once
@@ -249,6 +250,9 @@ NB_MODULE(_C, m) {
   m.def("get_default_dtype", []() { return dtype_obj(default_dtype()); },
       "The floating-point dtype new tensors get by default.");
   m.def("set_default_dtype", [](nb::handle d) { set_default_dtype(py::unpack_dtype(d.ptr())); });
+  m.def("_set_default_device", [](nb::handle d) {
+    py::set_default_device(d.is_none() ? std::nullopt : std::optional<Device>(py::unpack_device(d.ptr())));
+  }, nb::arg("device").none());
   m.def("promote_types", [](nb::handle a, nb::handle b) {
     return dtype_obj(promote_types(py::unpack_dtype(a.ptr()), py::unpack_dtype(b.ptr())));
   }, "The smallest dtype both given dtypes promote to.");

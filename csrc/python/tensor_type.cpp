@@ -335,6 +335,7 @@ void bind_tensor(nb::module_& m) {
           "True when the data lives on a CUDA device.")
       .def_prop_ro("is_cpu", [](const Tensor& t) { return t.device().is_cpu(); },
           "True when the data lives on the CPU.")
+      .def_prop_ro("is_meta", &Tensor::is_meta, "True for a tensor on the meta device (sizes and dtype, no data).")
       .def_prop_ro("itemsize", &Tensor::element_size, "Size of one element in bytes.")
       .def_prop_ro("nbytes", [](const Tensor& t) {
         EMBER_CHECK(!t.is_sparse(), "nbytes is not defined for sparse tensors. If you want the size of the "
@@ -373,7 +374,8 @@ void bind_tensor(nb::module_& m) {
           "Number of elements (alias of numel()).")
       .def("element_size", &Tensor::element_size, "Size of one element in bytes.")
       .def("storage_offset", &Tensor::storage_offset, "Offset of the first element in the storage, in elements.")
-      .def("data_ptr", [](const Tensor& t) { return uintptr_t(t.data_ptr()); }, "Address of the first element.")
+      .def("data_ptr", [](const Tensor& t) { return t.is_meta() ? uintptr_t(0) : uintptr_t(t.data_ptr()); },
+           "Address of the first element (0 on the meta device, which has no data).")
       .def("is_floating_point", &Tensor::is_floating_point, "True when the dtype is a floating-point type.")
       .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); },
           "True when the dtype can hold negative values.")

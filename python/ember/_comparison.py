@@ -55,6 +55,8 @@ def equal(input, other):
     """True when both have the same shape and the same values (NaN never equals NaN); dtypes may differ."""
     _check_tensor("equal", "input", 1, input)
     _check_tensor("equal", "other", 2, other)
+    if input.is_meta or other.is_meta:  # a value answer, and meta tensors have no values
+        raise NotImplementedError("aten::equal: cannot run on meta tensors (they have no data to compare)")
     if tuple(input.shape) != tuple(other.shape):
         return False
     return builtins.bool(_ops.eq(input, other).all().item())

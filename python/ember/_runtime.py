@@ -11,7 +11,6 @@ import sys
 
 from . import _C
 from ._flags import is_warn_always_enabled, set_warn_always  # noqa: F401  (exported from here)
-from ._utils import _check_device_available
 
 # ---- constants and build facts ----
 e = math.e
@@ -38,14 +37,20 @@ _default_device = [None]  # None: the CPU; a device set by set_default_device or
 def _as_device(device):
     d = device if isinstance(device, _C.device) else _C.device(device)
     if d.type != "cpu":
-        _check_device_available(d)  # raises: Python tensors live on the CPU
+        _C._check_device(d)  # PyTorch's errors for a device that cannot be used (CUDA without a GPU)
     return d
 
 
+def _use_default_device(d):
+    _default_device[0] = d
+    _C._set_default_device(None if d is None or d.type == "cpu" else d)
+
+
 def set_default_device(device):
-    """Ember allocates on the CPU only: "cpu" (or None, the initial state) is accepted, other
-    devices raise the error PyTorch's CPU-only build gives when they are used."""
-    _default_device[0] = None if device is None else _as_device(device)
+    """The device factory functions (ember.empty, zeros, tensor, rand, ..., and so the layers of
+    ember.nn) allocate on when they are given none; None or "cpu" restores the CPU. Other ops and
+    C++ factories are not affected, as in PyTorch."""
+    _use_default_device(None if device is None else _as_device(device))
 
 
 def get_default_device():
@@ -58,12 +63,12 @@ def _device_enter(self):
     _as_device(self)
     stack = _device_stack.setdefault(id(self), [])
     stack.append(_default_device[0])
-    _default_device[0] = self
+    _use_default_device(self)
     return self
 
 
 def _device_exit(self, *exc):
-    _default_device[0] = _device_stack[id(self)].pop()
+    _use_default_device(_device_stack[id(self)].pop())
     if not _device_stack[id(self)]:
         del _device_stack[id(self)]
 

@@ -161,9 +161,9 @@ class Tensor(_C.TensorBase):
     def grad(self):
         self._grad = None
 
-    # Ember tensors are strided or sparse COO (is_sparse), on the CPU (or CUDA, is_cuda): the other
-    # backends' flags that PyTorch programs test are False (dcgan checks is_xpu)
-    is_xpu = is_mps = is_meta = is_quantized = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
+    # Ember tensors are strided or sparse COO (is_sparse), on the CPU, CUDA (is_cuda) or meta (is_meta)
+    # device: the other backends' flags that PyTorch programs test are False (dcgan checks is_xpu)
+    is_xpu = is_mps = is_quantized = is_sparse_csr = is_mkldnn = is_nested = is_vulkan = \
         is_ipu = is_maia = is_mtia = property(lambda self: False, doc="False: Ember has no such backend or layout.")
 
     @property
@@ -496,7 +496,8 @@ class Tensor(_C.TensorBase):
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A new tensor from data with this tensor's dtype and device by default."""
-        return _ops.tensor(data, dtype=dtype or self.dtype, device=device, requires_grad=requires_grad)
+        return _ops.tensor(data, dtype=dtype or self.dtype, device=self.device if device is None else device,
+                           requires_grad=requires_grad)
 
     def nonzero(self, *, as_tuple=False):
         """Indices of the non-zero elements: an (n, ndim) int64 tensor, or a tuple of ndim index tensors."""

@@ -260,12 +260,18 @@ def _str(t, tensor_contents=None):
     indent = len(prefix)
     data = t.detach() if hasattr(t, "detach") else t
     suffixes = []
-    if data.device.type != "cpu":  # first, as PyTorch's; the values print from a host copy
-        suffixes.append(f"device='{data.device}'")
-        data = data.cpu()
     default_dtype = _C.get_default_dtype()
     default_complex = _C.complex128 if default_dtype == _C.float64 else _C.complex64
-    if data.is_sparse:
+    if data.device.type != "cpu":  # first, as PyTorch's; the values print from a host copy
+        suffixes.append(f"device='{data.device}'")
+        if data.device.type != "meta":
+            data = data.cpu()
+    if data.device.type == "meta":  # no values: "...", the size always, the dtype unless the default
+        suffixes.append("size=" + str(tuple(data.shape)))
+        if data.dtype != default_dtype:
+            suffixes.append("dtype=" + str(data.dtype))
+        body = "..." if tensor_contents is None else tensor_contents
+    elif data.is_sparse:
         body = _sparse_contents(data, indent) if tensor_contents is None else tensor_contents
         suffixes += ["size=" + str(tuple(data.shape)), "nnz=" + str(data._nnz())]
         if data.dtype not in (default_dtype, default_complex, _C.int64, _C.bool):

@@ -417,7 +417,9 @@ def cuda_capable(op):
 
 
 def cuda_guard(op, name, mode):
-    """The line that refuses CUDA arguments of an op without a CUDA path (one not-taken branch)."""
+    """The line that refuses CUDA (and meta) arguments of an op without a CUDA path (one not-taken
+    branch): a meta tensor has no data, and the ops that may take CUDA tensors are those whose bodies
+    reach the data only through kernel stubs (which do nothing on meta) or by copying it to the host."""
     if cuda_capable(op):
         return []
     single, lists = tensor_params(op)
@@ -425,8 +427,8 @@ def cuda_guard(op, name, mode):
         single = single + out_params(op)
     if not single and not lists:
         return []
-    cond = " || ".join([f"{n}.is_cuda()" for n in single] + [f"::ember::any_cuda({n})" for n in lists])
-    return [f"  if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", ::ember::Device(::ember::DeviceType::CUDA));"]
+    cond = " || ".join(f"::ember::off_host_in({n}, &d_)" for n in single + lists)
+    return [f"  {{ ::ember::Device d_; if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", d_); }}"]
 
 
 def record_line(op, name):
@@ -509,10 +511,15 @@ def gen_ops_cpp(ops, out):
          '#include "ember/autograd/autocast.h"',
          '#include "ember/sparse/sparse_ops.h"', '#include "ember/kernels/registry.h"', "",
          "namespace ember {",
-         "// whether any tensor of a list is on a CUDA device (cuda_guard's test for Tensor[] arguments)",
-         "static inline bool any_cuda(TensorList ts) {",
+         "// whether a tensor (of a list) is on a CUDA or meta device, which it stores in *d (cuda_guard's test)",
+         "static inline bool off_host_in(const Tensor& t, Device* d) {",
+         "  if (EMBER_LIKELY(!t.off_host())) return false;",
+         "  *d = t.device();",
+         "  return true;",
+         "}",
+         "static inline bool off_host_in(TensorList ts, Device* d) {",
          "  for (const Tensor& t : ts)",
-         "    if (t.is_cuda()) return true;",
+         "    if (off_host_in(t, d)) return true;",
          "  return false;",
          "}", "namespace autograd::generated {"]
     for op in ops:
@@ -614,9 +621,12 @@ def py_call(op, method, inplace_variant):
     params = op.params[1:] if method else op.params
     if method:
         args.append("self")
+    # the default device (set_default_device) serves factories, not the *_like / new_* ones, whose
+    # device is their tensor's, as in PyTorch
+    like = method or any(p.type.startswith("Tensor") and p.type != "TensorOptions" for p in op.params)
     for p in params:
         acc = CPP_TYPES[p.type][1]
-        args.append(f"r.{acc}({i})")
+        args.append(f"r.{acc}({i}, false)" if p.type == "TensorOptions" and like else f"r.{acc}({i})")
         i += 5 if p.type == "TensorOptions" else 1
     name = op.name + ("_" if inplace_variant else "")
     return f"ember::{name}({', '.join(args)})", i

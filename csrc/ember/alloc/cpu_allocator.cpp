@@ -189,7 +189,18 @@ class CpuAllocator final : public Allocator {
   }
 };
 CpuAllocator g_cpu_allocator;
-std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {{&g_cpu_allocator}, {nullptr}, {nullptr}};
+// The meta device's storages record a size and hold no memory; copies to and from meta tensors are
+// resolved in copy_ (ops/copy.cpp) before they could get here.
+class MetaAllocator final : public Allocator {
+ public:
+  DataPtr allocate(size_t) override { return {nullptr, nullptr, nullptr, Device(DeviceType::Meta)}; }
+  DataPtr allocate_on(size_t nbytes, Device) override { return allocate(nbytes); }
+  void copy_data(void*, Device, const void*, Device, size_t, bool) override {
+    EMBER_FAIL(NotImplemented, "Cannot copy out of meta tensor; no data!");
+  }
+};
+MetaAllocator g_meta_allocator;
+std::atomic<Allocator*> g_allocators[kNumDeviceTypes] = {{&g_cpu_allocator}, {nullptr}, {nullptr}, {&g_meta_allocator}};
 }  // namespace
 
 Allocator* cpu_allocator() { return &g_cpu_allocator; }

@@ -18,7 +18,7 @@ Device::Device(const std::string& spec) {
   bool found = false;
   for (int t = 0; t < kNumDeviceTypes && !found; t++)
     if (kind == device_type_name(DeviceType(t))) type = DeviceType(t), found = true;
-  EMBER_CHECK(found, "Expected one of cpu, cuda, privateuseone device type at start of device string: ", spec);
+  EMBER_CHECK(found, "Expected one of cpu, cuda, meta, privateuseone device type at start of device string: ", spec);
   if (!idx.empty()) {
     char* end = nullptr;
     long v = std::strtol(idx.c_str(), &end, 10);
@@ -32,12 +32,13 @@ const char* device_type_name(DeviceType t) {
     case DeviceType::CPU: return "cpu";
     case DeviceType::CUDA: return "cuda";
     case DeviceType::PrivateUse1: return "privateuseone";
+    case DeviceType::Meta: return "meta";
   }
   return "unknown";
 }
 
 void Device::check_available() const {
-  if (is_cpu()) return;
+  if (is_cpu() || is_meta()) return;
   if (type == DeviceType::CUDA) return cuda::lazy_init(index);  // raises without a GPU or CUDA build
   if (allocator_registered(type)) return;
   EMBER_FAIL(Runtime, "no backend is registered for device type '", device_type_name(type), "'");

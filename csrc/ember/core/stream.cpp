@@ -45,7 +45,7 @@ class CpuStreams final : public StreamBackend {
   }
 };
 CpuStreams g_cpu_streams;
-std::atomic<StreamBackend*> g_backends[kNumDeviceTypes] = {{&g_cpu_streams}, {nullptr}, {nullptr}};
+std::atomic<StreamBackend*> g_backends[kNumDeviceTypes] = {{&g_cpu_streams}, {nullptr}, {nullptr}, {nullptr}};
 }  // namespace
 
 StreamBackend& stream_backend(DeviceType type) {

@@ -2,6 +2,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/tensor_iter.h"
 #include "ember/jit/tracer.h"
 
 namespace ember {
@@ -58,6 +59,7 @@ Tensor scalar_to_tensor(const Scalar& s) {
 Scalar Tensor::item() const {
   EMBER_CHECK(numel() == 1, "a Tensor with ", numel(), " elements cannot be converted to Scalar");
   if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(*this, "item()");
+  EMBER_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors");
   if (!device().is_cpu()) return to(Device()).item();  // waits for the device, as PyTorch
   const void* p = data_ptr();
   switch (dtype()) {
@@ -87,7 +89,7 @@ Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy, bool non_blo
   // -1 is the device's allocator's to resolve (Allocator::allocate_on: the current device).
   if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
     return ember::to_dtype(*this, t ? *t : dtype(), copy);
-  Tensor r = empty_tensor(sizes(), t ? *t : dtype(), d);
+  Tensor r = empty_like_preserve(*this, t ? *t : dtype(), d);  // the layout travels, as PyTorch's to()
   if (numel()) ember::copy_(r, *this, non_blocking);
   return r;
 }

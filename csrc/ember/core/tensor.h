@@ -104,8 +104,13 @@ class EMBER_API Tensor {
   // a sparse COO tensor (ember/sparse/sparse_tensor.h); false for an undefined one
   bool is_sparse() const { return impl_ && impl_->layout() != Layout::Strided; }
   bool is_cuda() const { return impl_ && impl_->is_cuda(); }
+  bool is_meta() const { return impl_ && impl_->is_meta(); }
+  bool off_host() const { return impl_ && impl_->off_host(); }  // see TensorImpl::off_host
   bool is_floating_point() const { return is_floating(dtype()); }
   void* data_ptr() const { return impl_->data(); }
+  // The pointer an op hands a kernel stub: null on the meta device, whose stubs do nothing
+  // (kernels/registry.h); data_ptr() raises there, for code that would read the elements itself.
+  void* kernel_data() const { return impl_->is_meta() ? nullptr : impl_->data(); }
   template <class T> T* data_ptr() const;
   uint32_t _version() const { return impl_->version(); }
 

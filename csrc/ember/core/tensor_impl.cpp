@@ -9,13 +9,16 @@ namespace ember {
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
                        int64_t storage_offset)
     : storage_(std::move(storage)), dtype_(dtype) {
-  on_cuda_ = storage_ && storage_->device().type == DeviceType::CUDA;
+  on_device_flags();
   set_sizes_and_strides(sizes, strides, storage_offset);
 }
 
 TensorImpl::~TensorImpl() = default;
 
 void TensorImpl::no_data() const {
+  if (on_meta_ && layout_ == Layout::Strided)
+    EMBER_FAIL(NotImplemented, "Cannot access the data of a tensor on the meta device: meta tensors have sizes, "
+               "strides and a dtype but no data (this operation reads or writes elements)");
   EMBER_FAIL(Runtime, "Cannot access data pointer of Tensor that doesn't have storage (a sparse COO tensor: "
              "use ._values() / ._indices(), or .to_dense())");
 }

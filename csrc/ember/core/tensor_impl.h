@@ -26,7 +26,8 @@ struct AutogradMetaBase {
 
 // Strided: sizes/strides over a Storage. SparseCoo: indices + values (ember/sparse/sparse_tensor.h);
 // such a tensor has no storage of its own, so data() refuses it instead of handing out a pointer
-// to memory that isn't there.
+// to memory that isn't there. So does a meta tensor's (core/device.h): code that would read or
+// write elements raises NotImplementedError instead of touching a null pointer.
 enum class Layout : uint8_t { Strided, SparseCoo };
 
 class EMBER_API TensorImpl : public RefCounted {
@@ -44,7 +45,7 @@ class EMBER_API TensorImpl : public RefCounted {
   const Storage& storage() const { return storage_; }
   bool is_contiguous() const { return is_contiguous_; }
   void* data() const {
-    if (EMBER_UNLIKELY(layout_ != Layout::Strided)) no_data();
+    if (EMBER_UNLIKELY(no_data_)) no_data();
     return static_cast<char*>(storage_->data()) + storage_offset_ * itemsize(dtype_);
   }
   Layout layout() const { return layout_; }
@@ -52,11 +53,14 @@ class EMBER_API TensorImpl : public RefCounted {
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
   void set_storage(Storage s) {
     storage_ = std::move(s);
-    on_cuda_ = storage_ && storage_->device().type == DeviceType::CUDA;
+    on_device_flags();
   }
   // On a CUDA device: the generated op entries refuse such tensors for ops without a CUDA path
   // (a flag beside the layout, so the check costs one byte load on the CPU's per-op path).
   bool is_cuda() const { return on_cuda_; }
+  bool is_meta() const { return on_meta_; }
+  // Where the generated op entries check that an op has a path for the tensor's device (CUDA or meta).
+  bool off_host() const { return off_host_; }
   void set_dtype(ScalarType t) { dtype_ = t; }
 
   // See Note [Version counter sharing]
@@ -76,10 +80,20 @@ class EMBER_API TensorImpl : public RefCounted {
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_meta_ = std::move(m); }
 
  protected:
-  void set_layout(Layout l) { layout_ = l; }
+  void set_layout(Layout l) {
+    layout_ = l;
+    on_device_flags();
+  }
 
  private:
   [[noreturn]] void no_data() const;
+  void on_device_flags() {
+    const DeviceType t = storage_ ? storage_->device().type : DeviceType::CPU;
+    on_cuda_ = t == DeviceType::CUDA;
+    on_meta_ = t == DeviceType::Meta;
+    off_host_ = on_cuda_ || on_meta_;
+    no_data_ = layout_ != Layout::Strided || on_meta_;
+  }
   Storage storage_;
   int64_t storage_offset_ = 0;
   DimVector sizes_, strides_;
@@ -88,6 +102,9 @@ class EMBER_API TensorImpl : public RefCounted {
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
   bool on_cuda_ = false;
+  bool on_meta_ = false;
+  bool off_host_ = false;
+  bool no_data_ = false;  // sparse or meta: data() raises
   Layout layout_ = Layout::Strided;
   mutable intrusive_ptr<VersionCounter> version_;
   std::unique_ptr<AutogradMetaBase> autograd_meta_;

@@ -188,7 +188,7 @@ static bool non_overlapping_and_dense(const Tensor& t) {
 
 void check_no_overlap(const Tensor& out, const Tensor& in) {
   if (!in.defined() || out.numel() == 0 || in.numel() == 0) return;
-  if (out.impl()->storage() != in.impl()->storage()) return;
+  if (out.impl()->storage() != in.impl()->storage() || out.is_meta()) return;
   if (out.data_ptr() == in.data_ptr() && out.strides() == in.strides() && out.sizes() == in.sizes()) return;
   // Like PyTorch, only two dense blocks are compared; interleaved strided views are "too hard" to
   // decide and allowed (x[:, 1:3] written from x[:, :2]).
@@ -210,9 +210,9 @@ void check_same_device(const char* op, Device device, std::initializer_list<cons
     if (t->defined() && t->device() != device) fail_device_mismatch(op, device, t->device());
 }
 
-Tensor empty_like_preserve(const Tensor& t, ScalarType dtype) {
+Tensor empty_like_preserve(const Tensor& t, ScalarType dtype, std::optional<Device> device) {
   const int64_t nd = t.dim();
-  const Device dev = t.device();
+  const Device dev = device ? *device : t.device();
   if (t.is_contiguous() || nd <= 1) return empty_tensor(t.sizes(), dtype, dev);
   DimVector perm(nd);
   std::iota(perm.begin(), perm.end(), 0);
@@ -384,7 +384,7 @@ void TensorIter::reorder_and_coalesce() {
     const bool empty = t.numel() == 0;
     for (int d = 0; d < int(t.dim()); d++)
       st[k][off + d] = t.sizes()[d] == 1 || empty ? 0 : t.strides()[d] * isz;
-    data_[k] = static_cast<char*>(t.data_ptr());
+    data_[k] = t.is_meta() ? nullptr : static_cast<char*>(t.data_ptr());  // meta: the stub does nothing
   }
   // Order dims fastest-first by the output's strides (then inputs'), a stable insertion sort
   // like ATen's reorder_dimensions.

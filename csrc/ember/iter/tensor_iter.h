@@ -106,8 +106,9 @@ class EMBER_API TensorIter {
 // The dtype PyTorch gives `op(a, b, ...)`: torch.result_type over tensors and wrapped numbers.
 EMBER_API ScalarType result_type(const Tensor* ts, int n);
 // An uninitialised tensor shaped like `t`, keeping t's memory layout when it is dense (a
-// transposed input gives a transposed-layout output, as PyTorch's preserve_format), else contiguous.
-EMBER_API Tensor empty_like_preserve(const Tensor& t, ScalarType dtype);
+// transposed input gives a transposed-layout output, as PyTorch's preserve_format), else contiguous;
+// on t's device, or on `device` (a move: t.to(device) keeps the layout too).
+EMBER_API Tensor empty_like_preserve(const Tensor& t, ScalarType dtype, std::optional<Device> device = std::nullopt);
 // Whether a value of dtype `from` may be written to `to` by an op (torch.can_cast).
 EMBER_API bool can_cast(ScalarType from, ScalarType to);
 // Broadcast two shapes or raise PyTorch's error.

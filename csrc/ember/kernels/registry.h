@@ -7,12 +7,25 @@
 // a device type with no entry raises NotImplementedError naming the op and device, never falls
 // back to another device. A library choice (oneDNN or im2col + GEMM) is the entry a backend
 // registers, not an `if` in the op.
+#include <type_traits>
+
 #include "ember/core/device.h"
 #include "ember/core/macros.h"
 
 namespace ember {
 
 [[noreturn]] EMBER_API void no_kernel_for(const char* op, Device device);
+
+// The meta device's entry of every stub that returns nothing: the op around it has already
+// computed and allocated its outputs' metadata, which is all a meta op produces. A stub that
+// returns a value (a result read from the data) has none: such ops raise on meta tensors.
+template <class Fn>
+struct MetaKernel;
+template <class R, class... Args>
+struct MetaKernel<R (*)(Args...)> {
+  static constexpr bool available = std::is_void_v<R>;
+  static void run(Args...) {}
+};
 
 template <class Fn>
 struct KernelStub {
@@ -22,8 +35,13 @@ struct KernelStub {
   // The kernel for `device`; `op` names the op in the error (defaults to the stub's name).
   Fn operator()(Device device, const char* op = nullptr) const {
     Fn f = entries[int(device.type)];
-    if (EMBER_UNLIKELY(!f)) no_kernel_for(op ? op : name, device);
+    if (EMBER_UNLIKELY(!f)) return missing(device, op);
     return f;
+  }
+  Fn missing(Device device, const char* op) const {
+    if constexpr (MetaKernel<Fn>::available)
+      if (device.type == DeviceType::Meta) return &MetaKernel<Fn>::run;
+    no_kernel_for(op ? op : name, device);
   }
   bool has(DeviceType t) const { return entries[int(t)] != nullptr; }
 };

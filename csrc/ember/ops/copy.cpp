@@ -14,7 +14,7 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
   const int64_t nd = self.dim();
   if (nd < 2 || self.dtype() != src.dtype() || self.sizes() != src.sizes() || !self.is_contiguous()) return false;
   if (self.impl()->storage() == src.impl()->storage()) return false;  // overlap rules: leave to TensorIter
-  if (self.device() != src.device()) return false;
+  if (self.device() != src.device() || self.is_meta()) return false;
   const int64_t R = self.sizes()[nd - 2], C = self.sizes()[nd - 1];
   if (R < 16 || C < 16 || src.strides()[nd - 2] != 1 || src.strides()[nd - 1] != R) return false;
   int64_t expect = R * C;
@@ -35,6 +35,12 @@ bool transposed_copy(const Tensor& self, const Tensor& src) {
 // dense buffer on its own. Between two non-CPU device types the bytes go through the CPU.
 static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(src.dim() <= self.dim(), "copy_(): source of shape ", src.sizes(), " does not broadcast to ", self.sizes());
+  if (EMBER_UNLIKELY(src.is_meta())) EMBER_FAIL(NotImplemented, "Cannot copy out of meta tensor; no data!");
+  if (EMBER_UNLIKELY(self.is_meta())) {  // nothing to write: the shapes must still fit
+    (void)src.expand(self.sizes());
+    self.impl()->bump_version();
+    return self;
+  }
   Tensor dense = ember::contiguous(ember::to_dtype(src, self.dtype(), false).expand(self.sizes()));
   if (!self.device().is_cpu() && !dense.device().is_cpu() && self.device().type != dense.device().type)
     dense = dense.to(Device());

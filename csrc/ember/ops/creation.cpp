@@ -68,8 +68,8 @@ const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, con
 Tensor empty_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   ScalarType dt = o.dtype_or(self.dtype());
   const Device dev = o.device_ ? *o.device_ : self.device();
-  if (mf == MemoryFormat::Contiguous || dev != self.device()) return empty_tensor(self.sizes(), dt, dev);
-  return empty_like_preserve(self, dt);
+  if (mf == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dt, dev);
+  return empty_like_preserve(self, dt, dev);
 }
 Tensor zeros_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   return fresh(native::empty_like(self, o, mf).zero_());

@@ -19,8 +19,8 @@ EMBER_DEFINE_STUB(batch_norm_backward_fold_stub)
 namespace ember::native {
 
 namespace {
-const void* data_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
-void* data_or_null(Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+const void* data_or_null(const Tensor& t) { return t.defined() ? t.kernel_data() : nullptr; }
+void* data_or_null(Tensor& t) { return t.defined() ? t.kernel_data() : nullptr; }
 
 Tensor double_contiguous(const Tensor& t) { return t.defined() ? t.to(kDouble).contiguous() : t; }
 
@@ -43,7 +43,7 @@ Tensor softmax_impl(const Tensor& self, int64_t dim, std::optional<ScalarType> d
   Tensor xc = x.to(cd).contiguous();
   auto [outer, d, inner] = split_at(xc.sizes(), dim);
   Tensor y = empty_tensor(xc.sizes(), cd, xc.device());
-  if (y.numel()) kernel(log, cd, xc.data_ptr(), y.data_ptr(), outer, d, inner);
+  if (y.numel()) kernel(log, cd, xc.kernel_data(), y.kernel_data(), outer, d, inner);
   return y.to(out_t);
 }
 
@@ -61,7 +61,7 @@ Tensor softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t d
   Tensor g = grad.to(cd).contiguous(), y = output.to(cd).contiguous();
   auto [outer, n, inner] = split_at(y.sizes(), dim);
   Tensor gi = empty_tensor(y.sizes(), cd, y.device());
-  if (gi.numel()) kernel(log, cd, g.data_ptr(), y.data_ptr(), gi.data_ptr(), outer, n, inner);
+  if (gi.numel()) kernel(log, cd, g.kernel_data(), y.kernel_data(), gi.kernel_data(), outer, n, inner);
   return gi.to(input_dtype);
 }
 }  // namespace
@@ -106,7 +106,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, IntArr
   Tensor y = empty_tensor(x.sizes(), cd, dev), mean = empty_tensor(stat_shape, cd, dev),
          rstd = empty_tensor(stat_shape, cd, dev);
   if (rows && cols)
-    kernel(cd, x.data_ptr(), data_or_null(w), data_or_null(b), y.data_ptr(), mean.data_ptr(), rstd.data_ptr(), rows,
+    kernel(cd, x.kernel_data(), data_or_null(w), data_or_null(b), y.kernel_data(), mean.kernel_data(), rstd.kernel_data(), rows,
            cols, eps);
   return {y.to(out_t), mean, rstd};
 }
@@ -137,7 +137,7 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   Tensor dw = grad_weight && weight.defined() ? empty_tensor(normalized_shape, cd, dev) : Tensor();
   Tensor db = grad_bias && bias.defined() ? empty_tensor(normalized_shape, cd, dev) : Tensor();
   if (rows && cols) {
-    kernel(cd, dy.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(), data_or_null(w), data_or_null(dx),
+    kernel(cd, dy.kernel_data(), x.kernel_data(), m.kernel_data(), r.kernel_data(), data_or_null(w), data_or_null(dx),
            data_or_null(dw), data_or_null(db), rows, cols);
   } else {
     if (dx.defined()) dx.zero_();
@@ -185,8 +185,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   } else if (training) {
     EMBER_CHECK_KIND(n * s > 1, Value, "Expected more than 1 value per channel when training, got input size ",
                      input.sizes());
-    batch_norm_stats_kernel_stub(dev, "batch_norm")(cd, x.data_ptr(), static_cast<double*>(mean_d.data_ptr()),
-                                                    static_cast<double*>(var_d.data_ptr()), n, c, s);
+    batch_norm_stats_kernel_stub(dev, "batch_norm")(cd, x.kernel_data(), static_cast<double*>(mean_d.kernel_data()),
+                                                    static_cast<double*>(var_d.kernel_data()), n, c, s);
     autograd::AutoGradMode no_grad(false);
     if (running_mean.defined()) {
       Tensor m = mean_d.to(running_mean.dtype());
@@ -209,8 +209,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   fold(mean_d, var_d, double_contiguous(weight), double_contiguous(bias), eps, invstd_d, a_d, b_d);
   Tensor y = empty_tensor(x.sizes(), cd, dev);
   if (x.numel())
-    apply(cd, x.data_ptr(), static_cast<const double*>(a_d.data_ptr()), static_cast<const double*>(b_d.data_ptr()),
-          y.data_ptr(), n, c, s);
+    apply(cd, x.kernel_data(), static_cast<const double*>(a_d.kernel_data()), static_cast<const double*>(b_d.kernel_data()),
+          y.kernel_data(), n, c, s);
   return {y.to(out_t), mean_d.to(cd), invstd_d.to(cd)};
 }
 
@@ -247,10 +247,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   Tensor invstd_d = train ? save_invstd.to(kDouble).contiguous()
                           : ember::rsqrt(running_var.to(kDouble) + eps).contiguous();
   Tensor s1_d = empty_tensor({c}, kDouble, dev), s2_d = empty_tensor({c}, kDouble, dev);
-  const double* mean = static_cast<const double*>(mean_d.data_ptr());
+  const double* mean = static_cast<const double*>(mean_d.kernel_data());
   if (x.numel())
-    reduce(cd, dy.data_ptr(), x.data_ptr(), mean, static_cast<double*>(s1_d.data_ptr()),
-           static_cast<double*>(s2_d.data_ptr()), n, c, s);
+    reduce(cd, dy.kernel_data(), x.kernel_data(), mean, static_cast<double*>(s1_d.kernel_data()),
+           static_cast<double*>(s2_d.kernel_data()), n, c, s);
   else {
     s1_d.zero_();
     s2_d.zero_();
@@ -261,8 +261,8 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   if (grad_input) {
     dx = empty_tensor(x.sizes(), cd, dev);
     if (x.numel())
-      apply(cd, dy.data_ptr(), x.data_ptr(), mean, static_cast<const double*>(k1.data_ptr()),
-            static_cast<const double*>(k2.data_ptr()), static_cast<const double*>(k3.data_ptr()), dx.data_ptr(), n,
+      apply(cd, dy.kernel_data(), x.kernel_data(), mean, static_cast<const double*>(k1.kernel_data()),
+            static_cast<const double*>(k2.kernel_data()), static_cast<const double*>(k3.kernel_data()), dx.kernel_data(), n,
             c, s);
     dx = dx.to(input.dtype());
   }

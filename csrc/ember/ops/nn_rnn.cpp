@@ -37,8 +37,8 @@ void check_cell(const char* op, const Tensor& gates, int64_t chunks, std::initia
 }
 
 Tensor prep(const Tensor& t, ScalarType cd) { return t.defined() ? t.to(cd).contiguous() : t; }
-const void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
-void* mut_ptr(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+const void* ptr(const Tensor& t) { return t.defined() ? t.kernel_data() : nullptr; }
+void* mut_ptr(const Tensor& t) { return t.defined() ? t.kernel_data() : nullptr; }
 Tensor back_to(const Tensor& t, ScalarType dt) { return t.defined() ? t.to(dt) : t; }
 
 // _lstm_seq: xw [T, B, 4H], h0 / c0 [B, H], w_hh [4H, H], same floating dtype
@@ -71,7 +71,7 @@ std::tuple<Tensor, Tensor> _lstm_cell(const Tensor& gates, const Tensor& cx) {
   Tensor g = prep(gates, cd), c = prep(cx, cd);
   int64_t rows = g.sizes()[0], h = g.sizes()[1] / 4;
   Tensor hy = empty_tensor({rows, h}, cd, dev), cy = empty_tensor({rows, h}, cd, dev);
-  if (rows && h) kernel(cd, g.data_ptr(), c.data_ptr(), hy.data_ptr(), cy.data_ptr(), rows, h);
+  if (rows && h) kernel(cd, g.kernel_data(), c.kernel_data(), hy.kernel_data(), cy.kernel_data(), rows, h);
   return {hy.to(dt), cy.to(dt)};
 }
 
@@ -96,8 +96,8 @@ std::tuple<Tensor, Tensor, Tensor> _lstm_seq(const Tensor& xw, const Tensor& h0,
   gates.copy_(xw);
   // a contiguous W_hh^T: GEMMs with a transposed B run at about half speed at these sizes
   Tensor w_t = w_hh.t().contiguous(), h = h0.contiguous(), c = c0.contiguous();
-  kernel(cd, gates.data_ptr(), w_t.data_ptr(), h.data_ptr(), c.data_ptr(), acts.data_ptr(), hs.data_ptr(),
-         cs.data_ptr(), T, B, H, reverse);
+  kernel(cd, gates.kernel_data(), w_t.kernel_data(), h.kernel_data(), c.kernel_data(), acts.kernel_data(), hs.kernel_data(),
+         cs.kernel_data(), T, B, H, reverse);
   return {hs, cs, acts};
 }
 
@@ -110,7 +110,7 @@ Tensor _gru_cell(const Tensor& gi, const Tensor& gh, const Tensor& hx) {
   Tensor a = prep(gi, cd), b = prep(gh, cd), h0 = prep(hx, cd);
   int64_t rows = a.sizes()[0], h = a.sizes()[1] / 3;
   Tensor hy = empty_tensor({rows, h}, cd, dev);
-  if (rows && h) kernel(cd, a.data_ptr(), b.data_ptr(), h0.data_ptr(), hy.data_ptr(), rows, h);
+  if (rows && h) kernel(cd, a.kernel_data(), b.kernel_data(), h0.kernel_data(), hy.kernel_data(), rows, h);
   return hy.to(dt);
 }
 
@@ -131,7 +131,7 @@ std::tuple<Tensor, Tensor> _lstm_cell_backward(const Tensor& dhy, const Tensor& 
   Tensor dgates = empty_tensor(g.sizes(), cd, dev);
   Tensor dcx = grad_cx ? empty_tensor({rows, h}, cd, dev) : Tensor();
   if (rows && h)
-    kernel(cd, ptr(dh), ptr(dc), g.data_ptr(), c0.data_ptr(), c1.data_ptr(), dgates.data_ptr(), mut_ptr(dcx), rows, h);
+    kernel(cd, ptr(dh), ptr(dc), g.kernel_data(), c0.kernel_data(), c1.kernel_data(), dgates.kernel_data(), mut_ptr(dcx), rows, h);
   return {dgates.to(dt), back_to(dcx, dt)};
 }
 
@@ -163,8 +163,8 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> _lstm_seq_backward(const Tensor& dhs,
   dh.zero_();
   dc.zero_();
   if (T && B && H)
-    kernel(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.contiguous().data_ptr(), w_hh.contiguous().data_ptr(),
-           c0c.data_ptr(), cs.contiguous().data_ptr(), dxw.data_ptr(), dh.data_ptr(), dc.data_ptr(), T, B, H, reverse);
+    kernel(cd, ptr(dhs_c), ptr(dcs_c), ptr(da_in), acts.contiguous().kernel_data(), w_hh.contiguous().kernel_data(),
+           c0c.kernel_data(), cs.contiguous().kernel_data(), dxw.kernel_data(), dh.kernel_data(), dc.kernel_data(), T, B, H, reverse);
   else
     dxw.zero_();
   Tensor dw;
@@ -195,7 +195,7 @@ std::tuple<Tensor, Tensor, Tensor> _gru_cell_backward(const Tensor& dhy, const T
   Tensor dgi = empty_tensor(a.sizes(), cd, dev), dgh = empty_tensor(a.sizes(), cd, dev);
   Tensor dhx = grad_hx ? empty_tensor({rows, h}, cd, dev) : Tensor();
   if (rows && h)
-    kernel(cd, d.data_ptr(), a.data_ptr(), b.data_ptr(), h0.data_ptr(), dgi.data_ptr(), dgh.data_ptr(), mut_ptr(dhx),
+    kernel(cd, d.kernel_data(), a.kernel_data(), b.kernel_data(), h0.kernel_data(), dgi.kernel_data(), dgh.kernel_data(), mut_ptr(dhx),
            rows, h);
   return {dgi.to(dt), dgh.to(dt), back_to(dhx, dt)};
 }

@@ -104,7 +104,7 @@ Tensor run(ReduceKernel k, const Reduction& red, Tensor* indices = nullptr) {
   Tensor idx;
   if (indices) idx = empty_tensor(red.out_shape, kLong, dev);
   if (vals.numel() > 0)  // buffers, not loops: the per-ISA kernels take raw pointers (kernels.h)
-    kernel(k, red.in.dtype(), red.in.data_ptr(), vals.data_ptr(), indices ? static_cast<int64_t*>(idx.data_ptr()) : nullptr,
+    kernel(k, red.in.dtype(), red.in.kernel_data(), vals.kernel_data(), indices ? static_cast<int64_t*>(idx.kernel_data()) : nullptr,
            red.sh);
   if (indices) *indices = idx;
   return vals;
@@ -519,7 +519,7 @@ static Tensor scan(const Tensor& self, int64_t dim, std::optional<ScalarType> dt
   Tensor y = empty_tensor(moved.sizes(), cd, moved.device());
   int64_t n = moved.sizes().back();
   if (moved.numel())  // raw buffers for the per-ISA scan kernel (kernels.h)
-    scan_kernel_stub(moved.device(), prod ? "cumprod" : "cumsum")(prod, cd, moved.data_ptr(), y.data_ptr(), moved.numel() / std::max<int64_t>(n, 1), n);
+    scan_kernel_stub(moved.device(), prod ? "cumprod" : "cumsum")(prod, cd, moved.kernel_data(), y.kernel_data(), moved.numel() / std::max<int64_t>(n, 1), n);
   return y.movedim({-1}, {dim}).to(out_t).contiguous();
 }
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {

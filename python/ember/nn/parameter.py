@@ -70,7 +70,9 @@ class UninitializedTensorMixin:
     def materialize(self, shape, device=None, dtype=None):
         if dtype is None:
             dtype = self.data.dtype
-        self.data = _C._ops.empty(tuple(shape), dtype=dtype)
+        if device is None:
+            device = self.data.device
+        self.data = _C._ops.empty(tuple(shape), dtype=dtype, device=device)
         self.__class__ = self.cls_to_become
 
     @property
@@ -122,7 +124,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
-        data = _C._ops.empty(0, dtype=dtype) if dtype is not None else _C._ops.empty(0)
+        data = _C._ops.empty(0, dtype=dtype, device=device)
         return Tensor._make_subclass(cls, data, requires_grad)
 
     def __init__(self, requires_grad=True, device=None, dtype=None):
@@ -135,7 +137,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        data = _C._ops.empty(0, dtype=dtype) if dtype is not None else _C._ops.empty(0)
+        data = _C._ops.empty(0, dtype=dtype, device=device)
         t = Tensor._make_subclass(cls, data, requires_grad)
         t.persistent = persistent
         t._is_buffer = True

@@ -503,7 +503,9 @@ class Module:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     def to_empty(self, *, device=None, recurse=True):
-        return self._apply(lambda t: _C._ops.empty_like(t), recurse=recurse)
+        """Replace every parameter and buffer by an uninitialized tensor of its shape and dtype on
+        `device` (the way off the meta device: build there, then to_empty and initialize or load)."""
+        return self._apply(lambda t: _C._ops.empty_like(t, device=device), recurse=recurse)
 
     def to(self, *args, **kwargs):
         """Cast (and move) parameters and buffers: to(device=None, dtype=None, non_blocking=False),
@@ -516,8 +518,12 @@ class Module:
             device = device if isinstance(device, _C.device) else _C.device(device)
 
         def convert(t):
-            if device is not None and device.type != "cpu":
-                t = t.to(device)  # raises: a CPU-only build, as PyTorch's (a module without tensors passes)
+            if device is not None:
+                if t.is_meta and device.type != "meta":
+                    raise NotImplementedError(
+                        "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+                        "torch.nn.Module.to() when moving module from meta to a different device.")
+                t = t.to(device)  # raises on a CPU-only build for CUDA, as PyTorch's (a module without tensors passes)
             if dtype is not None and t.is_floating_point():
                 return t.to(dtype)
             return t
@@ -885,6 +891,12 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if param.is_meta and not input_param.is_meta and not assign:
+                import warnings
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              f"the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              f"items in the state dictionary to their corresponding key in the module instead of "
+                              f"copying them in place?)", UserWarning, stacklevel=2)
             try:
                 with no_grad():
                     if assign:
