@@ -663,8 +663,8 @@ std::optional<ScalarType> ParsedArgs::dtype_opt(int i) {
 Generator* ParsedArgs::generator(int i) { return is_none(i) ? nullptr : unpack_generator(args[i]); }
 
 // The device of factory calls that name none: set by ember.set_default_device and `with ember.device(d)`
-// (as PyTorch's device context, it serves the Python factories, not C++ ones nor other ops).
-static std::optional<Device> g_default_device;
+// (as PyTorch's device context, it serves the Python factories, not C++ ones nor other ops; per thread).
+static thread_local std::optional<Device> g_default_device;
 void set_default_device(std::optional<Device> d) { g_default_device = d; }
 std::optional<Device> default_device() { return g_default_device; }
 

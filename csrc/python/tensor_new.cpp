@@ -436,13 +436,14 @@ void import_deleter(void* ctx, void*, size_t) {
 }  // namespace
 
 PyObject* tensor_to_dlpack(const Tensor& t, bool versioned, bool copied) {
+  void* data = t.data_ptr();  // first: raises for a tensor without data (meta) before anything is allocated
   auto* ctx = new ExportCtx();
   ctx->t = t;
   ctx->shape = t.sizes().vec();
   ctx->strides = t.strides().vec();
   DLTensor& dl = versioned ? ctx->versioned.dl_tensor : ctx->managed.dl_tensor;
   // data points at the first element, byte_offset 0: what PyTorch exports and NumPy requires
-  dl.data = t.data_ptr();
+  dl.data = data;
   dl.byte_offset = 0;
   dl.device = {kDLCPU, 0};
   dl.ndim = int32_t(t.dim());

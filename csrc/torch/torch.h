@@ -29,6 +29,7 @@ using Error = ::ember::Error;
 constexpr DeviceType kCPU = DeviceType::CPU;
 constexpr DeviceType kCUDA = DeviceType::CUDA;
 constexpr DeviceType kPrivateUse1 = DeviceType::PrivateUse1;
+constexpr DeviceType kMeta = DeviceType::Meta;
 // libtorch's short dtype names
 constexpr ScalarType kF16 = kHalf, kF32 = kFloat, kF64 = kDouble, kI8 = kChar, kI16 = kShort, kI32 = kInt,
                      kI64 = kLong, kU8 = kByte;

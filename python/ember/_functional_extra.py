@@ -100,8 +100,8 @@ def block_diag(*tensors):
     for b in blocks:
         r, c = b.shape
         # zeros left and right of the block, then the rows stacked: all differentiable in the blocks
-        rows.append(_ops.cat([_ops.zeros((r, col), dtype=dtype), b.to(dtype),
-                              _ops.zeros((r, width - col - c), dtype=dtype)], 1))
+        rows.append(_ops.cat([_ops.zeros((r, col), dtype=dtype, device=b.device), b.to(dtype),
+                              _ops.zeros((r, width - col - c), dtype=dtype, device=b.device)], 1))
         col += c
     return _ops.cat(rows, 0)
 
@@ -208,15 +208,15 @@ def _histogramdd(input, bins, range, weight, density):
         else:
             edges.append(_edges(points[:, i], i, b, None if range is None else range[2 * i:2 * i + 2], input.dtype))
     sizes = [e.numel() - 1 for e in edges]
-    flat = _ops.zeros((points.shape[0],), dtype=_C.int64)
-    keep = _ops.ones((points.shape[0],), dtype=_C.bool)
+    flat = _ops.zeros((points.shape[0],), dtype=_C.int64, device=points.device)
+    keep = _ops.ones((points.shape[0],), dtype=_C.bool, device=points.device)
     for i, e in enumerate(edges):
         idx, inside = _bin_index(points[:, i].contiguous(), e)
         flat = flat * sizes[i] + idx
         keep = keep & inside
-    values = _ops.ones((points.shape[0],), dtype=input.dtype) if weight is None else weight
+    values = _ops.ones((points.shape[0],), dtype=input.dtype, device=points.device) if weight is None else weight
     total = math.prod(sizes)
-    hist = _ops.zeros((total,), dtype=input.dtype)
+    hist = _ops.zeros((total,), dtype=input.dtype, device=input.device)
     if total:
         hist = hist.index_add(0, flat.masked_select(keep), values.masked_select(keep))
     hist = hist.reshape(sizes)
@@ -234,7 +234,7 @@ def _write_pair(out, hist, edges):
     if len(out) != 2:
         raise TypeError("histogram(): out= expects a tuple of 2 tensors (hist, bin_edges)")
     for o, r in zip(out, (hist, edges)):
-        _ops.where(_ops.tensor(True), r, r, out=o)  # resizes o
+        _ops.where(_ops.tensor(True, device="cpu"), r, r, out=o)  # resizes o
     return histogram_result(*out)
 
 
@@ -284,7 +284,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     pad = size - found.shape[0]
     if pad == 0:
         return found
-    return _ops.cat([found, _ops.full((pad, input.dim()), fill_value, dtype=_C.int64)])
+    return _ops.cat([found, _ops.full((pad, input.dim()), fill_value, dtype=_C.int64, device=input.device)])
 
 
 def chain_matmul(*matrices, out=None):
@@ -304,7 +304,7 @@ def chain_matmul(*matrices, out=None):
                                f"and {list(m.shape)} cannot be multiplied")
         result = _ops.mm(result, m)
     if out is not None:
-        return _ops.where(_ops.tensor(True), result, result, out=out)
+        return _ops.where(_ops.tensor(True, device="cpu"), result, result, out=out)
     return result
 
 
@@ -452,7 +452,7 @@ def vander(x, N=None, increasing=False):
     from . import linalg
     if n < 2:  # linalg.vander wants N >= 2: the 0 / 1 column cases directly, in its dtype
         dtype = linalg.vander(x[:0], N=2).dtype
-        return _ops.ones((x.shape[0], n), dtype=dtype)
+        return _ops.ones((x.shape[0], n), dtype=dtype, device=x.device)
     v = linalg.vander(x, N=n)
     return v if increasing else v.flip(-1)
 

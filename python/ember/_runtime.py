@@ -8,6 +8,7 @@ import importlib.util
 import math
 import os
 import sys
+import threading
 
 from . import _C
 from ._flags import is_warn_always_enabled, set_warn_always  # noqa: F401  (exported from here)
@@ -31,18 +32,22 @@ def is_vulkan_available():
 
 
 # ---- default device ----
-_default_device = [None]  # None: the CPU; a device set by set_default_device or `with ember.device(...)`
+# per thread, as PyTorch's: None (the CPU) or the device set by set_default_device / `with ember.device(...)`,
+# with the devices the open `with` blocks replaced
+_device_state = threading.local()
+
+
+def _current_default():
+    return getattr(_device_state, "device", None)
 
 
 def _as_device(device):
-    d = device if isinstance(device, _C.device) else _C.device(device)
-    if d.type != "cpu":
-        _C._check_device(d)  # PyTorch's errors for a device that cannot be used (CUDA without a GPU)
-    return d
+    # a device that cannot be used (CUDA without a GPU) raises at the first factory call, as in PyTorch
+    return device if isinstance(device, _C.device) else _C.device(device)
 
 
 def _use_default_device(d):
-    _default_device[0] = d
+    _device_state.device = d
     _C._set_default_device(None if d is None or d.type == "cpu" else d)
 
 
@@ -55,25 +60,23 @@ def set_default_device(device):
 
 def get_default_device():
     """The device factory functions allocate on: the CPU, or the one set in a `with ember.device(...)`."""
-    return _default_device[0] or _C.device("cpu")
+    return _current_default() or _C.device("cpu")
 
 
 def _device_enter(self):
     """`with ember.device("cpu"):` makes it the default device inside the block."""
     _as_device(self)
-    stack = _device_stack.setdefault(id(self), [])
-    stack.append(_default_device[0])
+    if not hasattr(_device_state, "stack"):
+        _device_state.stack = []
+    _device_state.stack.append(_current_default())
     _use_default_device(self)
     return self
 
 
 def _device_exit(self, *exc):
-    _use_default_device(_device_stack[id(self)].pop())
-    if not _device_stack[id(self)]:
-        del _device_stack[id(self)]
+    _use_default_device(_device_state.stack.pop())
 
 
-_device_stack = {}
 _C.device.__enter__ = _device_enter
 _C.device.__exit__ = _device_exit
 

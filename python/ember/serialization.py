@@ -501,7 +501,8 @@ def _deepcopy_tensor(t, memo):
         for k, v in t.__dict__.items():
             setattr(r, k, copy.deepcopy(v, memo))
         return r
-    key = ("ember.storage", t._storage_ptr(), t._storage_nbytes())
+    # tensors of one storage share it in the copy; a meta storage has no address: its identity decides
+    key = ("ember.storage", _C._shm_storage_key(t) if t.is_meta else t._storage_ptr(), t._storage_nbytes())
     with no_grad():
         flat = memo.get(key) if t._storage_nbytes() else None
         if flat is None or flat.dtype != t.dtype:

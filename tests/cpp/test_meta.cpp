@@ -3,6 +3,8 @@
 // null pointer.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "error_kind.h"
@@ -65,4 +67,20 @@ TEST(Meta, CopiesIntoMetaWriteNothingAndKeepTheLayout) {
 TEST(Meta, OpsThatNeedValuesRaise) {
   Tensor x = ember::empty({5}, meta());
   EXPECT_EQ(error_kind([&] { (void)ember::nonzero(x); }), ErrorKind::NotImplemented);
+}
+
+TEST(Meta, PrintsTypeAndSizes) {
+  std::ostringstream os;
+  os << ember::empty({2, 3}, meta());
+  EXPECT_EQ(os.str(), "[ MetaFloatType{2,3} ]");
+}
+
+TEST(Meta, MovesKeepADenseLayoutAndItsBytes) {
+  // a transposed CPU tensor to meta and back through a dense copy: the layout travels, as PyTorch's
+  Tensor host = ember::arange(6, TensorOptions(kFloat)).reshape({2, 3}).t();
+  Tensor m = host.to(kMeta);
+  EXPECT_EQ(m.strides(), host.strides());
+  Tensor back = ember::empty_like(m, TensorOptions().device(Device()));
+  EXPECT_FALSE(back.is_meta());
+  EXPECT_EQ(back.strides(), host.strides());
 }

@@ -215,3 +215,51 @@ def test_cpu_kernels_unaffected_by_meta_code():
         assert a.sum(0).tolist() == [3.0, 5.0, 7.0]
         assert ember.nn.functional.conv1d(ember.ones(1, 1, 4), ember.ones(1, 1, 2)).tolist() == [[[2.0, 2.0, 2.0]]]
         assert a.t().contiguous().tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]
+
+
+def test_default_device_is_per_thread():
+    import threading
+    seen = []
+    with ember.device("meta"):
+        t = threading.Thread(target=lambda: seen.append(ember.zeros(1).device.type))
+        t.start()
+        t.join()
+        assert ember.zeros(1).is_meta
+    assert seen == ["cpu"]  # as PyTorch's: another thread keeps its own default
+
+
+def test_library_code_under_a_meta_default_keeps_its_inputs_devices():
+    """Helpers inside the library make their scratch tensors where their inputs are, not on the
+    default device: CPU work inside `with ember.device("meta")` still computes."""
+    nn, F = ember.nn, ember.nn.functional
+    x = ember.randn(2, 3, 4, 8, device="cpu")
+    want = F.scaled_dot_product_attention(x, x, x, is_causal=True)
+    packed_want = nn.utils.rnn.pack_padded_sequence(ember.randn(3, 2, 4), [3, 2], enforce_sorted=False)
+    out_cpu = ember.empty(3)
+    with ember.device("meta"):
+        got = F.scaled_dot_product_attention(x, x, x, is_causal=True)
+        packed = nn.utils.rnn.pack_padded_sequence(ember.randn(3, 2, 4, device="cpu"), [3, 2], enforce_sorted=False)
+        ember.rand(3, out=out_cpu)  # out= allocates on out's device
+        w = ember.empty(4, 6)
+        assert nn.init.orthogonal_(w) is w and w.is_meta
+        nn.init.orthogonal_(ember.empty(4, 6, device="cpu"))
+    assert ember.allclose(got, want)
+    assert packed.batch_sizes.device.type == "cpu" and packed.sorted_indices.device.type == "cpu"
+    assert ember.equal(packed.batch_sizes, packed_want.batch_sizes)
+    assert out_cpu.device.type == "cpu"
+
+
+
+def test_deepcopy_of_a_meta_model_keeps_buffers_apart():
+    import copy
+    with ember.device("meta"):
+        bn = ember.nn.BatchNorm1d(4)
+        shared = ember.nn.Linear(3, 3)
+    twin = copy.deepcopy(bn)
+    assert twin.running_mean.is_meta and twin.running_var.is_meta
+    before = twin.running_var._version
+    twin.running_mean.add_(1)  # bumps only its own version counter: the two buffers are not one storage
+    assert twin.running_var._version == before
+    base = shared.weight.detach()
+    w, view = copy.deepcopy((base, base[0]))  # copied together: still one storage
+    assert ember._C._shm_storage_key(w) == ember._C._shm_storage_key(view)

@@ -667,14 +667,16 @@ def gen_binding(pyname, overloads, method, prefix=""):
         else:
             self_ret = inplace_variant or (op.is_self_inplace and "!" in op.ret)
         body = []
+        # an out= call allocates on out's device, never the default one
+        out_expr = re.sub(r"r\.options\((\d+)\)", r"r.options(\1, false)", expr)
         if with_out and op.n_outputs() == 1:
-            out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out(r.tensor({n}), ", 1)
+            out_args = out_expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out(r.tensor({n}), ", 1)
             body.append(f"if (!r.is_none({n})) {{\n        {out_args};\n        return ember::py::incref(r.obj({n}));\n      }}")
         elif with_out:
             # out=(values, indices): the tensors are written and returned, as a named tuple when named
             k_ = op.n_outputs()
             outs = ", ".join(f"outs_[{i}]" for i in range(k_))
-            out_args = expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out({outs}, ", 1)
+            out_args = out_expr.replace(f"ember::{op.name}(", f"ember::{op.name}_out({outs}, ", 1)
             names_ = op.tuple_field_names() or []
             fields = ", ".join(f'"{x}"' for x in names_)
             body.append(f"if (!r.is_none({n})) {{\n        auto outs_ = r.tensorlist({n});\n"

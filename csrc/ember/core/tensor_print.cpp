@@ -94,6 +94,11 @@ void print_matrix(std::ostream& os, const Format& f, const double* v, int64_t ro
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
+  if (t.is_meta()) {  // no values: the type and sizes only
+    os << "[ Meta" << dtype_cname(t.dtype()) << "Type{";
+    for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "," : "") << t.size(d);
+    return os << "} ]";
+  }
   std::ios saved(nullptr);
   saved.copyfmt(os);
   // a complex tensor shows its (real, imaginary) pairs as a trailing dim of 2; the footer keeps its type

@@ -7,6 +7,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/layout.h"
 #include "ember/parallel/parallel.h"
 
 namespace ember {
@@ -171,8 +172,7 @@ std::pair<uintptr_t, uintptr_t> byte_range(const Tensor& t) {
 }
 }  // namespace
 
-// Every element at its own address, the addresses one block (a permuted contiguous layout).
-static bool non_overlapping_and_dense(const Tensor& t) {
+bool non_overlapping_and_dense(const Tensor& t) {
   const int64_t nd = t.dim();
   DimVector perm(nd);
   std::iota(perm.begin(), perm.end(), 0);

@@ -3,6 +3,7 @@
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/layout.h"
 #include "ember/kernels/kernels.h"
 
 namespace ember::native {
@@ -38,6 +39,15 @@ static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src, 
   if (EMBER_UNLIKELY(src.is_meta())) EMBER_FAIL(NotImplemented, "Cannot copy out of meta tensor; no data!");
   if (EMBER_UNLIKELY(self.is_meta())) {  // nothing to write: the shapes must still fit
     (void)src.expand(self.sizes());
+    self.impl()->bump_version();
+    return self;
+  }
+  // the same dense layout on both sides (a transposed or channels_last tensor moved with to()): the
+  // bytes of the span move as they are, no staging copy
+  if (src.dtype() == self.dtype() && src.sizes() == self.sizes() && src.strides() == self.strides() &&
+      non_overlapping_and_dense(self)) {
+    copy_bytes(self.data_ptr(), self.device(), src.data_ptr(), src.device(), size_t(self.numel()) * self.element_size(),
+               non_blocking);
     self.impl()->bump_version();
     return self;
   }

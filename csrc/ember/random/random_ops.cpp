@@ -226,8 +226,8 @@ static void check_out_options(const Tensor& out, const TensorOptions& o) {
     resize_output(out, size);                                                                \
     return ember::copy_(out, call);                                                          \
   }
-RANDOM_OUT(rand, native::rand(size, gen, o.dtype(out.dtype())))
-RANDOM_OUT(randn, native::randn(size, gen, o.dtype(out.dtype())))
+RANDOM_OUT(rand, native::rand(size, gen, o.dtype(out.dtype()).device(out.device())))
+RANDOM_OUT(randn, native::randn(size, gen, o.dtype(out.dtype()).device(out.device())))
 #undef RANDOM_OUT
 const Tensor& randint_out(const Tensor& out, int64_t high, IntArrayRef size, Generator* gen, const TensorOptions& o) {
   check_out_options(out, o);
@@ -243,7 +243,7 @@ const Tensor& randint_out(const Tensor& out, int64_t low, int64_t high, IntArray
 const Tensor& randperm_out(const Tensor& out, int64_t n, Generator* gen, const TensorOptions& o) {
   check_out_options(out, o);
   resize_output(out, {n});
-  return ember::copy_(out, native::randperm(n, gen, o.dtype(out.dtype())));
+  return ember::copy_(out, native::randperm(n, gen, o.dtype(out.dtype()).device(out.device())));
 }
 
 Tensor multinomial(const Tensor& self, int64_t num_samples, bool replacement, Generator* gen) {

@@ -240,10 +240,10 @@ def _reverse_jacobian(out, inputs, create_graph):
     n = out.numel()
     shapes = [tuple(out.shape) + tuple(i.shape) for i in inputs]
     if n == 0 or not out.requires_grad:
-        return [_ops.zeros(s, dtype=i.dtype) for s, i in zip(shapes, inputs)]
+        return [_ops.zeros(s, dtype=i.dtype, device=i.device) for s, i in zip(shapes, inputs)]
     rows = [[] for _ in inputs]
     for k in range(n):
-        seed = _ops.zeros(n, dtype=out.dtype)
+        seed = _ops.zeros(n, dtype=out.dtype, device=out.device)
         seed[k] = 1
         for row, g in zip(rows, _grads([out], inputs, [seed.reshape(tuple(out.shape))], create_graph)):
             row.append(g)
@@ -397,7 +397,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             for j, p in enumerate(lifted):
                 n = p.numel()
                 for e in range(n):
-                    basis = _ops.zeros(n, dtype=p.dtype)
+                    basis = _ops.zeros(n, dtype=p.dtype, device=p.device)
                     basis[e] = 1
                     tangents = [None] * len(lifted)
                     tangents[j] = basis.reshape(tuple(p.shape))
@@ -409,7 +409,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                 for j, p in enumerate(lifted):
                     shape = tuple(o.shape) + tuple(p.shape)
                     cols = columns[j][k]
-                    blocks.append(_ops.stack(cols, -1).reshape(shape) if cols else _ops.zeros(shape, dtype=o.dtype))
+                    blocks.append(_ops.stack(cols, -1).reshape(shape) if cols else _ops.zeros(shape, dtype=o.dtype, device=o.device))
                 per_out.append(tree_unflatten(blocks, p_spec))
             jac = tree_unflatten(per_out, out_spec)
         jac, aux = _release((jac, aux), fresh, keep)

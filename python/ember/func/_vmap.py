@@ -113,7 +113,7 @@ def _sample(flat_args, flat_dims, i):
             out.append(arg)
         elif i is None:
             shape = tuple(arg.shape[:dim]) + tuple(arg.shape[dim + 1:])
-            out.append(_ops.zeros(shape, dtype=arg.dtype))
+            out.append(_ops.zeros(shape, dtype=arg.dtype, device=arg.device))
         else:
             out.append(arg.select(dim, i))
     return out

@@ -16,7 +16,7 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 def _float_mask(mask, dtype):
     """A bool mask (True = masked out) as an additive float mask (-inf where True)."""
-    return _ops.zeros(mask.shape, dtype=dtype).masked_fill(mask, float("-inf"))
+    return _ops.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
 
 
 def _safe_softmax(scores):
@@ -46,7 +46,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = _ops.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:
-        keep = _ops.ones((L, S), dtype=_C.bool).tril()
+        keep = _ops.ones((L, S), dtype=_C.bool, device=query.device).tril()
         scores = scores.masked_fill(keep.logical_not(), float("-inf"))
     elif attn_mask is not None:
         if attn_mask.dtype == _C.bool:
@@ -204,8 +204,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     k = k.reshape(k.size(0), bsz * num_heads, head_dim).transpose(0, 1) if static_k is None else static_k
     v = v.reshape(v.size(0), bsz * num_heads, head_dim).transpose(0, 1) if static_v is None else static_v
     if add_zero_attn:
-        k = _ops.cat([k, _ops.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)], 1)
-        v = _ops.cat([v, _ops.zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype)], 1)
+        k = _ops.cat([k, _ops.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)], 1)
+        v = _ops.cat([v, _ops.zeros((bsz * num_heads, 1, head_dim), dtype=v.dtype, device=v.device)], 1)
         if attn_mask is not None:
             attn_mask = pad(attn_mask, (0, 1))
         if key_padding_mask is not None:

@@ -283,7 +283,7 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
     if indices.numel() and (int(indices.max()) >= flat_out or int(indices.min()) < 0):
         raise RuntimeError(f"Found an invalid max index: {int(indices.max())} (output volumes are of size "
                            f"{'x'.join(str(o) for o in out)}")
-    z = _ops.zeros(lead + [flat_out], dtype=input.dtype)
+    z = _ops.zeros(lead + [flat_out], dtype=input.dtype, device=input.device)
     r = z.scatter(len(lead), indices.reshape(lead + [-1]), input.reshape(lead + [-1]))
     return r.reshape(lead + out)
 

@@ -48,15 +48,15 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 def _fractional_starts(sample, in_size, out_size, pool):
     """Window starts (..., out_size) from the samples u in [0, 1): floor((i + u) a) - floor(u a) with
     a = (in - pool) / (out - 1), the last window flush with the end (Graham's pseudo-random pooling)."""
-    idx = _ops.arange(out_size, dtype=sample.dtype)
+    idx = _ops.arange(out_size, dtype=sample.dtype, device=sample.device)
     if out_size > 1:
         alpha = (in_size - pool) / (out_size - 1)
         s = sample.unsqueeze(-1)
         starts = ((idx + s) * alpha).trunc() - (s * alpha).trunc()
         starts = starts.to(_C.int64)
     else:
-        starts = _ops.zeros(tuple(sample.shape) + (out_size,), dtype=_C.int64)
-    last = _ops.full(tuple(sample.shape) + (1,), in_size - pool, dtype=_C.int64)
+        starts = _ops.zeros(tuple(sample.shape) + (out_size,), dtype=_C.int64, device=sample.device)
+    last = _ops.full(tuple(sample.shape) + (1,), in_size - pool, dtype=_C.int64, device=sample.device)
     return _ops.cat([starts[..., :-1], last], -1) if out_size > 0 else starts
 
 
@@ -85,7 +85,7 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
             raise RuntimeError(f"{name}(): pool {dims[i]} {k[i]} too large relative to input {dims[i]} "
                                f"{spatial[i]}")
     if _random_samples is None:
-        _random_samples = _ops.rand((N, C, n), dtype=input.dtype)
+        _random_samples = _ops.rand((N, C, n), dtype=input.dtype, device=input.device)
     if tuple(_random_samples.shape) != (N, C, n):
         raise RuntimeError(f"{name}(): Expected _random_samples of shape ({N}, {C}, {n}), but got "
                            f"{tuple(_random_samples.shape)}")
@@ -96,7 +96,7 @@ def _fractional_max_pool(n, input, kernel_size, output_size, output_ratio, retur
     flat = None
     for d in range(n):
         starts = _fractional_starts(samples[:, :, order[d]], spatial[d], out[d], k[d])  # (N, C, out_d)
-        pos = starts.unsqueeze(-1) + _ops.arange(k[d], dtype=_C.int64)  # (N, C, out_d, k_d)
+        pos = starts.unsqueeze(-1) + _ops.arange(k[d], dtype=_C.int64, device=starts.device)  # (N, C, out_d, k_d)
         # place this dim's (out_d, k_d) axes so the final layout is (N, C, out_0.., out_{n-1}, k_0.., k_{n-1})
         shape = [N, C] + [1] * (2 * n)
         shape[2 + d] = out[d]
@@ -160,7 +160,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = _ops.zeros_like(logits).scatter_(dim, index, _ops.ones(tuple(index.shape), dtype=logits.dtype))
+    y_hard = _ops.zeros_like(logits).scatter_(dim, index, _ops.ones(tuple(index.shape), dtype=logits.dtype, device=logits.device))
     return y_hard - y_soft.detach() + y_soft
 
 
@@ -175,7 +175,7 @@ def pdist(input, p=2):
         raise RuntimeError(f"pdist only supports floating-point dtypes, {input.dtype} given")
     n = input.shape[0]
     if n < 2:
-        return _ops.empty((0,), dtype=input.dtype)
+        return _ops.empty((0,), dtype=input.dtype, device=input.device)
     ij = _ops.triu_indices(n, n, 1)
     # only the i < j differences: the diagonal's zero distances would make the norm's gradient NaN
     return (input.index_select(0, ij[0]) - input.index_select(0, ij[1])).norm(p, 1)
@@ -200,7 +200,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     # a class index counts while no -1 came before it in its row
     valid = (y >= 0).to(_C.int64).cumprod(1).to(_C.bool)
     yc = y.clamp(min=0)
-    is_target = ((y.unsqueeze(2) == _ops.arange(c, dtype=y.dtype)) & valid.unsqueeze(2)).any(1)
+    is_target = ((y.unsqueeze(2) == _ops.arange(c, dtype=y.dtype, device=y.device)) & valid.unsqueeze(2)).any(1)
     x_y = x.gather(1, yc)  # (n, c): the score of each listed target
     margins = (1 - x_y.unsqueeze(2) + x.unsqueeze(1)).relu()  # [row, j, i]
     mask = valid.unsqueeze(2) & is_target.logical_not().unsqueeze(1)

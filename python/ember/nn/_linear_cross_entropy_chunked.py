@@ -56,8 +56,8 @@ def _sweep(input, linear_weight, linear_bias, safe_target, row_weight, chunk, ac
     w = linear_weight.to(acc_dtype)
     b = None if linear_bias is None else linear_bias.to(acc_dtype)
     losses, grad_rows = [], []
-    grad_w = _ops.zeros(tuple(w.shape), dtype=acc_dtype) if grad_scale is not None and needs[1] else None
-    grad_b = _ops.zeros(tuple(b.shape), dtype=acc_dtype) if grad_scale is not None and needs[3] else None
+    grad_w = _ops.zeros(tuple(w.shape), dtype=acc_dtype, device=w.device) if grad_scale is not None and needs[1] else None
+    grad_b = _ops.zeros(tuple(b.shape), dtype=acc_dtype, device=b.device) if grad_scale is not None and needs[3] else None
     for start in range(0, num_batches, chunk):
         stop = min(start + chunk, num_batches)
         x = input[start:stop].to(acc_dtype)
@@ -80,10 +80,10 @@ def _sweep(input, linear_weight, linear_bias, safe_target, row_weight, chunk, ac
             grad_w = grad_w + _ops.matmul(grad_logits.t(), x)
         if grad_b is not None:
             grad_b = grad_b + grad_logits.sum(0)
-    loss = _ops.cat(losses) if losses else _ops.zeros((0,), dtype=acc_dtype)
+    loss = _ops.cat(losses) if losses else _ops.zeros((0,), dtype=acc_dtype, device=input.device)
     grad_input = None
     if grad_scale is not None and needs[0]:
-        grad_input = (_ops.cat(grad_rows) if grad_rows else _ops.zeros(tuple(input.shape), dtype=acc_dtype))
+        grad_input = (_ops.cat(grad_rows) if grad_rows else _ops.zeros(tuple(input.shape), dtype=acc_dtype, device=input.device))
         grad_input = grad_input.to(input.dtype)
     grad_w = None if grad_w is None else grad_w.to(linear_weight.dtype)
     grad_b = None if grad_b is None else grad_b.to(linear_bias.dtype)

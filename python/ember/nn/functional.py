@@ -358,7 +358,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              f"fixed length sequences. However, found offsets of type {type(offsets)}")
-        offsets = _ops.arange(0, input.numel(), input.size(1), dtype=input.dtype)
+        offsets = _ops.arange(0, input.numel(), input.size(1), dtype=input.dtype, device=input.device)
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:

@@ -173,12 +173,12 @@ def orthogonal_(tensor, gain=1, generator=None):
     import numpy as np
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:  # nothing to fill (meta: no values)
         return tensor
     rows = tensor.size(0)
     cols = tensor.numel() // rows
     with no_grad():
-        flat = _C._ops.empty((rows, cols), dtype=_C.float64).normal_(0, 1, generator=generator)
+        flat = _C._ops.empty((rows, cols), dtype=_C.float64, device="cpu").normal_(0, 1, generator=generator)
         a = flat.numpy()
         if rows < cols:
             a = a.T
@@ -200,7 +200,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     with no_grad():
         tensor.normal_(0, std, generator=generator)
         for c in range(cols):
-            zero_rows = _C._ops.randperm(rows, generator=generator)[:num_zeros]
+            zero_rows = _C._ops.randperm(rows, generator=generator, device="cpu")[:num_zeros]
             for r in zero_rows.tolist():
                 tensor[r, c] = 0
     return tensor

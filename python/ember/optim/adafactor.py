@@ -49,10 +49,10 @@ class Adafactor(Optimizer):
                 st = self.state[p]
                 if len(st) == 0:
                     st["step"] = _C._ops.tensor(0.0, dtype=_C.float64 if _C.get_default_dtype() is _C.float64
-                                                else _C.float32)
+                                                else _C.float32, device="cpu")
                     if g.dim() > 1:
-                        st["row_var"] = _C._ops.zeros(tuple(g.shape[:-1]) + (1,), dtype=g.dtype)
-                        st["col_var"] = _C._ops.zeros(tuple(g.shape[:-2]) + (1, g.shape[-1]), dtype=g.dtype)
+                        st["row_var"] = _C._ops.zeros(tuple(g.shape[:-1]) + (1,), dtype=g.dtype, device=g.device)
+                        st["col_var"] = _C._ops.zeros(tuple(g.shape[:-2]) + (1, g.shape[-1]), dtype=g.dtype, device=g.device)
                     else:
                         st["variance"] = _C._ops.zeros_like(g)
                 if group["maximize"]:

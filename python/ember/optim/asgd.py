@@ -32,8 +32,8 @@ class ASGD(Optimizer):
                 st = self.state[p]
                 if len(st) == 0:
                     st["step"] = _scalar_step()
-                    st["eta"] = _C._ops.full((), lr, dtype=st["step"].dtype)
-                    st["mu"] = _C._ops.ones((), dtype=st["step"].dtype)
+                    st["eta"] = _C._ops.full((), lr, dtype=st["step"].dtype, device="cpu")
+                    st["mu"] = _C._ops.ones((), dtype=st["step"].dtype, device="cpu")
                     st["ax"] = _C._ops.zeros_like(p)
                 if group["maximize"]:
                     g = -g
@@ -50,6 +50,6 @@ class ASGD(Optimizer):
                 t = st["step"].item()
                 # through a default-dtype tensor, as torch (eta and mu get its rounding even when
                 # the state holds them in float64 after a load_state_dict)
-                st["eta"].copy_(_C._ops.tensor(lr / ((1 + lambd * lr * t) ** alpha)))
-                st["mu"].copy_(_C._ops.tensor(1 / max(1, t - t0)))
+                st["eta"].copy_(_C._ops.tensor(lr / ((1 + lambd * lr * t) ** alpha), device="cpu"))  # rounded as torch's as_tensor
+                st["mu"].copy_(_C._ops.tensor(1 / max(1, t - t0), device="cpu"))
         return loss

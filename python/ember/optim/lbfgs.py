@@ -131,7 +131,7 @@ class LBFGS(Optimizer):
         views = []
         for p in self._params:
             g = p.grad
-            views.append(_ops.zeros(p.numel(), dtype=p.dtype) if g is None else
+            views.append(_ops.zeros(p.numel(), dtype=p.dtype, device=p.device) if g is None else
                          (g.to_dense() if g.is_sparse else g).reshape(-1))
         return _ops.cat(views, 0)
 

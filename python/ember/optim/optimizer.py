@@ -316,7 +316,7 @@ class Optimizer:
 def _scalar_step():
     """A fresh step counter: a 0-d float tensor (float64 when that is the default dtype), as torch keeps it."""
     dtype = _C.float64 if _C.get_default_dtype() is _C.float64 else _C.float32
-    return _C._ops.zeros((), dtype=dtype)
+    return _C._ops.zeros((), dtype=dtype, device="cpu")  # host-side bookkeeping, whatever the default device
 
 
 def _init_state(state, params, *zero_buffers):

@@ -74,7 +74,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         if batch_size and (int(target.min()) < 0 or int(target.max()) >= self.n_classes):
             raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values in range "
                                f"[{int(target.min())}, {int(target.max())}] were found. ")
-        output = _C._ops.zeros(batch_size, dtype=input.dtype)
+        output = _C._ops.zeros(batch_size, dtype=input.dtype, device=input.device)
         # the head column each row reads: its own class in the shortlist, else its cluster's logit
         gather_inds = target
         for i in range(1, self.n_clusters + 1):

@@ -25,7 +25,7 @@ class _NormBase(Module):
         if self.track_running_stats:
             self.register_buffer("running_mean", _C._ops.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", _C._ops.ones(num_features, dtype=dtype, device=device))
-            self.register_buffer("num_batches_tracked", _C._ops.tensor(0, dtype=_C.int64))
+            self.register_buffer("num_batches_tracked", _C._ops.tensor(0, dtype=_C.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)

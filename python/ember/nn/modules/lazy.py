@@ -214,7 +214,7 @@ class _LazyNormBase(LazyModuleMixin):
             from ... import _C
             self.running_mean = UninitializedBuffer(dtype=dtype)
             self.running_var = UninitializedBuffer(dtype=dtype)
-            self.num_batches_tracked = _C._ops.tensor(0, dtype=_C.int64)
+            self.num_batches_tracked = _C._ops.tensor(0, dtype=_C.int64, device=device)
 
     def reset_parameters(self):
         if not self.has_uninitialized_params() and self.num_features != 0:

@@ -26,7 +26,7 @@ def _vector_norm(t, p):
     """The p-norm of all elements of t (p may be inf / -inf / 0), as a 0-d tensor."""
     t = t.reshape(-1)
     if p == math.inf:
-        return t.abs().amax() if t.numel() else _C._ops.zeros((), dtype=t.dtype)
+        return t.abs().amax() if t.numel() else _C._ops.zeros((), dtype=t.dtype, device=t.device)
     if p == -math.inf:
         return t.abs().amin()
     if p == 0:

@@ -16,7 +16,7 @@ __all__ = ["orthogonal", "weight_norm", "spectral_norm"]
 # ---------------------------------------------------------------- orthogonal
 
 def _eye_like(X, n):
-    return _C._ops.eye(n, dtype=X.dtype)
+    return _C._ops.eye(n, dtype=X.dtype, device=X.device)
 
 
 def _matrix_exp(A):
@@ -90,7 +90,7 @@ class _Orthogonal(Module):
             # a skew-symmetric A from the lower triangle (n x k, padded to n x n): exp / Cayley of it is orthogonal
             X = X.tril()
             if n != k:
-                X = _C._ops.cat([X, _C._ops.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype)], -1)
+                X = _C._ops.cat([X, _C._ops.zeros(tuple(X.shape[:-2]) + (n, n - k), dtype=X.dtype, device=X.device)], -1)
             A = X - X.mT
             if self.orthogonal_map == _OrthMaps.matrix_exp:
                 Q = _matrix_exp(A)
@@ -134,12 +134,12 @@ class _Orthogonal(Module):
                 Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
             else:
                 # complete Q to a square orthogonal matrix
-                N = _C._ops.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype)
+                N = _C._ops.randn(tuple(Q.shape[:-2]) + (n, n - k), dtype=Q.dtype, device=Q.device)
                 Q = _make_orthogonal(_C._ops.cat([Q, N], -1))
             self.base = Q
             # -Id: the parametrization of the identity for every map (so weight == base)
             neg_id = _C._ops.zeros_like(Q_init)
-            return neg_id - _C._ops.eye(neg_id.shape[-2], neg_id.shape[-1], dtype=neg_id.dtype)
+            return neg_id - _C._ops.eye(neg_id.shape[-2], neg_id.shape[-1], dtype=neg_id.dtype, device=neg_id.device)
 
 
 def _householder_vectors(Q):
@@ -163,7 +163,7 @@ def _householder_vectors(Q):
         vecs.append(v)
         signs.append(-sgn)
     A = _C._ops.stack(vecs, -1).tril(-1)
-    return A + _C._ops.stack(signs, -1).unsqueeze(-2) * _C._ops.eye(n, k, dtype=Q.dtype)
+    return A + _C._ops.stack(signs, -1).unsqueeze(-2) * _C._ops.eye(n, k, dtype=Q.dtype, device=Q.device)
 
 
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):

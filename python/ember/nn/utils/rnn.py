@@ -78,7 +78,7 @@ def invert_permutation(permutation):
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i
-    return _ops.tensor(inv, dtype=permutation.dtype)
+    return _ops.tensor(inv, dtype=permutation.dtype, device=permutation.device)
 
 
 def _lengths_list(lengths):
@@ -95,7 +95,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     sorted_indices = None
     if not enforce_sorted:
         order = sorted(range(len(lens)), key=lambda i: -lens[i])
-        sorted_indices = _ops.tensor(order, dtype=_C.int64)
+        sorted_indices = _ops.tensor(order, dtype=_C.int64, device=input.device)
         lens = [lens[i] for i in order]
         input = input.index_select(0 if batch_first else 1, sorted_indices)
     else:
@@ -114,7 +114,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     steps = lens[0] if lens else 0
     batch_sizes = [sum(1 for n in lens if n > t) for t in range(steps)]
     data = _ops.cat([input[t, :bs] for t, bs in enumerate(batch_sizes)]) if steps else input[:0].flatten(0, 1)
-    return PackedSequence(data, _ops.tensor(batch_sizes, dtype=_C.int64), sorted_indices, None)
+    return PackedSequence(data, _ops.tensor(batch_sizes, dtype=_C.int64, device="cpu"), sorted_indices, None)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -135,13 +135,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         piece = data[offset:offset + bs]
         offset += bs
         if bs < batch:
-            piece = _ops.cat([piece, _ops.full((batch - bs,) + rest, padding_value, dtype=data.dtype)])
+            piece = _ops.cat([piece, _ops.full((batch - bs,) + rest, padding_value, dtype=data.dtype, device=data.device)])
         steps.append(piece)
     for _ in range(max_len - len(batch_sizes)):
-        steps.append(_ops.full((batch,) + rest, padding_value, dtype=data.dtype))
-    padded = _ops.stack(steps) if steps else _ops.empty((0, batch) + rest, dtype=data.dtype)
+        steps.append(_ops.full((batch,) + rest, padding_value, dtype=data.dtype, device=data.device))
+    padded = _ops.stack(steps) if steps else _ops.empty((0, batch) + rest, dtype=data.dtype, device=data.device)
     lengths = [sum(1 for b in batch_sizes if b > i) for i in range(batch)]
-    lengths = _ops.tensor(lengths, dtype=_C.int64)
+    lengths = _ops.tensor(lengths, dtype=_C.int64, device="cpu")
     if batch_first:
         padded = padded.transpose(0, 1)
     if sequence.unsorted_indices is not None:
@@ -169,7 +169,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     for s in sequences:
         n = max_len - s.size(0)
         if n:
-            pad = _ops.full((n,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype)
+            pad = _ops.full((n,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype, device=s.device)
             s = _ops.cat([s, pad] if padding_side == "right" else [pad, s])
         rows.append(s)
     return _ops.stack(rows, 0 if batch_first else 1)
