@@ -18,7 +18,8 @@ namespace ember {
 
 // The meta device's entry of every stub that returns nothing: the op around it has already
 // computed and allocated its outputs' metadata, which is all a meta op produces. A stub that
-// returns a value (a result read from the data) has none: such ops raise on meta tensors.
+// returns a value gets a meta entry only where its result is metadata (kernels/meta/: the
+// convolutions); one whose result is read from the data (nonzero, unique) raises on meta tensors.
 template <class Fn>
 struct MetaKernel;
 template <class R, class... Args>
