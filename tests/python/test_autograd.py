@@ -633,6 +633,11 @@ def test_new_tensors_are_at_version_0(lib):
               lib.eye(2), lib.linspace(0, 1, 3), lib.ones(2) * 2, lib.rand(2), lib.randint(0, 5, (3,)),
               lib.logspace(0, 1, 3), lib.zeros_like(lib.ones(2)), lib.ones(2).new_full((2,), 3.0)):
         assert t._version == 0
+    # the copies too: clone, contiguous and the dtype / device conversions make new tensors
+    a = lib.arange(6.0).reshape(2, 3)
+    for t in (a.clone(), a.t().clone(), a.t().contiguous(), a.to(lib.float64), a.double(), a.half(), a.to("meta"),
+              a.clone(memory_format=lib.contiguous_format)):
+        assert t._version == 0
 
 
 def test_version_counter_error_saved_input(lib):

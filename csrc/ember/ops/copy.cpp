@@ -87,25 +87,30 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
+// A new tensor filled by copy_ starts at version 0, as PyTorch's clone/contiguous/to results do (the
+// copy counted as a write to it).
+static Tensor filled_fresh(const Tensor& r, const Tensor& src) {
+  if (src.numel()) {
+    ember::copy_(r, src);
+    r.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
+  }
+  return r;
+}
+
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> mf) {
   Tensor r = mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), self.dtype(), self.device())
                                             : empty_like_preserve(self, self.dtype());
-  if (self.numel()) ember::copy_(r, self);
-  return r;
+  return filled_fresh(r, self);
 }
 
 Tensor to_dtype(const Tensor& self, ScalarType dtype, bool copy) {
   if (dtype == self.dtype() && !copy) return self;
-  Tensor r = empty_like_preserve(self, dtype);
-  if (self.numel()) ember::copy_(r, self);
-  return r;
+  return filled_fresh(empty_like_preserve(self, dtype), self);
 }
 
 Tensor contiguous(const Tensor& self) {
   if (self.is_contiguous()) return self;
-  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());
-  ember::copy_(r, self);
-  return r;
+  return filled_fresh(empty_tensor(self.sizes(), self.dtype(), self.device()), self);
 }
 
 const Tensor& fill_(const Tensor& self, const Scalar& value) {
