@@ -52,6 +52,9 @@ def _cases(lib):
         "dropout": lambda: F.dropout(x, 0.5), "cross_entropy": lambda: F.cross_entropy(x, idx),
         "mse_loss": lambda: F.mse_loss(x, x), "nll_loss_none": lambda: F.nll_loss(x, idx, reduction="none"),
         "embedding": lambda: F.embedding(idx, x), "pad": lambda: F.pad(img, (1, 1)),
+        "binary_cross_entropy": lambda: F.binary_cross_entropy(x, x),  # its value range check skips meta
+        "quantile": lambda: lib.quantile(x, e(3), dim=1),
+        "searchsorted_sorter": lambda: lib.searchsorted(e(5), e(3), sorter=e(5, dtype=lib.int64)),
         "interpolate": lambda: F.interpolate(img, scale_factor=2),
         "sdpa": lambda: F.scaled_dot_product_attention(e(2, 4, 3, 8), e(2, 4, 3, 8), e(2, 4, 3, 8)),
         # shapes, indexing, copies

@@ -331,7 +331,7 @@ Tensor quantile_impl(const Tensor& self, const Tensor& q_in, bool q_scalar, std:
   EMBER_CHECK(mode >= 0, name, "() interpolation must be one of linear, lower, higher, midpoint or nearest. Got ",
               interpolation);
   Tensor q = q_in.reshape({-1});
-  if (q.numel() > 0) {
+  if (q.numel() > 0 && !q.is_meta()) {  // (meta: no values to check)
     bool in_range = ember::logical_and(ember::ge(q, Scalar(0.0)), ember::le(q, Scalar(1.0))).all().item().to<bool>();
     EMBER_CHECK(in_range, name, "() q values must be in the range [0, 1]");
   }

@@ -36,7 +36,7 @@ Tensor search_impl(const Tensor& seq, const Tensor& input, bool out_int32, bool 
                 "got boundary tensor ", seq.sizes(), "and got sorter tensor ", sorter.sizes());
     EMBER_CHECK(sorter.dtype() == kLong, "torch.searchsorted(): sorter must be a tensor of long dtype but got dtype ",
                 sorter.dtype());
-    if (sorter.numel() > 0) {
+    if (sorter.numel() > 0 && !sorter.is_meta()) {  // (meta: no values to check)
       int64_t lo = ember::amin(sorter, {}, false).item().to_long(), hi = ember::amax(sorter, {}, false).item().to_long();
       EMBER_CHECK(lo >= 0 && hi < sorter.sizes().back(), "torch.searchsorted(): sorter index out of range");
     }
