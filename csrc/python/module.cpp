@@ -8,6 +8,7 @@
 #include "ember/alloc/allocator.h"
 #include "ember/core/blocking.h"
 #include "ember/core/deterministic.h"
+#include "ember/core/fresh.h"
 #include "ember/cuda/cuda.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -98,7 +99,7 @@ PyObject* py_tensor(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject
   Tensor t = py::tensor_from_data(data, dtype);
   if (device && !device->is_cpu()) t = t.to(*device);  // built on the CPU from Python data, then moved once
   if (pin_memory) t = cuda::pin_memory(t);  // (before requires_grad is set below: a leaf)
-  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor starts at version 0
+  t = fresh(t);
   PyObject* r = py::wrap(t);
   if (requires_grad) {
     if (PyObject_SetAttrString(r, "requires_grad", Py_True) < 0) { Py_DECREF(r); return nullptr; }
@@ -126,10 +127,7 @@ void add_functions(nb::module_& target, PyMethodDef* defs) {
 // collective) release the GIL when this thread holds it, as torch's process-group holders do.
 void release_gil_while(void (*fn)(void*), void* ctx) {
   if (Py_IsInitialized() && PyGILState_Check()) {
-    struct Released {
-      PyThreadState* saved = PyEval_SaveThread();
-      ~Released() { PyEval_RestoreThread(saved); }
-    } released;
+    nb::gil_scoped_release nogil;
     fn(ctx);
   } else {
     fn(ctx);

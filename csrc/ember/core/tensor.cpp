@@ -1,6 +1,7 @@
 #include "ember/core/tensor.h"
 
 #include "ember/core/checked_math.h"
+#include "ember/core/fresh.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/jit/tracer.h"
@@ -90,11 +91,8 @@ Tensor Tensor::to(Device d, std::optional<ScalarType> t, bool copy, bool non_blo
   if (d.type == here.type && (d.index < 0 || d.index == here.index || d.is_cpu()))
     return ember::to_dtype(*this, t ? *t : dtype(), copy);
   Tensor r = empty_like_preserve(*this, t ? *t : dtype(), d);  // the layout travels, as PyTorch's to()
-  if (numel()) {
-    ember::copy_(r, *this, non_blocking);
-    r.impl()->set_version_counter(intrusive_ptr<VersionCounter>());  // a new tensor: version 0, as PyTorch's
-  }
-  return r;
+  if (numel()) ember::copy_(r, *this, non_blocking);
+  return fresh(r);
 }
 
 }  // namespace ember

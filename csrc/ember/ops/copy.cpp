@@ -1,6 +1,7 @@
 // Copies, casts and fills: copy_ broadcasts and casts; clone keeps a dense layout; to() returns
 // self when nothing changes (no hidden copies).
 #include "ember/core/checked_math.h"
+#include "ember/core/fresh.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/layout.h"
@@ -87,14 +88,10 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   return self;
 }
 
-// A new tensor filled by copy_ starts at version 0, as PyTorch's clone/contiguous/to results do (the
-// copy counted as a write to it).
+// clone/contiguous/to results: filled by copy_, then at version 0 (core/fresh.h)
 static Tensor filled_fresh(const Tensor& r, const Tensor& src) {
-  if (src.numel()) {
-    ember::copy_(r, src);
-    r.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
-  }
-  return r;
+  if (src.numel()) ember::copy_(r, src);
+  return fresh(r);
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> mf) {

@@ -2,6 +2,7 @@
 // rand/linspace; full/arange infer from their Python numbers.
 #include <cmath>
 
+#include "ember/core/fresh.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -11,12 +12,6 @@ EMBER_DEFINE_STUB(arange_stub)
 EMBER_DEFINE_STUB(linspace_stub)
 
 namespace ember::native {
-
-// A factory's result starts at version 0 like PyTorch's, whatever in-place fill made it.
-static Tensor fresh(Tensor t) {
-  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
-  return t;
-}
 
 static ScalarType infer_dtype(const Scalar& s) {
   return s.is_complex() ? to_complex_dtype(default_dtype()) : s.is_floating() ? default_dtype() : s.is_bool() ? kBool : kLong;

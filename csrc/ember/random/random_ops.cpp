@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/core/fresh.h"
 #include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -178,11 +179,6 @@ const Tensor& random_(const Tensor& self, int64_t from, std::optional<int64_t> t
 }
 
 // ---- factories
-// factories start at version 0, whatever in-place fill made them
-static Tensor fresh(Tensor t) {
-  t.impl()->set_version_counter(intrusive_ptr<VersionCounter>());
-  return t;
-}
 Tensor rand(IntArrayRef size, Generator* gen, const TensorOptions& o) {
   Tensor t = empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
   return fresh(native::uniform_(t, 0, 1, gen));
