@@ -65,7 +65,6 @@ def get_default_device():
 
 def _device_enter(self):
     """`with ember.device("cpu"):` makes it the default device inside the block."""
-    _as_device(self)
     if not hasattr(_device_state, "stack"):
         _device_state.stack = []
     _device_state.stack.append(_current_default())

@@ -892,7 +892,6 @@ class Module:
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
             if param.is_meta and not input_param.is_meta and not assign:
-                import warnings
                 warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
                               f"the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
                               f"items in the state dictionary to their corresponding key in the module instead of "
