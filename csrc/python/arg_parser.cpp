@@ -368,8 +368,8 @@ bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor, bool 
       if (is_int_like(o)) return true;
       if (is_tensor(o) && !strict) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
       return false;
-    case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) ||
-                                (is_number(o) && !PyBool_Check(o) && !PyComplex_Check(o) &&
+    case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) || PyBool_Check(o) ||  // bool is an int, as in torch
+                                (is_number(o) && !PyComplex_Check(o) &&
                                  std::strncmp(Py_TYPE(o)->tp_name, "numpy.complex", 13) != 0) ||
                                 (is_tensor(o) && unpack(o).numel() == 1 && !is_complex(unpack(o).dtype()));
     case ArgType::Bool: return PyBool_Check(o) || std::strncmp(Py_TYPE(o)->tp_name, "numpy.bool", 10) == 0;
@@ -705,6 +705,8 @@ std::optional<MemoryFormat> ParsedArgs::memory_format_opt(int i) {
   std::string n = cn ? cn : "";
   if (n == "contiguous_format") return MemoryFormat::Contiguous;
   if (n == "preserve_format") return MemoryFormat::Preserve;
+  if (n == "channels_last") return MemoryFormat::ChannelsLast;
+  if (n == "channels_last_3d") return MemoryFormat::ChannelsLast3d;
   EMBER_FAIL(Runtime, "unsupported memory format ", n);
 }
 

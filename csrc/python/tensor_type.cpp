@@ -6,6 +6,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "ember/iter/layout.h"
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/tracer.h"
@@ -379,8 +380,14 @@ void bind_tensor(nb::module_& m) {
       .def("is_floating_point", &Tensor::is_floating_point, "True when the dtype is a floating-point type.")
       .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); },
           "True when the dtype can hold negative values.")
-      .def("is_contiguous", [](const Tensor& t, nb::handle) { return t.is_contiguous(); }, nb::arg("memory_format") = nb::none(),
-          "True when the elements are laid out densely in row-major order.")
+      .def("is_contiguous", [](const Tensor& t, nb::handle mf) {
+        if (mf.is_none()) return t.is_contiguous();
+        std::string n = nb::cast<std::string>(mf.attr("name"));
+        MemoryFormat f = n == "channels_last" ? MemoryFormat::ChannelsLast
+                         : n == "channels_last_3d" ? MemoryFormat::ChannelsLast3d : MemoryFormat::Contiguous;
+        return is_contiguous_in(t, f);
+      }, nb::arg("memory_format") = nb::none(),
+          "True when the elements are laid out densely in the memory format (row-major by default).")
       .def("size", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {
         if (!d) return size_of(t);
         shape_read(t, "Tensor.size(dim)");

@@ -34,7 +34,7 @@ from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enab
 from ._random import manual_seed, seed, initial_seed, get_rng_state, set_rng_state  # noqa: F401
 from ._utils import (  # noqa: F401
     as_tensor, is_tensor, is_floating_point, is_nonzero, numel, set_default_dtype, strided, sparse_coo, layout,
-    set_printoptions, memory_stats, memory_format, contiguous_format, preserve_format,
+    set_printoptions, memory_stats, memory_format, contiguous_format, preserve_format, channels_last, channels_last_3d,
 )
 
 # PyTorch's dtype aliases
@@ -103,6 +103,9 @@ from ._spectral import *  # noqa: E402,F401,F403  (stft, istft and their Tensor 
 from . import sparse  # noqa: E402  (torch.sparse)
 from .sparse import sparse_coo_tensor  # noqa: E402,F401
 from ._lobpcg import lobpcg  # noqa: E402,F401
+from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
+from ._broadcast import broadcast_shapes  # noqa: E402,F401
+from . import signal  # noqa: E402,F401  (torch.signal.windows)
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()

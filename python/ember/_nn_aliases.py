@@ -147,10 +147,10 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     of C // group channels."""
     if input.numel() != N * C * HxW:
         raise RuntimeError("Expected X.numel() == N * C * HxW to be true, but got false.")
-    x = input.reshape(N, group, -1)
+    x = input.reshape(N, group, C // group * HxW)  # not -1: ambiguous when N == 0
     mean = x.mean(-1)
     rstd = (x.var(-1, correction=0) + eps).rsqrt()
-    y = ((x - mean.unsqueeze(-1)) * rstd.unsqueeze(-1)).reshape(N, C, -1)
+    y = ((x - mean.unsqueeze(-1)) * rstd.unsqueeze(-1)).reshape(N, C, HxW)
     if weight is not None:
         y = y * weight.reshape(1, C, 1)
     if bias is not None:

@@ -10,6 +10,7 @@ from ._functional import nonzero as _nonzero, unique as _unique, unique_consecut
 from . import _utils
 from ._utils import sparse_coo as _sparse_coo
 from ._utils import strided as _strided
+from ._utils import contiguous_format as _contiguous_format, preserve_format as _preserve_format
 
 
 class Size(tuple):
@@ -317,7 +318,11 @@ class Tensor(_C.TensorBase):
         device = kwargs.pop("device", None)
         copy = kwargs.pop("copy", False)
         non_blocking = bool(kwargs.pop("non_blocking", False))
-        kwargs.pop("memory_format", None)
+        fmt = kwargs.pop("memory_format", None)
+        if fmt is not None and fmt is not _preserve_format:
+            # the conversion in the requested layout: a copy unless self already is in it (and nothing else changes)
+            r = self.to(*args, dtype=dtype, device=device, copy=copy, non_blocking=non_blocking, **kwargs)
+            return r if r.is_contiguous(memory_format=fmt) and not (copy and r is self) else r.clone(memory_format=fmt)
         if kwargs:
             raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
         flags = []  # positional bools after the first argument: non_blocking, then copy
@@ -360,6 +365,12 @@ class Tensor(_C.TensorBase):
 
     def contiguous(self, memory_format=None):
         """The tensor itself if contiguous (in the memory format), else a contiguous copy."""
+        if memory_format is not None and memory_format is not _contiguous_format:
+            if self.is_contiguous(memory_format=memory_format):
+                return self
+            if memory_format is _preserve_format:
+                raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+            return self.clone(memory_format=memory_format)
         r = _C.TensorBase.contiguous(self)
         return self if r._is_same(self) else r
 
@@ -440,53 +451,53 @@ class Tensor(_C.TensorBase):
         """Convert to another tensor's dtype."""
         return self.to(other.dtype)
 
-    def float(self):
+    def float(self, memory_format=_preserve_format):
         """Convert to float32."""
-        return self.to(_C.float32)
+        return self.to(_C.float32, memory_format=memory_format)
 
-    def double(self):
+    def double(self, memory_format=_preserve_format):
         """Convert to float64."""
-        return self.to(_C.float64)
+        return self.to(_C.float64, memory_format=memory_format)
 
-    def half(self):
+    def half(self, memory_format=_preserve_format):
         """Convert to float16."""
-        return self.to(_C.float16)
+        return self.to(_C.float16, memory_format=memory_format)
 
-    def bfloat16(self):
+    def bfloat16(self, memory_format=_preserve_format):
         """Convert to bfloat16."""
-        return self.to(_C.bfloat16)
+        return self.to(_C.bfloat16, memory_format=memory_format)
 
-    def cfloat(self):
+    def cfloat(self, memory_format=_preserve_format):
         """Convert to complex64."""
-        return self.to(_C.complex64)
+        return self.to(_C.complex64, memory_format=memory_format)
 
-    def cdouble(self):
+    def cdouble(self, memory_format=_preserve_format):
         """Convert to complex128."""
-        return self.to(_C.complex128)
+        return self.to(_C.complex128, memory_format=memory_format)
 
-    def long(self):
+    def long(self, memory_format=_preserve_format):
         """Convert to int64."""
-        return self.to(_C.int64)
+        return self.to(_C.int64, memory_format=memory_format)
 
-    def int(self):
+    def int(self, memory_format=_preserve_format):
         """Convert to int32."""
-        return self.to(_C.int32)
+        return self.to(_C.int32, memory_format=memory_format)
 
-    def short(self):
+    def short(self, memory_format=_preserve_format):
         """Convert to int16."""
-        return self.to(_C.int16)
+        return self.to(_C.int16, memory_format=memory_format)
 
-    def char(self):
+    def char(self, memory_format=_preserve_format):
         """Convert to int8."""
-        return self.to(_C.int8)
+        return self.to(_C.int8, memory_format=memory_format)
 
-    def byte(self):
+    def byte(self, memory_format=_preserve_format):
         """Convert to uint8."""
-        return self.to(_C.uint8)
+        return self.to(_C.uint8, memory_format=memory_format)
 
-    def bool(self):
+    def bool(self, memory_format=_preserve_format):
         """Convert to bool."""
-        return self.to(_C.bool)
+        return self.to(_C.bool, memory_format=memory_format)
 
     def where(self, condition, y):
         """Elements of self where condition holds, else of y."""

@@ -19,8 +19,8 @@ sparse_coo = layout("sparse_coo")
 
 
 class memory_format:
-    """A memory format. Ember lays tensors out row-major only, so it has the row-major formats
-    (contiguous_format, preserve_format) and none of the channels-last ones."""
+    """A memory format: row-major (contiguous_format), a dense input's own strides (preserve_format),
+    or channels varying fastest for 4-d / 5-d tensors (channels_last, channels_last_3d)."""
 
     def __init__(self, name):
         self.name = name
@@ -31,6 +31,8 @@ class memory_format:
 
 contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 
 
 def is_tensor(obj):

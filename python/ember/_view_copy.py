@@ -87,7 +87,7 @@ def diagonal_copy(input, offset=0, dim1=0, dim2=1, *, out=None):
 
 def expand_copy(input, size, *, implicit=False, out=None):
     """input.expand(size) as a new contiguous tensor."""
-    return _single(input.expand(*size), out)  # `implicit` only marks traced broadcasts
+    return _single(input.expand(list(size)), out)  # `implicit` only marks traced broadcasts
 
 
 def narrow_copy(input, dim, start, length, *, out=None):
@@ -99,7 +99,7 @@ def narrow_copy(input, dim, start, length, *, out=None):
 
 def permute_copy(input, dims, *, out=None):
     """input.permute(dims) as a new contiguous tensor."""
-    return _single(input.permute(*dims), out)
+    return _single(input.permute(list(dims)), out)
 
 
 def select_copy(input, dim, index, *, out=None):
@@ -141,7 +141,7 @@ def unsqueeze_copy(input, dim, *, out=None):
 
 def view_copy(input, size, *, out=None):
     """size: a shape, or a dtype to reinterpret the bytes as (torch's view_copy.dtype)."""
-    view = input.view(size) if isinstance(size, _C.dtype) else input.view(*_int_list("view_copy", "size", size))
+    view = input.view(size) if isinstance(size, _C.dtype) else input.view(_int_list("view_copy", "size", size))
     return _single(view, out)
 
 

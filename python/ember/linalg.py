@@ -124,32 +124,66 @@ def svdvals(A, *, driver=None, out=None):
 
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """The Moore-Penrose pseudo-inverse."""
-    U, S, Vh = svd(A, full_matrices=False)
+    if hermitian:
+        # eigh reads the lower triangle only, as PyTorch's: |eigenvalues| play the singular values' part
+        L, Q = eigh(A)
+        S = L.abs()
+    else:
+        U, S, Vh = svd(A, full_matrices=False)
     if rtol is None:
         rtol = max(A.shape[-2:]) * finfo(A.dtype).eps if atol is None else 0.0
-    cutoff = S.amax(-1, keepdim=True) * rtol
+    cutoff = _amax_or_zero(S, -1, True) * rtol
     if atol is not None:
         cutoff = cutoff.clamp_min(atol) if isinstance(atol, (int, float)) else _ops.maximum(cutoff, atol)
+    if hermitian:
+        Linv = _ops.where(S > cutoff, L.reciprocal(), _ops.zeros_like(L))
+        return _out((Q * Linv.unsqueeze(-2).to(Q.dtype)) @ Q.mH, out)
     Sinv = _ops.where(S > cutoff, S.reciprocal(), _ops.zeros_like(S))
-    return _out((Vh.mT * Sinv.unsqueeze(-2)) @ U.mT, out)
+    return _out((Vh.mH * Sinv.unsqueeze(-2).to(Vh.dtype)) @ U.mH, out)
+
+
+def _amax_or_zero(x, dim, keepdim=False):
+    """amax over dim, 0 where that dim is empty: the largest of no singular values or row sums, as torch's norms."""
+    if x.shape[dim] == 0:
+        shape = list(x.shape)
+        if keepdim:
+            shape[dim] = 1
+        else:
+            del shape[dim]
+        return _ops.zeros(shape, dtype=x.dtype, device=x.device)
+    return x.amax(dim, keepdim=keepdim)
 
 
 def lstsq(A, B, rcond=None, *, driver=None):
-    """Least squares through the pseudo-inverse (gelsd semantics: minimum-norm solution)."""
+    """Least squares through the pseudo-inverse (the minimum-norm solution for every driver), with
+    PyTorch's outputs per driver: rank for all but gels, singular values for gelsd/gelss, residuals
+    when m > n (and A has full rank) except for gelsy, the CPU's default."""
+    drivers = ("gels", "gelsy", "gelsd", "gelss")
+    if driver is not None and driver not in drivers:
+        raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of {drivers}")
+    driver = driver or "gelsy"
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
+    batch = tuple(A.shape[:-2])
     rtol = rcond if rcond is not None and rcond >= 0 else finfo(A.dtype).eps * max(m, n)
     S = svd(A, full_matrices=False).S
     X = pinv(A, rtol=rtol) @ Bm
-    rank = (S > S.amax(-1, keepdim=True) * rtol).sum(-1)
-    if m > n and bool((rank == n).all()):
-        residuals = ((A @ X - Bm) ** 2).sum(-2)
+    if S.shape[-1] == 0:
+        rank = _ops.zeros(batch, dtype=_C.int64, device=A.device)
     else:
-        residuals = _ops.empty(0, dtype=A.dtype)
+        rank = (S > S.amax(-1, keepdim=True) * rtol).sum(-1)  # S is not empty here
+    empty = _ops.empty(0, dtype=S.dtype, device=A.device)
+    residuals = empty
+    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+        # with no unknowns (n == 0) gels reports zero residuals (torch passes that on), the others |B|^2
+        residuals = ((A @ X - Bm).abs() ** 2).sum(-2) if n or driver != "gels" else _ops.zeros(Bm.shape[:-2] + Bm.shape[-1:],
+                                                                             dtype=S.dtype, device=A.device)
     if vector:
         X = X.squeeze(-1)
-    return LstsqResult(X, residuals, rank, S)
+    return LstsqResult(X, residuals,
+                       _ops.empty(0, dtype=_C.int64, device=A.device) if driver == "gels" else rank,
+                       S if driver in ("gelsd", "gelss") else empty)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -178,14 +212,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
         return vector_norm(A, 2, (d0, d1), keepdim)
     if ord == "nuc" or ord in (2, -2):
         S = svd(_ops.movedim(A, [d0, d1], [-2, -1]), full_matrices=False).S
-        r = S.sum(-1) if ord == "nuc" else (S.amax(-1) if ord == 2 else S.amin(-1))
+        r = S.sum(-1) if ord == "nuc" else (_amax_or_zero(S, -1) if ord == 2 else S.amin(-1))
         if keepdim:
             r = r.unsqueeze(min(d0, d1)).unsqueeze(max(d0, d1))
         return r
     if ord in (1, -1, math.inf, -math.inf):
         sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = A.abs().sum(sum_dim, keepdim=True)
-        r = s.amax(red_dim, keepdim=True) if ord > 0 else s.amin(red_dim, keepdim=True)
+        r = _amax_or_zero(s, red_dim, True) if ord > 0 else s.amin(red_dim, keepdim=True)
         return r if keepdim else r.squeeze(max(d0, d1)).squeeze(min(d0, d1))
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
@@ -515,7 +549,9 @@ def tensorsolve(A, B, dims=None, *, out=None):
 def vander(x, N=None):
     """Columns x**0, x**1, ..., x**(N-1) (increasing powers, unlike numpy's default)."""
     if x.dim() < 1:
-        raise RuntimeError("N must be greater than 1.")
+        if N is None:
+            raise RuntimeError("N must be greater than 1.")
+        x = x.reshape(1)  # a 0-d x is a one-element vector, as torch's
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")

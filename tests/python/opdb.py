@@ -925,6 +925,20 @@ add(OpInfo("masked_fill", _mf_samples,
                            Sample(T((3,), "float32"), T((3,), "bool"), T((1,), "float32"))]))
 
 
+def _mf_tensor_samples(dt):
+    x = T((3, 4), dt, key="mf")
+    m = T((3, 4), "bool", key="mm")
+    return [Sample(x, m, T((), dt)), Sample(x, T((4,), "bool"), T((), dt, key="v")),
+            Sample(T((4,), dt), T((3, 4), "bool"), T((), dt)),  # self broadcast against the mask
+            Sample(T((3, 4), dt, layout="T"), m, T((), dt)), Sample(x, mask=m, value=T((), dt))]
+
+
+add(OpInfo("masked_fill.Tensor", _mf_tensor_samples,
+           errors=lambda: [Sample(T((3,), "float32"), T((3,), "bool"), T((1,), "float32")),
+                           Sample(T((3,), "float32"), T((3,), "int64"), T((), "float32")),
+                           Sample(T((3,), "uint8"), T((3,), "bool"), T((), "float32", data=300.0))]))
+
+
 # ================================================================ creation
 def _sizes():
     return [(2, 3), (0,), (), (4,)]

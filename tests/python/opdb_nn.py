@@ -102,6 +102,19 @@ add(OpInfo("gather", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX), Sample(_x((3, 
 add(OpInfo("scatter", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, _x((2, 3), dt, 1)),
                                    Sample(_x((3, 3), dt), 1, T((2, 2), "int64", data=[[0, 2], [1, 0]]), _x((2, 2), dt, 1))],
            dtypes=F2 + ("int64",)))
+add(OpInfo("scatter.value", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, 2), Sample(_x((3, 4), dt), 1, _IDX, -1),
+                                         Sample(_x((3, 3), dt), 0, T((2, 3), "int32", data=[[0, 1, 2], [2, 0, 1]]), 1)],
+           dtypes=F2 + ("int64", "bool"),
+           errors=lambda: [Sample(T((3, 3), "float32"), 0, T((2, 3), "int64", data=[[0, 1, 3], [0, 0, 0]]), 1.0),
+                           Sample(T((3, 3), "float32"), 0, T((2, 3), "float32"), 1.0)]))
+add(OpInfo("scatter.reduce", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, _x((2, 3), dt, 1), reduce="add"),
+                                          Sample(_x((3, 3), dt), 1, _IDX, _x((2, 3), dt, 1), reduce="multiply")],
+           dtypes=F2 + ("int64",),
+           errors=lambda: [Sample(T((3, 3), "float32"), 0, _IDX, T((2, 3), "float32"), reduce="sum")]))
+add(OpInfo("scatter.value_reduce", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, 2, reduce="add"),
+                                                Sample(_x((3, 3), dt), 1, _IDX, 3, reduce="multiply")],
+           dtypes=F2 + ("int64",),
+           errors=lambda: [Sample(T((3, 3), "float32"), 0, _IDX, 1.0, reduce="mean")]))
 add(OpInfo("scatter_add", lambda dt: [Sample(_x((3, 3), dt), 0, _IDX, _x((2, 3), dt, 1)),
                                        Sample(_x((3, 3), dt), 1, T((2, 3), "int64", data=[[0, 0, 2], [1, 1, 1]]),
                                               _x((2, 3), dt, 1))],

@@ -511,7 +511,13 @@ add(S("clone", "basic", lambda lib, x: lib.clone(x), A((2, 3))),
     S("masked_fill", "broadcast_mask", lambda lib, x, m: x.masked_fill(m, -1.0), A((2, 3)), C([False, True, False],
                                                                                             "bool")),
     S("masked_fill", "inplace", lambda lib, x, m: x.clone().masked_fill_(m, 2.0), A((2, 3)),
-      C([[True, False, True]], "bool")))
+      C([[True, False, True]], "bool")),
+    S("masked_fill", "broadcast_self", lambda lib, x, m: x.masked_fill(m, 1.5), A((3,)),
+      C([[True, False, True], [False, False, True]], "bool")),
+    S("masked_fill.Tensor", "value_grad", lambda lib, x, m, v: x.masked_fill(m, v), A((2, 3)),
+      C([[True, False, True], [False, False, True]], "bool"), A(())),
+    S("masked_fill.Tensor", "broadcast_self", lambda lib, x, m, v: lib.masked_fill(x, m, v), A((3,)),
+      C([[True, False, True], [False, True, True]], "bool"), A(())))
 
 
 def _setitem(lib, x, w):
@@ -611,6 +617,7 @@ add(S("softmax", "dim1", lambda lib, a: lib.softmax(a, 1), A((3, 4))),
     S("gather", "dim0", lambda lib, a, i: lib.gather(a, 0, i), A((3, 3)), IDX),
     S("gather", "dim1", lambda lib, a, i: a.gather(1, i), A((3, 4)), IDX),
     S("scatter", "src", lambda lib, a, i, s: lib.scatter(a, 0, i, s), A((3, 3)), IDX, A((2, 3))),
+    S("scatter.value", "value", lambda lib, a, i: a.scatter(0, i, 2.5), A((3, 3)), IDX),
     S("scatter_add", "dup", lambda lib, a, i, s: lib.scatter_add(a, 1, i, s), A((3, 3)), C([[0, 0, 2], [1, 1, 1]]),
       A((2, 3))),
     S("index_add", "alpha", lambda lib, a, i, s: lib.index_add(a, 0, i, s, alpha=2), A((4, 3)), C([0, 3, 0]),

@@ -69,6 +69,8 @@ def _upsample_names(backward):
 # PyTorch nodes have a C++ name (name() "torch::autograd::CopyBackwards", class CopyBackwards).
 TORCH_NODE_NAMES = {
     "index_fill.int_Scalar": "IndexFillBackward0", "index_fill.int_Tensor": "IndexFillBackward1",
+    "masked_fill": "MaskedFillBackward0", "masked_fill.Tensor": "MaskedFillBackward1",
+    "scatter": "ScatterBackward0", "scatter.value": "ScatterBackward1",
     "normal.Tensor_float": "NormalBackward1", "normal.float_Tensor": "NormalBackward2",
     "normal.Tensor_Tensor": "NormalBackward3", "random_.to": "RandomBackward1",
     "square": "PowBackward0",

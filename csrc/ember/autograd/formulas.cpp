@@ -117,8 +117,13 @@ Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min
   }
   return grad * mask;
 }
-Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min) {
-  return grad * (is_min ? ember::lt(self, bound) : ember::gt(self, bound));
+// With both bounds and min > max the result is max everywhere (PyTorch's clamp): min then gets no gradient
+// and max all of it.
+Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, const Tensor& other, bool is_min) {
+  Tensor mask = is_min ? ember::lt(self, bound) : ember::gt(self, bound);
+  if (other.defined())
+    mask = is_min ? ember::logical_and(mask, ember::lt(bound, other)) : ember::logical_or(mask, ember::lt(bound, other));
+  return grad * mask;
 }
 
 // ---- reductions
@@ -415,7 +420,9 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
     return sum_to(ga, a.sizes()).reshape(self.sizes());
   }
   if (b.dim() == 2 && a.dim() >= 2) {  // one GEMM over all rows, in other's layout
-    Tensor a2 = a.reshape({-1, a.sizes().back()}), g2 = g.reshape({-1, g.sizes().back()});
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < a.dim(); d++) rows *= a.sizes()[d];
+    Tensor a2 = a.reshape({rows, a.sizes().back()}), g2 = g.reshape({rows, g.sizes().back()});  // not -1: K may be 0
     return mm_mat2_backward(g2, a2, b, Scalar(int64_t(1))).reshape(other.sizes());
   }
   Tensor gb = ember::matmul(a.transpose(-2, -1), g);

@@ -37,7 +37,7 @@ Tensor min_max_grad(const Tensor& grad, const Tensor& a, const Tensor& b, bool i
 // which = 0: the gradient of self, 1: of other (self wins ties and where other is NaN)
 Tensor fmin_fmax_grad(const Tensor& grad, const Tensor& self, const Tensor& other, bool is_min, int which);
 Tensor clamp_self_grad(const Tensor& grad, const Tensor& self, const Tensor& min, const Tensor& max);
-Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, bool is_min);
+Tensor clamp_bound_grad(const Tensor& grad, const Tensor& self, const Tensor& bound, const Tensor& other, bool is_min);
 
 // reductions
 Tensor sum_backward(const Tensor& grad, IntArrayRef sizes, OptionalIntArrayRef dim, bool keepdim);

@@ -53,9 +53,9 @@ class OptionalIntArrayRef : public std::optional<IntArrayRef> {
   int64_t single_ = 0;
 };
 
-// torch.memory_format: Ember lays tensors out row-major, so only these two (preserve: keep a dense
-// input's strides, as *_like and clone do by default)
-enum class MemoryFormat { Contiguous, Preserve };
+// torch.memory_format: row-major (Contiguous), a dense input's own strides (Preserve, the default of
+// *_like and clone), and NHWC / NDHWC for 4-d / 5-d tensors (iter/layout.h makes and tests them)
+enum class MemoryFormat { Contiguous, Preserve, ChannelsLast, ChannelsLast3d };
 
 // dtype/device/requires_grad for factory functions, libtorch style: TensorOptions().dtype(kDouble)
 struct TensorOptions {

@@ -235,6 +235,41 @@ Tensor empty_like_preserve(const Tensor& t, ScalarType dtype, std::optional<Devi
   return r;
 }
 
+// ---------------------------------------------------------------- memory formats
+namespace {
+// dims from fastest to slowest: C, W, H(, D), N
+DimVector channels_last_order(int64_t nd) { return nd == 4 ? DimVector{1, 3, 2, 0} : DimVector{1, 4, 3, 2, 0}; }
+}  // namespace
+
+bool is_contiguous_in(const Tensor& t, MemoryFormat mf) {
+  if (mf == MemoryFormat::Contiguous || mf == MemoryFormat::Preserve) return t.is_contiguous();
+  const int64_t want = mf == MemoryFormat::ChannelsLast ? 4 : 5;
+  if (t.dim() != want) return false;
+  int64_t expected = 1;
+  for (int64_t d : channels_last_order(want)) {
+    if (t.sizes()[d] == 1) continue;
+    if (t.strides()[d] != expected) return false;
+    expected *= t.sizes()[d];
+  }
+  return true;
+}
+
+Tensor empty_in_format(IntArrayRef sizes, ScalarType dtype, Device device, MemoryFormat mf) {
+  Tensor r = empty_tensor(sizes, dtype, device);
+  if (mf != MemoryFormat::ChannelsLast && mf != MemoryFormat::ChannelsLast3d) return r;
+  const int64_t want = mf == MemoryFormat::ChannelsLast ? 4 : 5;
+  EMBER_CHECK(int64_t(sizes.size()) == want, "required rank ", want, " tensor to use ",
+              want == 4 ? "channels_last" : "channels_last_3d", " format");
+  DimVector st(want);
+  int64_t s = 1;
+  for (int64_t d : channels_last_order(want)) {
+    st[d] = s;
+    s *= std::max<int64_t>(sizes[size_t(d)], 1);
+  }
+  r.impl()->set_sizes_and_strides(sizes, st, 0);
+  return r;
+}
+
 // ---------------------------------------------------------------- the iterator
 TensorIter::TensorIter(TensorIterConfig& cfg) {
   ntensors_ = cfg.ninputs + 1;

@@ -30,7 +30,16 @@ void check_same_dtype(const Tensor& a, const Tensor& b) {
 }
 const Tensor& write(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, true); }
 const Tensor& write_cast(const Tensor& out, const Tensor& r) { return copy_to_out(out, r, false); }
-Tensor scaled_add(const Tensor& self, const Tensor& prod, const Scalar& beta, const Scalar& alpha) {
+Tensor scaled_add(const Tensor& self, const Tensor& prod, const Scalar& beta_in, const Scalar& alpha_in) {
+  // integer products take beta and alpha truncated to integers, bool ones as bools (PyTorch casts them to the
+  // inputs' dtype): a float scalar must not promote the result to float
+  const bool integral = is_integral(prod.dtype(), true);
+  if (prod.dtype() == kBool) {
+    Tensor p = alpha_in.to_bool() ? prod : ember::zeros_like(prod);
+    return beta_in.to_bool() ? ember::logical_or(self, p) : ember::logical_or(ember::zeros_like(self), p);
+  }
+  const Scalar alpha = integral ? Scalar(alpha_in.to_long()) : alpha_in;
+  const Scalar beta = integral ? Scalar(beta_in.to_long()) : beta_in;
   Tensor p = (alpha.is_integral(true) && alpha.to_long() == 1) ? prod : prod * alpha;
   if (beta.to_double() == 0) return p + ember::zeros_like(self).expand(p.sizes()) * 0;  // beta=0 ignores nan/inf in self
   Tensor s = (beta.is_integral(true) && beta.to_long() == 1) ? self : self * beta;
@@ -101,6 +110,16 @@ Tensor outer(const Tensor& self, const Tensor& vec2) {
 }
 const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { return write_cast(out, native::outer(a, b)); }
 
+// addr (only) refuses scalars its integer or bool result cannot hold, as PyTorch's
+static void check_addr_scalars(const Tensor& self, const Scalar& beta, const Scalar& alpha) {
+  if (self.dtype() == kBool) return;
+  EMBER_CHECK(!beta.is_bool(), "Boolean beta only supported for Boolean results.");
+  EMBER_CHECK(!alpha.is_bool(), "Boolean alpha only supported for Boolean results.");
+  if (!is_integral(self.dtype(), false)) return;
+  EMBER_CHECK(!beta.is_floating(), "For integral input tensors, argument beta must not be a floating point number.");
+  EMBER_CHECK(!alpha.is_floating(), "For integral input tensors, argument alpha must not be a floating point number.");
+}
+
 #define EMBER_ADDX(name, check, prod)                                                                          \
   Tensor name(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) { \
     check;                                                                                                     \
@@ -120,9 +139,9 @@ const Tensor& outer_out(const Tensor& out, const Tensor& a, const Tensor& b) { r
     return copy_to_out(out, native::name(self, a, b, beta, alpha), std::string_view(#name) != "addr");                                                  \
   }
 EMBER_ADDX(addmv, (void)0, native::mv(a, b))
-EMBER_ADDX(addbmm, (void)0, ember::sum(native::bmm(a, b), IntArrayRef({int64_t(0)}), false))
+EMBER_ADDX(addbmm, (void)0, ember::sum(native::bmm(a, b), IntArrayRef({int64_t(0)}), false, a.dtype()))
 EMBER_ADDX(baddbmm, (void)0, native::bmm(a, b))
-EMBER_ADDX(addr, (void)0, native::outer(a, b))
+EMBER_ADDX(addr, check_addr_scalars(self, beta, alpha), native::outer(a, b))
 #undef EMBER_ADDX
 
 // addmm on one GEMM (gemm_into): c starts as beta * self broadcast to [M, N] (BLAS scales it), then accumulates
@@ -160,8 +179,16 @@ const Tensor& addmm_out(const Tensor& out, const Tensor& self, const Tensor& a, 
 }
 
 // Contract dims_a of self with dims_b of other: permute both so the contracted dims meet, then one matmul.
-Tensor tensordot(const Tensor& self, const Tensor& other, IntArrayRef dims_a, IntArrayRef dims_b) {
+Tensor tensordot(const Tensor& self_in, const Tensor& other_in, IntArrayRef dims_a, IntArrayRef dims_b) {
   EMBER_CHECK(dims_a.size() == dims_b.size(), "both dimension lists should have same length");
+  // a contracted size-1 dim broadcasts against the other's: sum the other over that dim first, as PyTorch
+  Tensor self = self_in, other = other_in;
+  for (size_t i = 0; i < dims_a.size(); i++) {
+    int64_t a = wrap_existing_dim(dims_a[i], self.dim()), b = wrap_existing_dim(dims_b[i], other.dim());
+    if (self.sizes()[a] == other.sizes()[b]) continue;
+    if (self.sizes()[a] == 1) other = ember::sum(other, IntArrayRef({b}), true, other.dtype());
+    else if (other.sizes()[b] == 1) self = ember::sum(self, IntArrayRef({a}), true, self.dtype());
+  }
   std::vector<bool> ca(static_cast<size_t>(std::max<int64_t>(self.dim(), 1)), false), cb(static_cast<size_t>(std::max<int64_t>(other.dim(), 1)), false);
   std::vector<int64_t> da, db;
   int64_t csize = 1;
@@ -332,7 +359,9 @@ Tensor einsum(std::string_view equation, TensorList tensors) {
     B = B.expand(eb);
     int64_t ma = size_prod(only_a, acc, as), kc = 1, nbb = size_prod(only_b, b, bs);
     for (size_t k = 0; k < contract.size(); k++) kc *= ea[bshape.size() + only_a.size() + k];
-    Tensor R = ember::matmul(A.reshape({nb, ma, kc}), B.reshape({nb, kc, nbb}));
+    // an integer operand summed over a dropped dim is int64 already (sum's promotion, as PyTorch's)
+    ScalarType ct = promote_types(A.dtype(), B.dtype());
+    Tensor R = ember::matmul(A.reshape({nb, ma, kc}).to(ct), B.reshape({nb, kc, nbb}).to(ct));
     std::vector<int64_t> rshape(bshape);
     for (char c : only_a) rshape.push_back(acc.sizes()[as.find(c)]);
     for (char c : only_b) rshape.push_back(b.sizes()[bs.find(c)]);

@@ -238,7 +238,23 @@ Tensor conv_forward_composite(const Tensor& input, const Tensor& weight, const T
     Tensor x = input.reshape({n, groups, cin / groups, L});
     Tensor w = weight.reshape({groups, cin / groups, cout / groups * kk});
     Tensor cols = ember::matmul(w.transpose(1, 2), x).reshape({n, cout * kk, L});  // [N, Cout*K, L]
-    out = ember::col2im(cols, out_spatial, ksz, d, p, s);
+    bool wide_op = false;  // output_padding >= stride (allowed when < dilation): more rows than col2im's blocks fill
+    for (int64_t i = 0; i < ns; i++) wide_op = wide_op || prm.op[i] >= s[i];
+    if (!wide_op) {
+      out = ember::col2im(cols, out_spatial, ksz, d, p, s);
+    } else {
+      // sum the blocks unpadded over their full extent, then crop the padding and zero-fill what no block reaches
+      DimVector full(static_cast<size_t>(ns)), zero(static_cast<size_t>(ns), 0);
+      for (int64_t i = 0; i < ns; i++) full[i] = (input.sizes()[2 + i] - 1) * s[i] + d[i] * (ksz[i] - 1) + 1;
+      out = ember::col2im(cols, full, ksz, d, zero, s);
+      std::vector<int64_t> tail(size_t(2 * ns), 0);
+      for (int64_t i = 0; i < ns; i++) {
+        int64_t keep = std::min(out_spatial[i], full[i] - p[i]);
+        out = out.narrow(2 + i, p[i], keep);
+        tail[size_t(2 * (ns - 1 - i) + 1)] = out_spatial[i] - keep;
+      }
+      out = ember::pad(out, tail, "constant", 0.0);
+    }
   }
   if (bias.defined()) {
     DimVector bshape(static_cast<size_t>(ns + 2), 1);
@@ -272,7 +288,21 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward_composite(const Tensor& grad, c
     }
   } else {
     int64_t cout = weight.sizes()[1] * G;
-    Tensor gcols = ember::im2col(grad, ksz, d, p, s).reshape({n, G, cout / G * kk, -1});
+    bool wide_op = false;  // output_padding >= stride: the forward's unpadded extent (conv_forward_composite)
+    for (int64_t i = 0; i < ns; i++) wide_op = wide_op || prm.op[i] >= s[i];
+    Tensor g = grad;
+    DimVector gp = p;
+    if (wide_op) {  // re-pad grad to that extent (a negative tail crops what no block reached), then no padding
+      std::vector<int64_t> spec(size_t(2 * ns), 0);
+      for (int64_t i = 0; i < ns; i++) {
+        int64_t full = (in_sp[i] - 1) * s[i] + d[i] * (ksz[i] - 1) + 1;
+        spec[size_t(2 * (ns - 1 - i))] = p[i];
+        spec[size_t(2 * (ns - 1 - i) + 1)] = full - p[i] - grad.sizes()[2 + i];
+        gp[i] = 0;
+      }
+      g = ember::pad(grad, spec, "constant", 0.0);
+    }
+    Tensor gcols = ember::im2col(g, ksz, d, gp, s).reshape({n, G, cout / G * kk, in_sp.empty() ? 1 : prod(in_sp)});
     if (mask[0]) {
       Tensor w = weight.reshape({G, cin / G, cout / G * kk});
       gi = ember::matmul(w, gcols).reshape(input.sizes());

@@ -95,8 +95,8 @@ static Tensor filled_fresh(const Tensor& r, const Tensor& src) {
 }
 
 Tensor clone(const Tensor& self, std::optional<MemoryFormat> mf) {
-  Tensor r = mf == MemoryFormat::Contiguous ? empty_tensor(self.sizes(), self.dtype(), self.device())
-                                            : empty_like_preserve(self, self.dtype());
+  Tensor r = mf && *mf != MemoryFormat::Preserve ? empty_in_format(self.sizes(), self.dtype(), self.device(), *mf)
+                                                 : empty_like_preserve(self, self.dtype());
   return filled_fresh(r, self);
 }
 

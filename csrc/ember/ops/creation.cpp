@@ -5,6 +5,7 @@
 #include "ember/core/fresh.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
+#include "ember/iter/layout.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/creation.h"
 
@@ -30,7 +31,7 @@ static void check_factory_format(std::optional<MemoryFormat> mf) {
 
 Tensor empty(IntArrayRef size, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   check_factory_format(mf);
-  return empty_tensor(size, o.dtype_or(default_dtype()), o.device_or_cpu());
+  return empty_in_format(size, o.dtype_or(default_dtype()), o.device_or_cpu(), mf.value_or(MemoryFormat::Contiguous));
 }
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return fresh(native::empty(size, o, std::nullopt).zero_()); }
 Tensor ones(IntArrayRef size, const TensorOptions& o) { return fresh(native::empty(size, o, std::nullopt).fill_(1)); }
@@ -63,7 +64,7 @@ const Tensor& full_out(const Tensor& out, IntArrayRef size, const Scalar& v, con
 Tensor empty_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
   ScalarType dt = o.dtype_or(self.dtype());
   const Device dev = o.device_ ? *o.device_ : self.device();
-  if (mf == MemoryFormat::Contiguous) return empty_tensor(self.sizes(), dt, dev);
+  if (mf && *mf != MemoryFormat::Preserve) return empty_in_format(self.sizes(), dt, dev, *mf);
   return empty_like_preserve(self, dt, dev);
 }
 Tensor zeros_like(const Tensor& self, const TensorOptions& o, std::optional<MemoryFormat> mf) {
@@ -96,29 +97,43 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
   double s = start.to_double(), e = end.to_double(), st = step_s.to_double();
   EMBER_CHECK(st != 0, "step must be nonzero");
   EMBER_CHECK(std::isfinite(s) && std::isfinite(e), "unsupported range: ", s, " -> ", e);
-  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and larger bound inconsistent with step sign");
+  EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and lower bound inconsistent with step sign");
+  const bool integral = is_integral(dt, true);
+  Scalar start_v = start, step_v = step_s;
   int64_t n;
-  if (is_integral(dt, true) && !any_float) {
-    // exact in 128 bits: end - start can exceed int64 (arange(-2**63, 2**63 - 1, 2**63 - 1) has 3 values)
+  if (integral) {
+    // PyTorch converts the bounds and step to int64 first (truncating), so arange(0.5, 3.7, 1.2, dtype=int64)
+    // is 0, 1, 2. int64 counts on the converted values (and refuses a step that truncates to 0); the other
+    // integer dtypes count on the original doubles.
+    if (any_float)  // exact integers are in range already
+      for (double v : {s, e, st})
+        EMBER_CHECK(std::fabs(v) < 9.2e18, "arange: value cannot be converted to type int64_t without overflow");
     __int128 is = start.to_long(), ie = end.to_long(), ist = step_s.to_long();
-    __int128 len = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie - ist - 1) / -ist;
-    n = int64_t(len);  // at most 2**64 / 1: fits, the storage check below bounds it
-    EMBER_CHECK(len <= INT64_MAX, "arange: invalid size, possible overflow?");
+    if (dt == kLong || !any_float) {
+      EMBER_CHECK_KIND(ist != 0, Value, "step must be nonzero");
+      // exact in 128 bits: end - start can exceed int64 (arange(-2**63, 2**63 - 1, 2**63 - 1) has 3 values)
+      __int128 len = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie - ist - 1) / -ist;
+      EMBER_CHECK(len <= INT64_MAX, "arange: invalid size, possible overflow?");
+      n = int64_t(std::max<__int128>(len, 0));
+    } else {
+      double len = std::ceil((e - s) / st);
+      EMBER_CHECK(len < 9.2e18, "arange: invalid size, possible overflow? (", len, " elements)");
+      n = int64_t(len);
+    }
+    start_v = Scalar(int64_t(is));
+    step_v = Scalar(int64_t(ist));
   } else {
     double len = std::ceil((e - s) / st);
     EMBER_CHECK(len < 9.2e18, "arange: invalid size, possible overflow? (", len, " elements)");
     n = int64_t(len);
-    if (is_integral(dt, true))  // every value start + i * step must be representable in int64
-      EMBER_CHECK(std::fabs(s) < 9.2e18 && std::fabs(s + double(n > 0 ? n - 1 : 0) * st) < 9.2e18,
-                  "arange: value cannot be converted to type int64_t without overflow");
   }
   EMBER_CHECK(n >= 0, "invalid size, possible overflow?");
   auto kernel = arange_stub(device, "arange");
   Tensor r = out ? *out : empty_tensor({n}, dt, device);
   if (out) resize_output(r, {n});
-  Tensor d = empty_tensor({n}, is_integral(dt, true) ? kLong : kDouble, device);
+  Tensor d = empty_tensor({n}, integral ? kLong : kDouble, device);
   if (n) {
-    kernel(d, start, step_s, !any_float);
+    kernel(d, start_v, step_v, integral);
     ember::copy_(r, d);
   }
   return out ? r : fresh(r);

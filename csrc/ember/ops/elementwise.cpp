@@ -435,8 +435,10 @@ const Tensor& where_out(const Tensor& out, const Tensor& c, const Tensor& s, con
 
 // ---- masked_fill
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  Tensor r = empty_tensor(self.sizes(), self.dtype(), self.device());  // row-major whatever self's layout, as PyTorch
-  if (self.numel()) ember::copy_(r, self);
+  // the out-of-place form broadcasts self against the mask (the in-place one cannot grow self), as PyTorch's
+  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  Tensor r = empty_tensor(shape, self.dtype(), self.device());  // row-major whatever self's layout, as PyTorch
+  if (r.numel()) ember::copy_(r, self.expand(shape));
   native::masked_fill_(r, mask, value);
   return r;
 }
@@ -447,6 +449,23 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Scalar&
   // PyTorch still accepts (with a deprecation warning) masked_fill_ on an expanded tensor
   where_impl(mask, v, self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);
   return self;
+}
+
+// a 0-d tensor value: selected on the device by where (no .item() sync), and differentiable
+const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  EMBER_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  EMBER_CHECK(mask.dtype() == kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ", mask.dtype());
+  check_same_device("masked_fill_", self.device(), {&mask});
+  if (value.device().is_cpu()) check_scalar_fits(value.item(), self.dtype());  // as the Scalar form (no GPU sync)
+  where_impl(mask, value.to(self.device()).to(self.dtype()), self, self, OutMode::Inplace, /*allow_internal_overlap=*/true);
+  return self;
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  Tensor r = empty_tensor(shape, self.dtype(), self.device());
+  if (r.numel()) ember::copy_(r, self.expand(shape));
+  return native::masked_fill_(r, mask, value);
 }
 
 // ---- logaddexp, logaddexp2: composites of differentiable ops (their gradients follow:

@@ -203,6 +203,7 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   EMBER_CHECK(mask.dtype() == kBool, "masked_select: expected BoolTensor for mask");
   check_same_device("masked_select", self.device(), {&mask});
   DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
+  if (shape.empty()) shape.push_back(1);  // 0-d operands select from a 1-element vector, as PyTorch's
   return native::index(self.expand(shape), {mask.expand(shape)});
 }
 
@@ -345,7 +346,13 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
   if (self.dim() == 0) return ember::gather(self, 0, indices);
   DimVector ss(self.sizes()), is(indices.sizes());
   ss[d] = indices.sizes()[d];
-  Tensor ib = indices.expand(broadcast_shapes(ss, indices.sizes()));
+  Tensor idx = indices;
+  if (const int64_t size = self.sizes()[d]; size > 0 && indices.numel() > 0) {
+    // negative indices count from the end (modulo the size, as PyTorch's); too-large ones still raise in gather
+    Tensor z = ember::zeros({}, TensorOptions(kLong).device(indices.device()));
+    idx = ember::where(ember::lt(indices, z), ember::remainder(indices, Scalar(size)), indices);
+  }
+  Tensor ib = idx.expand(broadcast_shapes(ss, indices.sizes()));
   is[d] = self.sizes()[d];
   Tensor sb = self.expand(broadcast_shapes(is, self.sizes()));
   return ember::gather(sb, d, ib);

@@ -76,7 +76,8 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     out_shape.push_back(b.sizes()[1]);
     EMBER_CHECK(a.sizes().back() == b.sizes()[0], "Expected size for first two dimensions of batch2 tensor to be: [",
                 a.sizes().back(), ", ", b.sizes()[0], "] but got: [", b.sizes()[0], ", ", b.sizes()[1], "].");
-    return mm2d(a.reshape({-1, a.sizes().back()}), b).reshape(out_shape);
+    int64_t rows = prod(IntArrayRef(a.sizes().data(), a.dim() - 1));  // not -1: ambiguous when K == 0
+    return mm2d(a.reshape({rows, a.sizes().back()}), b).reshape(out_shape);
   }
   // batched: broadcast the batch dims, then one GEMM per matrix
   Tensor A = a.dim() == 1 ? a.unsqueeze(0) : a;

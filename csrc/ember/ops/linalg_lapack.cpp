@@ -507,7 +507,13 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
   Tensor C = to_colmajor(A).reshape({nb, n, m}).contiguous();
   Tensor U = empty_tensor({nb, ucols, m}, kDouble, A.device()), S = empty_tensor({nb, k}, kDouble, A.device()),
          VT = empty_tensor({nb, n, vrows}, kDouble, A.device());
-  kernel(C, U, S, VT, full_matrices);
+  if (k == 0) {  // no singular values: LAPACK writes nothing, and the full bases are identities, as PyTorch's
+    TensorOptions o = TensorOptions(kDouble).device(A.device());
+    if (U.numel()) U.copy_(ember::eye(m, std::nullopt, o).expand({nb, m, m}));
+    if (VT.numel()) VT.copy_(ember::eye(n, std::nullopt, o).expand({nb, n, n}));
+  } else {
+    kernel(C, U, S, VT, full_matrices);
+  }
   DimVector bs = batch_shape(A);
   DimVector us(bs), ss(bs), vs(bs);
   us.push_back(m); us.push_back(ucols);

@@ -453,7 +453,7 @@ Tensor cov(const Tensor& self, int64_t correction, const Tensor& fweights, const
   Tensor xw = w.defined() ? ember::mul(xm, w) : xm;
   // complex variables: E[(x - mean) conj(y - mean)]
   Tensor c = ember::div(ember::matmul(xw, is_complex(xm.dtype()) ? ember::conj_physical(xm).t() : xm.t()), norm_factor);
-  return self.dim() < 2 ? c.squeeze() : c;
+  return c.squeeze();  // one variable: a 0-d variance, as PyTorch's
 }
 
 Tensor corrcoef(const Tensor& self) {
@@ -628,6 +628,14 @@ Tensor index_reduce_impl(const Tensor& self, int64_t dim, const Tensor& index, c
   std::vector<int64_t> shape(std::max<int64_t>(source.dim(), 1), 1);
   shape[d] = index.numel();
   Tensor idx = index.to(kLong).reshape(shape).expand(source.dim() ? source.sizes() : IntArrayRef{1});
+  if (self.dim() == 0) {  // 0-d operands as one-element vectors, so the backward's shapes line up with idx's
+    Tensor s1 = self.reshape({1}), src1 = source.reshape({1});
+    if (inplace) {
+      ember::scatter_reduce_(s1, 0, idx, src1, reduce, include_self);
+      return self;
+    }
+    return ember::scatter_reduce(s1, 0, idx, src1, reduce, include_self).reshape({});
+  }
   if (inplace) return ember::scatter_reduce_(self, d, idx, source, reduce, include_self);
   return ember::scatter_reduce(self, d, idx, source, reduce, include_self);
 }

@@ -135,7 +135,7 @@ Tensor softshrink(const Tensor& self, const Scalar& lambd) {
   check_floating(self, "softshrink_cpu");
   check_lambda(self, lambd);
   Tensor l = scalar(lambd.to_double());
-  return self - ember::clamp(self, -l, l);
+  return (self - ember::clamp(self, -l, l)).to(self.dtype());  // a 0-d self would promote with the 0-d bound
 }
 Tensor hardshrink(const Tensor& self, const Scalar& lambd) {
   return self.masked_fill(ember::le(self.abs(), lambd), 0);

@@ -287,7 +287,8 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     if (input.dim() == 2) return ember::addmm(bias, input, weight.t());
     DimVector out_shape(IntArrayRef(input.sizes().data(), input.dim() - 1));
     out_shape.push_back(weight.sizes()[0]);
-    return ember::addmm(bias, input.reshape({-1, input.sizes().back()}), weight.t()).view(out_shape);
+    const int64_t rows = prod(IntArrayRef(input.sizes().data(), input.dim() - 1));  // not -1: in_features may be 0
+    return ember::addmm(bias, input.reshape({rows, input.sizes().back()}), weight.t()).view(out_shape);
   }
   Tensor out = ember::matmul(input, weight.dim() == 2 ? weight.t() : weight);
   return bias.defined() ? ember::add(out, bias) : out;

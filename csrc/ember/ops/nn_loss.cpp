@@ -264,10 +264,11 @@ Tensor multilabel_soft_margin_loss(const Tensor& self, const Tensor& target, con
 Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar& p, const Scalar& margin,
                          const Tensor& weight, int64_t reduction) {
   check_reduction(reduction);
-  EMBER_CHECK((self.dim() == 1 && self.numel() > 0) || (self.dim() == 2 && self.size(1) > 0),
+  // a 0-d input is one sample of one class, as PyTorch's
+  EMBER_CHECK(self.dim() == 0 || (self.dim() == 1 && self.numel() > 0) || (self.dim() == 2 && self.size(1) > 0),
               "Expected non-empty vector or matrix with optional 0-dim batch size, but got: ", self.sizes());
   EMBER_CHECK(p.to_double() == 1 || p.to_double() == 2, "only p == 1 and p == 2 supported");
-  const int64_t N = self.dim() == 2 ? self.size(0) : 1, C = self.size(-1);
+  const int64_t N = self.dim() == 2 ? self.size(0) : 1, C = self.dim() == 0 ? 1 : self.size(-1);
   EMBER_CHECK(target.dim() <= 1 && target.numel() == N, "multi_margin_loss: target tensor should be 1-D with size "
               "equal to the number of input samples (batch size). Expected target size [", N, "], but got ",
               target.sizes(), ". Input has shape ", self.sizes(), ".");

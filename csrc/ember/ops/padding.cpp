@@ -60,16 +60,20 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::opti
   EMBER_CHECK_KIND(reflect || replicate || circular, NotImplemented, "Unrecognised padding mode ", mode);
   PadMode kind = reflect ? PadMode::Reflect : replicate ? PadMode::Replicate : PadMode::Circular;
   EMBER_CHECK(np <= 3, "Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now");
-  EMBER_CHECK(self.dim() >= np + 1, mode, " padding of ", np, " dims expects a ", np + 1, "D or ", np + 2,
-              "D input, got ", self.dim(), "D");
+  EMBER_CHECK_KIND(self.dim() == np + 1 || self.dim() == np + 2, NotImplemented, "Padding size ", pad.size(),
+                   " is not supported for ", self.dim(), "D input tensor.");
   auto index_kernel = pad_source_index_stub(self.device(), "pad");
   for (int64_t i = 0; i < np; i++) {
     int64_t dim = self.dim() - 1 - i, lo = pad[2 * i], hi = pad[2 * i + 1], n = x.sizes()[dim];
     if (reflect)
       EMBER_CHECK(lo < n && hi < n, "Argument #4: Padding size should be less than the corresponding input dimension, "
                   "but got: padding (", lo, ", ", hi, ") at dimension ", dim, " of input ", self.sizes());
-    if (circular)
+    if (circular) {
+      // a negative side crops first, and the other side wraps around what is left (PyTorch's order)
+      if (lo < 0) x = x.narrow(dim, -lo, n + lo), n += lo, lo = 0;
+      if (hi < 0) x = x.narrow(dim, 0, n + hi), n += hi, hi = 0;
       EMBER_CHECK(lo <= n && hi <= n, "Padding value causes wrapping around more than once.");
+    }
     Tensor it = empty_tensor({std::max<int64_t>(n + hi + lo, 0)}, kLong, x.device());
     index_kernel(it, n, lo, kind);
     x = ember::index_select(x, dim, it);

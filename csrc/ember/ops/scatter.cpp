@@ -17,8 +17,8 @@ namespace ember::native {
 namespace {
 
 void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src) {
-  EMBER_CHECK(index.dtype() == kLong, name, "(): Expected dtype int64 for index");
-  if (index.numel() == 0) return;  // nothing is read or written: PyTorch checks no shapes either
+  if (index.numel() == 0) return;  // nothing is read or written: PyTorch checks no shapes or dtype either
+  EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, name, "(): Expected dtype int32/int64 for index");
   EMBER_CHECK(std::max<int64_t>(index.dim(), 1) == std::max<int64_t>(self.dim(), 1),
               "Index tensor must have the same number of dimensions as ", src ? "self tensor" : "input tensor");
   for (int64_t d = 0; d < index.dim(); d++) {
@@ -36,12 +36,13 @@ void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const
   }
 }
 
-void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterMode mode,
+void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src, ScatterMode mode,
                   const char* name) {
-  check_same_device(name, self.device(), {&index, &src});
+  check_same_device(name, self.device(), {&index_in, &src});
   auto kernel = scatter_stub(self.device(), name);
   dim = wrap_dim(dim, self.dim());
-  check_index_shapes(name, self, dim, index, &src);
+  check_index_shapes(name, self, dim, index_in, &src);
+  const Tensor index = index_in.to(kLong);  // int32 indices are accepted, the kernels read int64
   Tensor s = src.to(self.dtype());
   if (mode == ScatterMode::Add && self.is_cuda() && deterministic_algorithms() && self.dim() > 0 &&
       s.dim() == index.dim() &&
@@ -82,7 +83,7 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool) {
   dim = wrap_dim(dim, self.dim());
   check_index_shapes("gather", self, dim, index, nullptr);
   Tensor out = empty_tensor(index.sizes(), self.dtype(), self.device());
-  kernel(out, self, dim, index);
+  kernel(out, self, dim, index.to(kLong));
   return out;
 }
 const Tensor& gather_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index, bool sparse) {
@@ -98,6 +99,46 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tenso
   scatter_impl(r, dim, index, src, ScatterMode::Set, "scatter");
   return r;
 }
+// scatter.value: the value broadcast over index's shape (a stride-0 source)
+namespace {
+Tensor value_source(const Tensor& self, const Tensor& index, const Scalar& value) {
+  return scalar_to_tensor(value).to(self.device()).to(self.dtype()).expand(index.sizes());
+}
+// scatter's legacy reduce= ("add" / "multiply"): scatter_reduce's sum / prod including self
+std::string_view legacy_reduce(std::string_view reduce) {
+  if (reduce == "add") return "sum";
+  if (reduce == "multiply") return "prod";
+  EMBER_FAIL(Runtime, "reduce argument must be either add or multiply.");
+}
+}  // namespace
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  scatter_impl(self, dim, index, value_source(self, index, value), ScatterMode::Set, "scatter_");
+  return self;
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  Tensor r = self.clone();
+  return native::scatter_(r, dim, index, value);
+}
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+  std::string_view r = legacy_reduce(reduce);
+  emit_warning("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
+               "PyTorch release. Use torch.scatter_reduce instead for more reduction options.");
+  return native::scatter_reduce_(self, dim, index, src, r, true);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+  Tensor r = self.clone();
+  return native::scatter_(r, dim, index, src, reduce);
+}
+const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value,
+                       std::string_view reduce) {
+  std::string_view r = legacy_reduce(reduce);
+  return native::scatter_reduce_(self, dim, index, value_source(self, index, value), r, true);
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value, std::string_view reduce) {
+  Tensor r = self.clone();
+  return native::scatter_(r, dim, index, value, reduce);
+}
+
 const Tensor& scatter_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
   EMBER_CHECK(src.dim() > 0 || index.numel() <= 1, "scatter_add(): src must be a tensor of the same rank as index");
   scatter_impl(self, dim, index, src, ScatterMode::Add, "scatter_add_");

@@ -141,6 +141,16 @@ std::tuple<Tensor, Tensor, Tensor> unique2(const Tensor& self, bool, bool return
   return {values, return_inverse ? inverse : no_result(self), return_counts ? cnt : no_result(self)};
 }
 
+namespace {
+// The elements per slice of dim d: not reshape's -1, which is ambiguous when the slices are empty
+int64_t row_width(const Tensor& self, int64_t d) {
+  int64_t w = 1;
+  for (int64_t i = 0; i < self.dim(); i++)
+    if (i != d) w *= self.sizes()[i];
+  return w;
+}
+}  // namespace
+
 std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, bool, bool return_inverse,
                                               bool return_counts) {
   auto kernel = unique_rows_stub(self.device(), "unique_dim");
@@ -149,7 +159,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& self, int64_t dim, b
   for (int64_t i = 0; i < self.dim(); i++)  // a 0-size other dim would leave n rows of nothing to compare
     EMBER_CHECK(i == d || self.sizes()[i] != 0 || n == 0,
                 "There are 0 sized dimensions, and they aren't selected, so unique cannot be applied");
-  Tensor slices = self.movedim({d}, {0}).reshape({n, -1}).to(kDouble).contiguous();
+  Tensor slices = self.movedim({d}, {0}).reshape({n, row_width(self, d)}).to(kDouble).contiguous();
   Tensor inverse = empty_tensor({n}, kLong, self.device());
   auto [keep, counts] = kernel(slices, inverse, false);
   Tensor values = ember::index_select(self, d, keep);
@@ -168,7 +178,7 @@ std::tuple<Tensor, Tensor, Tensor> unique_consecutive2(const Tensor& self, bool 
     x = self.reshape({-1});
   }
   int64_t n = x.sizes()[0];
-  Tensor rows = x.reshape({n, -1}).to(kDouble).contiguous();
+  Tensor rows = x.reshape({n, dim ? row_width(self, d) : 1}).to(kDouble).contiguous();
   Tensor inverse = empty_tensor({n}, kLong, self.device());
   auto [keep, counts] = kernel(rows, inverse, true);
   Tensor values = dim ? ember::index_select(self, d, keep) : ember::index_select(x, 0, keep);

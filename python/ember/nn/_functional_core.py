@@ -91,7 +91,8 @@ def bilinear(input1, input2, weight, bias=None):
                            f"{list(s1)} and {list(s2)}")
     # (..., in1) @ (out, in1, in2) -> (..., out, in2), then contract with x2
     t = _ops.matmul(input1.unsqueeze(-2).unsqueeze(-3), weight).squeeze(-2)
-    y = (t * input2.unsqueeze(-2)).sum(-1)
+    prod = t * input2.unsqueeze(-2)
+    y = prod.sum(-1, dtype=prod.dtype)  # integer inputs keep their dtype (sum alone would widen to int64)
     return y + bias if bias is not None else y
 
 

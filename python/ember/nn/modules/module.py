@@ -508,9 +508,10 @@ class Module:
         return self._apply(lambda t: _C._ops.empty_like(t, device=device), recurse=recurse)
 
     def to(self, *args, **kwargs):
-        """Cast (and move) parameters and buffers: to(device=None, dtype=None, non_blocking=False),
-        to(dtype), to(tensor). Only floating point tensors change dtype."""
-        device, dtype = _parse_to(*args, **kwargs)
+        """Cast (and move) parameters and buffers: to(device=None, dtype=None, non_blocking=False,
+        memory_format=None), to(dtype), to(tensor). Only floating point tensors change dtype, only 4-d
+        and 5-d ones memory format."""
+        device, dtype, memory_format = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
@@ -525,7 +526,9 @@ class Module:
                         "torch.nn.Module.to() when moving module from meta to a different device.")
                 t = t.to(device)  # raises on a CPU-only build for CUDA, as PyTorch's (a module without tensors passes)
             if dtype is not None and t.is_floating_point():
-                return t.to(dtype)
+                t = t.to(dtype)
+            if memory_format is not None and t.dim() in (4, 5):  # as torch: only 4-d/5-d tensors change layout
+                t = t.to(memory_format=memory_format)
             return t
         return self._apply(convert)
 
@@ -1100,7 +1103,7 @@ def _parse_to(*args, **kwargs):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     kwargs.pop("copy", None)
     if kwargs:
         raise TypeError(f"to() received an invalid combination of arguments - got unexpected keyword "
@@ -1116,4 +1119,4 @@ def _parse_to(*args, **kwargs):
             pass
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got ({type(a).__name__})")
-    return device, dtype
+    return device, dtype, memory_format
