@@ -76,12 +76,10 @@ def to_ember(x):
         else:
             e = ember.tensor(t.contiguous().numpy())
         if not t.is_contiguous() and t.numel() > 1 and all(s >= 0 for s in t.stride()):
-            # Rebuild the same strides over a fresh buffer of the right extent.
-            extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride())) if t.numel() else 0
-            base = ember.zeros(extent, dtype=e.dtype)
-            view = base.as_strided(tuple(t.shape), tuple(t.stride()))
-            view.copy_(e)
-            e = view
+            # the same strides over a copy of the memory they span (overlapping/expanded ones included)
+            extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+            span = torch.as_strided(t, (extent,), (1,), t.storage_offset())
+            e = to_ember(span).as_strided(tuple(t.shape), tuple(t.stride()))
         if x.requires_grad:
             e.requires_grad_(True)
         return e

@@ -389,3 +389,21 @@ def test_empty_index_of_any_dtype_is_accepted(fn):
             return x.scatter(0, i, 1.0)
         return x.scatter_add(0, i, x[:0])
     check(f, Sample(T((4, 3), F32), T((0, 3), U8)))
+
+
+@pytest.mark.parametrize("cls,shape", [("InstanceNorm1d", (3, 4)), ("InstanceNorm2d", (3, 4, 5)),
+                                       ("InstanceNorm1d", (1, 3, 4))])
+def test_instance_norm_without_batch_dim_trains_with_running_stats(cls, shape):
+    # one sample: the running stats repeated per sample were a view of the module's buffers, which the
+    # update then modified under the graph
+    torch = get_torch()
+    xv = np.random.default_rng(4).standard_normal(shape)
+    out = []
+    for lib in (ember, torch):
+        m = getattr(lib.nn, cls)(3, affine=True, track_running_stats=True).double()
+        x = lib.tensor(xv, requires_grad=True)
+        y = m(x)
+        (y * y).sum().backward()
+        out.append([t.detach().numpy() for t in (y, x.grad, m.weight.grad, m.running_mean, m.running_var)])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)

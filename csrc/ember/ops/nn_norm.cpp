@@ -71,7 +71,9 @@ Tensor instance_norm(const Tensor& input, const Tensor& weight, const Tensor& bi
   auto repeat = [&](const Tensor& t) {
     if (!t.defined()) return t;
     EMBER_CHECK(t.numel() == C, "instance_norm: expected running stats of ", C, " elements, but got ", t.sizes());
-    return t.reshape({1, C}).expand({N, C}).reshape({N * C}).contiguous();
+    // a copy even for N == 1 (where the chain above is a view): batch_norm writes its running stats, and
+    // running_mean itself is written below, which must not touch what the graph saved
+    return t.reshape({1, C}).expand({N, C}).reshape({N * C}).clone();
   };
   Tensor w = repeat(weight), b = repeat(bias), rm = repeat(running_mean), rv = repeat(running_var);
   DimVector shape(input.sizes());
