@@ -8,7 +8,7 @@ or both raising).  Prints one line per op with a problem and a summary.
 Needs torch (2.13, CPU) and its test extras (``pip install expecttest``).
 
     PYTHONPATH=python python3 tools/opinfo_sweep.py [--dtypes float32,int64] [--only add,sub] [--grad]
-        [--variant function|method|inplace]
+        [--variant function|method|inplace] [--errors] [--reference]
 """
 import argparse
 import math
@@ -67,6 +67,8 @@ def to_ember(x):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
             raise _Skip("layout")
+        if x.device.type != "cpu":
+            raise _Skip("device")
         t = x.detach()
         dt = str(t.dtype).split(".")[1]
         if dt == "bfloat16":
@@ -179,7 +181,7 @@ def compare(t_out, e_out, op, rtol_scale):
     return None
 
 
-def sweep(ops, dtypes, grad, timeout, verbose, variant="function"):
+def sweep(ops, dtypes, grad, timeout, verbose, variant="function", reference=False):
     problems = {}
     counts = {"ops": 0, "samples": 0, "ok": 0, "skipped_ops": []}
 
@@ -206,7 +208,8 @@ def sweep(ops, dtypes, grad, timeout, verbose, variant="function"):
             if tdt not in op.supported_dtypes("cpu"):
                 continue
             try:
-                samples = list(op.sample_inputs("cpu", tdt, requires_grad=grad and tdt.is_floating_point))
+                gen = op.reference_inputs if reference else op.sample_inputs
+                samples = list(gen("cpu", tdt, requires_grad=grad and tdt.is_floating_point))
             except Exception as exc:  # noqa: BLE001
                 continue
             for si, s in enumerate(samples):
@@ -258,6 +261,45 @@ def sweep(ops, dtypes, grad, timeout, verbose, variant="function"):
         if verbose:
             print("done", full, file=sys.stderr, flush=True)
     return problems, counts
+
+
+def sweep_errors(ops):
+    """op.error_inputs: torch documents each bad input with the exception type it raises; Ember must raise
+    the same type (a subclass counts, as pytest.raises would)."""
+    problems, total, ok = {}, 0, 0
+    for op in ops:
+        efn = ember_variant(op)
+        if efn is None or any(s in op.name for s in SKIP_SUBSTR):
+            continue
+        try:
+            errs = list(op.error_inputs("cpu"))
+        except Exception:  # noqa: BLE001
+            continue
+        for i, ei in enumerate(errs):
+            s = ei.sample_input
+            try:
+                args = (to_ember(s.input), *to_ember(s.args))
+                kwargs = to_ember(s.kwargs)
+            except (_Skip, RuntimeError, TypeError, ValueError):
+                continue
+            total += 1
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    efn(*args, **kwargs)
+            except Exception as exc:  # noqa: BLE001
+                if isinstance(exc, ei.error_type):
+                    ok += 1
+                else:
+                    problems.setdefault(op.name, []).append(
+                        f"#{i} ember {type(exc).__name__} ({str(exc)[:80]}) where torch raises "
+                        f"{ei.error_type.__name__} ({ei.error_regex[:60]})")
+                continue
+            problems.setdefault(op.name, []).append(f"#{i} ember did not raise; torch raises "
+                                                    f"{ei.error_type.__name__} ({ei.error_regex[:80]}) :: {describe(s)}")
+    for name, lst in sorted(problems.items()):
+        print(f"{name}: {len(lst)} bad: {lst[0]}")
+    print(f"\n{total} error inputs, {ok} raise torch's exception type")
 
 
 def grad_compare(t_in, t_args, t_out, e_in, e_args, e_out):
@@ -319,6 +361,8 @@ def main():
     ap.add_argument("--grad", action="store_true")
     ap.add_argument("--timeout", type=int, default=20)
     ap.add_argument("-v", action="store_true")
+    ap.add_argument("--errors", action="store_true", help="check op.error_inputs' exception types instead")
+    ap.add_argument("--reference", action="store_true", help="op.reference_inputs (more, larger samples)")
     ap.add_argument("--variant", default="function", choices=("function", "method", "inplace"))
     a = ap.parse_args()
     ops = op_db
@@ -328,7 +372,9 @@ def main():
     if a.start:
         ops = [o for o in ops if o.name >= a.start]
     torch.set_num_threads(1)
-    problems, counts = sweep(ops, a.dtypes.split(","), a.grad, a.timeout, a.v, a.variant)
+    if a.errors:
+        return sweep_errors(ops)
+    problems, counts = sweep(ops, a.dtypes.split(","), a.grad, a.timeout, a.v, a.variant, a.reference)
     for (name, dt), lst in sorted(problems.items()):
         si, msg, desc = lst[0]
         print(f"{name} [{dt}] {len(lst)} bad: #{si} {msg} :: {desc}")

@@ -356,7 +356,14 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
     dims = list(range(input.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if input.dim() and not -input.dim() <= d < input.dim():
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-input.dim()}, "
+                             f"{input.dim() - 1}], but got {d})")
     dims = [d % input.dim() if input.dim() else d for d in dims]
+    for d in dims:
+        if dims.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     steps = _gradient_spacing(input, spacing, dims)
     for d in dims:
         if input.shape[d] < edge_order + 1:

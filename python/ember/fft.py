@@ -50,6 +50,8 @@ def _float_input(fn, x, want_complex):
 def _wrap(d, ndim):
     if not isinstance(d, numbers.Integral) or isinstance(d, bool):
         raise TypeError(f"dim must be an int, not {type(d).__name__}")
+    if ndim == 0:  # a transform needs a dimension to run along
+        raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
     if not -max(ndim, 1) <= d < max(ndim, 1):
         raise IndexError(f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, {max(ndim, 1) - 1}], "
                          f"but got {d})")

@@ -162,6 +162,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver is not None and driver not in drivers:
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of {drivers}")
     driver = driver or "gelsy"
+    if A.dim() < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]

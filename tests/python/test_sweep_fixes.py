@@ -407,3 +407,36 @@ def test_instance_norm_without_batch_dim_trains_with_running_stats(cls, shape):
         out.append([t.detach().numpy() for t in (y, x.grad, m.weight.grad, m.running_mean, m.running_var)])
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+# ---- bad input: the exception types torch's OpInfo error_inputs document
+@pytest.mark.parametrize("fn", [
+    lambda lib, x: lib.nn.functional.adaptive_avg_pool2d(x, (None, 3)),   # ValueError, torch's Python check
+    lambda lib, x: lib.nn.functional.adaptive_max_pool2d(x, (2, 3)),
+    lambda lib, x: lib.nn.functional.adaptive_avg_pool1d(x.unsqueeze(0), ()),
+    lambda lib, x: lib.nn.functional.adaptive_max_pool1d(x.unsqueeze(0), (1, 2)),
+    lambda lib, x: lib.nn.functional.max_pool1d(x[:, :0], 1),                 # an empty non-batch dim
+    lambda lib, x: lib.nn.functional.max_pool2d(x[:0].unsqueeze(0), 1),
+    lambda lib, x: lib.nn.functional.avg_pool2d(x[:0].unsqueeze(0).unsqueeze(0), 1),
+    lambda lib, x: lib.nn.functional.max_pool3d(x.reshape(1, 1, 2, 2, 1)[:, :, :0], 1),
+    lambda lib, x: lib.nn.functional.max_unpool2d(x.reshape(1, 1, 2, 2), lib.zeros(1, 1, 2, 1, dtype=lib.int64), 2),
+    lambda lib, x: lib.nn.functional.multilabel_margin_loss(x[0, :0], lib.zeros(0, dtype=lib.int64)),
+    lambda lib, x: lib.nn.functional.multilabel_margin_loss(x[:, :0], lib.zeros(2, 0, dtype=lib.int64)),
+    lambda lib, x: lib.linalg.lstsq(x[0], x[1]),
+    lambda lib, x: lib.fft.fftn(x[0, 0], dim=0),
+    lambda lib, x: lib.fft.rfft2(x[0, 0]),
+    lambda lib, x: lib.gradient(x, dim=[1, 1]),
+    lambda lib, x: lib.gradient(x, dim=2),
+    lambda lib, x: lib.index_add(x, 0, lib.tensor([0, 1]), x[0]),              # source must not broadcast
+    lambda lib, x: x.scatter(0, lib.zeros(1, 2, dtype=lib.int64), x.double()),  # src dtype must be self's
+    lambda lib, x: x.scatter_add(0, lib.zeros(0, 2, dtype=lib.int64), x.double()),
+    lambda lib, x: x.scatter(0, lib.zeros(1, 2, dtype=lib.int64), x.double(), reduce="add"),
+])
+def test_bad_input_raises_torchs_exception_type(fn):
+    check(fn, Sample(T((2, 2), F32)), expect_error=True)
+
+
+def test_masked_select_out():
+    check(lambda lib, x, m: lib.masked_select(x, m, out=lib.empty(0)), Sample(T((3, 4), F32), T((4,), B)))
+    check(lambda lib, x, m: lib.masked_select(x, m, out=lib.empty(0, dtype=lib.float64)),
+          Sample(T((3, 4), F32), T((4,), B)), expect_error=True)

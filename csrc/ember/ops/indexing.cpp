@@ -206,6 +206,10 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
   if (shape.empty()) shape.push_back(1);  // 0-d operands select from a 1-element vector, as PyTorch's
   return native::index(self.expand(shape), {mask.expand(shape)});
 }
+const Tensor& masked_select_out(const Tensor& out, const Tensor& self, const Tensor& mask) {
+  EMBER_CHECK(out.dtype() == self.dtype(), "masked_select(): self and result must have the same scalar type");
+  return copy_to_out(out, native::masked_select(self, mask), true);
+}
 
 namespace {
 // The index list for index_put_ that addresses `index` along `dim` (full slices before it).

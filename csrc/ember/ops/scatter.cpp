@@ -39,11 +39,12 @@ void check_index_shapes(const char* name, const Tensor& self, int64_t dim, const
 void scatter_impl(const Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src, ScatterMode mode,
                   const char* name) {
   check_same_device(name, self.device(), {&index_in, &src});
+  EMBER_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
   auto kernel = scatter_stub(self.device(), name);
   dim = wrap_dim(dim, self.dim());
   check_index_shapes(name, self, dim, index_in, &src);
   const Tensor index = index_in.to(kLong);  // int32 indices are accepted, the kernels read int64
-  Tensor s = src.to(self.dtype());
+  Tensor s = src;
   if (mode == ScatterMode::Add && self.is_cuda() && deterministic_algorithms() && self.dim() > 0 &&
       s.dim() == index.dim() &&
       index.numel() > 0 && (is_floating(self.dtype()) || is_complex(self.dtype()))) {
@@ -120,6 +121,7 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
   return native::scatter_(r, dim, index, value);
 }
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
+  EMBER_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
   std::string_view r = legacy_reduce(reduce);
   emit_warning("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
                "PyTorch release. Use torch.scatter_reduce instead for more reduction options.");
@@ -153,6 +155,13 @@ Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const T
 
 const Tensor& index_add_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
   EMBER_CHECK(index.dim() <= 1, "index_add_(): Index is supposed to be a vector");
+  // source must have self's shape apart from dim (no broadcasting), as PyTorch's
+  bool same = std::max<int64_t>(source.dim(), 1) == std::max<int64_t>(self.dim(), 1);
+  const int64_t wd = wrap_dim(dim, std::max<int64_t>(self.dim(), 1));
+  for (int64_t i = 0; same && i < self.dim(); i++)
+    if (i != wd && self.sizes()[i] != (source.dim() ? source.sizes()[i] : 1)) same = false;
+  EMBER_CHECK(same, "source tensor shape must match self tensor shape, excluding the specified dimension. Got "
+              "self.shape = ", self.sizes(), " source.shape = ", source.sizes());
   EMBER_CHECK(index.dtype() == kLong || index.dtype() == kInt, "index_add_(): Expected dtype int32/int64 for index");
   check_same_device("index_add_", self.device(), {&index, &source});
   dim = wrap_dim(dim, self.dim());

@@ -147,8 +147,21 @@ def _batched(input, n, name):
     raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D input, but got input of size: {list(input.shape)}")
 
 
+def _check_pool_input(n, x, input, name):
+    """PyTorch's pooling refuses an empty non-batch dim (only the batch may be empty)."""
+    if all(d > 0 for d in x._checked_shape[1:]):  # a check only: a jit trace does not pin the shape
+        return
+    if n == 3:
+        i = next(i for i, d in enumerate(x.shape[2:]) if d == 0) if x.shape[1] else 0
+        raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input has "
+                           f"a shape of {list(input.shape)} and non-batch dimension {i} has length zero!")
+    raise RuntimeError(f"{name}: Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 dim batch size "
+                       f"for input, but got:{list(input.shape)}")
+
+
 def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = _batched(input, n, f"max_pool{n}d")
+    _check_pool_input(n, x, input, f"max_pool{n}d")
     k = _tuple(kernel_size, n, "kernel_size")
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _tuple(stride, n, "stride")
     v, i = _ops._max_pool_with_indices(x, list(k), list(s), list(_tuple(padding, n, "padding")),
@@ -192,6 +205,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = _batched(input, n, f"avg_pool{n}d")
+    _check_pool_input(n, x, input, f"avg_pool{n}d")
     k = _tuple(kernel_size, n, "kernel_size")
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) else _tuple(stride, n, "stride")
     y = _ops._avg_pool_nd(x, list(k), list(s), list(_tuple(padding, n, "padding")), ceil_mode, count_include_pad,
@@ -217,10 +231,14 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
 
 
-def _adaptive_size(n, input, output_size):
+def _adaptive_size(n, input, output_size, kind="avg"):
     out = list(_tuple(output_size, n, "output_size")) if not isinstance(output_size, (list, tuple)) else list(output_size)
+    if n == 1 and len(out) != 1:
+        raise RuntimeError(f"adaptive_{kind}_pool1d() argument 'output_size' should contain one int (got {len(out)})")
+    if n > 1 and isinstance(output_size, (list, tuple)) and input.dim() <= len(out):
+        raise ValueError(f"Input dimension should be at least {len(out) + 1}")  # torch's Python-level check
     if len(out) != n:
-        raise ValueError(f"output_size must be an int or a tuple of {n} ints, got {output_size}")
+        raise RuntimeError(f"adaptive_{kind}_pool{n}d: output_size must be {n}, got {output_size}")
     return [input.shape[input.dim() - n + i] if o is None else int(o) for i, o in enumerate(out)]
 
 
@@ -241,8 +259,9 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def _adaptive_max(n, input, output_size, return_indices):
+    size = _adaptive_size(n, input, output_size, "max")  # first: torch's Python-level checks come first
     x, unbatched = _batched(input, n, f"adaptive_max_pool{n}d")
-    v, i = _ops._adaptive_max_pool_with_indices(x, _adaptive_size(n, input, output_size))
+    v, i = _ops._adaptive_max_pool_with_indices(x, size)
     if unbatched:
         v, i = v.squeeze(0), i.squeeze(0)
     return (v, i) if return_indices else v
@@ -269,6 +288,9 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
 
 
 def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    if tuple(indices._checked_shape) != tuple(input._checked_shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor ({list(input.shape)}) "
+                           f"but got indices tensor with shape: {list(indices.shape)}")
     k = _tuple(kernel_size, n, "kernel_size")
     s = k if stride is None else _tuple(stride, n, "stride")
     p = _tuple(padding, n, "padding")

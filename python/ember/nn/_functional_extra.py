@@ -189,7 +189,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         reduction = _reduction_str(size_average, reduce, reduction)
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if input.dim() > 2 or tuple(target.shape) != tuple(input.shape):
+    if (input.dim() <= 1 and input.numel() == 0) or (input.dim() == 2 and input.shape[1] == 0) or input.dim() > 2:
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{list(input.shape)}")
+    if tuple(target.shape) != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {tuple(target.shape)} for input of size: "
                            f"{tuple(input.shape)}")
     x = input.reshape(1, -1) if input.dim() <= 1 else input
