@@ -440,3 +440,40 @@ def test_masked_select_out():
     check(lambda lib, x, m: lib.masked_select(x, m, out=lib.empty(0)), Sample(T((3, 4), F32), T((4,), B)))
     check(lambda lib, x, m: lib.masked_select(x, m, out=lib.empty(0, dtype=lib.float64)),
           Sample(T((3, 4), F32), T((4,), B)), expect_error=True)
+
+
+_CL_OPS = {
+    "conv2d": lambda lib, F, x: F.conv2d(x, _w(lib, (4, 3, 3, 3))),
+    "conv2d_weight_cl": lambda lib, F, x: F.conv2d(x.contiguous(), _w(lib, (4, 3, 3, 3)).to(
+        memory_format=lib.channels_last)),
+    "conv_transpose2d": lambda lib, F, x: F.conv_transpose2d(x, _w(lib, (3, 4, 3, 3))),
+    "batch_norm": lambda lib, F, x: F.batch_norm(x, lib.zeros(3), lib.ones(3), training=True),
+    "max_pool2d": lambda lib, F, x: F.max_pool2d(x, 2, return_indices=True),
+    "avg_pool2d": lambda lib, F, x: F.avg_pool2d(x, 2),
+    "adaptive_max_pool2d": lambda lib, F, x: F.adaptive_max_pool2d(x, 2, return_indices=True),
+    "interpolate": lambda lib, F, x: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "group_norm": lambda lib, F, x: F.group_norm(x, 3),
+    "pad": lambda lib, F, x: F.pad(x, [1, 1, 1, 1]),
+    "relu": lambda lib, F, x: F.relu(x),
+    "conv3d": lambda lib, F, x: F.conv3d(x.unsqueeze(2).to(memory_format=lib.channels_last_3d),
+                                         _w(lib, (4, 3, 1, 3, 3))),
+}
+
+
+def _w(lib, shape):
+    return lib.tensor(np.random.default_rng(9).standard_normal(shape).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", sorted(_CL_OPS))
+def test_channels_last_inputs_give_channels_last_outputs(name):
+    # PyTorch's NN ops keep a channels-last input's layout (its channels_last tutorial checks exactly this)
+    torch = get_torch()
+    xv = np.random.default_rng(8).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    outs = []
+    for lib in (ember, torch):
+        x = lib.tensor(xv).to(memory_format=lib.channels_last)
+        r = _CL_OPS[name](lib, lib.nn.functional, x)
+        outs.append(r if isinstance(r, tuple) else (r,))
+    for e, t in zip(*outs):
+        assert e.stride() == t.stride(), (e.stride(), t.stride())
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)

@@ -254,6 +254,21 @@ bool is_contiguous_in(const Tensor& t, MemoryFormat mf) {
   return true;
 }
 
+MemoryFormat suggest_memory_format(const Tensor& t) {
+  if (t.is_contiguous() || t.is_sparse()) return MemoryFormat::Contiguous;
+  if (t.dim() == 4 && is_contiguous_in(t, MemoryFormat::ChannelsLast)) return MemoryFormat::ChannelsLast;
+  if (t.dim() == 5 && is_contiguous_in(t, MemoryFormat::ChannelsLast3d)) return MemoryFormat::ChannelsLast3d;
+  return MemoryFormat::Contiguous;
+}
+
+Tensor to_memory_format(const Tensor& r, MemoryFormat mf) {
+  if (mf == MemoryFormat::Contiguous || mf == MemoryFormat::Preserve || is_contiguous_in(r, mf)) return r;
+  if (r.dim() != (mf == MemoryFormat::ChannelsLast ? 4 : 5)) return r;
+  Tensor out = empty_in_format(r.sizes(), r.dtype(), r.device(), mf);
+  if (r.numel()) ember::copy_(out, r);
+  return out;
+}
+
 Tensor empty_in_format(IntArrayRef sizes, ScalarType dtype, Device device, MemoryFormat mf) {
   Tensor r = empty_tensor(sizes, dtype, device);
   if (mf != MemoryFormat::ChannelsLast && mf != MemoryFormat::ChannelsLast3d) return r;

@@ -9,6 +9,7 @@
 #include "ember/autograd/formulas.h"
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/conv.h"
@@ -126,9 +127,23 @@ Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_si
   kernel(x, cols, g);
   return x.to(self.dtype());
 }
-Tensor convolution(const Tensor& input_in, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+static Tensor convolution_rowmajor(const Tensor& input_in, const Tensor& weight, const Tensor& bias,
+                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                   IntArrayRef output_padding, int64_t groups);
+
+// The kernels write row-major outputs; a channels-last input or weight gets a channels-last output, as PyTorch's.
+Tensor convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                    IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
                    int64_t groups) {
+  Tensor r = convolution_rowmajor(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+  MemoryFormat f = suggest_memory_format(input);
+  if (f == MemoryFormat::Contiguous && input.dim() == weight.dim()) f = suggest_memory_format(weight);
+  return to_memory_format(r, f);
+}
+
+static Tensor convolution_rowmajor(const Tensor& input_in, const Tensor& weight, const Tensor& bias,
+                                   IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool transposed,
+                                   IntArrayRef output_padding, int64_t groups) {
   int64_t ns = weight.dim() - 2;
   EMBER_CHECK(ns >= 1 && ns <= 3, "convolution: weight must have 3 to 5 dims, got ", weight.sizes());
   const char* name = ns == 1 ? "conv1d" : ns == 2 ? "conv2d" : "conv3d";

@@ -14,6 +14,7 @@
 #include "ember/core/checked_math.h"
 
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/core/operators.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -295,7 +296,8 @@ Tensor upsample(const Tensor& input, IntArrayRef output_size, std::string_view m
                 std::optional<double> scale0, std::optional<double> scale1, std::optional<double> scale2) {
   const std::optional<double> scales[3] = {scale0, scale1, scale2};
   EMBER_CHECK(input.dim() >= 2, "upsample: expected a batched input, got ", input.sizes());
-  return run_upsample(input, input.sizes(), output_size, mode, align_corners, scales, false);
+  return to_memory_format(run_upsample(input, input.sizes(), output_size, mode, align_corners, scales, false),
+                          suggest_memory_format(input));
 }
 
 Tensor upsample_backward(const Tensor& grad_output, IntArrayRef input_size, IntArrayRef output_size,

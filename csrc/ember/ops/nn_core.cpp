@@ -8,6 +8,7 @@
 #include "ember/core/operators.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/kernels.h"
@@ -273,7 +274,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps, bool) {
-  return std::get<0>(ember::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps));
+  // normalized in the input's layout: a channels-last input gives a channels-last output, as PyTorch's
+  return to_memory_format(
+      std::get<0>(ember::native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)),
+      suggest_memory_format(input));
 }
 
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {

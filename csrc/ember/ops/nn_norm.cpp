@@ -6,6 +6,7 @@
 
 #include "ember/autograd/grad_mode.h"
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/generated/ops.h"
 #include "ember/ops/nn_common.h"
 
@@ -55,7 +56,7 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight,
   const int64_t group_size = C / num_groups * numel_from(input, 2);
   Tensor x = input.reshape({N, num_groups, group_size});
   Tensor y = ember::layer_norm(x, IntArrayRef({group_size}), Tensor(), Tensor(), eps).reshape(input.sizes());
-  return affine(y, weight, bias, input.dim());
+  return to_memory_format(affine(y, weight, bias, input.dim()), suggest_memory_format(input));
 }
 
 // As PyTorch: batch_norm over the (1, N*C, ...) view, each (sample, channel) its own channel, with

@@ -5,6 +5,7 @@
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/padding.h"
 
@@ -12,7 +13,12 @@ EMBER_DEFINE_STUB(pad_source_index_stub)
 
 namespace ember::native {
 
+static Tensor pad_rowmajor(const Tensor& self, IntArrayRef pad, std::string_view mode, std::optional<double> value);
+// the padded tensor in the input's layout (channels-last stays so, as PyTorch's)
 Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
+  return to_memory_format(pad_rowmajor(self, pad, mode, value), suggest_memory_format(self));
+}
+static Tensor pad_rowmajor(const Tensor& self, IntArrayRef pad, std::string_view mode, std::optional<double> value) {
   EMBER_CHECK(pad.size() % 2 == 0, "Padding length must be divisible by 2");
   int64_t np = int64_t(pad.size()) / 2;
   EMBER_CHECK(np <= self.dim(), "Padding length should be less than or equal to two times the input dimension but got "

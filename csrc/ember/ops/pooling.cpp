@@ -4,6 +4,7 @@
 // backend's (kernels/pooling.h; the CPU's in kernels/cpu/pooling.cpp).
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
+#include "ember/iter/layout.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/pooling.h"
@@ -57,8 +58,17 @@ Tensor max_pool_with_indices_backward(const Tensor& grad_output, const Tensor& s
   return gi.to(self.dtype());
 }
 
-std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
+static std::tuple<Tensor, Tensor> max_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
+                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode);
+// outputs in the input's layout (channels-last stays so, as PyTorch's); the kernels write row-major
+std::tuple<Tensor, Tensor> max_pool_with_indices(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride,
                                                  IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  auto [v, i] = max_pool_rowmajor(self, kernel_size, stride, padding, dilation, ceil_mode);
+  MemoryFormat f = suggest_memory_format(self);
+  return {to_memory_format(v, f), to_memory_format(i, f)};
+}
+static std::tuple<Tensor, Tensor> max_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
+                                                    IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
   int64_t ns = int64_t(kernel_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "max_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
@@ -111,8 +121,17 @@ EMBER_MAXPOOL(3)
 // Average pooling as a composite: im2col of the (zero-padded) input, summed over each window and
 // divided by the window's element count (padding included or not); ceil_mode windows that run
 // past the input are clipped like PyTorch's.
-Tensor avg_pool_nd(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in, IntArrayRef padding,
+static Tensor avg_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
+                                IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                std::optional<int64_t> divisor_override);
+Tensor avg_pool_nd(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
                    bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return to_memory_format(avg_pool_rowmajor(self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                            divisor_override), suggest_memory_format(self));
+}
+static Tensor avg_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride_in,
+                                IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                                std::optional<int64_t> divisor_override) {
   int64_t ns = int64_t(kernel_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "avg_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
@@ -202,7 +221,13 @@ Tensor adaptive_avg_pool_nd(const Tensor& self, IntArrayRef output_size) {
   return x.contiguous();
 }
 
+static std::tuple<Tensor, Tensor> adaptive_max_rowmajor(const Tensor& self, IntArrayRef output_size);
 std::tuple<Tensor, Tensor> adaptive_max_pool_with_indices(const Tensor& self, IntArrayRef output_size) {
+  auto [v, i] = adaptive_max_rowmajor(self, output_size);
+  MemoryFormat f = suggest_memory_format(self);
+  return {to_memory_format(v, f), to_memory_format(i, f)};
+}
+static std::tuple<Tensor, Tensor> adaptive_max_rowmajor(const Tensor& self, IntArrayRef output_size) {
   int64_t ns = int64_t(output_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "adaptive_max_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
