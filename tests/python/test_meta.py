@@ -85,6 +85,16 @@ def _cases(lib):
         "item": lambda: x[0, 0].item(), "bool": lambda: bool(x[0, 0]), "tolist": lambda: x.tolist(),
         "to_cpu": lambda: x.cpu(), "equal": lambda: lib.equal(x, x), "allclose": lambda: lib.allclose(x, x),
         "mixed_devices": lambda: x + lib.ones(4, 5), "module_to_cpu": lambda: lib.nn.Linear(2, 2, device=d).to("cpu"),
+        # host-only ops with a meta path (ops.yaml's meta: yes, or an is_meta() branch)
+        "median": lambda: x.median(), "median_dim": lambda: x.median(1), "mode": lambda: x.mode(0),
+        "histc": lambda: v.histc(bins=7), "one_hot": lambda: F.one_hot(idx, 6), "one_hot_infer": lambda: F.one_hot(idx),
+        "embedding_bag_sum": lambda: lib.embedding_bag(x, e(6, dtype=lib.int64), e(2, dtype=lib.int64), False, 0),
+        "embedding_bag_max": lambda: lib.embedding_bag(x, e(6, dtype=lib.int64), e(3, dtype=lib.int64), False, 2,
+                                                       False, None, True),
+        "F.embedding_bag": lambda: F.embedding_bag(e(2, 3, dtype=lib.int64), x, mode="mean"),
+        "multi_margin_loss": lambda: F.multi_margin_loss(x, idx),
+        "ctc_loss": lambda: F.ctc_loss(e(6, 2, 5), e(2, 3, dtype=lib.int64), [6, 6], [3, 2]),
+        "ctc_loss_none": lambda: F.ctc_loss(e(6, 2, 5), e(2, 3, dtype=lib.int64), [6, 6], [3, 2], reduction="none"),
     }
 
 
@@ -93,8 +103,14 @@ def _describe(thunk):
         r = thunk()
     except Exception as e:  # noqa: BLE001 - the type is compared
         return ("error", type(e).__name__)
+    return _meta_of(r)
+
+
+def _meta_of(r):
     if isinstance(r, (ember.Tensor,) + ((torch.Tensor,) if torch else ())):
         return (tuple(r.shape), str(r.dtype).split(".")[-1], tuple(r.stride()), r.device.type)
+    if isinstance(r, tuple):  # (values, indices) and the like
+        return tuple(_meta_of(t) for t in r)
     return ("value", type(r).__name__)
 
 

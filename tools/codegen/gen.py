@@ -427,7 +427,10 @@ def cuda_guard(op, name, mode):
         single = single + out_params(op)
     if not single and not lists:
         return []
-    cond = " || ".join(f"::ember::off_host_in({n}, &d_)" for n in single + lists)
+    # meta: yes marks a host-only body that is safe on meta (it reaches data only through void kernel stubs
+    # or checks is_meta() first): then only CUDA tensors are refused
+    test = "cuda_in" if op.entry.get("meta") is True else "off_host_in"
+    cond = " || ".join(f"::ember::{test}({n}, &d_)" for n in single + lists)
     return [f"  {{ ::ember::Device d_; if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", d_); }}"]
 
 
@@ -520,6 +523,17 @@ def gen_ops_cpp(ops, out):
          "static inline bool off_host_in(TensorList ts, Device* d) {",
          "  for (const Tensor& t : ts)",
          "    if (off_host_in(t, d)) return true;",
+         "  return false;",
+         "}",
+         "// the same for CUDA only (ops marked meta: yes run on meta)",
+         "static inline bool cuda_in(const Tensor& t, Device* d) {",
+         "  if (EMBER_LIKELY(!t.off_host()) || t.is_meta()) return false;",
+         "  *d = t.device();",
+         "  return true;",
+         "}",
+         "static inline bool cuda_in(TensorList ts, Device* d) {",
+         "  for (const Tensor& t : ts)",
+         "    if (cuda_in(t, d)) return true;",
          "  return false;",
          "}", "namespace autograd::generated {"]
     for op in ops:

@@ -16,6 +16,7 @@ namespace ember::native {
 Tensor histc(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max) {
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"histogram_cpu\" not implemented for '", self.dtype(), "'");
   EMBER_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  if (self.is_meta()) return empty_tensor({bins}, self.dtype(), self.device());  // the counts' shape only
   auto kernel = histc_stub(self.device(), "histc");
   double left = min.to_double(), right = max.to_double();
   if (left == right && self.numel() > 0) {

@@ -118,6 +118,12 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
                 per_sample_weights.sizes(), " and ", indices.sizes());
   }
   check_same_device("embedding_bag", weight.device(), {&indices, &offsets, &per_sample_weights});
+  if (weight.is_meta()) {  // shapes only, as PyTorch's meta kernel gives them (the bags come from offsets' values)
+    const int64_t B = std::max<int64_t>(offsets.size(0) - (include_last_offset ? 1 : 0), 0);
+    const Device m = weight.device();
+    return {empty_tensor({B, D}, weight.dtype(), m), empty_tensor({n}, kLong, m),
+            empty_tensor({offsets.size(0)}, kLong, m), mode == 2 ? empty_tensor({B, D}, kLong, m) : empty_tensor({0}, kLong, m)};
+  }
   auto plan_kernel = embedding_bag_plan_stub(indices.device(), "embedding_bag");
   EmbeddingBagPlan plan = plan_kernel(indices, offsets, num, pad, include_last_offset, mode == 2);
   const int64_t B = plan.bags;
@@ -161,7 +167,9 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> embedding_bag(const Tensor& weight, c
 
 Tensor one_hot(const Tensor& self, int64_t num_classes) {
   EMBER_CHECK(self.dtype() == kLong, "one_hot is only applicable to index tensor of type LongTensor.");
-  if (self.numel() == 0) {
+  if (self.is_meta()) {  // no values: the classes must be given
+    EMBER_CHECK(num_classes != -1, "Can not infer total number of classes from meta tensor.");
+  } else if (self.numel() == 0) {
     EMBER_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
   } else {
     auto [lo, hi] = index_range(self, "one_hot");

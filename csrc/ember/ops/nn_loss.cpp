@@ -276,7 +276,8 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar&
               " but got ", weight.sizes());
   EMBER_CHECK(is_integral(target.dtype(), false), "multi_margin_loss: expected an integer target, but got ",
               target.dtype());
-  for (int64_t v : to_vec(target)) EMBER_CHECK(v >= 0 && v < C, "target out of range");
+  if (!target.is_meta())  // the meta device has no values to check
+    for (int64_t v : to_vec(target)) EMBER_CHECK(v >= 0 && v < C, "target out of range");
   Tensor x = self.reshape({N, C});
   Tensor t = target.reshape({N, 1}).to(kLong);
   Tensor z = ember::relu(x + (margin - ember::gather(x, 1, t)));
@@ -447,6 +448,11 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
   EMBER_CHECK(blank >= 0 && blank < C, "blank must be in label range");
   EMBER_CHECK(is_integral(targets.dtype(), false) || is_floating(targets.dtype()),
               "ctc_loss: expected integer targets, but got ", targets.dtype());
+  if (log_probs.is_meta()) {  // shapes only: the lengths and targets' values are not there to check
+    Tensor loss = empty_tensor(reduction == Reduction::None && batched ? DimVector{N} : DimVector{}, log_probs.dtype(),
+                               log_probs.device());
+    return loss;
+  }
   std::vector<int64_t> in_len = to_vec(input_lengths), tg_len = to_vec(target_lengths);
   EMBER_CHECK(int64_t(in_len.size()) == N, "input_lengths must be of size batch_size");
   EMBER_CHECK(int64_t(tg_len.size()) == N, "target_lengths must be of size batch_size");
