@@ -317,7 +317,7 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward_composite(const Tensor& grad, c
       }
       g = ember::pad(grad, spec, "constant", 0.0);
     }
-    Tensor gcols = ember::im2col(g, ksz, d, gp, s).reshape({n, G, cout / G * kk, in_sp.empty() ? 1 : prod(in_sp)});
+    Tensor gcols = ember::im2col(g, ksz, d, gp, s).reshape({n, G, cout / G * kk, prod(in_sp)});
     if (mask[0]) {
       Tensor w = weight.reshape({G, cin / G, cout / G * kk});
       gi = ember::matmul(w, gcols).reshape(input.sizes());

@@ -121,7 +121,6 @@ Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scala
   return native::scatter_(r, dim, index, value);
 }
 const Tensor& scatter_(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, std::string_view reduce) {
-  EMBER_CHECK(self.dtype() == src.dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
   std::string_view r = legacy_reduce(reduce);
   emit_warning("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
                "PyTorch release. Use torch.scatter_reduce instead for more reduction options.");
