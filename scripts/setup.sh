@@ -51,6 +51,8 @@ if [ "${1:-}" = "--test" ]; then
   $PY -c "import PIL" 2>/dev/null || pip_need+=(pillow)  # ember.vision ImageFolder / PIL transform tests
   $PY -c "import onnx" 2>/dev/null || pip_need+=(onnx)  # ember.onnx.export's protobufs and checker
   $PY -c "import onnxruntime" 2>/dev/null || pip_need+=(onnxruntime)  # runs exported models in tests
+  # torch.testing._internal (PyTorch's OpInfo/ModuleInfo databases: tools/*_sweep.py, test_torch_databases.py)
+  $PY -c "import expecttest" 2>/dev/null || pip_need+=(expecttest)
 fi
 if [ ${#pip_need[@]} -gt 0 ]; then
   echo "[setup] pip install ${pip_need[*]}"
