@@ -700,7 +700,11 @@ void check_pin_memory_request(Device device) {
 
 std::optional<MemoryFormat> ParsedArgs::memory_format_opt(int i) {
   if (is_none(i)) return std::nullopt;
-  nb::object name = nb::borrow(args[i]).attr("name");
+  return unpack_memory_format(args[i]);
+}
+
+MemoryFormat unpack_memory_format(PyObject* o) {
+  nb::object name = nb::borrow(o).attr("name");
   const char* cn = PyUnicode_Check(name.ptr()) ? PyUnicode_AsUTF8(name.ptr()) : nullptr;
   std::string n = cn ? cn : "";
   if (n == "contiguous_format") return MemoryFormat::Contiguous;

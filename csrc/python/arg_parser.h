@@ -58,6 +58,8 @@ inline constexpr const char* kNoPinnedMemory =
     "pin_memory=True requires a CUDA or other accelerator backend; no pinned memory allocator is available on this "
     "system.";
 void register_device_type(PyObject* type);
+// An ember.memory_format object (its .name) as the core's MemoryFormat; raises for an unknown one.
+MemoryFormat unpack_memory_format(PyObject* o);
 // The device factory calls use when they name none (nullopt: the CPU).
 void set_default_device(std::optional<Device> d);
 std::optional<Device> default_device();

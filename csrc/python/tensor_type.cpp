@@ -381,11 +381,7 @@ void bind_tensor(nb::module_& m) {
       .def("is_signed", [](const Tensor& t) { return is_signed(t.dtype()); },
           "True when the dtype can hold negative values.")
       .def("is_contiguous", [](const Tensor& t, nb::handle mf) {
-        if (mf.is_none()) return t.is_contiguous();
-        std::string n = nb::cast<std::string>(mf.attr("name"));
-        MemoryFormat f = n == "channels_last" ? MemoryFormat::ChannelsLast
-                         : n == "channels_last_3d" ? MemoryFormat::ChannelsLast3d : MemoryFormat::Contiguous;
-        return is_contiguous_in(t, f);
+        return mf.is_none() ? t.is_contiguous() : is_contiguous_in(t, unpack_memory_format(mf.ptr()));
       }, nb::arg("memory_format") = nb::none(),
           "True when the elements are laid out densely in the memory format (row-major by default).")
       .def("size", [](const Tensor& t, std::optional<int64_t> d) -> nb::object {

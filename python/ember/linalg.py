@@ -167,20 +167,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
     vector = B.dim() == A.dim() - 1
     Bm = B.unsqueeze(-1) if vector else B
     m, n = A.shape[-2], A.shape[-1]
-    batch = tuple(A.shape[:-2])
     rtol = rcond if rcond is not None and rcond >= 0 else finfo(A.dtype).eps * max(m, n)
     S = svd(A, full_matrices=False).S
     X = pinv(A, rtol=rtol) @ Bm
-    if S.shape[-1] == 0:
-        rank = _ops.zeros(batch, dtype=_C.int64, device=A.device)
-    else:
-        rank = (S > S.amax(-1, keepdim=True) * rtol).sum(-1)  # S is not empty here
+    rank = (S > _amax_or_zero(S, -1, True) * rtol).sum(-1)
     empty = _ops.empty(0, dtype=S.dtype, device=A.device)
     residuals = empty
     if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
-        # with no unknowns (n == 0) gels reports zero residuals (torch passes that on), the others |B|^2
-        residuals = ((A @ X - Bm).abs() ** 2).sum(-2) if n or driver != "gels" else _ops.zeros(Bm.shape[:-2] + Bm.shape[-1:],
-                                                                             dtype=S.dtype, device=A.device)
+        residuals = ((A @ X - Bm).abs() ** 2).sum(-2)
+        if n == 0 and driver == "gels":  # no unknowns: gels reports zero residuals (torch passes that on)
+            residuals = _ops.zeros_like(residuals)
     if vector:
         X = X.squeeze(-1)
     return LstsqResult(X, residuals,

@@ -429,8 +429,8 @@ def cuda_guard(op, name, mode):
         return []
     # meta: yes marks a host-only body that is safe on meta (it reaches data only through void kernel stubs
     # or checks is_meta() first): then only CUDA tensors are refused
-    test = "cuda_in" if op.entry.get("meta") is True else "off_host_in"
-    cond = " || ".join(f"::ember::{test}({n}, &d_)" for n in single + lists)
+    meta_ok = "true" if op.entry.get("meta") is True else "false"
+    cond = " || ".join(f"::ember::refused_device({n}, {meta_ok}, &d_)" for n in single + lists)
     return [f"  {{ ::ember::Device d_; if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", d_); }}"]
 
 
@@ -514,26 +514,16 @@ def gen_ops_cpp(ops, out):
          '#include "ember/autograd/autocast.h"',
          '#include "ember/sparse/sparse_ops.h"', '#include "ember/kernels/registry.h"', "",
          "namespace ember {",
-         "// whether a tensor (of a list) is on a CUDA or meta device, which it stores in *d (cuda_guard's test)",
-         "static inline bool off_host_in(const Tensor& t, Device* d) {",
-         "  if (EMBER_LIKELY(!t.off_host())) return false;",
+         "// whether a tensor (of a list) is on a device the op refuses, which it stores in *d (cuda_guard's",
+         "// test): CUDA, and meta unless meta_ok (ops marked meta: yes)",
+         "static inline bool refused_device(const Tensor& t, bool meta_ok, Device* d) {",
+         "  if (EMBER_LIKELY(!t.off_host()) || (meta_ok && t.is_meta())) return false;",
          "  *d = t.device();",
          "  return true;",
          "}",
-         "static inline bool off_host_in(TensorList ts, Device* d) {",
+         "static inline bool refused_device(TensorList ts, bool meta_ok, Device* d) {",
          "  for (const Tensor& t : ts)",
-         "    if (off_host_in(t, d)) return true;",
-         "  return false;",
-         "}",
-         "// the same for CUDA only (ops marked meta: yes run on meta)",
-         "static inline bool cuda_in(const Tensor& t, Device* d) {",
-         "  if (EMBER_LIKELY(!t.off_host()) || t.is_meta()) return false;",
-         "  *d = t.device();",
-         "  return true;",
-         "}",
-         "static inline bool cuda_in(TensorList ts, Device* d) {",
-         "  for (const Tensor& t : ts)",
-         "    if (cuda_in(t, d)) return true;",
+         "    if (refused_device(t, meta_ok, d)) return true;",
          "  return false;",
          "}", "namespace autograd::generated {"]
     for op in ops:

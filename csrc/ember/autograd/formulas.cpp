@@ -420,8 +420,7 @@ Tensor matmul_backward(const Tensor& grad, const Tensor& self, const Tensor& oth
     return sum_to(ga, a.sizes()).reshape(self.sizes());
   }
   if (b.dim() == 2 && a.dim() >= 2) {  // one GEMM over all rows, in other's layout
-    int64_t rows = 1;
-    for (int64_t d = 0; d + 1 < a.dim(); d++) rows *= a.sizes()[d];
+    const int64_t rows = prod(IntArrayRef(a.sizes().data(), a.dim() - 1));
     Tensor a2 = a.reshape({rows, a.sizes().back()}), g2 = g.reshape({rows, g.sizes().back()});  // not -1: K may be 0
     return mm_mat2_backward(g2, a2, b, Scalar(int64_t(1))).reshape(other.sizes());
   }

@@ -223,6 +223,18 @@ ConvParams conv_params(int64_t ns, IntArrayRef s, IntArrayRef p, IntArrayRef d, 
 
 namespace {
 DimVector spatial(const std::array<int64_t, 3>& v, int64_t ns) { return DimVector(IntArrayRef(v.data(), size_t(ns))); }
+
+// A transposed convolution with output_padding >= stride (allowed while < dilation) has more output rows than
+// col2im's padded geometry fills: both passes then work on the blocks' full unpadded extent, returned here
+// per spatial dim (in_sp: the input's spatial sizes); empty when the usual geometry covers the output.
+DimVector wide_output_extent(const ConvParams& prm, IntArrayRef in_sp, IntArrayRef ksz) {
+  bool wide = false;
+  for (int64_t i = 0; i < prm.ns; i++) wide = wide || prm.op[i] >= prm.s[i];
+  DimVector full;
+  if (wide)
+    for (int64_t i = 0; i < prm.ns; i++) full.push_back((in_sp[i] - 1) * prm.s[i] + prm.d[i] * (ksz[i] - 1) + 1);
+  return full;
+}
 }  // namespace
 
 Tensor conv_forward_composite(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& prm,
@@ -253,14 +265,12 @@ Tensor conv_forward_composite(const Tensor& input, const Tensor& weight, const T
     Tensor x = input.reshape({n, groups, cin / groups, L});
     Tensor w = weight.reshape({groups, cin / groups, cout / groups * kk});
     Tensor cols = ember::matmul(w.transpose(1, 2), x).reshape({n, cout * kk, L});  // [N, Cout*K, L]
-    bool wide_op = false;  // output_padding >= stride (allowed when < dilation): more rows than col2im's blocks fill
-    for (int64_t i = 0; i < ns; i++) wide_op = wide_op || prm.op[i] >= s[i];
-    if (!wide_op) {
+    DimVector full = wide_output_extent(prm, IntArrayRef(input.sizes().data() + 2, size_t(ns)), ksz);
+    if (full.empty()) {
       out = ember::col2im(cols, out_spatial, ksz, d, p, s);
     } else {
       // sum the blocks unpadded over their full extent, then crop the padding and zero-fill what no block reaches
-      DimVector full(static_cast<size_t>(ns)), zero(static_cast<size_t>(ns), 0);
-      for (int64_t i = 0; i < ns; i++) full[i] = (input.sizes()[2 + i] - 1) * s[i] + d[i] * (ksz[i] - 1) + 1;
+      DimVector zero(static_cast<size_t>(ns), 0);
       out = ember::col2im(cols, full, ksz, d, zero, s);
       std::vector<int64_t> tail(size_t(2 * ns), 0);
       for (int64_t i = 0; i < ns; i++) {
@@ -303,16 +313,14 @@ std::tuple<Tensor, Tensor, Tensor> conv_backward_composite(const Tensor& grad, c
     }
   } else {
     int64_t cout = weight.sizes()[1] * G;
-    bool wide_op = false;  // output_padding >= stride: the forward's unpadded extent (conv_forward_composite)
-    for (int64_t i = 0; i < ns; i++) wide_op = wide_op || prm.op[i] >= s[i];
     Tensor g = grad;
     DimVector gp = p;
-    if (wide_op) {  // re-pad grad to that extent (a negative tail crops what no block reached), then no padding
+    if (DimVector full = wide_output_extent(prm, in_sp, ksz); !full.empty()) {
+      // re-pad grad to the forward's unpadded extent (a negative tail crops what no block reached), then no padding
       std::vector<int64_t> spec(size_t(2 * ns), 0);
       for (int64_t i = 0; i < ns; i++) {
-        int64_t full = (in_sp[i] - 1) * s[i] + d[i] * (ksz[i] - 1) + 1;
         spec[size_t(2 * (ns - 1 - i))] = p[i];
-        spec[size_t(2 * (ns - 1 - i) + 1)] = full - p[i] - grad.sizes()[2 + i];
+        spec[size_t(2 * (ns - 1 - i) + 1)] = full[i] - p[i] - grad.sizes()[2 + i];
         gp[i] = 0;
       }
       g = ember::pad(grad, spec, "constant", 0.0);

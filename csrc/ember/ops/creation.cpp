@@ -100,11 +100,11 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
   EMBER_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), "upper bound and lower bound inconsistent with step sign");
   const bool integral = is_integral(dt, true);
   Scalar start_v = start, step_v = step_s;
-  int64_t n;
+  int64_t n = -1;
   if (integral) {
     // PyTorch converts the bounds and step to int64 first (truncating), so arange(0.5, 3.7, 1.2, dtype=int64)
     // is 0, 1, 2. int64 counts on the converted values (and refuses a step that truncates to 0); the other
-    // integer dtypes count on the original doubles.
+    // integer dtypes count on the original doubles, below.
     if (any_float)  // exact integers are in range already
       for (double v : {s, e, st})
         EMBER_CHECK(std::fabs(v) < 9.2e18, "arange: value cannot be converted to type int64_t without overflow");
@@ -115,14 +115,11 @@ static Tensor arange_impl(const Scalar& start_in, const std::optional<Scalar>& e
       __int128 len = ist > 0 ? (ie - is + ist - 1) / ist : (is - ie - ist - 1) / -ist;
       EMBER_CHECK(len <= INT64_MAX, "arange: invalid size, possible overflow?");
       n = int64_t(std::max<__int128>(len, 0));
-    } else {
-      double len = std::ceil((e - s) / st);
-      EMBER_CHECK(len < 9.2e18, "arange: invalid size, possible overflow? (", len, " elements)");
-      n = int64_t(len);
     }
     start_v = Scalar(int64_t(is));
     step_v = Scalar(int64_t(ist));
-  } else {
+  }
+  if (n < 0) {  // floating dtypes, and integer ones other than int64 with float bounds
     double len = std::ceil((e - s) / st);
     EMBER_CHECK(len < 9.2e18, "arange: invalid size, possible overflow? (", len, " elements)");
     n = int64_t(len);

@@ -434,11 +434,18 @@ Tensor where(const Tensor& c, const Tensor& s, const Tensor& o) { return where_i
 const Tensor& where_out(const Tensor& out, const Tensor& c, const Tensor& s, const Tensor& o) { where_impl(c, s, o, out, OutMode::Out); return out; }
 
 // ---- masked_fill
-Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
-  // the out-of-place form broadcasts self against the mask (the in-place one cannot grow self), as PyTorch's
+namespace {
+// The out-of-place forms' starting point: self broadcast against the mask (the in-place forms cannot grow
+// self), row-major whatever self's layout, as PyTorch's.
+Tensor masked_fill_base(const Tensor& self, const Tensor& mask) {
   DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
-  Tensor r = empty_tensor(shape, self.dtype(), self.device());  // row-major whatever self's layout, as PyTorch
+  Tensor r = empty_tensor(shape, self.dtype(), self.device());
   if (r.numel()) ember::copy_(r, self.expand(shape));
+  return r;
+}
+}  // namespace
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  Tensor r = masked_fill_base(self, mask);
   native::masked_fill_(r, mask, value);
   return r;
 }
@@ -462,10 +469,9 @@ const Tensor& masked_fill_(const Tensor& self, const Tensor& mask, const Tensor&
   return self;
 }
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
-  DimVector shape = broadcast_shapes(self.sizes(), mask.sizes());
-  Tensor r = empty_tensor(shape, self.dtype(), self.device());
-  if (r.numel()) ember::copy_(r, self.expand(shape));
-  return native::masked_fill_(r, mask, value);
+  Tensor r = masked_fill_base(self, mask);
+  native::masked_fill_(r, mask, value);
+  return r;
 }
 
 // ---- logaddexp, logaddexp2: composites of differentiable ops (their gradients follow:

@@ -353,8 +353,7 @@ Tensor take_along_dim(const Tensor& self, const Tensor& indices, std::optional<i
   Tensor idx = indices;
   if (const int64_t size = self.sizes()[d]; size > 0 && indices.numel() > 0) {
     // negative indices count from the end (modulo the size, as PyTorch's); too-large ones still raise in gather
-    Tensor z = ember::zeros({}, TensorOptions(kLong).device(indices.device()));
-    idx = ember::where(ember::lt(indices, z), ember::remainder(indices, Scalar(size)), indices);
+    idx = ember::where(ember::lt(indices, Scalar(int64_t(0))), ember::remainder(indices, Scalar(size)), indices);
   }
   Tensor ib = idx.expand(broadcast_shapes(ss, indices.sizes()));
   is[d] = self.sizes()[d];

@@ -448,11 +448,9 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& in
   EMBER_CHECK(blank >= 0 && blank < C, "blank must be in label range");
   EMBER_CHECK(is_integral(targets.dtype(), false) || is_floating(targets.dtype()),
               "ctc_loss: expected integer targets, but got ", targets.dtype());
-  if (log_probs.is_meta()) {  // shapes only: the lengths and targets' values are not there to check
-    Tensor loss = empty_tensor(reduction == Reduction::None && batched ? DimVector{N} : DimVector{}, log_probs.dtype(),
-                               log_probs.device());
-    return loss;
-  }
+  if (log_probs.is_meta())  // shapes only: the lengths and targets' values are not there to check
+    return empty_tensor(reduction == Reduction::None && batched ? DimVector{N} : DimVector{}, log_probs.dtype(),
+                        log_probs.device());
   std::vector<int64_t> in_len = to_vec(input_lengths), tg_len = to_vec(target_lengths);
   EMBER_CHECK(int64_t(in_len.size()) == N, "input_lengths must be of size batch_size");
   EMBER_CHECK(int64_t(tg_len.size()) == N, "target_lengths must be of size batch_size");

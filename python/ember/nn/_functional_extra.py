@@ -160,7 +160,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if not hard:
         return y_soft
     index = y_soft.max(dim, keepdim=True)[1]
-    y_hard = _ops.zeros_like(logits).scatter_(dim, index, _ops.ones(tuple(index.shape), dtype=logits.dtype, device=logits.device))
+    y_hard = _ops.zeros_like(logits).scatter_(dim, index, 1.0)
     return y_hard - y_soft.detach() + y_soft
 
 
