@@ -34,6 +34,7 @@ NAMESPACES = [
     ("linalg", "linalg"),
     ("fft", "fft"),
     ("special", "special"),
+    ("masked", "masked"),
     ("distributions", "distributions"),
     ("func", "func"),
     ("autograd", "autograd"),
@@ -67,6 +68,8 @@ _JIT_IR = ("AliasDb|AnyType|Argument|ArgumentSpec|AwaitType|Block|BoolType|Buffe
            "import_ir_module_from_buffer|merge_type_from_type_comment|parse_ir|parse_schema|parse_type_comment|"
            "unify_type_list")
 LEFT_OUT = [
+    ("masked", "MaskedTensor|masked_tensor|as_masked_tensor|is_masked_tensor",
+     "MaskedTensor, a prototype subclass in PyTorch (the masked reductions are in)"),
     ("torch", _JIT_IR, "TorchScript's IR and compiler classes (ember.jit has its own IR: the graph issue's)"),
     ("torch", "AVG|SUM|AggregationType|BenchmarkConfig|BenchmarkExecutionStats|ThroughputBenchmark|LockingLogger|"
               "NoopLogger", "torch.monitor / ThroughputBenchmark internals of TorchScript's runtime"),

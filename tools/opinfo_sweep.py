@@ -70,6 +70,8 @@ def to_ember(x):
         if x.device.type != "cpu":
             raise _Skip("device")
         t = x.detach()
+        if t.is_conj() or t.is_neg():  # a lazily conjugated view: its values (Ember has no such bit)
+            t = t.resolve_conj().resolve_neg()
         dt = str(t.dtype).split(".")[1]
         if dt == "bfloat16":
             e = ember.tensor(t.float().contiguous().numpy()).to(ember.bfloat16)

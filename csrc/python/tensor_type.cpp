@@ -22,14 +22,16 @@ namespace ember::py {
 
 namespace {
 
-// mT / mH / H / adjoint(): Ember has no complex dtypes, so the conjugate transposes are transposes.
-// A 0-D tensor comes back as a view of itself with torch's deprecation warning; H takes matrices only.
-nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefix, bool matrices_only) {
+// mT / mH / H / adjoint(): views of real tensors; the conjugate transposes of a complex tensor are
+// conjugated copies (Ember has no lazy conjugate bit). A 0-D tensor comes back as itself (conjugated)
+// with torch's deprecation warning; H takes matrices only.
+nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefix, bool matrices_only, bool conj) {
+  conj = conj && is_complex(t.dtype());
   if (t.dim() == 0) {
     std::string msg = std::string(prefix) + what + " is deprecated on 0-D tensors. " +
                       (std::string(what) == "mT" ? "This function is the identity in these cases." : "Consider using x.conj().");
     if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
-    return nb::steal(wrap(t.view(t.sizes())));
+    return nb::steal(wrap(conj ? t.conj_physical() : t.view(t.sizes())));
   }
   if (matrices_only) {
     EMBER_CHECK(t.dim() == 2, "tensor.", what, " is only supported on matrices (2-D tensors). Got ", t.dim(),
@@ -38,7 +40,7 @@ nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefi
     EMBER_CHECK(t.dim() >= 2, "tensor.", what, " is only supported on matrices or batches of matrices. Got ", t.dim(),
                 "-D tensor.");
   }
-  return nb::steal(wrap(t.transpose(-2, -1)));
+  return nb::steal(wrap(conj ? t.mH() : t.transpose(-2, -1)));
 }
 
 // Operand of a binary operator: a Tensor object or a Python number (wrapped); else NotImplemented.
@@ -360,13 +362,13 @@ void bind_tensor(nb::module_& m) {
         for (int64_t i = 0; i < t.dim(); i++) p[size_t(i)] = t.dim() - 1 - i;
         return nb::steal(wrap(t.permute(p)));
       }, "The tensor with all dimensions reversed (a view).")
-      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT", "Tensor.", false); },
+      .def_prop_ro("mT", [](const Tensor& t) { return matrix_transpose(t, "mT", "Tensor.", false, false); },
           "Transpose of the last two dimensions (a view).")
-      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH", "Tensor.", false); },
+      .def_prop_ro("mH", [](const Tensor& t) { return matrix_transpose(t, "mH", "Tensor.", false, true); },
           "Conjugate transpose of the last two dimensions (a view).")
-      .def_prop_ro("H", [](const Tensor& t) { return matrix_transpose(t, "H", "Tensor.", true); },
+      .def_prop_ro("H", [](const Tensor& t) { return matrix_transpose(t, "H", "Tensor.", true, true); },
           "Conjugate transpose of a matrix (a view).")
-      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()", "", false); },
+      .def("adjoint", [](const Tensor& t) { return matrix_transpose(t, "adjoint()", "", false, true); },
           "Conjugate transpose of the last two dimensions (a view).")
       .def("dim", &Tensor::dim, "Number of dimensions.")
       .def("ndimension", &Tensor::dim, "Number of dimensions (alias of dim()).")

@@ -106,6 +106,7 @@ from ._lobpcg import lobpcg  # noqa: E402,F401
 from ._lowrank import pca_lowrank, svd_lowrank  # noqa: E402,F401
 from ._broadcast import broadcast_shapes  # noqa: E402,F401
 from . import signal  # noqa: E402,F401  (torch.signal.windows)
+from . import masked  # noqa: E402,F401  (torch.masked reductions)
 from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future are jit's at top level)
 
 # Storages (ember.UntypedStorage, TypedStorage, FloatStorage & co.), Tensor.untyped_storage()/storage()

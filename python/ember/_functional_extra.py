@@ -368,7 +368,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     for d in dims:
         if input.shape[d] < edge_order + 1:
             raise RuntimeError("torch.gradient expected each dimension size to be at least edge_order+1")
-    x = input if input.is_floating_point() else input.to(_C.get_default_dtype())
+    x = input if input.is_floating_point() or input.is_complex() else input.to(_C.get_default_dtype())
     return tuple(_gradient_along(x, d, s, edge_order) for d, s in zip(dims, steps))
 
 

@@ -45,10 +45,8 @@ def _svd_lowrank(A, q, niter, M):
         raise ValueError(f"svd_lowrank: expected a matrix or a batch of matrices, got a {A.dim()}-D tensor")
     if A.is_sparse and A.dim() != 2:
         raise ValueError(f"svd_lowrank: a sparse input must be 2-D, got {A.dim()}-D")
-    if A.is_complex():
-        raise NotImplementedError("svd_lowrank: complex inputs need a complex QR and SVD, which ember.linalg lacks")
-    if A.dtype not in (_C.float32, _C.float64):  # PyTorch's QR and matmul fail on the others too
-        raise RuntimeError(f"svd_lowrank: expected a float32 or float64 input, got {A.dtype}")
+    if A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):  # as PyTorch's QR
+        raise RuntimeError(f"svd_lowrank: expected a float32, float64, complex64 or complex128 input, got {A.dtype}")
     q = 6 if q is None else operator.index(q)
     niter = 2 if niter is None else operator.index(niter)
     if q < 0:

@@ -44,6 +44,9 @@ def constant_pad_nd(input, pad, value=0):
     if len(pad) > 2 * input.dim():
         raise RuntimeError("Length of pad should be no more than twice the number of dimensions of the input. Pad "
                            f"length is {len(pad)}while the input has {input.dim()}dimensions.")
+    if isinstance(value, complex) and input.is_complex():  # (pad's value is a float) each part with its own
+        return _ops.complex(F.pad(input.real, pad, "constant", value.real),
+                            F.pad(input.imag, pad, "constant", value.imag))
     return F.pad(input, pad, "constant", value)
 
 

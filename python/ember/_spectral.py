@@ -123,14 +123,14 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     w = _padded_window(window, win, n_fft, real_dtype)
     norm = "ortho" if normalized else "backward"
     frames = spec.transpose(-1, -2)  # (batch, n_frames, n_freq)
-    if onesided:
-        frames = _fft.irfft(frames, n=n_fft, dim=-1, norm=norm)
-    else:
+    if return_complex:
         frames = _fft.ifft(frames, n=n_fft, dim=-1, norm=norm)
-        if not return_complex:
-            if window is not None and window.is_complex():
-                raise RuntimeError("istft: a complex window needs return_complex=True")
-            frames = frames.real
+    else:
+        if window is not None and window.is_complex():
+            raise RuntimeError("istft: a complex window needs return_complex=True")
+        # a real signal from a two-sided spectrum: its first half through irfft, as torch (the rest of a
+        # non-Hermitian spectrum is not read)
+        frames = _fft.irfft(frames[..., :n_fft // 2 + 1], n=n_fft, dim=-1, norm=norm)
     frames = frames * w
     expected = n_fft + hop * (n_frames - 1)
     from .nn import functional as F

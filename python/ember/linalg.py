@@ -80,7 +80,7 @@ def solve(A, B, *, left=True, out=None):
 
 
 def cholesky(A, *, upper=False, out=None):
-    """The Cholesky factor L (A = L L^T), or U = L^T with upper."""
+    """The Cholesky factor L (A = L L^H), or U = L^H with upper."""
     return _out(_wrap(_ops._linalg_cholesky)(A, upper=upper), out)
 
 
@@ -316,7 +316,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 def _solve_with_info(A, B, left, name):
     """X and LAPACK's info for A X = B (X A = B unless left), B a matrix or a batch of vectors."""
     _check_square(A, name)
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}")
     if A.dtype != B.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of type "
@@ -341,7 +341,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
 def inv_ex(A, *, check_errors=False, out=None):
     """inv() that reports singular matrices in info instead of raising."""
     _check_square(A, "linalg.inv")
-    if not A.is_floating_point():
+    if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"linalg.inv: Expected a floating point or complex tensor as input. Got {_name(A.dtype)}")
     if A.dtype in (_C.float16, _C.bfloat16):
         raise RuntimeError(f"linalg.inv: Low precision dtypes not supported. Got {_name(A.dtype)}")
@@ -417,7 +417,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
         atol, rtol = tol, 0.0
     if A.dim() < 2:
         raise RuntimeError("linalg.matrix_rank: The input tensor input must have at least 2 dimensions.")
-    if A.dtype not in (_C.float32, _C.float64):
+    if A.dtype not in (_C.float32, _C.float64, _C.complex64, _C.complex128):
         raise RuntimeError("This function doesn't handle types other than float and double")
     if A.numel() == 0:
         return _out(_ops.zeros(list(A.shape[:-2]), dtype=_C.int64), out)
@@ -555,22 +555,22 @@ def vander(x, N=None):
         raise RuntimeError("N must be greater than 1.")
     if x.dtype == _C.bool:
         raise RuntimeError("linalg.vander supports floating point, complex, and integer tensors, but got Bool")
-    dtype = x.dtype if x.is_floating_point() else _C.int64  # integers: cumprod's int64, as torch
+    dtype = x.dtype if x.is_floating_point() or x.is_complex() else _C.int64  # integers: cumprod's int64, as torch
     x = x.to(dtype)
     powers = x.unsqueeze(-1).expand(*x.shape, n - 1).cumprod(-1, dtype=dtype)
     return _ops.cat([_ops.ones_like(x).unsqueeze(-1), powers], -1)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """The dot product of x and y along dim (broadcasting)."""
+    """The dot product of x and y along dim (broadcasting), conjugating x: sum(conj(x) * y)."""
     for t in (x, y):
-        if not t.is_floating_point():
+        if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError(f"linalg.vecdot: Expected a floating point or complex tensor as input. "
                                f"Got {_name(t.dtype)}")
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x of type "
                            f"{_name(x.dtype)} and y of type {_name(y.dtype)} instead.")
-    return _out((x * y).sum(dim), out)
+    return _out((x.conj() * y).sum(dim), out)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -57,3 +57,24 @@ TEST(Complex, FftRoundTripAndPrinting) {
   EXPECT_NE(os.str().find("-2"), std::string::npos);
   EXPECT_NE(os.str().find("CPUComplexFloatType{2}"), std::string::npos);
 }
+
+// LAPACK's complex routines from C++: A A^-1 = I, det of a diagonal matrix, A = L L^H, and mH conjugates.
+TEST(Complex, LinearAlgebra) {
+  Tensor A = ember::zeros({2, 2}, TensorOptions(kComplexDouble));
+  A.select(0, 0).select(0, 0).fill_(Scalar(cd(2.0, 1.0)));
+  A.select(0, 1).select(0, 1).fill_(Scalar(cd(0.0, 3.0)));
+  A.select(0, 0).select(0, 1).fill_(Scalar(cd(1.0, -1.0)));
+  Tensor I = ember::matmul(A, ember::linalg_inv(A));
+  EXPECT_NEAR(std::abs(at(I.select(0, 0), 0) - cd(1.0, 0.0)), 0.0, 1e-12);
+  EXPECT_NEAR(std::abs(at(I.select(0, 0), 1)), 0.0, 1e-12);
+  EXPECT_NEAR(std::abs(ember::linalg_det(A).item().to_complex() - cd(2.0, 1.0) * cd(0.0, 3.0)), 0.0, 1e-12);
+  EXPECT_EQ(at(A.mH().select(0, 1), 0), cd(1.0, 1.0));  // conj of A[0][1]
+  Tensor H = ember::matmul(A, A.mH()) + ember::eye(2, std::nullopt, TensorOptions(kComplexDouble));
+  Tensor L = ember::linalg_cholesky(H, false);
+  Tensor back = ember::matmul(L, L.mH());
+  EXPECT_NEAR(ember::abs(back - H).max().item().to_double(), 0.0, 1e-12);
+  auto [U, S, Vh] = ember::linalg_svd(A, false);
+  EXPECT_EQ(S.dtype(), kDouble);
+  Tensor rec = ember::matmul(U * S.to(kComplexDouble).unsqueeze(0), Vh);
+  EXPECT_NEAR(ember::abs(rec - A).max().item().to_double(), 0.0, 1e-12);
+}

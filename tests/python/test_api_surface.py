@@ -26,6 +26,7 @@ FLOORS = {
     "linalg": 100,
     "fft": 100,
     "special": 100,
+    "masked": 100,
     "distributions": 100,
     "func": 100,
     "autograd": 100,

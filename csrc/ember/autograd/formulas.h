@@ -135,7 +135,7 @@ std::tuple<Tensor, Tensor> lu_solve_backward(const Tensor& grad, const Tensor& L
 std::tuple<Tensor, Tensor> solve_triangular_backward(const Tensor& grad, const Tensor& A, const Tensor& B,
                                                      const Tensor& X, bool upper, bool left, bool unitriangular,
                                                      std::array<bool, 2> mask);
-Tensor slogdet_backward(const variable_list& grads, const Tensor& A);
+Tensor slogdet_backward(const variable_list& grads, const Tensor& A, const Tensor& sign);
 Tensor matrix_exp_backward(const Tensor& self, const Tensor& grad);
 Tensor matrix_exp_frechet(const Tensor& A, const Tensor& E);
 Tensor solve_triangular_jvp_A(const Tensor& A, const Tensor& A_t, const Tensor& X, bool upper, bool left,

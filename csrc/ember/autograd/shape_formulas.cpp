@@ -118,6 +118,8 @@ Tensor logcumsumexp_backward(const Tensor& grad, const Tensor& self, const Tenso
   if (grad.dtype() == kHalf) lowest = -65504.0;
   Tensor low = ember::full({}, lowest, TensorOptions(grad.dtype()));
   auto rev = [&](const Tensor& x) { return ember::flip(ember::logcumsumexp(ember::flip(x, dims), d), dims); };
+  // complex: g_i = sum_(j >= i) g_j conj(e^(x_i - out_j)), summed in the log domain (log of a complex g)
+  if (is_complex(grad.dtype())) return (rev(grad.log() - result.conj_physical()) + self.conj_physical()).exp();
   Tensor log_abs = grad.abs().log();
   Tensor log_pos = ember::where(ember::gt(grad, scalar(0.0)), log_abs, low);
   Tensor log_neg = ember::where(ember::lt(grad, scalar(0.0)), log_abs, low);

@@ -8,6 +8,11 @@
 
 namespace ember {
 
+Tensor Tensor::mH() const {
+  Tensor t = transpose(-2, -1);
+  return is_complex(dtype()) ? t.conj_physical() : t;
+}
+
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
   int64_t n = std::max<int64_t>(ndim, 1);
   EMBER_CHECK_KIND(dim >= -n && dim < n, Index, "Dimension out of range (expected to be in range of [", -n, ", ",

@@ -126,6 +126,10 @@ class EMBER_API Tensor {
 
   Tensor operator[](int64_t i) const { return select(0, i); }
   Tensor mT() const { return transpose(-2, -1); }  // matrix transpose of the last two dims
+  // conjugate transpose of the last two dims: mT() for real tensors (a view), a conjugated copy for
+  // complex ones (Ember has no lazy conjugate bit)
+  Tensor mH() const;
+  Tensor adjoint() const { return mH(); }
 
   // x.pow(2): the exponent as a wrapped number, so the result keeps x's dtype
   Tensor pow(const Scalar& exponent) const { return pow(scalar_to_tensor(exponent)); }

@@ -63,9 +63,12 @@ Tensor view_as_complex(const Tensor& self) {
   EMBER_CHECK(self.strides().back() == 1, "Tensor must have a last dimension with stride 1");
   DimVector sizes, strides;
   for (int64_t i = 0; i + 1 < self.dim(); i++) {
-    EMBER_CHECK(self.strides()[i] % 2 == 0, "Tensor must have a stride divisible by 2 for all but last dimension");
+    // a size-1 dim's stride is never used, nor any of an empty tensor (a contiguous tensor may carry any there)
+    const bool unit = self.sizes()[i] == 1 || self.numel() == 0;
+    EMBER_CHECK(unit || self.strides()[i] % 2 == 0, "Tensor must have a stride divisible by 2 for all but last "
+                "dimension");
     sizes.push_back(self.sizes()[i]);
-    strides.push_back(self.strides()[i] / 2);
+    strides.push_back(unit ? 1 : self.strides()[i] / 2);
   }
   EMBER_CHECK(self.storage_offset() % 2 == 0, "Tensor must have a storage_offset divisible by 2");
   return reinterpret_view(self, to_complex_dtype(dt), sizes, strides, self.storage_offset() / 2);

@@ -66,8 +66,17 @@ int64_t conv_out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {
 
 }  // namespace
 
+// A complex im2col / col2im: the same real op on each part (they only move and add values).
+template <class F>
+static Tensor per_part(const Tensor& self, F f) {
+  Tensor parts = ember::view_as_real(self);
+  return ember::complex(f(parts.select(-1, 0)), f(parts.select(-1, 1)));
+}
+
 // [N, C, *S] -> [N, C * prod(K), L]
 Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride) {
+  if (is_complex(self.dtype()))
+    return per_part(self, [&](const Tensor& t) { return native::im2col(t, kernel_size, dilation, padding, stride); });
   int64_t ns = self.dim() - 2;
   EMBER_CHECK(ns >= 1 && ns <= 3, "im2col: expected a batched input with 1 to 3 spatial dims, got ", self.sizes());
   auto kernel = im2col_stub(self.device(), "im2col");
@@ -95,6 +104,10 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
 // [N, C * prod(K), L] -> [N, C, *output_size], summing overlapping blocks
 Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride) {
+  if (is_complex(self.dtype()))
+    return per_part(self, [&](const Tensor& t) {
+      return native::col2im(t, output_size, kernel_size, dilation, padding, stride);
+    });
   int64_t ns = int64_t(output_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == 3, "col2im: expected a 3-D input [N, C*prod(kernel), L] and 1 to 3 "
               "output dims, got input ", self.sizes(), " and output_size ", output_size);
@@ -383,12 +396,34 @@ Tensor conv_bias_jvp(const Tensor& bias_t, const Tensor& result, const Tensor& w
 
 namespace ember::native {
 
+// A complex convolution as three real ones (Gauss's trick, as PyTorch's): with x = a + ib and w = c + id,
+// conv(x, w) = (t1 - t2) + i (t3 - t1 - t2), t1 = conv(a, c), t2 = conv(b, d), t3 = conv(a + b, c + d);
+// the bias is added after. Differentiable through the real convolutions.
+static Tensor any_convolution(const Tensor& x, const Tensor& w, const Tensor& bias, IntArrayRef stride,
+                              IntArrayRef padding, IntArrayRef dilation, bool transposed, IntArrayRef output_padding,
+                              int64_t groups) {
+  if (!is_complex(x.dtype()) || x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
+    return ember::convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups);
+  auto re = [](const Tensor& t) { return ember::view_as_real(t).select(-1, 0); };
+  auto im = [](const Tensor& t) { return ember::view_as_real(t).select(-1, 1); };
+  auto conv = [&](const Tensor& in, const Tensor& k) {
+    return ember::convolution(in, k, Tensor(), stride, padding, dilation, transposed, output_padding, groups);
+  };
+  Tensor a = re(x), b = im(x), c = re(w), d = im(w);
+  Tensor t1 = conv(a, c), t2 = conv(b, d), t3 = conv(a + b, c + d);
+  Tensor out = ember::complex(t1 - t2, t3 - t1 - t2);
+  if (!bias.defined()) return out;
+  DimVector shape(size_t(out.dim()), 1);
+  shape[1] = bias.numel();
+  return out + bias.reshape(shape);
+}
+
 #define EMBER_CONV(N)                                                                                              \
   Tensor conv##N##d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,             \
                     IntArrayRef padding, IntArrayRef dilation, int64_t groups) {                                   \
     EMBER_CHECK(weight.dim() == N + 2, "conv" #N "d: weight must be ", N + 2, "-D, got ", weight.sizes());         \
     return unbatched_call(input, N, [&](const Tensor& x) {                                                         \
-      return ember::convolution(x, weight, bias, stride, padding, dilation, false, {}, groups);                    \
+      return any_convolution(x, weight, bias, stride, padding, dilation, false, {}, groups);                    \
     });                                                                                                            \
   }                                                                                                                \
   Tensor conv##N##d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,             \
@@ -402,7 +437,7 @@ namespace ember::native {
                               IntArrayRef dilation) {                                                              \
     EMBER_CHECK(weight.dim() == N + 2, "conv_transpose" #N "d: weight must be ", N + 2, "-D, got ", weight.sizes()); \
     return unbatched_call(input, N, [&](const Tensor& x) {                                                         \
-      return ember::convolution(x, weight, bias, stride, padding, dilation, true, output_padding, groups);         \
+      return any_convolution(x, weight, bias, stride, padding, dilation, true, output_padding, groups);         \
     });                                                                                                            \
   }
 
@@ -417,7 +452,7 @@ static Tensor unbatched_call(const Tensor& input, int64_t ns, F f) {
 // padding="valid" | "same"; "same" pads asymmetrically (extra on the right) when the total is odd.
 static Tensor conv_padding_str(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                                std::string_view padding, IntArrayRef dilation, int64_t groups, int64_t ns) {
-  if (padding == "valid") return ember::convolution(input, weight, bias, stride, {0}, dilation, false, {}, groups);
+  if (padding == "valid") return any_convolution(input, weight, bias, stride, {0}, dilation, false, {}, groups);
   EMBER_CHECK_KIND(padding == "same", Value, "Invalid padding string '", padding, "', should be one of {'valid', 'same'}");
   DimVector s = expand_param(stride, ns, "stride", 1), d = expand_param(dilation, ns, "dilation", 1);
   for (int64_t v : s) EMBER_CHECK(v == 1, "padding='same' is not supported for strided convolutions");
@@ -438,7 +473,7 @@ static Tensor conv_padding_str(const Tensor& input, const Tensor& weight, const 
     }
     x = ember::pad(input, pad_spec, "constant", 0.0);
   }
-  return ember::convolution(x, weight, bias, stride, sym, dilation, false, {}, groups);
+  return any_convolution(x, weight, bias, stride, sym, dilation, false, {}, groups);
 }
 
 EMBER_CONV(1)

@@ -2,6 +2,8 @@
 // cummax, cummin, logcumsumexp (a running log-add-exp; exp/cumsum/log overflows), and diff, the
 // inverse of a cumulative sum, a composite. The kernels live in kernels/cpu/cumulative.cpp.
 #include <algorithm>
+#include <cmath>
+#include <complex>
 
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -49,7 +51,33 @@ std::tuple<Tensor, Tensor> cum_extreme(const Tensor& self, int64_t dim, bool is_
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return cum_extreme(self, dim, true); }
 std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return cum_extreme(self, dim, false); }
 
+namespace {
+// log(e^a + e^b) for complex numbers: the one with the larger real part factored out, -inf absorbed
+std::complex<double> log_add_exp(std::complex<double> a, std::complex<double> b) {
+  if (std::isinf(a.real()) && a.real() < 0) return b;
+  if (std::isinf(b.real()) && b.real() < 0) return a;
+  const auto& hi = a.real() >= b.real() ? a : b;
+  const auto& lo = a.real() >= b.real() ? b : a;
+  return hi + std::log(1.0 + std::exp(lo - hi));
+}
+
+// complex lanes on the host, accumulated in complex128
+Tensor logcumsumexp_complex(const Tensor& self, int64_t dim) {
+  EMBER_CHECK_KIND(self.device().is_cpu(), NotImplemented, "logcumsumexp of complex tensors on ", self.device());
+  Lanes l = make_lanes(self, dim, kComplexDouble);
+  Tensor out = empty_tensor(l.x.sizes(), kComplexDouble, self.device());
+  const int64_t n = l.x.dim() ? l.x.sizes().back() : 1, rows = n ? l.x.numel() / n : 0;
+  const auto* x = static_cast<const std::complex<double>*>(l.x.data_ptr());
+  auto* o = static_cast<std::complex<double>*>(out.data_ptr());
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t i = 0; i < n; i++)
+      o[r * n + i] = i ? log_add_exp(o[r * n + i - 1], x[r * n + i]) : x[r * n];
+  return unlane(out, self, l.dim).to(self.dtype());
+}
+}  // namespace
+
 Tensor logcumsumexp(const Tensor& self, int64_t dim) {
+  if (is_complex(self.dtype())) return logcumsumexp_complex(self, dim);
   EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"logcumsumexp_out_cpu\" not implemented for '",
                    self.dtype(), "'");
   auto kernel = logcumsumexp_stub(self.device(), "logcumsumexp");

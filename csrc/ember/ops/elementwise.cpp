@@ -373,7 +373,8 @@ static Tensor lerp_impl(const Tensor& self, const Tensor& end, const Tensor& wei
   cfg.round_inputs_to_common = !weight.impl()->is_wrapped_number();  // a number weight stays float
   cfg.cpu_widens_reduced_float = true;
   TensorIter it(cfg);  // shape errors come before the dtype's
-  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(self.dtype()) || is_complex(self.dtype()), NotImplemented,
+                   "\"lerp_kernel_scalar\" not implemented for '", self.dtype(), "'");
   KernelArgs a;
   a.name = "lerp";
   ternary_kernel_stub(it.device(), "lerp")(TernaryKernel::Lerp, it, a);
@@ -495,6 +496,13 @@ Tensor logaddexp_base(const Tensor& a, const Tensor& b, bool base2) {
 // (half/bfloat16 compute in float and round once, as PyTorch's kernel: the composite in the dtype itself
 // would round every step, an ulp or more off where max and log1p(...) nearly cancel)
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
+  // complex: the larger real part plays the maximum's part (as torch's)
+  if (is_complex(promote_types(self.dtype(), other.dtype()))) {
+    Tensor first = ember::ge(ember::view_as_real(self.to(kComplexDouble)).select(-1, 0),
+                             ember::view_as_real(other.to(kComplexDouble)).select(-1, 0));
+    Tensor hi = ember::where(first, self, other), lo = ember::where(first, other, self);
+    return ember::add(hi, ember::log1p(ember::exp(ember::sub(lo, hi))));
+  }
   return in_opmath_as(floating_result(self, other, "logaddexp"),
                       [](const Tensor& a, const Tensor& b) { return logaddexp_base(a, b, false); }, self, other);
 }

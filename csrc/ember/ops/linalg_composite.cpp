@@ -28,11 +28,11 @@ Tensor householder_vectors(const Tensor& input, int64_t k) {
   return input.narrow(-1, 0, k).tril(-1) + eye_as(m, k, input);
 }
 
-// The compact WY form H_0 H_1 ... H_{k-1} = I - V T V^T (H_i = I - tau_i v_i v_i^T): T is upper triangular
-// with T^-1 = diag(1/tau) + triu(V^T V, 1) (LAPACK's larft), written so that tau = 0 needs no division:
-// T = (I + diag(tau) triu(V^T V, 1))^-1 diag(tau), a unit-triangular solve. All differentiable ops.
+// The compact WY form H_0 H_1 ... H_{k-1} = I - V T V^H (H_i = I - tau_i v_i v_i^H): T is upper triangular
+// with T^-1 = diag(1/tau) + triu(V^H V, 1) (LAPACK's larft), written so that tau = 0 needs no division:
+// T = (I + diag(tau) triu(V^H V, 1))^-1 diag(tau), a unit-triangular solve. All differentiable ops.
 Tensor householder_T(const Tensor& V, const Tensor& tau) {
-  Tensor unit = ember::matmul(V.mT(), V).triu(1) * tau.unsqueeze(-1);
+  Tensor unit = ember::matmul(V.mH(), V).triu(1) * tau.unsqueeze(-1);
   int64_t k = tau.sizes().back();
   Tensor eye = eye_as(k, k, tau);
   return ember::linalg_solve_triangular(unit + eye, ember::diag_embed(tau), true, true, true);
@@ -50,7 +50,7 @@ void check_householder(const Tensor& input, const Tensor& tau, const char* name)
 }
 
 void check_lapack_dtype(const Tensor& A, const char* kernel) {
-  EMBER_CHECK_KIND(A.dtype() == kFloat || A.dtype() == kDouble, NotImplemented, "\"", kernel,
+  EMBER_CHECK_KIND(A.dtype() == kFloat || A.dtype() == kDouble || is_complex(A.dtype()), NotImplemented, "\"", kernel,
                    "\" not implemented for '", A.dtype(), "'");
 }
 
@@ -107,7 +107,7 @@ std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU_data, const Tensor
   return {P, L, U};
 }
 
-// Q = H_0 H_1 ... H_{k-1}, first n columns, with H_i = I - tau_i v_i v_i^T: applied right to left to I[:, :n].
+// Q = H_0 H_1 ... H_{k-1}, first n columns, with H_i = I - tau_i v_i v_i^H.
 Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
   const char* name = "torch.linalg.householder_product";
   check_householder(input, tau, name);
@@ -118,8 +118,8 @@ Tensor linalg_householder_product(const Tensor& input, const Tensor& tau) {
   Tensor Q = eye_as(m, n, input).expand(input.sizes());
   if (k == 0) return Q.contiguous();
   Tensor V = householder_vectors(input, k);
-  // Q = (I - V T V^T) I[:, :n]; V^T I[:, :n] is the first n rows of V, transposed
-  return (Q - ember::matmul(ember::matmul(V, householder_T(V, tau)), V.narrow(-2, 0, n).mT())).contiguous();
+  // Q = (I - V T V^H) I[:, :n]; V^H I[:, :n] is the first n rows of V, conjugate-transposed
+  return (Q - ember::matmul(ember::matmul(V, householder_T(V, tau)), V.narrow(-2, 0, n).mH())).contiguous();
 }
 
 Tensor orgqr(const Tensor& self, const Tensor& input2) { return ember::linalg_householder_product(self, input2); }
@@ -143,10 +143,10 @@ Tensor ormqr(const Tensor& self, const Tensor& input2, const Tensor& input3, boo
   if (k == 0) return input3.clone();
   Tensor V = householder_vectors(self, k);
   Tensor T = householder_T(V, input2);
-  if (transpose) T = T.mT();  // Q^T = I - V T^T V^T
-  // op(Q) C = C - V T' (V^T C);  C op(Q) = C - (C V) T' V^T
-  return left ? input3 - ember::matmul(V, ember::matmul(T, ember::matmul(V.mT(), input3)))
-              : input3 - ember::matmul(ember::matmul(ember::matmul(input3, V), T), V.mT());
+  if (transpose) T = T.mH();  // Q^H = I - V T^H V^H (torch's transpose conjugates complex Q)
+  // op(Q) C = C - V T' (V^H C);  C op(Q) = C - (C V) T' V^H
+  return left ? input3 - ember::matmul(V, ember::matmul(T, ember::matmul(V.mH(), input3)))
+              : input3 - ember::matmul(ember::matmul(ember::matmul(input3, V), T), V.mH());
 }
 
 // A^n by repeated squaring; negative powers of the inverse.
@@ -169,11 +169,13 @@ Tensor det(const Tensor& self) { return ember::linalg_det(self); }
 
 std::tuple<Tensor, Tensor> slogdet(const Tensor& self) { return ember::linalg_slogdet(self); }
 
-// log det: NaN for a negative determinant (and -inf for a singular matrix, from log|det|)
+// log det: NaN for a negative determinant (and -inf for a singular matrix, from log|det|); a complex
+// matrix's is log|det| + i arg(det)
 Tensor logdet(const Tensor& self) {
-  EMBER_CHECK(is_floating(self.dtype()), "logdet: Expected a floating point or complex tensor as input. Got ",
-              self.dtype());
+  EMBER_CHECK(is_differentiable_dtype(self.dtype()), "logdet: Expected a floating point or complex tensor as input. "
+              "Got ", self.dtype());
   auto [sign, logabsdet] = ember::linalg_slogdet(self);
+  if (is_complex(self.dtype())) return sign.log() + logabsdet;
   return logabsdet.masked_fill(sign < 0, NAN);
 }
 
@@ -181,7 +183,8 @@ Tensor inverse(const Tensor& self) { return ember::linalg_inv(self); }
 
 // The pseudo-inverse from the SVD, singular values below rcond * max(S) taken as zero.
 Tensor pinverse(const Tensor& self, double rcond) {
-  EMBER_CHECK(self.dim() >= 2 && (self.dtype() == kFloat || self.dtype() == kDouble), "linalg.pinv(", self.dtype(),
+  EMBER_CHECK(self.dim() >= 2 && (self.dtype() == kFloat || self.dtype() == kDouble || is_complex(self.dtype())),
+              "linalg.pinv(", self.dtype(),
               "{", self.sizes(), "}): expected a tensor with 2 or more dimensions of float, double, cfloat or cdouble "
               "types");
   int64_t m = self.sizes()[self.dim() - 2], n = self.sizes().back();
@@ -195,12 +198,12 @@ Tensor pinverse(const Tensor& self, double rcond) {
   Tensor keep = ember::gt(S, S.amax(IntArrayRef({int64_t(-1)}), true) * rcond);
   // 1/S only where kept: no inf that a zero-weighted gradient would turn into NaN
   Tensor Sinv = ember::where(keep, S, ember::ones_like(S)).reciprocal() * keep.to(S.dtype());
-  return ember::matmul(Vh.mT() * Sinv.unsqueeze(-2), U.mT());
+  return ember::matmul(Vh.mH() * Sinv.unsqueeze(-2), U.mH());
 }
 
 Tensor cholesky(const Tensor& self, bool upper) { return ember::linalg_cholesky(self, upper); }
 
-// A = L L^T (or U^T U): X = L^-T (L^-1 B)
+// A = L L^H (or U^H U): X = L^-H (L^-1 B)
 Tensor cholesky_solve(const Tensor& self, const Tensor& input2, bool upper) {
   EMBER_CHECK(self.dim() >= 2, "b should have at least 2 dimensions, but has ", self.dim(), " dimensions instead");
   EMBER_CHECK(input2.dim() >= 2, "u should have at least 2 dimensions, but has ", input2.dim(),
@@ -209,26 +212,26 @@ Tensor cholesky_solve(const Tensor& self, const Tensor& input2, bool upper) {
               self.dtype(), " and A of type ", input2.dtype(), " instead.");
   check_square(input2, "cholesky_solve");
   check_lapack_dtype(self, "cholesky_solve_cpu");
-  Tensor L = upper ? input2.mT() : input2;
+  Tensor L = upper ? input2.mH() : input2;
   Tensor Y = ember::linalg_solve_triangular(L, self, false);
-  return ember::linalg_solve_triangular(L.mT(), Y, true);
+  return ember::linalg_solve_triangular(L.mH(), Y, true);
 }
 
-// A^-1 = L^-T L^-1
+// A^-1 = L^-H L^-1
 Tensor cholesky_inverse(const Tensor& self, bool upper) {
   check_square(self, "cholesky_inverse");
   check_lapack_dtype(self, "cholesky_inverse_out_cpu");
   int64_t n = self.sizes().back();
-  Tensor L = upper ? self.mT() : self;
+  Tensor L = upper ? self.mH() : self;
   Tensor Linv = ember::linalg_solve_triangular(L, eye_as(n, n, self).expand(self.sizes()), false);
-  return ember::matmul(Linv.mT(), Linv);
+  return ember::matmul(Linv.mH(), Linv);
 }
 
 std::tuple<Tensor, Tensor> qr(const Tensor& self, bool some) {
   return ember::linalg_qr(self, some ? std::string_view("reduced") : std::string_view("complete"));
 }
 
-// torch.svd: V (not V^T); without compute_uv, U and V are zero matrices of the full shapes.
+// torch.svd: V (not V^H); without compute_uv, U and V are zero matrices of the full shapes.
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some, bool compute_uv) {
   EMBER_CHECK(self.dim() >= 2, "linalg.svd: The input tensor A must have at least 2 dimensions.");
   if (!compute_uv) {
@@ -243,7 +246,7 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& self, bool some, bool compu
     return {ember::zeros(us, o), S, ember::zeros(vs, o)};
   }
   auto [U, S, Vh] = ember::linalg_svd(self, !some);
-  return {U, S, Vh.mT()};
+  return {U, S, Vh.mH()};
 }
 
 Tensor lu_solve(const Tensor& self, const Tensor& LU_data, const Tensor& LU_pivots) {

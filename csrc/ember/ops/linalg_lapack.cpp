@@ -1,8 +1,9 @@
 // torch.linalg decompositions: argument checks and shapes here; every batch matrix is copied to
-// column-major double precision, factorized by the linalg stubs (kernels/linalg.h; LAPACK on the
+// column-major double (complex128 for complex input), factorized by the linalg stubs (kernels/linalg.h; LAPACK on the
 // CPU, kernels/cpu/linalg.cpp), and copied back.
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,8 +38,12 @@ void check_matrix(const Tensor& A, const char* name, bool square) {
   EMBER_CHECK(!square || A.sizes()[A.dim() - 1] == A.sizes()[A.dim() - 2], name,
               ": A must be batches of square matrices, but they are ", A.sizes()[A.dim() - 2], " by ",
               A.sizes()[A.dim() - 1], " matrices");
-  EMBER_CHECK(is_floating(A.dtype()), name, ": Expected a floating point or complex tensor as input. Got ", A.dtype());
+  EMBER_CHECK(is_differentiable_dtype(A.dtype()), name, ": Expected a floating point or complex tensor as input. Got ",
+              A.dtype());
 }
+
+// the dtype LAPACK works in: double for real input, complex128 for complex
+ScalarType work_dtype(const Tensor& A) { return is_complex(A.dtype()) ? kComplexDouble : kDouble; }
 
 DimVector batch_shape(const Tensor& A) { return DimVector(IntArrayRef(A.sizes().data(), size_t(A.dim() - 2))); }
 
@@ -50,11 +55,11 @@ int64_t batch_count(const Tensor& A) {
   return count;
 }
 
-// Column-major double copy of every matrix: [batch, n_cols, n_rows] row-major == column-major matrices.
-// Always a fresh buffer: LAPACK overwrites it.
+// Column-major work-dtype copy of every matrix: [batch, n_cols, n_rows] row-major == column-major
+// matrices. Always a fresh buffer: LAPACK overwrites it.
 Tensor to_colmajor(const Tensor& A) {
   Tensor t = A.mT();
-  Tensor c = empty_tensor(t.sizes(), kDouble, A.device());
+  Tensor c = empty_tensor(t.sizes(), work_dtype(A), A.device());
   if (c.numel()) c.copy_(t);
   return c;
 }
@@ -65,9 +70,10 @@ DimVector with_dims(DimVector shape, std::initializer_list<int64_t> dims) {
   return shape;
 }
 
-// The LAPACK kernels PyTorch calls exist for float32/float64 only (torch: NotImplementedError naming them).
+// The LAPACK kernels PyTorch calls exist for float32/float64 and complex64/128 only (torch:
+// NotImplementedError naming them).
 void check_lapack_dtype(const Tensor& A, const char* kernel) {
-  EMBER_CHECK_KIND(A.dtype() == kFloat || A.dtype() == kDouble, NotImplemented, "\"", kernel,
+  EMBER_CHECK_KIND(A.dtype() == kFloat || A.dtype() == kDouble || is_complex(A.dtype()), NotImplemented, "\"", kernel,
                    "\" not implemented for '", A.dtype(), "'");
 }
 
@@ -157,7 +163,14 @@ Tensor linalg_lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, 
   DimVector batch = broadcast_shapes(s.batch, DimVector(IntArrayRef(pivots.sizes().data(), size_t(pivots.dim() - 1))));
   EMBER_CHECK(batch == s.batch, "linalg.lu_solve: the batch dimensions of pivots do not broadcast with LU's and B's");
   Tensor piv = pivots_for(pivots, s.batch, s.n, "linalg.lu_solve");
-  kernel(s.a, piv, s.rhs, left ? adjoint : !adjoint);  // X A = B is A^T X^T = B^T
+  // X A = B is A^T X^T = B^T; X A^H = B is A X^H = B^H, so a complex right adjoint solve conjugates
+  // the transposed right-hand side before and after solving with A
+  const bool cplx = is_complex(LU.dtype());
+  char trans = left ? (adjoint ? (cplx ? 'C' : 'T') : 'N') : (adjoint ? 'N' : 'T');
+  const bool conj_rhs = cplx && !left && adjoint;
+  if (conj_rhs) s.rhs = s.rhs.conj_physical();
+  kernel(s.a, piv, s.rhs, trans);
+  if (conj_rhs) s.rhs = s.rhs.conj_physical();
   return solve_result(s, LU.dtype(), left);
 }
 
@@ -178,7 +191,8 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
   auto kernel = linalg_cholesky_info_stub(A.device(), "linalg.cholesky");
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
-  Tensor C = to_colmajor(A).reshape({nb, n, n}).contiguous();
+  // upper reads A's upper triangle, as torch's: the lower triangle of A^H, whose L gives U = L^H
+  Tensor C = to_colmajor(upper ? A.mH() : A).reshape({nb, n, n}).contiguous();
   Tensor info = ember::zeros({nb}, TensorOptions(kInt).device(A.device()));
   kernel(C, info);
   int bad = 0;
@@ -186,7 +200,7 @@ std::tuple<Tensor, Tensor> linalg_cholesky_ex(const Tensor& A, bool upper, bool 
   EMBER_CHECK(b < 0, "linalg.cholesky_ex: ", batch_prefix(A, b), "The factorization could not be completed because "
               "the input is not positive-definite (the leading minor of order ", bad, " is not positive-definite).");
   Tensor L = from_colmajor(C.reshape(A.sizes()), A.dtype()).tril(0);
-  return {upper ? L.mT().contiguous() : L, info.reshape(batch_shape(A))};
+  return {upper ? L.mH().contiguous() : L, info.reshape(batch_shape(A))};
 }
 
 // sign and log|det| from the LU factors: U's diagonal and the parity of the row swaps.
@@ -200,28 +214,33 @@ std::tuple<Tensor, Tensor> linalg_slogdet(const Tensor& A) {
   Tensor piv = ember::zeros({nb, n}, TensorOptions(kInt).device(A.device()));
   Tensor info = ember::zeros({nb}, TensorOptions(kInt).device(A.device()));
   kernel(C, piv, info);
-  Tensor sign = empty_tensor({nb}, kDouble, A.device()), logabs = empty_tensor({nb}, kDouble, A.device());
-  const double* c = static_cast<const double*>(C.data_ptr());
+  // sign: the product of U's diagonal over its modulus (a unit complex number, or +-1), flipped per swap
+  using zd = std::complex<double>;
+  const bool cplx = is_complex(A.dtype());
+  Tensor sign = empty_tensor({nb}, C.dtype(), A.device()), logabs = empty_tensor({nb}, kDouble, A.device());
   const int* p = static_cast<const int*>(piv.data_ptr());
-  double* so = static_cast<double*>(sign.data_ptr());
   double* lo = static_cast<double*>(logabs.data_ptr());
   for (int64_t b = 0; b < nb; b++) {
-    double sg = 1, la = 0;
+    zd sg = 1;
+    double la = 0;
     for (int64_t i = 0; i < n; i++) {
-      double d = c[b * n * n + i * n + i];
+      const int64_t at = b * n * n + i * n + i;
+      zd d = cplx ? static_cast<const zd*>(C.data_ptr())[at] : zd(static_cast<const double*>(C.data_ptr())[at]);
       if (p[b * n + i] != i + 1) sg = -sg;
-      if (d < 0) sg = -sg;
-      la += std::log(std::abs(d));
+      double mod = std::abs(d);
+      if (mod != 0) sg *= d / mod;
+      la += std::log(mod);
     }
-    so[b] = la == -INFINITY ? 0.0 : sg;
+    if (la == -INFINITY) sg = 0;
+    if (cplx) static_cast<zd*>(sign.data_ptr())[b] = sg;
+    else static_cast<double*>(sign.data_ptr())[b] = sg.real() < 0 ? -1.0 : sg.real() > 0 ? 1.0 : 0.0;
     lo[b] = la;
   }
   DimVector bs = batch_shape(A);
-  return {sign.reshape(bs).to(A.dtype()), logabs.reshape(bs).to(A.dtype())};
+  return {sign.reshape(bs).to(A.dtype()), logabs.reshape(bs).to(to_real_dtype(A.dtype()))};
 }
 
 std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool hermitian, bool check_errors) {
-  (void)hermitian;  // a real symmetric matrix is Hermitian: both read the lower triangle
   check_matrix(A, "torch.linalg.ldl_factor_ex", true);
   check_lapack_dtype(A, "ldl_factor_kernel_cpu");
   auto kernel = linalg_ldl_factor_stub(A.device(), "linalg.ldl_factor_ex");
@@ -231,7 +250,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool he
   Tensor C = to_colmajor(A).reshape({nb, n, n}).contiguous();
   Tensor piv = ember::zeros({nb, n}, TensorOptions(kInt).device(A.device()));
   Tensor info = ember::zeros({nb}, TensorOptions(kInt).device(A.device()));
-  kernel(C, piv, info);
+  kernel(C, piv, info, hermitian && is_complex(A.dtype()));
   int bad = 0;
   int64_t b = check_errors ? first_failure(info, &bad) : -1;
   EMBER_CHECK(b < 0, "torch.linalg.ldl_factor_ex: ", batch_prefix(A, b), "The factorization could not be completed "
@@ -241,7 +260,6 @@ std::tuple<Tensor, Tensor, Tensor> linalg_ldl_factor_ex(const Tensor& A, bool he
 }
 
 Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B, bool hermitian) {
-  (void)hermitian;
   check_matrix(LD, "torch.linalg.ldl_solve", true);
   check_lapack_dtype(LD, "ldl_solve_kernel_cpu");
   EMBER_CHECK(LD.dtype() == B.dtype(), "torch.linalg.ldl_solve: Expected LD and B to have the same dtype, but found "
@@ -249,7 +267,7 @@ Tensor linalg_ldl_solve(const Tensor& LD, const Tensor& pivots, const Tensor& B,
   auto kernel = linalg_ldl_solve_stub(LD.device(), "linalg.ldl_solve");
   SolveOperands s = solve_operands(LD, B, "torch.linalg.ldl_solve", true);
   Tensor piv = pivots_for(pivots, s.batch, s.n, "torch.linalg.ldl_solve");
-  kernel(s.a, piv, s.rhs);
+  kernel(s.a, piv, s.rhs, hermitian && is_complex(LD.dtype()));
   return solve_result(s, LD.dtype(), true);
 }
 
@@ -261,7 +279,7 @@ std::tuple<Tensor, Tensor> geqrf(const Tensor& self) {
   int64_t nb = batch_count(self);
   DimVector bs = batch_shape(self);
   Tensor C = to_colmajor(self).reshape({nb, n, m}).contiguous();
-  Tensor tau = ember::zeros({nb, k}, TensorOptions(kDouble).device(self.device()));
+  Tensor tau = ember::zeros({nb, k}, TensorOptions(work_dtype(self)).device(self.device()));
   kernel(C, tau);
   return {from_colmajor(C.reshape(with_dims(bs, {n, m})), self.dtype()),
           tau.reshape(with_dims(bs, {k})).to(self.dtype()).contiguous()};
@@ -293,7 +311,7 @@ ExpmPlan expm_plan(double norm1) {
   return p;
 }
 
-// exp of a batch of double matrices [b, n, n] that share one plan
+// exp of a batch of double or complex128 matrices [b, n, n] that share one plan
 Tensor expm_pade(const Tensor& A, ExpmPlan plan) {
   static const double b3[] = {120, 60, 12, 1};
   static const double b5[] = {30240, 15120, 3360, 420, 30, 1};
@@ -305,7 +323,7 @@ Tensor expm_pade(const Tensor& A, ExpmPlan plan) {
                                1323241920., 40840800., 960960., 16380., 182., 1.};
   static const double* small[] = {b3, b5, b7, b9};
   int64_t n = A.sizes().back();
-  Tensor I = ember::eye(n, std::nullopt, TensorOptions(kDouble).device(A.device()));
+  Tensor I = ember::eye(n, std::nullopt, TensorOptions(A.dtype()).device(A.device()));
   Tensor U, V;
   if (plan.degree_index < 4) {  // degree d = 2 * index + 3: U = A sum_j b_(2j+1) A^2j, V = sum_j b_2j A^2j
     const double* b = small[plan.degree_index];
@@ -340,7 +358,7 @@ Tensor matrix_exp(const Tensor& self) {
   int64_t n = self.sizes().back();
   if (self.numel() == 0) return self.clone();
   int64_t nb = batch_count(self);
-  Tensor Ad = self.to(kDouble).reshape({nb, n, n});
+  Tensor Ad = self.to(work_dtype(self)).reshape({nb, n, n});
   Tensor norms = Ad.abs().sum(IntArrayRef({int64_t(-2)})).amax(IntArrayRef({int64_t(-1)})).contiguous();
   const double* norm1 = static_cast<const double*>(norms.data_ptr());
   std::map<ExpmPlan, std::vector<int64_t>> groups;
@@ -368,7 +386,7 @@ Tensor linalg_det(const Tensor& A) {
   int64_t n = A.sizes().back();
   int64_t nb = batch_count(A);
   Tensor C = to_colmajor(A).reshape({nb, n, n});
-  Tensor out = empty_tensor({nb}, kDouble, A.device());
+  Tensor out = empty_tensor({nb}, C.dtype(), A.device());
   kernel(out, C);
   return out.reshape(batch_shape(A)).to(A.dtype());
 }
@@ -418,8 +436,8 @@ Tensor linalg_inv(const Tensor& A) {
   int64_t b = first_failure(info, &bad);
   EMBER_CHECK(b < 0, "linalg.inv: ", batch_prefix(A, b), "The diagonal element ", bad, " is zero, the inversion could "
               "not be completed because the input matrix is singular.");
-  Tensor X = ember::eye(n, std::nullopt, TensorOptions(kDouble).device(A.device())).expand({nb, n, n}).contiguous();
-  solve(C, piv, X, false);  // the identity is symmetric: its column-major copy is itself
+  Tensor X = ember::eye(n, std::nullopt, TensorOptions(C.dtype()).device(A.device())).expand({nb, n, n}).contiguous();
+  solve(C, piv, X, 'N');  // the identity is symmetric: its column-major copy is itself
   return from_colmajor(X.reshape(A.sizes()), A.dtype());
 }
 
@@ -447,8 +465,8 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, std::string_view mode) {
   qs.push_back(m); qs.push_back(qcols);
   rs.push_back(mode == "complete" ? m : k); rs.push_back(n);
   int rrows = mode == "complete" ? m : k;
-  Tensor Q = empty_tensor({nb, std::max(qcols, n), m}, kDouble, A.device());  // column-major work space
-  Tensor R = ember::zeros({nb, n, rrows}, TensorOptions(kDouble).device(A.device()));
+  Tensor Q = empty_tensor({nb, std::max(qcols, n), m}, C.dtype(), A.device());  // column-major work space
+  Tensor R = ember::zeros({nb, n, rrows}, TensorOptions(C.dtype()).device(A.device()));
   kernel(C, Q, R, qcols, mode != "r");
   Tensor Rt = R.reshape({nb, n, rrows}).mT().to(A.dtype()).reshape(rs).contiguous();
   if (mode == "r") return {empty_tensor({0}, A.dtype(), A.device()), Rt};
@@ -469,7 +487,7 @@ std::tuple<Tensor, Tensor> linalg_eigh(const Tensor& A, std::string_view UPLO) {
   ws.push_back(n);
   // column-major eigenvector columns -> row-major matrix whose columns are the eigenvectors
   Tensor V = from_colmajor(C.reshape(A.sizes()), A.dtype());
-  return {W.reshape(ws).to(A.dtype()), V};
+  return {W.reshape(ws).to(to_real_dtype(A.dtype())), V};
 }
 
 // General eigen-decomposition: complex eigenvalues and unit-norm eigenvectors, complex64 for float32
@@ -485,8 +503,7 @@ std::tuple<Tensor, Tensor> linalg_eig(const Tensor& A) {
               "linalg.eig: input tensor should not contain infs or NaNs.");
   auto kernel = linalg_eig_stub(A.device(), "linalg.eig");
   const int64_t n = A.sizes().back(), nb = batch_count(A);
-  const ScalarType work = is_complex(dt) ? kComplexDouble : kDouble;
-  Tensor C = empty_tensor({nb, n, n}, work, A.device());
+  Tensor C = empty_tensor({nb, n, n}, work_dtype(A), A.device());
   if (C.numel()) C.copy_(A.mT().reshape({nb, n, n}));  // column-major copies
   Tensor W = empty_tensor({nb, n}, kComplexDouble, A.device());
   Tensor V = empty_tensor({nb, n, n}, kComplexDouble, A.device());
@@ -505,10 +522,10 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
   int ucols = full_matrices ? m : k, vrows = full_matrices ? n : k;
   int64_t nb = batch_count(A);
   Tensor C = to_colmajor(A).reshape({nb, n, m}).contiguous();
-  Tensor U = empty_tensor({nb, ucols, m}, kDouble, A.device()), S = empty_tensor({nb, k}, kDouble, A.device()),
-         VT = empty_tensor({nb, n, vrows}, kDouble, A.device());
+  Tensor U = empty_tensor({nb, ucols, m}, C.dtype(), A.device()), S = empty_tensor({nb, k}, kDouble, A.device()),
+         VT = empty_tensor({nb, n, vrows}, C.dtype(), A.device());
   if (k == 0) {  // no singular values: LAPACK writes nothing, and the full bases are identities, as PyTorch's
-    TensorOptions o = TensorOptions(kDouble).device(A.device());
+    TensorOptions o = TensorOptions(C.dtype()).device(A.device());
     if (U.numel()) U.copy_(ember::eye(m, std::nullopt, o).expand({nb, m, m}));
     if (VT.numel()) VT.copy_(ember::eye(n, std::nullopt, o).expand({nb, n, n}));
   } else {
@@ -521,7 +538,7 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
   vs.push_back(vrows); vs.push_back(n);
   Tensor Ur = U.mT().to(A.dtype()).reshape(us).contiguous();
   Tensor Vr = VT.mT().to(A.dtype()).reshape(vs).contiguous();
-  return {Ur, S.reshape(ss).to(A.dtype()), Vr};
+  return {Ur, S.reshape(ss).to(to_real_dtype(A.dtype())), Vr};
 }
 
 }  // namespace ember::native

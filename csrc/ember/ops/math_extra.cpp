@@ -72,7 +72,7 @@ const Tensor& heaviside_out(const Tensor& out, const Tensor& self, const Tensor&
 namespace {
 Tensor exp2_like(const Tensor& self, const Tensor& other) {
   ScalarType dt = promote_types(self.dtype(), other.dtype());
-  return two_pow(other.to(is_floating(dt) ? dt : default_dtype()));
+  return two_pow(other.to(is_floating(dt) || is_complex(dt) ? dt : default_dtype()));
 }
 }  // namespace
 Tensor ldexp(const Tensor& self, const Tensor& other) { return ember::mul(self, exp2_like(self, other)); }
@@ -464,7 +464,12 @@ Tensor corrcoef(const Tensor& self) {
   Tensor d = ember::diagonal(c);
   Tensor s = ember::sqrt(d);
   c = ember::div(ember::div(c, s.unsqueeze(1)), s.unsqueeze(0));
-  return ember::clamp(c, scalar_to_tensor(Scalar(-1.0)), scalar_to_tensor(Scalar(1.0)));
+  auto unit = [](const Tensor& t) { return ember::clamp(t, scalar_to_tensor(Scalar(-1.0)), scalar_to_tensor(Scalar(1.0))); };
+  if (is_complex(c.dtype())) {  // each part clipped to [-1, 1], as torch's
+    Tensor parts = ember::view_as_real(c);
+    return ember::complex(unit(parts.select(-1, 0)), unit(parts.select(-1, 1)));
+  }
+  return unit(c);
 }
 
 // ---- trapezoidal rule along dim: sum((y[i] + y[i+1]) / 2 * dx_i)

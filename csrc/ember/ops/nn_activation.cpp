@@ -89,7 +89,7 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
 
 // ---- silu, mish
 Tensor silu(const Tensor& self) {
-  check_floating(self, "silu_cpu");
+  if (!is_complex(self.dtype())) check_floating(self, "silu_cpu");  // x sigmoid(x) is defined for complex x too
   return in_opmath(self, [](const Tensor& x) { return x * ember::sigmoid(x); });
 }
 const Tensor& silu_(const Tensor& self) { return assign(self, native::silu(self)); }

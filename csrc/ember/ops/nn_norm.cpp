@@ -104,11 +104,14 @@ Tensor rms_norm(const Tensor& input, IntArrayRef normalized_shape, const Tensor&
     EMBER_FAIL(Runtime, "Given normalized_shape=", normalized_shape, ", expected input with shape [*", shape.str(),
                "], but got input of size", input.sizes());
   }
-  EMBER_CHECK(is_floating(input.dtype()), "rms_norm: expected a floating point input, but got ", input.dtype());
-  // computed in float for half/bfloat16 (PyTorch's opmath type); eps defaults to its machine epsilon
-  ScalarType opmath = input.dtype() == kDouble ? kDouble : kFloat;
+  EMBER_CHECK(is_differentiable_dtype(input.dtype()), "rms_norm: expected a floating point input, but got ",
+              input.dtype());
+  // computed in float for half/bfloat16 (PyTorch's opmath type), complex in itself (x * x, as torch's
+  // composite: no modulus); eps defaults to the machine epsilon of the real type
+  ScalarType opmath = is_complex(input.dtype()) || input.dtype() == kDouble ? input.dtype() : kFloat;
   double e = eps ? *eps
-                 : (opmath == kDouble ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon());
+                 : (to_real_dtype(opmath) == kDouble ? std::numeric_limits<double>::epsilon()
+                                                     : std::numeric_limits<float>::epsilon());
   Tensor x = input.to(opmath);
   std::vector<int64_t> dims = dims_from(nd - k, nd);
   Tensor y = (x * ember::rsqrt((x * x).mean(IntArrayRef(dims), true) + e)).to(input.dtype());

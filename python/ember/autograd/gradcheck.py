@@ -60,7 +60,7 @@ def _check_inputs(inputs):
     any_requires_grad = False
     for idx, inp in enumerate(inputs):
         if _is_tensor(inp) and inp.requires_grad:
-            if inp.dtype is not _C.float64:
+            if inp.dtype not in (_C.float64, _C.complex128):
                 warnings.warn(
                     f"Input #{idx} requires gradient and is not a double precision floating point or complex. "
                     "This check will likely fail if all the inputs are not of double precision floating point "
@@ -243,6 +243,13 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _random_grad_output(shape, dtype, noncontiguous):
+    """Uniform in [-1, 1) (both parts for a complex output); integer outputs get float64."""
+    if dtype.is_complex:
+        real = _C.float32 if dtype == _C.complex64 else _C.float64
+        with no_grad():
+            parts = [_random_grad_output(shape, real, noncontiguous).detach() for _ in range(2)]
+            t = _ops.complex(*parts)
+        return t.requires_grad_(True)
     if not (dtype.is_floating_point if hasattr(dtype, "is_floating_point") else True):
         dtype = _C.float64
     with no_grad():

@@ -1,6 +1,7 @@
 // CPU kernels of the scatter/gather family (kernels/scatter.h): gather, scatter, scatter_add and
 // scatter_reduce, walking the index tensor's elements in row-major order.
 #include <algorithm>
+#include <complex>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -132,6 +133,27 @@ void scatter_reduce_cpu(const Tensor& work, int64_t dim, const Tensor& idx, cons
   if (red == ScatterReduce::Mean) {
     count.assign(size_t(work.numel()), include_self ? 1 : 0);
     for (int64_t e = 0; e < n; e++) count[size_t(woff[size_t(e)])]++;
+  }
+  if (is_complex(work.dtype())) {  // sums, products and means (complex numbers have no order)
+    EMBER_CHECK_KIND(red != ScatterReduce::Amax && red != ScatterReduce::Amin, NotImplemented,
+                     "\"scatter_reduce_cpu\" not implemented for '", work.dtype(), "' with amax/amin");
+    auto run = [&](auto tag) {
+      using T = decltype(tag);
+      T* w = static_cast<T*>(work.data_ptr());
+      const T* sp = static_cast<const T*>(s.data_ptr());
+      if (!include_self)
+        for (int64_t e = 0; e < n; e++) w[woff[size_t(e)]] = red == ScatterReduce::Prod ? T(1) : T(0);
+      for (int64_t e = 0; e < n; e++) {
+        T& dst = w[woff[size_t(e)]];
+        dst = red == ScatterReduce::Prod ? dst * sp[soff[size_t(e)]] : dst + sp[soff[size_t(e)]];
+      }
+      if (red == ScatterReduce::Mean)
+        for (int64_t i = 0; i < work.numel(); i++)
+          w[i] /= typename T::value_type(std::max<int64_t>(count[size_t(i)], 1));
+    };
+    if (work.dtype() == kComplexFloat) run(std::complex<float>{});
+    else run(std::complex<double>{});
+    return;
   }
   EMBER_DISPATCH_ALL(work.dtype(), "scatter_reduce", [&](auto tag) {
     using T = decltype(tag);

@@ -151,11 +151,17 @@ template <class T> struct Eq { static constexpr int mask = kAll | kComplex; bool
 template <class T> struct Ne { static constexpr int mask = kAll | kComplex; bool operator()(T a, T b) const { return a != b; } };
 CMP(Lt, <) CMP(Le, <=) CMP(Gt, >) CMP(Ge, >=)
 #undef CMP
-template <class T> struct LogicalAnd { static constexpr int mask = kAll; bool operator()(T a, T b) const { return a && b; } };
-template <class T> struct LogicalOr { static constexpr int mask = kAll; bool operator()(T a, T b) const { return a || b; } };
+template <class T> struct LogicalAnd {
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T a, T b) const { return truth(a) && truth(b); }
+};
+template <class T> struct LogicalOr {
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T a, T b) const { return truth(a) || truth(b); }
+};
 template <class T> struct LogicalXor {
-  static constexpr int mask = kAll;
-  bool operator()(T a, T b) const { return bool(a) != bool(b); }
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T a, T b) const { return truth(a) != truth(b); }
 };
 template <class T> struct BitwiseAnd { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a & b); } };
 template <class T> struct BitwiseOr { static constexpr int mask = kIntegral; T operator()(T a, T b) const { return T(a | b); } };
@@ -334,9 +340,14 @@ void ternary_kernel(TernaryKernel k, TensorIter& it, const KernelArgs& a) {
     case TernaryKernel::Lerp:
       if (is_reduced_float(it.compute_dtype()))
         return reduced_float_map<3>(it, [](float s, float e, float w) { return em::lerp(s, e, w); });
-      dispatch_compute<kFloats>(it.dtype(1), a.name, [&](auto tag) {
+      dispatch_compute<kFloats | kComplex>(it.dtype(1), a.name, [&](auto tag) {
         using T = decltype(tag);
-        ternary_loop<T, T, T, T>(it, [](T s, T e, T w) { return em::lerp(s, e, w); });
+        ternary_loop<T, T, T, T>(it, [](T s, T e, T w) {
+          if constexpr (is_cplx<T>)  // from the nearer end by |w|, as torch's
+            return std::abs(w) < typename T::value_type(0.5) ? s + w * (e - s) : e - (e - s) * (T(1) - w);
+          else
+            return em::lerp(s, e, w);
+        });
       });
       return;
     case TernaryKernel::Where: {

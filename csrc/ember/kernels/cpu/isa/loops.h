@@ -27,6 +27,11 @@ constexpr int kComplex = bit(kComplexFloat) | bit(kComplexDouble);
 template <class T> struct is_complex_t : std::false_type {};
 template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
 template <class T> constexpr bool is_cplx = is_complex_t<T>::value;
+// a value as a condition: nonzero (a complex number is true unless both parts are zero)
+template <class T> inline bool truth(T x) {
+  if constexpr (is_cplx<T>) return x != T(0);
+  else return bool(x);
+}
 
 // sum of f(i) for i < n in L independent lanes: without -ffast-math a single accumulator is a
 // serial dependency chain; lanes let the compiler vectorize (and change the rounding order like

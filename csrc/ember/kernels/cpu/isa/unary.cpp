@@ -19,8 +19,26 @@ template <class T> constexpr bool is_fp = std::is_floating_point_v<T>;
 #define CFLOAT_FN(Name, expr) \
   template <class T> struct Name { static constexpr int mask = kFloats | kComplex; T operator()(T x) const { return expr; } };
 CFLOAT_FN(Exp, std::exp(x))
-FLOAT_FN(Exp2, std::exp2(x))
-FLOAT_FN(Expm1, std::expm1(x))
+template <class T> struct Exp2 {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) return std::exp(x * typename T::value_type(0.6931471805599453));
+    else return std::exp2(x);
+  }
+};
+// complex expm1(a + ib) = expm1(a) cos b - 2 sin^2(b / 2) + i e^a sin b: no cancellation near zero
+template <class T> struct Expm1 {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) {
+      using R = typename T::value_type;
+      R a = x.real(), b = x.imag(), h = std::sin(b / 2);
+      return T(std::expm1(a) * std::cos(b) - 2 * h * h, std::exp(a) * std::sin(b));
+    } else {
+      return std::expm1(x);
+    }
+  }
+};
 CFLOAT_FN(Log, std::log(x))
 template <class T> struct Log2 {
   static constexpr int mask = kFloats | kComplex;
@@ -30,7 +48,20 @@ template <class T> struct Log2 {
   }
 };
 CFLOAT_FN(Log10, std::log10(x))
-FLOAT_FN(Log1p, std::log1p(x))
+// complex log1p(z) = log|1 + z| + i arg(1 + z), the modulus as log1p(2a + a^2 + b^2) / 2 near zero
+template <class T> struct Log1p {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) {
+      using R = typename T::value_type;
+      R a = x.real(), b = x.imag();
+      if (std::abs(a) > R(0.5) || std::abs(b) > R(0.5)) return std::log(T(1) + x);
+      return T(std::log1p(a * (2 + a) + b * b) / 2, std::atan2(b, 1 + a));
+    } else {
+      return std::log1p(x);
+    }
+  }
+};
 CFLOAT_FN(Sqrt, std::sqrt(x))
 CFLOAT_FN(Rsqrt, T(1) / std::sqrt(x))
 CFLOAT_FN(Sin, std::sin(x))
@@ -83,7 +114,19 @@ SPECIAL_FN(Erfcx, erfcx)
 SPECIAL_FN(Ndtri, ndtri)
 SPECIAL_FN(LogNdtr, log_ndtr)
 SPECIAL_FN(Entr, entr)
-SPECIAL_FN(Sinc, sinc)
+template <class T> struct Sinc {
+  static constexpr int mask = kFloats | kComplex;
+  T operator()(T x) const {
+    if constexpr (is_cplx<T>) {
+      using R = typename T::value_type;
+      if (x == T(0)) return T(1);
+      T px = x * R(3.14159265358979323846);
+      return std::sin(px) / px;
+    } else {
+      return T(special_math::sinc(double(x)));
+    }
+  }
+};
 #undef SPECIAL_FN
 
 template <class T> struct Polygamma {
@@ -231,8 +274,8 @@ template <class T> struct Signbit {
   }
 };
 template <class T> struct LogicalNot {
-  static constexpr int mask = kAll;
-  bool operator()(T x) const { return !x; }
+  static constexpr int mask = kAll | kComplex;
+  bool operator()(T x) const { return !truth(x); }
 };
 template <class T> struct BitwiseNot {
   static constexpr int mask = kIntegral;
