@@ -21,12 +21,17 @@ OPS = ["matmul", "masked_fill", "masked_select", "tensordot", "addmv", "addbmm",
        "corrcoef", "linalg.matrix_norm", "linalg.pinv", "linalg.vander", "nn.functional.multi_margin_loss",
        "index_add", "index_reduce", "clamp", "native_group_norm"]
 FLOAT_OPS = ["nn.functional.conv_transpose2d", "nn.functional.conv_transpose3d"]  # no int64 convolution in Ember
+# complex128 values and gradients (the z* LAPACK routines, conjugate transposes, complex kernels)
+COMPLEX_OPS = ["linalg.inv", "linalg.det", "linalg.solve", "linalg.cholesky", "linalg.qr", "linalg.svdvals",
+               "linalg.lu_factor", "linalg.lu_solve", "linalg.slogdet", "linalg.solve_triangular",
+               "linalg.householder_product", "matrix_exp", "mH", "expm1", "log1p", "logcumsumexp",
+               "nn.functional.conv2d", "masked.sum", "masked.softmax", "masked.var"]
 
 _SCRIPT = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import opinfo_sweep, optim_sweep
-OPS, FLOAT_OPS = json.loads(sys.argv[2]), json.loads(sys.argv[3])
+OPS, FLOAT_OPS, COMPLEX_OPS = json.loads(sys.argv[2]), json.loads(sys.argv[3]), json.loads(sys.argv[4])
 def run(names, dtypes, grad=False, variant="function"):
     ops = [o for o in opinfo_sweep.op_db if o.name in names]
     problems, counts = opinfo_sweep.sweep(ops, dtypes, grad, 60, False, variant)
@@ -38,6 +43,8 @@ for variant in ("function", "method"):
     out[variant] = [dict(p, **q), n, found]
 # gradients; not pinv: for non-symmetric inputs with hermitian=True Ember's keeps to the triangle read
 out["grad"] = run([o for o in OPS + FLOAT_OPS if o != "linalg.pinv"], ["float64"], grad=True)
+out["complex"] = run(COMPLEX_OPS, ["complex128"])
+out["complex_grad"] = run(COMPLEX_OPS, ["complex128"], grad=True)
 bad = []
 for info in optim_sweep.optim_db:
     if info.name in ("SGD", "Adam", "AdamW"):
@@ -54,7 +61,7 @@ print("RESULT" + json.dumps(out))
 def result():
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     p = subprocess.run([sys.executable, "-c", _SCRIPT, os.path.join(ROOT, "tools"), json.dumps(OPS),
-                        json.dumps(FLOAT_OPS)], capture_output=True, text=True, env=env, timeout=600)
+                        json.dumps(FLOAT_OPS), json.dumps(COMPLEX_OPS)], capture_output=True, text=True, env=env, timeout=600)
     line = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT")]
     assert p.returncode == 0 and line, p.stderr[-3000:]
     return json.loads(line[0][len("RESULT"):])
@@ -76,3 +83,11 @@ def test_opinfo_gradients_agree(result):
 
 def test_optimizer_configurations_agree(result):
     assert not result["optim"], result["optim"]
+
+
+@pytest.mark.parametrize("kind", ["complex", "complex_grad"])
+def test_complex_samples_and_gradients_agree(result, kind):
+    problems, samples, found = result[kind]
+    assert found == sorted(COMPLEX_OPS), "an op name is no longer in torch's OpInfo database"
+    assert samples > 100
+    assert not problems, problems
