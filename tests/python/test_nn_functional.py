@@ -939,7 +939,9 @@ def test_loss_gradcheck():
     for name in ("mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"):
         check_grads(lambda a, b, n=name: getattr(F, n)(a, b), x, y)
     check_grads(lambda a, b: F.smooth_l1_loss(a, b, beta=0.3, reduction="none"), x, y)
-    check_grads(lambda a, b: F.soft_margin_loss(a, b.sign()), x, y)
+    check_grads(lambda a: F.soft_margin_loss(a, y.detach().sign()), x)
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'target'"):  # as torch
+        F.soft_margin_loss(x, y)
     p = G(uniform((2, 3), 0.1, 0.9, seed=3))
     t = G(uniform((2, 3), 0.1, 0.9, seed=4))
     w = E(uniform((2, 3), 0.5, 1.5, seed=5))

@@ -247,6 +247,9 @@ Tensor hinge_embedding_loss(const Tensor& self, const Tensor& target, double mar
 
 Tensor soft_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   check_reduction(reduction);
+  // PyTorch declares no gradient for the target here (unlike the other regression losses)
+  EMBER_CHECK(!(autograd::grad_enabled() && target.requires_grad()), "The function 'soft_margin_loss' is not "
+              "differentiable with respect to argument 'target'. This input cannot have requires_grad True.");
   return apply_loss_reduction(ember::log1p(ember::exp(-target * self)), reduction);
 }
 
