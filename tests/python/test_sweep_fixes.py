@@ -477,3 +477,55 @@ def test_channels_last_inputs_give_channels_last_outputs(name):
     for e, t in zip(*outs):
         assert e.stride() == t.stride(), (e.stride(), t.stride())
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+# ---- integer convolution (exact, im2col + integer matmul) and int64 average pooling (truncating), bool unfold
+@pytest.mark.parametrize("dtype", [I64, I32, U8, "int16"])
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_integer_convolution(dtype, n):
+    x = T((2, 4) + (5,) * n, dtype, low=0 if dtype == U8 else -4, high=4)
+    w = T((3, 2) + (3,) * n, dtype, low=0 if dtype == U8 else -3, high=3, key=1)
+    b = T((3,), dtype, low=0, high=5, key=2)
+    fn = f"conv{n}d"
+    check(lambda lib, a, k, c: getattr(lib.nn.functional, fn)(a, k, c, stride=2, padding=1, groups=2),
+          Sample(x, w, b))
+
+
+@pytest.mark.parametrize("dtype", [I64, I32])
+def test_integer_transposed_convolution_int64_only(dtype):
+    x = T((1, 2, 4, 4), dtype, low=-3, high=3)
+    w = T((2, 3, 3, 3), dtype, low=-3, high=3, key=1)
+    check(lambda lib, a, k: lib.nn.functional.conv_transpose2d(a, k, stride=2, padding=1, output_padding=1),
+          Sample(x, w))  # int32: NotImplementedError in both
+
+
+def test_bool_convolution_is_refused():
+    check(lambda lib, a, k: lib.nn.functional.conv2d(a, k), Sample(T((1, 1, 3, 3), B), T((1, 1, 2, 2), B)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+@pytest.mark.parametrize("kw", [dict(), dict(padding=1, count_include_pad=False), dict(padding=1, ceil_mode=True),
+                                dict(divisor_override=3), dict(stride=1, padding=1)])
+def test_int64_average_pooling_truncates(n, kw):
+    if "divisor_override" in kw and n == 1:
+        pytest.skip("avg_pool1d has no divisor_override")
+    x = T((2, 3) + (6,) * n, I64, low=-20, high=20)
+    check(lambda lib, a: getattr(lib.nn.functional, f"avg_pool{n}d")(a, 3, **kw), Sample(x))
+
+
+def test_int32_average_pooling_is_refused():
+    check(lambda lib, a: lib.nn.functional.avg_pool2d(a, 2), Sample(T((1, 1, 4, 4), I32)))
+
+
+def test_bool_unfold_and_fold():
+    check(lambda lib, a: lib.nn.functional.unfold(a, 2, padding=1, stride=2), Sample(T((2, 3, 5, 5), B)))
+    check(lambda lib, a: lib.nn.functional.fold(a, (4, 4), 2, padding=1), Sample(T((2, 12, 9), B)))
+
+
+def test_native_batch_norm_saves_nothing_in_evaluation():
+    x, m, v = T((3, 2, 4), F32), T((2,), F32, key=1), T((2,), F32, low=0.5, high=2, key=2)
+    check(lambda lib, a, rm, rv: lib.native_batch_norm(a, None, None, rm, rv, False, 0.1, 1e-5), Sample(x, m, v))
+    xe = ember.randn(3, 2, 4, requires_grad=True)
+    y = ember.nn.functional.batch_norm(xe, ember.zeros(2), ember.ones(2), training=False)
+    y.sum().backward()  # the evaluation-mode backward reads the running statistics
+    assert xe.grad.shape == (3, 2, 4)

@@ -75,6 +75,8 @@ static Tensor per_part(const Tensor& self, F f) {
 
 // [N, C, *S] -> [N, C * prod(K), L]
 Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride) {
+  if (self.dtype() == kBool)  // (as bytes: a copy of each value)
+    return native::im2col(self.to(kByte), kernel_size, dilation, padding, stride).to(kBool);
   if (is_complex(self.dtype()))
     return per_part(self, [&](const Tensor& t) { return native::im2col(t, kernel_size, dilation, padding, stride); });
   int64_t ns = self.dim() - 2;
@@ -104,6 +106,8 @@ Tensor im2col(const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation,
 // [N, C * prod(K), L] -> [N, C, *output_size], summing overlapping blocks
 Tensor col2im(const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
               IntArrayRef padding, IntArrayRef stride) {
+  if (self.dtype() == kBool)  // overlapping blocks add up as bytes: true where any is (torch's bool +=)
+    return native::col2im(self.to(kByte), output_size, kernel_size, dilation, padding, stride).to(kBool);
   if (is_complex(self.dtype()))
     return per_part(self, [&](const Tensor& t) {
       return native::col2im(t, output_size, kernel_size, dilation, padding, stride);
@@ -163,7 +167,11 @@ static Tensor convolution_rowmajor(const Tensor& input_in, const Tensor& weight,
   bool batched = input_in.dim() == ns + 2;
   EMBER_CHECK(batched || input_in.dim() == ns + 1, "Expected ", ns + 1, "D (unbatched) or ", ns + 2, "D (batched) input to ",
               name, ", but got input of size: ", input_in.sizes());
-  EMBER_CHECK_KIND(is_floating(input_in.dtype()), NotImplemented, "\"", name, "\" not implemented for '", input_in.dtype(), "'");
+  // integers (not bool) convolve exactly through the im2col + integer matmul composite, as PyTorch's slow
+  // path; its transposed convolution takes int64 only
+  const ScalarType dt = input_in.dtype();
+  EMBER_CHECK_KIND(is_floating(dt) || (is_integral(dt, false) && (!transposed || dt == kLong)), NotImplemented, "\"",
+                   name, "\" not implemented for '", dt, "'");
   EMBER_CHECK(input_in.dtype() == weight.dtype(), "Input type (", input_in.dtype(), ") and weight type (",
               weight.dtype(), ") should be the same");
   EMBER_CHECK(!bias.defined() || bias.dtype() == input_in.dtype(), "Input type (", input_in.dtype(), ") and bias type (",

@@ -212,6 +212,10 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
   if (x.numel())
     apply(cd, x.kernel_data(), static_cast<const double*>(a_d.kernel_data()), static_cast<const double*>(b_d.kernel_data()),
           y.kernel_data(), n, c, s);
+  if (!training) {  // the statistics came from the running estimates: nothing saved, as PyTorch's (empty)
+    Tensor none = empty_tensor({0}, cd, dev);
+    return {y.to(out_t), none, none.clone()};
+  }
   return {y.to(out_t), mean_d.to(cd), invstd_d.to(cd)};
 }
 
@@ -234,8 +238,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
               " to be defined");
   int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
   for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd})
-    EMBER_CHECK(!t->defined() || t->numel() == c, op, ": expected per-channel tensors of ", c, " elements, got ",
-                t->numel());
+    EMBER_CHECK(!t->defined() || t->numel() == c || (!train && t->numel() == 0 && t != &weight &&
+                                                       t != &running_mean && t != &running_var),
+                op, ": expected per-channel tensors of ", c, " elements, got ", t->numel());
   const Device dev = input.device();
   check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
   auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");

@@ -135,7 +135,10 @@ static Tensor avg_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, Int
   int64_t ns = int64_t(kernel_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && self.dim() == ns + 2, "avg_pool", ns, "d: expected a batched ", ns + 2,
               "-D input, got ", self.sizes());
-  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
+  // int64 averages truncate toward zero, as PyTorch's (its only integer avg_pool)
+  const bool integral = self.dtype() == kLong;
+  EMBER_CHECK_KIND(is_floating(self.dtype()) || integral, NotImplemented, "\"avg_pool", ns, "d\" not implemented for '",
+                   self.dtype(), "'");
   EMBER_CHECK(!divisor_override || *divisor_override != 0, "divisor must be not zero");
   DimVector k = expand_param(kernel_size, ns, "kernel_size", 1);
   DimVector s = stride_in.empty() ? k : expand_param(stride_in, ns, "stride", 1);
@@ -165,7 +168,7 @@ static Tensor avg_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, Int
   Tensor sums = ember::sum(cols, IntArrayRef({int64_t(2)}), false);  // [N, C, L]
   Tensor div;
   if (divisor_override) {
-    div = scalar_to_tensor(double(*divisor_override));
+    div = integral ? scalar_to_tensor(Scalar(*divisor_override)) : scalar_to_tensor(double(*divisor_override));
   } else {
     // count per window: elements inside input+padding (count_include_pad) or inside the input only
     DimVector mshape = {1, 1};
@@ -194,7 +197,7 @@ static Tensor avg_pool_rowmajor(const Tensor& self, IntArrayRef kernel_size, Int
   }
   DimVector shape = {n, c};
   for (int64_t v : out) shape.push_back(v);
-  return ember::div(sums, div).reshape(shape);
+  return (integral ? ember::div(sums, div, "trunc") : ember::div(sums, div)).reshape(shape);
 }
 
 // Adaptive average pooling as matrix products: each spatial dim is averaged by a fixed [out, in]

@@ -3,7 +3,9 @@ import math
 
 from .. import _C
 from .._C import _ops
+from .._dtype_info import iinfo
 from .._utils import strided
+from ..linalg import vector_norm
 
 _SMALL_INTS = (_C.uint8, _C.bool, _C.int8, _C.int16, _C.int32)  # sum/prod promote them to int64, as torch.sum
 
@@ -44,7 +46,6 @@ def _identity(op, input, ord=None):
     floating, integral = input.is_floating_point(), not (input.is_floating_point() or input.is_complex())
     lowest = highest = None
     if integral and dt != _C.bool:
-        from .. import iinfo
         info = iinfo(dt)
         lowest, highest = info.min, info.max
     if op in ("sum", "cumsum"):
@@ -202,8 +203,7 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     """Vector ord-norm of the masked-in elements over dim."""
     _strided(input, "norm")
     dtype = input.dtype if dtype is None else dtype
-    from .. import linalg
-    return linalg.vector_norm(_filled("norm", input, mask, ord), ord, _dims(dim, input.dim()), bool(keepdim),
+    return vector_norm(_filled("norm", input, mask, ord), ord, _dims(dim, input.dim()), bool(keepdim),
                               dtype=dtype)
 
 
