@@ -189,3 +189,14 @@ def test_gradgradcheck_makes_complex_grad_outputs():
     from ember.autograd import gradgradcheck
     x = ember.tensor(rand_complex((3,))).requires_grad_()
     assert gradgradcheck(lambda a: a * a * a, (x,))
+
+
+def test_inplace_and_out_forms_take_complex():
+    z = rand_complex((3, 4))
+    both(lambda L, x: x.cumsum_(1), z)
+    both(lambda L, x: L.cumsum(x, 0, out=L.empty(3, 4, dtype=L.complex128)), z)
+    both(lambda L, x: x.float_power_(2), z)
+    both(lambda L, x: L.float_power(x, 2, out=L.empty(3, 4, dtype=L.complex128)), z)
+    both(lambda L, x: L.float_power(x.real, x), z)
+    with pytest.raises(RuntimeError, match="float_power_"):  # a real base cannot hold a complex result
+        ember.ones(3, dtype=ember.float64).float_power_(ember.tensor(rand_complex((3,))))

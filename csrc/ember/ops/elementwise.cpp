@@ -222,14 +222,17 @@ Tensor float_power(const Tensor& self, const Tensor& exponent) {
                                      ? exponent : exponent.to(dt));
 }
 const Tensor& float_power_(const Tensor& self, const Tensor& exponent) {
-  EMBER_CHECK(self.dtype() == kDouble, "the base given to float_power_ has dtype ", self.dtype(),
-              " but the operation's result requires dtype Double");
-  return ember::pow_(self, exponent.impl()->is_wrapped_number() ? exponent : exponent.to(kDouble));
+  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  EMBER_CHECK(self.dtype() == dt, "the base given to float_power_ has dtype ", self.dtype(),
+              " but the operation's result requires dtype ", dt);
+  return ember::pow_(self, exponent.impl()->is_wrapped_number() && !is_complex(exponent.dtype()) ? exponent
+                                                                                                 : exponent.to(dt));
 }
 const Tensor& float_power_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
-  EMBER_CHECK(out.dtype() == kDouble, "the output given to float_power has dtype ", out.dtype(),
-              " but the operation's result requires dtype Double");
-  return ember::pow_out(out, self.to(kDouble), exponent.to(kDouble));
+  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  EMBER_CHECK(out.dtype() == dt, "the output given to float_power has dtype ", out.dtype(),
+              " but the operation's result requires dtype ", dt);
+  return ember::pow_out(out, self.to(dt), exponent.to(dt));
 }
 
 // ---- square, round, nan_to_num

@@ -541,14 +541,14 @@ static void check_inplace_scan_dtype(const Tensor& self, std::optional<ScalarTyp
 }
 const Tensor& cumsum_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   check_inplace_scan_dtype(self, dtype);
-  return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), false));
+  return ember::copy_(self, native::cumsum(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype())));
 }
 const Tensor& cumprod_(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   check_inplace_scan_dtype(self, dtype);
   return ember::copy_(self, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(self.dtype()), true));
 }
 const Tensor& cumsum_out(const Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return write_out(out, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype()), false));
+  return write_out(out, native::cumsum(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype())));
 }
 const Tensor& cumprod_out(const Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return write_out(out, scan(self, dim, dtype ? dtype : std::optional<ScalarType>(out.dtype()), true));
