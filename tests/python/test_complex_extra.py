@@ -200,3 +200,65 @@ def test_inplace_and_out_forms_take_complex():
     both(lambda L, x: L.float_power(x.real, x), z)
     with pytest.raises(RuntimeError, match="float_power_"):  # a real base cannot hold a complex result
         ember.ones(3, dtype=ember.float64).float_power_(ember.tensor(rand_complex((3,))))
+
+
+def test_module_to_a_complex_dtype():
+    for L in (ember, torch):
+        m = L.nn.Linear(3, 2)
+        with pytest.warns(UserWarning, match="Complex modules"):
+            m.to(L.complex128)
+        assert m.weight.dtype == L.complex128 and m.bias.dtype == L.complex128
+    with pytest.raises(TypeError, match="floating point or complex"):
+        ember.nn.Linear(3, 2).to(ember.int64)
+
+
+@pytest.mark.parametrize("mode", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_complex_recurrent_layers_match_torch(mode, bidirectional):
+    import warnings
+    x = rand_complex((5, 2, 3))
+    outs, grads = [], []
+    for L in (torch, ember):
+        L.manual_seed(0)
+        m = getattr(L.nn, mode)(3, 4, num_layers=2, bidirectional=bidirectional)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = m.to(L.complex128)
+        if L is ember:  # the same parameters as torch's
+            for (n, p), (_, tp) in zip(m.named_parameters(), torch_params):
+                p.data.copy_(ember.tensor(tp.detach().numpy()))
+        else:
+            torch_params = list(m.named_parameters())
+        xi = L.tensor(x).requires_grad_()
+        y, _ = m(xi)
+        (y * (0.5 + 0.25j)).real.sum().backward()
+        outs.append(y)
+        grads.append(xi.grad)
+    close(outs[1], outs[0])
+    close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("cell", ["LSTMCell", "GRUCell"])
+def test_complex_cells_gradcheck(cell):
+    m = getattr(ember.nn, cell)(2, 3)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = m.to(ember.complex128)
+    x = ember.tensor(rand_complex((2, 2))).requires_grad_()
+
+    def f(inp):
+        out = m(inp)
+        return out[0] if isinstance(out, tuple) else out
+    assert gradcheck(f, (x,))
+
+
+def test_complex_adaptive_avg_pool_and_empty_batch_norm():
+    z = rand_complex((1, 2, 6))
+    e = ember.nn.functional.adaptive_avg_pool1d(ember.tensor(z), 3)
+    np.testing.assert_allclose(e.numpy(), z.reshape(1, 2, 3, 2).mean(-1), rtol=1e-12)
+    empty = ember.zeros(0, 3, dtype=ember.complex128)
+    out = ember.nn.functional.batch_norm(empty, None, None, training=True)
+    assert out.shape == (0, 3) and out.dtype == ember.complex128
+    with pytest.raises(NotImplementedError):  # a non-empty complex batch, as torch
+        ember.nn.functional.batch_norm(ember.ones(2, 3, dtype=ember.complex128), None, None, training=True)

@@ -168,7 +168,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const Tensor& running_mean, const Tensor& running_var,
                                                      bool training, double momentum, double eps) {
   EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dims (N, C, ...), got ", input.sizes());
-  EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"batch_norm\" not implemented for '", input.dtype(), "'");
+  // (an empty batch of any dtype passes: there is nothing to normalize, as PyTorch's)
+  EMBER_CHECK_KIND(is_floating(input.dtype()) || input.numel() == 0, NotImplemented, "\"batch_norm\" not implemented "
+                   "for '", input.dtype(), "'");
   int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
   for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
     EMBER_CHECK(!t->defined() || t->numel() == c, "running_mean should contain ", c, " elements not ",

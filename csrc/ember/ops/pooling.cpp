@@ -206,7 +206,8 @@ Tensor adaptive_avg_pool_nd(const Tensor& self, IntArrayRef output_size) {
   int64_t ns = int64_t(output_size.size());
   EMBER_CHECK(ns >= 1 && ns <= 3 && (self.dim() == ns + 1 || self.dim() == ns + 2), "adaptive_avg_pool", ns,
               "d(): Expected ", ns + 1, "D or ", ns + 2, "D tensor, but got ", self.sizes());
-  EMBER_CHECK_KIND(is_floating(self.dtype()), NotImplemented, "\"adaptive_avg_pool", ns, "d\" not implemented for '", self.dtype(), "'");
+  EMBER_CHECK_KIND(is_floating(self.dtype()) || is_complex(self.dtype()), NotImplemented, "\"adaptive_avg_pool", ns,
+                   "d\" not implemented for '", self.dtype(), "'");
   auto matrix_kernel = adaptive_avg_pool_matrix_stub(self.device(), "adaptive_avg_pool");
   Tensor x = self;
   for (int64_t i = 0; i < ns; i++) {

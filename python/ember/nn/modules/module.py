@@ -509,12 +509,16 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Cast (and move) parameters and buffers: to(device=None, dtype=None, non_blocking=False,
-        memory_format=None), to(dtype), to(tensor). Only floating point tensors change dtype, only 4-d
-        and 5-d ones memory format."""
+        memory_format=None), to(dtype), to(tensor). Only floating point and complex tensors change dtype,
+        only 4-d and 5-d ones memory format."""
         device, dtype, memory_format = _parse_to(*args, **kwargs)
-        if dtype is not None and not dtype.is_floating_point:
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype={dtype}")
+        if dtype is not None and dtype.is_complex:
+            warnings.warn("Complex modules are a new feature under active development whose design may change, "
+                          "and some modules might not work as expected when using complex tensors as parameters or "
+                          "buffers.")
         if device is not None:
             device = device if isinstance(device, _C.device) else _C.device(device)
 
@@ -525,7 +529,7 @@ class Module:
                         "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
                         "torch.nn.Module.to() when moving module from meta to a different device.")
                 t = t.to(device)  # raises on a CPU-only build for CUDA, as PyTorch's (a module without tensors passes)
-            if dtype is not None and t.is_floating_point():
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 t = t.to(dtype)
             if memory_format is not None and t.dim() in (4, 5):  # as torch: only 4-d/5-d tensors change layout
                 t = t.to(memory_format=memory_format)

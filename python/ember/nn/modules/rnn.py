@@ -23,12 +23,23 @@ _GATES = {"LSTM": 4, "GRU": 3, "RNN_TANH": 1, "RNN_RELU": 1}
 
 def _lstm_step(gates, c):
     """One LSTM step from the pre-activations (B, 4H) in torch's i, f, g, o order: (h, c).
-    The pointwise math (and its backward) is one fused op."""
+    The pointwise math (and its backward) is one fused op; complex numbers take the ops one by one."""
+    if gates.is_complex():
+        i, f, g, o = gates.chunk(4, 1)
+        c = _ops.sigmoid(f) * c + _ops.sigmoid(i) * _ops.tanh(g)
+        return _ops.sigmoid(o) * _ops.tanh(c), c
     return _ops._lstm_cell(gates, c)
 
 
 def _gru_step(gi, gh, h):
-    """One GRU step: gi = x W_ih^T + b_ih, gh = h W_hh^T + b_hh, gates r, z, n (one fused op)."""
+    """One GRU step: gi = x W_ih^T + b_ih, gh = h W_hh^T + b_hh, gates r, z, n (one fused op; complex
+    numbers take the ops one by one)."""
+    if gi.is_complex():
+        ir, iz, in_ = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r, z = _ops.sigmoid(ir + hr), _ops.sigmoid(iz + hz)
+        n = _ops.tanh(in_ + r * hn)
+        return n + z * (h - n)
     return _ops._gru_cell(gi, gh, h)
 
 
@@ -298,7 +309,7 @@ class RNNBase(Module):
                 xw = F.linear(x, w_ih, b_in)
                 k = layer * dirs + d
                 c0 = states[1][k] if self.mode == "LSTM" else None
-                if self.mode == "LSTM" and not packed and w_hr is None:
+                if self.mode == "LSTM" and not packed and w_hr is None and not xw.is_complex():
                     # the whole recurrence of this direction in one op (forward and backward loops in C++)
                     hs_, cs_, _ = _ops._lstm_seq(xw, states[0][k], c0, w_hh, d == 1)
                     last = 0 if d == 1 else -1
