@@ -332,3 +332,31 @@ def test_complex_gradients_match_torch(name):
     _weighted_real_sum(fn(torch, *t_args)).backward()
     for e, t in zip(e_args, t_args):
         np.testing.assert_allclose(e.grad.numpy(), t.grad.resolve_conj().numpy(), rtol=1e-7, atol=1e-8)
+
+
+def test_svd_of_non_finite_matrices_answers_instead_of_hanging():
+    # LAPACK's gesdd can loop forever on inf/NaN; Ember answers as torch: inf -> NaN factors, NaN -> LinAlgError.
+    # Run in a subprocess so that a regression fails instead of hanging the suite.
+    import subprocess
+    import sys
+    code = (
+        "import ember, math\n"
+        "for dt in (ember.float32, ember.float64, ember.complex64, ember.complex128):\n"
+        "    B = ember.randn(3, 4, 5, dtype=dt)\n"
+        "    B[1, 0, 0] = float('inf')\n"
+        "    U, S, Vh = ember.linalg.svd(B, full_matrices=False)\n"
+        "    assert bool(S[1].isnan().all()) and bool(U[1].isnan().all()) and bool(S[0].isfinite().all())\n"
+        "    assert bool(ember.linalg.svdvals(B)[1].isnan().all())\n"
+        "    B[2, 1, 1] = float('nan')\n"
+        "    try:\n"
+        "        ember.linalg.svd(B)\n"
+        "        raise SystemExit('no error')\n"
+        "    except ember.linalg.LinAlgError as e:\n"
+        "        assert 'Batch element 2' in str(e) and 'non-finite' in str(e), e\n"
+        "print('ok')\n")
+    import os
+    env = dict(os.environ)
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "python")
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert p.returncode == 0 and "ok" in p.stdout, p.stderr[-2000:]

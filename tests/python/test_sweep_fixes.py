@@ -529,3 +529,10 @@ def test_native_batch_norm_saves_nothing_in_evaluation():
     y = ember.nn.functional.batch_norm(xe, ember.zeros(2), ember.ones(2), training=False)
     y.sum().backward()  # the evaluation-mode backward reads the running statistics
     assert xe.grad.shape == (3, 2, 4)
+
+
+@pytest.mark.parametrize("dtype", [I32, U8, B, F32])
+def test_sum_to_size_of_a_scalar_is_a_sum(dtype):
+    check(lambda lib, a: a.sum_to_size([]), Sample(T((), dtype)))
+    check(lambda lib, a: a.sum_to_size(1, 3), Sample(T((2, 3), dtype)))
+    check(lambda lib, a: a.sum_to_size(2, 3), Sample(T((2, 3), dtype)))

@@ -529,7 +529,25 @@ std::tuple<Tensor, Tensor, Tensor> linalg_svd(const Tensor& A, bool full_matrice
     if (U.numel()) U.copy_(ember::eye(m, std::nullopt, o).expand({nb, m, m}));
     if (VT.numel()) VT.copy_(ember::eye(n, std::nullopt, o).expand({nb, n, n}));
   } else {
+    // gesdd may never return on a matrix holding inf or NaN, so those are answered here, as PyTorch's
+    // are: NaN raises (no convergence), inf gives NaN factors
+    Tensor bad = ember::logical_not(ember::isfinite(C)).reshape({nb, int64_t(n) * m}).any(1).contiguous();
+    const bool* badp = static_cast<const bool*>(bad.data_ptr());
+    Tensor nan = ember::isnan(C).reshape({nb, int64_t(n) * m}).any(1).contiguous();
+    const bool* nanp = static_cast<const bool*>(nan.data_ptr());
+    bool any_bad = false;
+    for (int64_t b = 0; b < nb; b++) {
+      EMBER_CHECK(!nanp[b], "linalg.svd: ", batch_prefix(A, b), "The algorithm failed to converge because the "
+                  "input matrix contained non-finite values.");
+      if (badp[b]) {
+        C.select(0, b).zero_();
+        any_bad = true;
+      }
+    }
     kernel(C, U, S, VT, full_matrices);
+    for (int64_t b = 0; any_bad && b < nb; b++)
+      if (badp[b])
+        for (Tensor* t : {&U, &S, &VT}) t->select(0, b).fill_(Scalar(NAN));
   }
   DimVector bs = batch_shape(A);
   DimVector us(bs), ss(bs), vs(bs);

@@ -182,6 +182,7 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef size) {
     os << "size {" << size << "} is not expandable to size {" << self.sizes() << "}.";
     EMBER_FAIL(Runtime, os.str());
   }
+  if (size.empty()) return ember::sum(self);  // to a scalar: a sum even of a 0-d tensor (ints become int64), as torch
   return autograd::sum_to(self, size);
 }
 
