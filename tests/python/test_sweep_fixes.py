@@ -536,3 +536,21 @@ def test_sum_to_size_of_a_scalar_is_a_sum(dtype):
     check(lambda lib, a: a.sum_to_size([]), Sample(T((), dtype)))
     check(lambda lib, a: a.sum_to_size(1, 3), Sample(T((2, 3), dtype)))
     check(lambda lib, a: a.sum_to_size(2, 3), Sample(T((2, 3), dtype)))
+
+
+# ---- orthogonal polynomials with a non-finite or huge degree: 0, as torch's CPU (the recurrences used to run
+# for 9e18 steps on an infinite degree)
+@pytest.mark.parametrize("fn", ["legendre_polynomial_p", "laguerre_polynomial_l", "chebyshev_polynomial_t",
+                                "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                                "hermite_polynomial_h", "hermite_polynomial_he", "shifted_chebyshev_polynomial_t",
+                                "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+                                "shifted_chebyshev_polynomial_w"])
+def test_polynomials_of_non_finite_degree(fn):
+    x = T((6,), F64, data=[0.5, 0.3, 0.2, -0.7, 2.0, 0.0])
+    n = T((6,), F64, data=[math.inf, math.nan, -math.inf, 1e300, -1e300, 3.0])
+    check(lambda lib, a, b: getattr(lib.special, fn)(a, b), Sample(x, n))
+
+
+def test_bincount_of_the_largest_int64_raises_instead_of_overflowing():
+    # (found by tools/extreme_inputs_sweep.py: mx + 1 bins wrapped negative and the kernel wrote out of bounds)
+    check(lambda lib, a: lib.bincount(a), Sample(T((3,), I64, data=[1, 2**63 - 1, 3])))

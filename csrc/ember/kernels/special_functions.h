@@ -304,11 +304,12 @@ EMBER_HOST_DEVICE inline double legendre_p(double x, int64_t n) {  // (k+1) P_{k
   X(ShiftedChebyshevV, shifted_chebyshev_v) X(ShiftedChebyshevW, shifted_chebyshev_w)                  \
   X(HermiteH, hermite_h) X(HermiteHe, hermite_he) X(LaguerreL, laguerre_l) X(LegendreP, legendre_p)
 
-// A polynomial's degree as torch.special reads it from a floating tensor: truncated, NaN kept (the
-// caller returns it), clamped to int64.
+// A polynomial's degree as torch.special reads it from a floating tensor: truncated to int64. NaN, the
+// infinities and degrees past int64 become -1 (the polynomial is then 0), which is what PyTorch's CPU
+// cast gives them; clamping them up instead made the recurrences run for 9e18 steps.
 EMBER_HOST_DEVICE inline int64_t polynomial_degree(double n) {
   const double d = ::trunc(n);
-  return d < -1.0 ? int64_t(-1) : d > 9.0e18 ? std::numeric_limits<int64_t>::max() : int64_t(d);
+  return !(::fabs(d) < 9.2e18) || d < -1.0 ? int64_t(-1) : int64_t(d);
 }
 
 }  // namespace ember::special_fn

@@ -1,6 +1,7 @@
 // Histograms: histc (equal-width bins over a range) and bincount (counts, or weight sums, per
 // non-negative integer). The counting loops live in kernels/cpu/histogram.cpp.
 #include <cmath>
+#include <limits>
 
 #include "ember/core/checked_math.h"
 #include "ember/generated/native.h"
@@ -61,6 +62,8 @@ Tensor bincount(const Tensor& self, const Tensor& weights, int64_t minlength) {
   EMBER_CHECK(self.dim() == 1 && mn >= 0, "bincount only supports 1-d non-negative integral inputs.");
   EMBER_CHECK(!(weights.defined() && (weights.dim() != 1 || weights.sizes()[0] != self.sizes()[0])),
               "weights should be 1-d and have the same length as input");
+  EMBER_CHECK(mx < std::numeric_limits<int64_t>::max(), "maximum value of input overflowed, it should be < ",
+              std::numeric_limits<int64_t>::max(), " but got ", mx);  // (mx + 1 bins would wrap negative)
   int64_t nbins = std::max(mx + 1, minlength);
   ScalarType od = !weights.defined() ? kLong : weights.dtype() == kFloat ? kFloat : kDouble;
   Tensor out = ember::zeros({nbins}, TensorOptions(od).device(self.device()));

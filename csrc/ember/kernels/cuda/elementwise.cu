@@ -342,7 +342,7 @@ SPECIAL_FN2(Zeta, zeta)
   template <class T> struct Name {                                                                 \
     static constexpr int mask = kFloats;                                                           \
     __device__ T operator()(T x, T n) const {                                                      \
-      return n != n ? n : T(special_fn::fn(double(x), special_fn::polynomial_degree(double(n))));  \
+      return T(special_fn::fn(double(x), special_fn::polynomial_degree(double(n))));               \
     }                                                                                              \
   };
 EMBER_ORTHOGONAL_POLYNOMIALS(POLYNOMIAL_FN)

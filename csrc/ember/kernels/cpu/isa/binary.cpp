@@ -118,10 +118,7 @@ SPECIAL_FN2(Zeta, zeta)
 #define POLYNOMIAL_FN(Name, fn) \
   template <class T> struct Name { \
     static constexpr int mask = kFloats; \
-    T operator()(T x, T n) const { \
-      if (std::isnan(n)) return n; \
-      return T(special_math::fn(double(x), special_fn::polynomial_degree(double(n)))); \
-    } \
+    T operator()(T x, T n) const { return T(special_math::fn(double(x), special_fn::polynomial_degree(double(n)))); } \
   };
 EMBER_ORTHOGONAL_POLYNOMIALS(POLYNOMIAL_FN)
 #undef POLYNOMIAL_FN
