@@ -554,3 +554,34 @@ def test_polynomials_of_non_finite_degree(fn):
 def test_bincount_of_the_largest_int64_raises_instead_of_overflowing():
     # (found by tools/extreme_inputs_sweep.py: mx + 1 bins wrapped negative and the kernel wrote out of bounds)
     check(lambda lib, a: lib.bincount(a), Sample(T((3,), I64, data=[1, 2**63 - 1, 3])))
+
+
+# ---- regularized incomplete gamma for a huge shape (Boost's series gave up past a = 1e10: P(1e20, 1e20) was 0.99996)
+def test_igamma_of_a_huge_shape():
+    a = np.array([1e20, 1e11, 3e10, 1e12, 1e15, 1.5e10, 1e11, 1e11])
+    x = a * np.array([1, 1 + 3e-6, 1 - 1e-5, 1.000001, 1, 1.00001, 0.5, 1.5])
+    check(lambda lib, p, q: lib.igamma(p, q), Sample(T((8,), F64, data=a), T((8,), F64, data=x, key=1)),
+          rtol=1e-9, atol=0)
+    check(lambda lib, p, q: lib.igammac(p, q), Sample(T((8,), F64, data=a), T((8,), F64, data=x, key=1)),
+          rtol=1e-9, atol=0)
+    # P(a, a) = 1/2 + 1 / (3 sqrt(2 pi a)) + O(1/a)
+    p = ember.igamma(ember.tensor([1e20, 1e14], dtype=ember.float64), ember.tensor([1e20, 1e14], dtype=ember.float64))
+    np.testing.assert_allclose(p.numpy(), 0.5 + 1 / (3 * np.sqrt(2 * np.pi * np.array([1e20, 1e14]))), rtol=1e-14)
+    # deep in the lower tail (u = -10): the series sum_k x^k / ((a+1)...(a+k)) times x^a e^-x / Gamma(a+1) gives
+    # 1.03731e-45 (torch 2.13 and scipy say 1.89e-46)
+    deep = ember.igamma(ember.tensor([2e10], dtype=ember.float64), ember.tensor([2e10 * 0.9999], dtype=ember.float64))
+    np.testing.assert_allclose(deep.numpy(), [1.03731e-45], rtol=1e-4)
+
+
+@pytest.mark.parametrize("fn", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("value", [True, False])
+def test_addcmul_addcdiv_take_a_bool_value(fn, value):
+    s = Sample(T((5, 5), F64), T((5, 5), F64, key=1), T((1, 5), F64, key=2, nonzero=True), value=value)
+    check(lambda lib, a, b, c, value: getattr(lib, fn)(a, b, c, value=value), s)
+
+
+@pytest.mark.parametrize("dtype", [F32, F64])
+def test_kaiser_window_ends_with_a_large_beta(dtype):
+    # (float32: the grid's rounding moves the tiny end values by ~1e-5 relative; the point is no NaN at the ends)
+    check(lambda lib, dtype: lib.signal.windows.kaiser(128, sym=False, beta=41.2, dtype=dtype), Sample(dtype=DType(dtype)),
+          rtol=1e-4 if dtype == F32 else 1e-9, atol=0)

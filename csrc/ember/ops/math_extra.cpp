@@ -157,21 +157,27 @@ void check_addcdiv(const Tensor& t1, const Tensor& t2) {
 static bool one_reduced_dtype(const Tensor& a, const Tensor& b, const Tensor& c) {
   return is_reduced_float(a.dtype()) && b.dtype() == a.dtype() && c.dtype() == a.dtype();
 }
-Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+// value=True/False scales by 1/0 (torch takes a bool value here, unlike add's alpha)
+static Scalar numeric(const Scalar& v) { return v.is_bool() ? Scalar(int64_t(v.to_bool())) : v; }
+
+Tensor addcmul(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value_in) {
+  const Scalar value = numeric(value_in);
   if (one_reduced_dtype(self, t1, t2))
     return in_opmath_as(self.dtype(), [&](const Tensor& a, const Tensor& b, const Tensor& c) {
       return native::addcmul(a, b, c, value);
     }, self, t1, t2);
   return add_scaled(self, ember::mul(t1, t2), value);
 }
-const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+const Tensor& addcmul_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value_in) {
+  const Scalar value = numeric(value_in);
   if (one_reduced_dtype(self, t1, t2)) return ember::copy_(self, native::addcmul(self, t1, t2, value));
   return self.add_(ember::mul(t1, t2), value);
 }
 const Tensor& addcmul_out(const Tensor& out, const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
   return write_out(out, native::addcmul(self, t1, t2, value));
 }
-Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value_in) {
+  const Scalar value = numeric(value_in);
   check_addcdiv(t1, t2);
   if (one_reduced_dtype(self, t1, t2))  // self + (value * t1) / t2 in float, PyTorch's order
     return in_opmath_as(self.dtype(), [&](const Tensor& a, const Tensor& b, const Tensor& c) {
@@ -179,7 +185,8 @@ Tensor addcdiv(const Tensor& self, const Tensor& t1, const Tensor& t2, const Sca
     }, self, t1, t2);
   return add_scaled(self, ember::div(t1, t2), value);
 }
-const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value) {
+const Tensor& addcdiv_(const Tensor& self, const Tensor& t1, const Tensor& t2, const Scalar& value_in) {
+  const Scalar value = numeric(value_in);
   check_addcdiv(t1, t2);
   if (one_reduced_dtype(self, t1, t2)) return ember::copy_(self, native::addcdiv(self, t1, t2, value));
   return self.add_(ember::div(t1, t2), value);

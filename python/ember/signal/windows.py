@@ -93,7 +93,8 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=strided, device=None, r
     k = _ops.linspace(-beta, min(beta, -beta + (M - 1) * step), M, dtype=dtype, device=device,
                       requires_grad=requires_grad)
     i0_beta = _ops.i0(_ops.full((), beta, dtype=dtype, device=device))
-    return _ops.i0((beta * beta - k.square()).sqrt()) / i0_beta
+    # (clamped: in float32 beta^2 - k^2 may round below zero at the ends, where the window is 1 / I0(beta))
+    return _ops.i0((beta * beta - k.square()).clamp_min(0).sqrt()) / i0_beta
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=strided, device=None, requires_grad=False):
