@@ -585,3 +585,39 @@ def test_kaiser_window_ends_with_a_large_beta(dtype):
     # (float32: the grid's rounding moves the tiny end values by ~1e-5 relative; the point is no NaN at the ends)
     check(lambda lib, dtype: lib.signal.windows.kaiser(128, sym=False, beta=41.2, dtype=dtype), Sample(dtype=DType(dtype)),
           rtol=1e-4 if dtype == F32 else 1e-9, atol=0)
+
+
+# ---- SLEEF's vector asinh/acosh (and float log1p) overflow past ~1.8e19 (float) / 1.3e154 (double) where the
+# answers are finite; every ISA's kernels must answer like torch (16 copies: the vector loops run)
+_LARGE = {"float32": [0.5, 3e4, 1e18, 2e18, 1e20, 3e38, -3e38, -1e20, -2e18, math.inf, -math.inf, math.nan, -1.0],
+          "float64": [0.5, 1e150, 1e155, 1e300, -1e300, -1e155, math.inf, math.nan, -2.0]}
+
+
+@pytest.mark.parametrize("isa", ["native", "avx2", "default"])
+def test_large_arguments_of_asinh_acosh_log1p(isa):
+    import os
+    import subprocess
+    import sys
+    torch = get_torch()
+    code = ("import ember, numpy as np, json, sys\n"
+            "vals = json.loads(sys.argv[1])\n"
+            "out = {}\n"
+            "for dt, v in vals.items():\n"
+            "    x = np.repeat(np.array(v, dtype=dt), 16)\n"
+            "    out[dt] = {f: getattr(ember, f)(ember.tensor(x)).numpy().tolist() for f in ('asinh', 'acosh', 'log1p')}\n"
+            "print(json.dumps(out))\n")
+    import json
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(os.path.dirname(__file__), "..", "..", "python") + os.pathsep + env.get(
+        "PYTHONPATH", "")
+    if isa != "native":
+        env["EMBER_CPU_CAPABILITY"] = isa
+    p = subprocess.run([sys.executable, "-c", code, json.dumps(_LARGE)], capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1].replace("NaN", "NaN"))
+    for dt, v in _LARGE.items():
+        x = torch.tensor(np.repeat(np.array(v, dtype=dt), 16))
+        for f in ("asinh", "acosh", "log1p"):
+            np.testing.assert_allclose(np.array(got[dt][f], dtype=dt), getattr(torch, f)(x).numpy(),
+                                       rtol=1e-6 if dt == "float32" else 1e-13, atol=0, err_msg=f"{f} {dt} {isa}")

@@ -99,11 +99,85 @@ template <class T> struct Acos; template <class T> struct Atan; template <class 
 template <class T> struct Cosh; template <class T> struct Asinh; template <class T> struct Acosh;
 template <class T> struct Atanh; template <class T> struct Erf; template <class T> struct Erfc;
 EMBER_VEC(Exp, exp) EMBER_VEC(Log, log) EMBER_VEC(Sin, sin) EMBER_VEC(Cos, cos) EMBER_VEC(Tanh, tanh)
-EMBER_VEC(Expm1, expm1) EMBER_VEC(Log1p, log1p) EMBER_VEC(Log2, log2) EMBER_VEC(Log10, log10)
+EMBER_VEC(Expm1, expm1) EMBER_VEC(Log2, log2) EMBER_VEC(Log10, log10)
 EMBER_VEC(Exp2, exp2) EMBER_VEC(Tan, tan) EMBER_VEC(Asin, asin) EMBER_VEC(Acos, acos) EMBER_VEC(Atan, atan)
-EMBER_VEC(Sinh, sinh) EMBER_VEC(Cosh, cosh) EMBER_VEC(Asinh, asinh) EMBER_VEC(Acosh, acosh) EMBER_VEC(Atanh, atanh)
+EMBER_VEC(Sinh, sinh) EMBER_VEC(Cosh, cosh) EMBER_VEC(Atanh, atanh)
 EMBER_VEC(Erf, erf)
 #undef EMBER_VEC
+
+// SLEEF's asinh/acosh overflow past |x| ~ 1.8e19 (float) / 1.3e154 (double) and its float log1p past
+// ~1e38, where the answers are finite: those lanes take log|x| + ln 2 (asinh, acosh) or log x (log1p),
+// exact there (the dropped terms are below an ulp).
+struct LargeArg {
+  static constexpr float kF = 1e18f, kF_log1p = 1e30f;
+  static constexpr double kD = 1e150, kLn2 = 0.6931471805599453;
+};
+// Signed (asinh): lanes with |x| > th get sign(x) (log|x| + ln 2); unsigned (acosh): lanes with x > th
+// get log x + ln 2 (a negative x stays NaN).
+#ifdef __AVX512F__
+template <bool Signed>
+inline vfloat log2x_f(vfloat x, vfloat r, float th) {
+  const vfloat ax = _mm512_abs_ps(x);
+  const __mmask16 big = _mm512_cmp_ps_mask(Signed ? ax : x, _mm512_set1_ps(th), _CMP_GT_OQ);
+  if (!big) return r;
+  vfloat l = _mm512_add_ps(Sleef_logf16_u10avx512f(ax), _mm512_set1_ps(float(LargeArg::kLn2)));
+  if (Signed) l = _mm512_mask_sub_ps(l, _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps(), l);
+  return _mm512_mask_blend_ps(big, r, l);
+}
+template <bool Signed>
+inline vdouble log2x_d(vdouble x, vdouble r, double th) {
+  const vdouble ax = _mm512_abs_pd(x);
+  const __mmask8 big = _mm512_cmp_pd_mask(Signed ? ax : x, _mm512_set1_pd(th), _CMP_GT_OQ);
+  if (!big) return r;
+  vdouble l = _mm512_add_pd(Sleef_logd8_u10avx512f(ax), _mm512_set1_pd(LargeArg::kLn2));
+  if (Signed) l = _mm512_mask_sub_pd(l, _mm512_cmp_pd_mask(x, _mm512_setzero_pd(), _CMP_LT_OQ), _mm512_setzero_pd(), l);
+  return _mm512_mask_blend_pd(big, r, l);
+}
+inline vfloat log1p_big_f(vfloat x, vfloat r) {
+  const __mmask16 big = _mm512_cmp_ps_mask(x, _mm512_set1_ps(LargeArg::kF_log1p), _CMP_GT_OQ);
+  return big ? _mm512_mask_blend_ps(big, r, Sleef_logf16_u10avx512f(x)) : r;
+}
+#else
+template <bool Signed>
+inline vfloat log2x_f(vfloat x, vfloat r, float th) {
+  const vfloat sign = _mm256_set1_ps(-0.0f);
+  const vfloat ax = _mm256_andnot_ps(sign, x);
+  const vfloat big = _mm256_cmp_ps(Signed ? ax : x, _mm256_set1_ps(th), _CMP_GT_OQ);
+  if (!_mm256_movemask_ps(big)) return r;
+  vfloat l = _mm256_add_ps(Sleef_logf8_u10avx2(ax), _mm256_set1_ps(float(LargeArg::kLn2)));
+  if (Signed) l = _mm256_or_ps(l, _mm256_and_ps(sign, x));  // log|x| + ln 2 > 0: copy x's sign onto it
+  return _mm256_blendv_ps(r, l, big);
+}
+template <bool Signed>
+inline vdouble log2x_d(vdouble x, vdouble r, double th) {
+  const vdouble sign = _mm256_set1_pd(-0.0);
+  const vdouble ax = _mm256_andnot_pd(sign, x);
+  const vdouble big = _mm256_cmp_pd(Signed ? ax : x, _mm256_set1_pd(th), _CMP_GT_OQ);
+  if (!_mm256_movemask_pd(big)) return r;
+  vdouble l = _mm256_add_pd(Sleef_logd4_u10avx2(ax), _mm256_set1_pd(LargeArg::kLn2));
+  if (Signed) l = _mm256_or_pd(l, _mm256_and_pd(sign, x));
+  return _mm256_blendv_pd(r, l, big);
+}
+inline vfloat log1p_big_f(vfloat x, vfloat r) {
+  const vfloat big = _mm256_cmp_ps(x, _mm256_set1_ps(LargeArg::kF_log1p), _CMP_GT_OQ);
+  return _mm256_movemask_ps(big) ? _mm256_blendv_ps(r, Sleef_logf8_u10avx2(x), big) : r;
+}
+#endif
+template <> struct VecFn<Asinh> {
+  static constexpr bool ok = true;
+  static vfloat f(vfloat x) { return log2x_f<true>(x, EMBER_VF(asinh)(x), LargeArg::kF); }
+  static vdouble d(vdouble x) { return log2x_d<true>(x, EMBER_VD(asinh)(x), LargeArg::kD); }
+};
+template <> struct VecFn<Acosh> {  // (x < 1 is NaN either way: only large positive lanes are big)
+  static constexpr bool ok = true;
+  static vfloat f(vfloat x) { return log2x_f<false>(x, EMBER_VF(acosh)(x), LargeArg::kF); }
+  static vdouble d(vdouble x) { return log2x_d<false>(x, EMBER_VD(acosh)(x), LargeArg::kD); }
+};
+template <> struct VecFn<Log1p> {
+  static constexpr bool ok = true;
+  static vfloat f(vfloat x) { return log1p_big_f(x, EMBER_VF(log1p)(x)); }
+  static vdouble d(vdouble x) { return EMBER_VD(log1p)(x); }
+};
 template <> struct VecFn<Erfc> {  // SLEEF's erfc is a 1.5-ULP variant
   static constexpr bool ok = true;
 #ifdef __AVX512F__
