@@ -69,8 +69,7 @@ int64_t conv_out_size(int64_t in, int64_t k, int64_t d, int64_t p, int64_t s) {
 // A complex im2col / col2im: the same real op on each part (they only move and add values).
 template <class F>
 static Tensor per_part(const Tensor& self, F f) {
-  Tensor parts = ember::view_as_real(self);
-  return ember::complex(f(parts.select(-1, 0)), f(parts.select(-1, 1)));
+  return ember::complex(f(autograd::real_part(self)), f(autograd::imag_part(self)));
 }
 
 // [N, C, *S] -> [N, C * prod(K), L]
@@ -412,12 +411,11 @@ static Tensor any_convolution(const Tensor& x, const Tensor& w, const Tensor& bi
                               int64_t groups) {
   if (!is_complex(x.dtype()) || x.dtype() != w.dtype() || (bias.defined() && bias.dtype() != x.dtype()))
     return ember::convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups);
-  auto re = [](const Tensor& t) { return ember::view_as_real(t).select(-1, 0); };
-  auto im = [](const Tensor& t) { return ember::view_as_real(t).select(-1, 1); };
   auto conv = [&](const Tensor& in, const Tensor& k) {
     return ember::convolution(in, k, Tensor(), stride, padding, dilation, transposed, output_padding, groups);
   };
-  Tensor a = re(x), b = im(x), c = re(w), d = im(w);
+  Tensor a = autograd::real_part(x), b = autograd::imag_part(x);
+  Tensor c = autograd::real_part(w), d = autograd::imag_part(w);
   Tensor t1 = conv(a, c), t2 = conv(b, d), t3 = conv(a + b, c + d);
   Tensor out = ember::complex(t1 - t2, t3 - t1 - t2);
   if (!bias.defined()) return out;

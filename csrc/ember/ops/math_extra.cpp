@@ -472,10 +472,8 @@ Tensor corrcoef(const Tensor& self) {
   Tensor s = ember::sqrt(d);
   c = ember::div(ember::div(c, s.unsqueeze(1)), s.unsqueeze(0));
   auto unit = [](const Tensor& t) { return ember::clamp(t, scalar_to_tensor(Scalar(-1.0)), scalar_to_tensor(Scalar(1.0))); };
-  if (is_complex(c.dtype())) {  // each part clipped to [-1, 1], as torch's
-    Tensor parts = ember::view_as_real(c);
-    return ember::complex(unit(parts.select(-1, 0)), unit(parts.select(-1, 1)));
-  }
+  if (is_complex(c.dtype()))  // each part clipped to [-1, 1], as torch's
+    return ember::complex(unit(autograd::real_part(c)), unit(autograd::imag_part(c)));
   return unit(c);
 }
 

@@ -374,18 +374,17 @@ void geqrf_cpu(const Tensor& C, const Tensor& tau) { EMBER_LAPACK_TYPES(C, geqrf
 // geev: real matrices through dgeev (as PyTorch, so real eigenvectors come out as LAPACK makes them:
 // a conjugate pair's vectors are vr[:, j] +- i vr[:, j + 1]), complex ones through zgeev
 void eig_cpu(const Tensor& A, const Tensor& W, const Tensor& V, bool compute_v) {
-  using cd = std::complex<double>;
   const int64_t nb = A.sizes()[0];
   const int n = int(A.sizes()[1]);
   if (n == 0) return;
   const char jl = 'N', jr = compute_v ? 'V' : 'N';
   const int ldv = compute_v ? n : 1;
-  cd* w = static_cast<cd*>(W.data_ptr());
-  cd* v = compute_v ? static_cast<cd*>(V.data_ptr()) : nullptr;
+  zd* w = static_cast<zd*>(W.data_ptr());
+  zd* v = compute_v ? static_cast<zd*>(V.data_ptr()) : nullptr;
   const bool real = A.dtype() == kDouble;
   const size_t nn = compute_v ? size_t(n) * size_t(n) : 1;
   std::vector<double> wr(static_cast<size_t>(n)), wi(static_cast<size_t>(n)), vr(nn), rwork(2 * static_cast<size_t>(n));
-  std::vector<cd> zv(nn);
+  std::vector<zd> zv(nn);
   for (int64_t b = 0; b < nb; b++) {
     int info = 0, lwork = -1;
     if (real) {
@@ -396,32 +395,32 @@ void eig_cpu(const Tensor& A, const Tensor& W, const Tensor& V, bool compute_v) 
       std::vector<double> work(static_cast<size_t>(lwork));
       dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), nullptr, &ldv, vr.data(), &ldv, work.data(), &lwork, &info);
     } else {
-      cd* a = static_cast<cd*>(A.data_ptr()) + b * n * n;
-      cd q = 0;
+      zd* a = static_cast<zd*>(A.data_ptr()) + b * n * n;
+      zd q = 0;
       zgeev_(&jl, &jr, &n, a, &n, w + b * n, nullptr, &ldv, compute_v ? v + b * n * n : zv.data(), &ldv, &q, &lwork,
              rwork.data(), &info);
       lwork = std::max(1, int(q.real()));
-      std::vector<cd> work(static_cast<size_t>(lwork));
+      std::vector<zd> work(static_cast<size_t>(lwork));
       zgeev_(&jl, &jr, &n, a, &n, w + b * n, nullptr, &ldv, compute_v ? v + b * n * n : zv.data(), &ldv,
              work.data(), &lwork, rwork.data(), &info);
     }
     EMBER_CHECK(info <= 0, "linalg.eig", batch_msg(b, nb), ": The algorithm failed to converge because the input "
                 "matrix is ill-conditioned or has too many repeated eigenvalues (error code: ", info, ").");
     if (!real) continue;
-    for (int j = 0; j < n; j++) w[b * n + j] = cd(wr[size_t(j)], wi[size_t(j)]);
+    for (int j = 0; j < n; j++) w[b * n + j] = zd(wr[size_t(j)], wi[size_t(j)]);
     if (!compute_v) continue;
-    cd* vb = v + b * n * n;  // column j of the column-major result is vb[j * n .. j * n + n)
+    zd* vb = v + b * n * n;  // column j of the column-major result is vb[j * n .. j * n + n)
     for (int j = 0; j < n; j++) {
       const double* c = vr.data() + size_t(j) * n;
       if (wi[size_t(j)] != 0 && j + 1 < n) {
         const double* c2 = c + n;
         for (int i = 0; i < n; i++) {
-          vb[size_t(j) * n + i] = cd(c[i], c2[i]);
-          vb[size_t(j + 1) * n + i] = cd(c[i], -c2[i]);
+          vb[size_t(j) * n + i] = zd(c[i], c2[i]);
+          vb[size_t(j + 1) * n + i] = zd(c[i], -c2[i]);
         }
         j++;
       } else {
-        for (int i = 0; i < n; i++) vb[size_t(j) * n + i] = cd(c[i], 0.0);
+        for (int i = 0; i < n; i++) vb[size_t(j) * n + i] = zd(c[i], 0.0);
       }
     }
   }
