@@ -70,5 +70,9 @@ TEST(SpecialFunctions, TheSharedOnesAreTheCpusOwn) {
   EXPECT_NEAR(ember::special_fn::zeta(2.0, 1.0), 1.6449340668482264, 1e-15);  // pi^2 / 6
   EXPECT_EQ(ember::special_fn::polynomial_degree(-5.5), -1);
   EXPECT_EQ(ember::special_fn::polynomial_degree(3.9), 3);
-  EXPECT_EQ(ember::special_fn::polynomial_degree(1e30), std::numeric_limits<int64_t>::max());
+  // past int64, infinite or NaN: -1 (the polynomial is 0), as PyTorch's CPU cast gives; no 9e18-step recurrence
+  EXPECT_EQ(ember::special_fn::polynomial_degree(1e30), -1);
+  EXPECT_EQ(ember::special_fn::polynomial_degree(std::numeric_limits<double>::infinity()), -1);
+  EXPECT_EQ(ember::special_fn::polynomial_degree(std::numeric_limits<double>::quiet_NaN()), -1);
+  EXPECT_EQ(ember::special_fn::legendre_p(0.3, ember::special_fn::polynomial_degree(1e30)), 0.0);
 }
