@@ -92,6 +92,9 @@ def expand_copy(input, size, *, implicit=False, out=None):
 
 def narrow_copy(input, dim, start, length, *, out=None):
     """input.narrow(dim, start, length) as a new contiguous tensor."""
+    if isinstance(dim, int) and dim >= max(input.dim(), 1):  # torch checks this side before wrapping (RuntimeError)
+        raise RuntimeError(f"narrow_copy(): Expected dim < {max(input.dim(), 1)} (the number of dimensions), "
+                           f"but got dim={dim}")
     if isinstance(start, _C.TensorBase):
         start = int(start.item())
     return _single(input.narrow(dim, start, length), out)

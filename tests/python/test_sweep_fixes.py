@@ -621,3 +621,9 @@ def test_large_arguments_of_asinh_acosh_log1p(isa):
         for f in ("asinh", "acosh", "log1p"):
             np.testing.assert_allclose(np.array(got[dt][f], dtype=dt), getattr(torch, f)(x).numpy(),
                                        rtol=1e-6 if dt == "float32" else 1e-13, atol=0, err_msg=f"{f} {dt} {isa}")
+
+
+@pytest.mark.parametrize("dim", [3, 5, -4, -5])
+def test_narrow_copy_dim_out_of_range_error_kinds(dim):
+    # torch: a dim past the end is a RuntimeError, one before the start an IndexError
+    check(lambda lib, a: lib.narrow_copy(a, dim, 0, 1), Sample(T((2, 3, 4), F32)), expect_error=True)
