@@ -11,6 +11,7 @@ Needs torch (2.13, CPU) and its test extras (``pip install expecttest``).
         [--variant function|method|inplace] [--errors] [--reference]
 """
 import argparse
+import dataclasses
 import math
 import signal
 import sys
@@ -102,6 +103,12 @@ def to_ember(x):
         return {k: to_ember(v) for k, v in x.items()}
     if isinstance(x, torch.Generator) or callable(x) and not isinstance(x, type):
         raise _Skip("callable/generator arg")
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        # an options object (LinearCrossEntropyOptions): Ember's class of the same name, fields converted
+        twin = resolve(ember.nn, type(x).__name__) or resolve(ember.nn.functional, type(x).__name__)
+        if twin is None:
+            raise _Skip(f"options object {type(x).__name__}")
+        return twin(**{f.name: to_ember(getattr(x, f.name)) for f in dataclasses.fields(x)})
     return x
 
 
