@@ -314,9 +314,11 @@ static bool tensor_param_takes_number(std::string op, const std::string& param) 
 
 // Scalar parameters that PyTorch also binds as a Tensor overload (fill_(Tensor value),
 // masked_fill(mask, Tensor value)): any tensor parses, and a non-0-d one is a RuntimeError.
+// Scalars that PyTorch also takes as tensors (Tensor overloads), raising for a non-0-d one when read
 static bool scalar_param_takes_tensor(std::string op, const std::string& param) {
   if (op.size() > 1 && op.back() == '_') op.pop_back();
-  return param == "value" && (op == "fill" || op == "masked_fill");
+  return (param == "value" && (op == "fill" || op == "masked_fill")) ||
+         ((param == "start" || param == "end") && (op == "linspace" || op == "logspace"));
 }
 
 static Signature parse_signature(const char* text) {
@@ -567,9 +569,12 @@ Scalar ParsedArgs::scalar(int i) {
   }
   Scalar s;
   if (!to_scalar(args[i], &s)) {
-    if (is_tensor(args[i]))  // a tensor-valued Scalar (fill_, masked_fill) must be 0-d
+    if (is_tensor(args[i]) && sig->params[i].name == "value")  // a tensor-valued Scalar must be 0-d
       EMBER_FAIL(Runtime, sig->name, " only supports a 0-dimensional value tensor, but got tensor with ",
                  unpack(args[i]).dim(), " dimension(s).");
+    if (is_tensor(args[i]))
+      EMBER_FAIL(Runtime, sig->name, " only supports 0-dimensional start and end tensors, but got ",
+                 sig->params[i].name, " with ", unpack(args[i]).dim(), " dimension(s).");
     EMBER_FAIL(Type, "expected a number for argument '", sig->params[i].name, "'");
   }
   return s;

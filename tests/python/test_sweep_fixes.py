@@ -627,3 +627,11 @@ def test_large_arguments_of_asinh_acosh_log1p(isa):
 def test_narrow_copy_dim_out_of_range_error_kinds(dim):
     # torch: a dim past the end is a RuntimeError, one before the start an IndexError
     check(lambda lib, a: lib.narrow_copy(a, dim, 0, 1), Sample(T((2, 3, 4), F32)), expect_error=True)
+
+
+@pytest.mark.parametrize("fn", ["linspace", "logspace"])
+def test_linspace_logspace_refuse_non_scalar_tensor_bounds(fn):
+    # torch: RuntimeError (its Tensor overload), not the parser's TypeError
+    check(lambda lib, a: getattr(lib, fn)(a, 2.0, 5), Sample(T((1,), F32)), expect_error=True)
+    check(lambda lib, a: getattr(lib, fn)(0.5, a, 5), Sample(T((1, 1), F32)), expect_error=True)
+    check(lambda lib, a, b: getattr(lib, fn)(a, b, 4), Sample(T((), F32), T((), F32, key=1)))
