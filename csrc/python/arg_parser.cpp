@@ -345,6 +345,8 @@ static Signature parse_signature(const char* text) {
     Param& p = s.params.back();
     if (p.type == ArgType::Tensor) p.number_ok = tensor_param_takes_number(s.name, p.name);
     if (p.type == ArgType::Scalar) p.tensor_ok = scalar_param_takes_tensor(s.name, p.name);
+    // narrow(start=Tensor) is an overload in PyTorch: any tensor parses, a non-0-d or non-integral one raises
+    if (p.type == ArgType::Int && p.name == "start" && s.name == "narrow") p.tensor_ok = true;
     if (!kwonly) s.max_positional++;
   }
   // f(2, 3) == f((2, 3)) only when the int list is the one positional parameter, as in PyTorch
@@ -367,7 +369,7 @@ bool arg_matches(const Param& p, PyObject* o, bool allow_number_as_tensor, bool 
       return is_tensor(o) && (p.tensor_ok || unpack(o).dim() == 0);
     }
     case ArgType::Int:
-      if (is_int_like(o)) return true;
+      if (is_int_like(o) || (p.tensor_ok && is_tensor(o))) return true;
       if (is_tensor(o) && !strict) { const Tensor& t = unpack(o); return t.dim() == 0 && is_integral(t.dtype(), false); }
       return false;
     case ArgType::Float: return PyFloat_Check(o) || is_int_like(o) || PyBool_Check(o) ||  // bool is an int, as in torch
@@ -598,7 +600,13 @@ static int64_t to_int64(PyObject* o) {
   return v;
 }
 
-int64_t ParsedArgs::int64(int i) { return args[i] ? to_int64(args[i]) : sig->params[i].default_int; }
+int64_t ParsedArgs::int64(int i) {
+  if (args[i] && sig->params[i].tensor_ok && is_tensor(args[i])) {
+    const Tensor& t = unpack(args[i]);
+    EMBER_CHECK(t.dim() == 0 && is_integral(t.dtype(), false), sig->params[i].name, " must be an 0-dim integral Tensor.");
+  }
+  return args[i] ? to_int64(args[i]) : sig->params[i].default_int;
+}
 std::optional<int64_t> ParsedArgs::int64_opt(int i) {
   if (is_none(i)) return std::nullopt;
   return int64(i);

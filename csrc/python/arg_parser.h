@@ -86,7 +86,7 @@ struct Param {
   bool has_default = false;
   int list_size = 0;       // int[N]: a single int is accepted
   bool number_ok = false;  // Tensor: a Python number is accepted (PyTorch's Scalar overloads, see arg_parser.cpp)
-  bool tensor_ok = false;  // Scalar: any Tensor passes parsing; a non-0-d one raises RuntimeError when read
+  bool tensor_ok = false;  // Scalar / Int: any Tensor passes parsing; a non-0-d one raises RuntimeError when read
   // parsed default
   Scalar default_scalar;
   int64_t default_int = 0;

@@ -635,3 +635,11 @@ def test_linspace_logspace_refuse_non_scalar_tensor_bounds(fn):
     check(lambda lib, a: getattr(lib, fn)(a, 2.0, 5), Sample(T((1,), F32)), expect_error=True)
     check(lambda lib, a: getattr(lib, fn)(0.5, a, 5), Sample(T((1, 1), F32)), expect_error=True)
     check(lambda lib, a, b: getattr(lib, fn)(a, b, 4), Sample(T((), F32), T((), F32, key=1)))
+
+
+@pytest.mark.parametrize("start_dtype,start_shape", [(I64, (1,)), (F32, ()), (I64, ())])
+def test_narrow_start_tensor(start_dtype, start_shape):
+    # torch's narrow(Tensor start) overload: a 0-d integral tensor works, anything else is a RuntimeError
+    s = Sample(T((3, 4), F32), T(start_shape, start_dtype, low=0, high=1, key=1))
+    check(lambda lib, x, st: lib.narrow(x, 0, st, 2), s)
+    check(lambda lib, x, st: x.narrow(0, st, 2), s)
