@@ -312,13 +312,14 @@ static bool tensor_param_takes_number(std::string op, const std::string& param) 
   return false;
 }
 
-// Scalar parameters that PyTorch also binds as a Tensor overload (fill_(Tensor value),
-// masked_fill(mask, Tensor value)): any tensor parses, and a non-0-d one is a RuntimeError.
-// Scalars that PyTorch also takes as tensors (Tensor overloads), raising for a non-0-d one when read
-static bool scalar_param_takes_tensor(std::string op, const std::string& param) {
+// Scalar and int parameters that PyTorch also binds as a Tensor overload (fill_(Tensor value),
+// masked_fill(mask, Tensor value), linspace/logspace(Tensor start, Tensor end), narrow(Tensor start)): any
+// tensor parses, and one that is not 0-d (an int's: 0-d integral) is a RuntimeError when read.
+static bool param_takes_tensor(std::string op, const std::string& param, ArgType type) {
   if (op.size() > 1 && op.back() == '_') op.pop_back();
-  return (param == "value" && (op == "fill" || op == "masked_fill")) ||
-         ((param == "start" || param == "end") && (op == "linspace" || op == "logspace"));
+  if (type == ArgType::Int) return param == "start" && op == "narrow";
+  return type == ArgType::Scalar && ((param == "value" && (op == "fill" || op == "masked_fill")) ||
+                                     ((param == "start" || param == "end") && (op == "linspace" || op == "logspace")));
 }
 
 static Signature parse_signature(const char* text) {
@@ -344,9 +345,7 @@ static Signature parse_signature(const char* text) {
     s.params.push_back(parse_param(item, kwonly));
     Param& p = s.params.back();
     if (p.type == ArgType::Tensor) p.number_ok = tensor_param_takes_number(s.name, p.name);
-    if (p.type == ArgType::Scalar) p.tensor_ok = scalar_param_takes_tensor(s.name, p.name);
-    // narrow(start=Tensor) is an overload in PyTorch: any tensor parses, a non-0-d or non-integral one raises
-    if (p.type == ArgType::Int && p.name == "start" && s.name == "narrow") p.tensor_ok = true;
+    p.tensor_ok = param_takes_tensor(s.name, p.name, p.type);
     if (!kwonly) s.max_positional++;
   }
   // f(2, 3) == f((2, 3)) only when the int list is the one positional parameter, as in PyTorch

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ember/autograd/formulas.h"
 #include "ember/core/operators.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
@@ -216,20 +217,23 @@ const Tensor& pow_out(const Tensor& out, const Tensor& self, const Tensor& expon
   return out;
 }
 // double precision: float64, or complex128 when either side is complex
+static ScalarType float_power_dtype(const Tensor& self, const Tensor& exponent) {
+  return is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+}
 Tensor float_power(const Tensor& self, const Tensor& exponent) {
-  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  const ScalarType dt = float_power_dtype(self, exponent);
   return ember::pow(self.to(dt), exponent.impl()->is_wrapped_number() && !is_complex(exponent.dtype())
                                      ? exponent : exponent.to(dt));
 }
 const Tensor& float_power_(const Tensor& self, const Tensor& exponent) {
-  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  const ScalarType dt = float_power_dtype(self, exponent);
   EMBER_CHECK(self.dtype() == dt, "the base given to float_power_ has dtype ", self.dtype(),
               " but the operation's result requires dtype ", dt);
   return ember::pow_(self, exponent.impl()->is_wrapped_number() && !is_complex(exponent.dtype()) ? exponent
                                                                                                  : exponent.to(dt));
 }
 const Tensor& float_power_out(const Tensor& out, const Tensor& self, const Tensor& exponent) {
-  const ScalarType dt = is_complex(self.dtype()) || is_complex(exponent.dtype()) ? kComplexDouble : kDouble;
+  const ScalarType dt = float_power_dtype(self, exponent);
   EMBER_CHECK(out.dtype() == dt, "the output given to float_power has dtype ", out.dtype(),
               " but the operation's result requires dtype ", dt);
   return ember::pow_out(out, self.to(dt), exponent.to(dt));
@@ -501,8 +505,7 @@ Tensor logaddexp_base(const Tensor& a, const Tensor& b, bool base2) {
 Tensor logaddexp(const Tensor& self, const Tensor& other) {
   // complex: the larger real part plays the maximum's part (as torch's)
   if (is_complex(promote_types(self.dtype(), other.dtype()))) {
-    Tensor first = ember::ge(ember::view_as_real(self.to(kComplexDouble)).select(-1, 0),
-                             ember::view_as_real(other.to(kComplexDouble)).select(-1, 0));
+    Tensor first = ember::ge(autograd::real_part(self), autograd::real_part(other));
     Tensor hi = ember::where(first, self, other), lo = ember::where(first, other, self);
     return ember::add(hi, ember::log1p(ember::exp(ember::sub(lo, hi))));
   }

@@ -239,10 +239,12 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
               op, ": expected ", train ? "save_mean and save_invstd" : "running_mean and running_var",
               " to be defined");
   int64_t n = input.sizes()[0], c = input.sizes()[1], s = input.numel() / std::max<int64_t>(n * c, 1);
-  for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd})
-    EMBER_CHECK(!t->defined() || t->numel() == c || (!train && t->numel() == 0 && t != &weight &&
-                                                       t != &running_mean && t != &running_var),
-                op, ": expected per-channel tensors of ", c, " elements, got ", t->numel());
+  // (in evaluation the forward saved nothing: its save_mean/save_invstd may be empty)
+  for (const Tensor* t : {&weight, &running_mean, &running_var, &save_mean, &save_invstd}) {
+    const bool saved = t == &save_mean || t == &save_invstd;
+    EMBER_CHECK(!t->defined() || t->numel() == c || (saved && !train && t->numel() == 0), op,
+                ": expected per-channel tensors of ", c, " elements, got ", t->numel());
+  }
   const Device dev = input.device();
   check_same_device(op, dev, {&grad_out, &weight, &running_mean, &running_var, &save_mean, &save_invstd});
   auto reduce = batch_norm_backward_reduce_kernel_stub(dev, "batch_norm_backward");

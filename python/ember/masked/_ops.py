@@ -6,6 +6,7 @@ from .._C import _ops
 from .._dtype_info import iinfo
 from .._utils import strided
 from ..linalg import vector_norm
+from ..nn import functional as F
 
 _SMALL_INTS = (_C.uint8, _C.bool, _C.int8, _C.int16, _C.int32)  # sum/prod promote them to int64, as torch.sum
 
@@ -157,14 +158,18 @@ def mean(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     if not (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"mean(): Could not infer output dtype. {source} dtype must be either a floating point or "
                          f"complex dtype. Got: {dtype}")
+    count, total, _ = _count_and_total(input, dim, keepdim, dtype, mask)
+    return total / count
+
+
+def _count_and_total(input, dim, keepdim, dtype, mask):
+    """(the number of masked-in elements, their sum in dtype, the broadcast bool mask or None) over dim."""
     if mask is None:
         count = sum(_ops.ones(list(input.shape), dtype=_C.int64, device=input.device), dim, keepdim=keepdim)
-        total = sum(input, dim, keepdim=keepdim, dtype=dtype)
-    else:
-        inmask = _input_mask(input, mask)
-        count = inmask.sum(list(_dims(dim, input.dim())), keepdim=bool(keepdim))
-        total = sum(input, dim, keepdim=keepdim, dtype=dtype, mask=inmask)
-    return total / count
+        return count, sum(input, dim, keepdim=keepdim, dtype=dtype), None
+    inmask = _input_mask(input, mask)
+    count = inmask.sum(list(_dims(dim, input.dim())), keepdim=bool(keepdim))
+    return count, sum(input, dim, keepdim=keepdim, dtype=dtype, mask=inmask), inmask
 
 
 def median(input, dim=-1, *, keepdim=False, dtype=None, mask=None):
@@ -203,8 +208,7 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
     """Vector ord-norm of the masked-in elements over dim."""
     _strided(input, "norm")
     dtype = input.dtype if dtype is None else dtype
-    return vector_norm(_filled("norm", input, mask, ord), ord, _dims(dim, input.dim()), bool(keepdim),
-                              dtype=dtype)
+    return vector_norm(_filled("norm", input, mask, ord), ord, _dims(dim, input.dim()), bool(keepdim), dtype=dtype)
 
 
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, sqrt):
@@ -216,14 +220,7 @@ def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, sqrt):
     if dtype is None:
         dtype = input.dtype if (input.dtype.is_floating_point or input.dtype.is_complex) else _C.float32
     compute = dtype if (dtype.is_floating_point or dtype.is_complex) else _C.float32
-    if mask is None:
-        count = sum(_ops.ones(list(input.shape), dtype=_C.int64, device=input.device), dim, keepdim=True)
-        total = sum(input, dim, keepdim=True, dtype=dtype)
-        inmask = None
-    else:
-        inmask = _input_mask(input, mask)
-        count = inmask.sum(list(_dims(dim, input.dim())), keepdim=True)
-        total = sum(input, dim, keepdim=True, dtype=dtype, mask=inmask)
+    count, total, inmask = _count_and_total(input, dim, True, dtype, mask)
     x = input - total / count
     squares = sum(x * x.conj(), dim, keepdim=keepdim, dtype=compute, mask=inmask)
     if not keepdim:
@@ -250,7 +247,6 @@ def std(input, dim=None, unbiased=None, *, correction=None, keepdim=False, dtype
 def softmax(input, dim, *, dtype=None, mask=None):
     """softmax along dim over the masked-in elements (masked-out ones get 0; nan for a fully masked slice)."""
     _strided(input, "softmax")
-    from ..nn import functional as F
     return F.softmax(_filled("amax", input, mask), _dims(dim, input.dim())[0],
                      dtype=input.dtype if dtype is None else dtype)
 
@@ -258,7 +254,6 @@ def softmax(input, dim, *, dtype=None, mask=None):
 def log_softmax(input, dim, *, dtype=None, mask=None):
     """log_softmax along dim over the masked-in elements (masked-out ones get -inf)."""
     _strided(input, "log_softmax")
-    from ..nn import functional as F
     return F.log_softmax(_filled("amax", input, mask), _dims(dim, input.dim())[0],
                          dtype=input.dtype if dtype is None else dtype)
 
@@ -266,7 +261,6 @@ def log_softmax(input, dim, *, dtype=None, mask=None):
 def softmin(input, dim, *, dtype=None, mask=None):
     """softmin along dim over the masked-in elements (masked-out ones get 0)."""
     _strided(input, "softmin")
-    from ..nn import functional as F
     return F.softmin(_filled("amin", input, mask), _dims(dim, input.dim())[0],
                      dtype=input.dtype if dtype is None else dtype)
 

@@ -8,8 +8,9 @@
 #include "ember/core/error.h"
 #include "ember/kernels/linalg.h"
 
-extern "C" {
 using zd = std::complex<double>;
+
+extern "C" {
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
 void zgetrf_(const int* m, const int* n, zd* a, const int* lda, int* ipiv, int* info);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
@@ -56,8 +57,6 @@ void zgesdd_(const char* jobz, const int* m, const int* n, zd* a, const int* lda
 namespace ember::cpu {
 
 namespace {
-
-using zd = std::complex<double>;
 
 // One spelling per LAPACK routine for both element types (double: d*, complex<double>: z*), so each
 // kernel below is written once as a template.
@@ -391,7 +390,7 @@ void eig_cpu(const Tensor& A, const Tensor& W, const Tensor& V, bool compute_v) 
       double* a = doubles(A) + b * n * n;
       double q = 0;
       dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), nullptr, &ldv, vr.data(), &ldv, &q, &lwork, &info);
-      lwork = std::max(1, int(q));
+      lwork = work_size(q);
       std::vector<double> work(static_cast<size_t>(lwork));
       dgeev_(&jl, &jr, &n, a, &n, wr.data(), wi.data(), nullptr, &ldv, vr.data(), &ldv, work.data(), &lwork, &info);
     } else {
@@ -399,7 +398,7 @@ void eig_cpu(const Tensor& A, const Tensor& W, const Tensor& V, bool compute_v) 
       zd q = 0;
       zgeev_(&jl, &jr, &n, a, &n, w + b * n, nullptr, &ldv, compute_v ? v + b * n * n : zv.data(), &ldv, &q, &lwork,
              rwork.data(), &info);
-      lwork = std::max(1, int(q.real()));
+      lwork = work_size(q);
       std::vector<zd> work(static_cast<size_t>(lwork));
       zgeev_(&jl, &jr, &n, a, &n, w + b * n, nullptr, &ldv, compute_v ? v + b * n * n : zv.data(), &ldv,
              work.data(), &lwork, rwork.data(), &info);
