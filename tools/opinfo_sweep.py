@@ -8,7 +8,7 @@ or both raising).  Prints one line per op with a problem and a summary.
 Needs torch (2.13, CPU) and its test extras (``pip install expecttest``).
 
     PYTHONPATH=python python3 tools/opinfo_sweep.py [--dtypes float32,int64] [--only add,sub] [--grad]
-        [--variant function|method|inplace] [--errors] [--reference]
+        [--variant function|method|inplace] [--errors] [--reference] [--conj-inputs]
 """
 import argparse
 import dataclasses
@@ -64,15 +64,23 @@ def ember_variant(op):
     return None
 
 
-def to_ember(x):
+CONJ_INPUTS = False  # --conj-inputs
+
+
+def to_ember(x, as_conj=True):
     if isinstance(x, torch.Tensor):
         if x.layout != torch.strided:
             raise _Skip("layout")
         if x.device.type != "cpu":
             raise _Skip("device")
-        t = x.detach()
-        if t.is_conj() or t.is_neg():  # a lazily conjugated view: its values (Ember has no such bit)
-            t = t.resolve_conj().resolve_neg()
+        t = x.detach().resolve_neg()  # (Ember has no negative bit: the values)
+        if as_conj and (t.is_conj() or (CONJ_INPUTS and t.is_complex())):
+            # torch's conjugate view (or, with --conj-inputs, any complex input) as an Ember conjugate view
+            # of the same values: the conjugates stored, the bit set
+            e = to_ember(t.conj() if t.is_conj() else t.conj_physical(), False).conj()
+            if x.requires_grad:
+                e.requires_grad_(True)
+            return e
         dt = str(t.dtype).split(".")[1]
         if dt == "bfloat16":
             e = ember.tensor(t.float().contiguous().numpy()).to(ember.bfloat16)
@@ -84,7 +92,7 @@ def to_ember(x):
             # the same strides over a copy of the memory they span (overlapping/expanded ones included)
             extent = 1 + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
             span = torch.as_strided(t, (extent,), (1,), t.storage_offset())
-            e = to_ember(span).as_strided(tuple(t.shape), tuple(t.stride()))
+            e = to_ember(span, as_conj).as_strided(tuple(t.shape), tuple(t.stride()))
         if x.requires_grad:
             e.requires_grad_(True)
         return e
@@ -373,7 +381,11 @@ def main():
     ap.add_argument("--errors", action="store_true", help="check op.error_inputs' exception types instead")
     ap.add_argument("--reference", action="store_true", help="op.reference_inputs (more, larger samples)")
     ap.add_argument("--variant", default="function", choices=("function", "method", "inplace"))
+    ap.add_argument("--conj-inputs", action="store_true",
+                    help="hand Ember every complex tensor as a conjugate view of the same values")
     a = ap.parse_args()
+    global CONJ_INPUTS
+    CONJ_INPUTS = a.conj_inputs
     ops = op_db
     if a.only:
         names = set(a.only.split(","))

@@ -361,8 +361,9 @@ void bind_autograd(nb::module_& m) {
                                   sparse::impl_of(t).coalesced());
       return tensor_or_none(r);
     }
-    return tensor_or_none(Tensor(make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(),
-                                                            t.storage_offset())));
+    Tensor r(make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(), t.storage_offset()));
+    r.impl()->set_conj(t.is_conj());
+    return tensor_or_none(r);
   });
   m.def("_tensor_set_data", [](const Tensor& t, const Tensor& src) {
     EMBER_CHECK_KIND(!t.is_sparse() && !src.is_sparse(), NotImplemented,
@@ -370,6 +371,7 @@ void bind_autograd(nb::module_& m) {
     t.impl()->set_storage(src.impl()->storage());
     t.impl()->set_dtype(src.dtype());
     t.impl()->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
+    t.impl()->set_conj(src.is_conj());
   });
   m.def("_detach", [](const Tensor& t) { return tensor_or_none(t.detach()); });
   m.def("_detach_", [](const Tensor& t) {

@@ -10,6 +10,7 @@
 #include "ember/autograd/node.h"
 #include "ember/generated/ops.h"
 #include "ember/jit/tracer.h"
+#include "ember/ops/conj.h"
 #include "ember/sparse/sparse_tensor.h"
 #include "python/arg_parser.h"
 #include "python/bindings.h"
@@ -23,7 +24,7 @@ namespace ember::py {
 namespace {
 
 // mT / mH / H / adjoint(): views of real tensors; the conjugate transposes of a complex tensor are
-// conjugated copies (Ember has no lazy conjugate bit). A 0-D tensor comes back as itself (conjugated)
+// conjugate views (Note [Conjugate views]). A 0-D tensor comes back as itself (conjugated)
 // with torch's deprecation warning; H takes matrices only.
 nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefix, bool matrices_only, bool conj) {
   conj = conj && is_complex(t.dtype());
@@ -31,7 +32,7 @@ nb::object matrix_transpose(const Tensor& t, const char* what, const char* prefi
     std::string msg = std::string(prefix) + what + " is deprecated on 0-D tensors. " +
                       (std::string(what) == "mT" ? "This function is the identity in these cases." : "Consider using x.conj().");
     if (PyErr_WarnEx(PyExc_UserWarning, msg.c_str(), 1) < 0) throw nb::python_error();
-    return nb::steal(wrap(conj ? t.conj_physical() : t.view(t.sizes())));
+    return nb::steal(wrap(conj ? t.conj() : t.view(t.sizes())));
   }
   if (matrices_only) {
     EMBER_CHECK(t.dim() == 2, "tensor.", what, " is only supported on matrices (2-D tensors). Got ", t.dim(),
@@ -400,8 +401,18 @@ void bind_tensor(nb::module_& m) {
       .def("tolist", [](const Tensor& t) {
         if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(t, "Tensor.tolist()");
         jit::TracePause pause;  // its item() reads are covered by the guard above
-        return tensor_tolist(t.device().is_cpu() ? t : t.to(Device()));  // one copy, not one per item
+        // one copy, not one per item; a conjugate view's values are materialized (Note [Conjugate views])
+        const Tensor h = t.device().is_cpu() ? t : t.to(Device());
+        return tensor_tolist(h.is_conj() ? resolve_conj(h) : h);
       }, "The data as (nested) Python lists of numbers.")
+      .def("is_conj", [](const Tensor& t) { return t.is_conj(); },
+          "Whether the tensor is a conjugate view (conj() of a complex tensor), whose values are the conjugates of "
+          "its storage's.")
+      .def("resolve_conj", [](nb::handle self) {
+        const Tensor& t = unpack(self.ptr());
+        return t.is_conj() ? nb::steal(wrap(resolve_conj(t))) : nb::borrow(self);
+      },
+          "The tensor itself, or for a conjugate view a new tensor holding its values (no conjugate bit).")
       .def("_is_same", [](const Tensor& a, const Tensor& b) { return a.is_same(b); })
       .def("_use_count", [](const Tensor& t) { return t.use_count(); })
       .def("_storage_nbytes", [](const Tensor& t) { return t.impl()->storage()->nbytes(); })

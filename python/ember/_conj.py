@@ -1,7 +1,8 @@
 """The complex-number views and predicates of torch's API: is_complex, conj, real, imag, resolve_conj, ...
-Ember has no lazy conjugate or negative bit: conj() of a complex tensor computes the conjugate at once
-(PyTorch returns a lazily conjugated view), so is_conj()/is_neg() are always False and resolve_conj()/
-resolve_neg() have nothing to resolve. real/imag are views of view_as_real's last dim, as in PyTorch."""
+conj() of a complex tensor is a view with the conjugate bit flipped, as in PyTorch (Note [Conjugate views]
+in csrc/ember/core/tensor_impl.h); resolve_conj() materializes it. Ember has no negative bit: is_neg() is
+always False, and the imaginary part of a conjugate view is a negated copy (PyTorch's is a negative view).
+real/imag are otherwise views of view_as_real's last dim, as in PyTorch."""
 
 from . import _C
 from ._C import _ops
@@ -20,9 +21,8 @@ def is_complex(input):
 
 
 def is_conj(input):
-    """Whether input is a lazily conjugated view: never in Ember (conj computes eagerly)."""
-    _tensor_arg("is_conj", input)
-    return False
+    """Whether input is a conjugate view (conj() of a complex tensor)."""
+    return _tensor_arg("is_conj", input).is_conj()
 
 
 def is_neg(input):
@@ -32,15 +32,17 @@ def is_neg(input):
 
 
 def conj(input):
-    """The complex conjugate: a real tensor itself, a complex one conjugated (computed, not a lazy view)."""
+    """The complex conjugate: a real tensor itself, a complex one as a view with the conjugate bit flipped."""
     if not _tensor_arg("conj", input).dtype.is_complex:
         return input
-    return _ops.conj_physical(input)
+    if input.is_sparse:
+        return _ops.conj_physical(input)
+    return _ops.conj(input)
 
 
 def resolve_conj(input):
-    """Materializes a lazy conjugation: Ember makes none, so input is returned as is."""
-    return _tensor_arg("resolve_conj", input)
+    """input itself, or for a conjugate view a new tensor holding its values."""
+    return _tensor_arg("resolve_conj", input).resolve_conj()
 
 
 def resolve_neg(input):
@@ -67,13 +69,17 @@ def real(input):
     """The real part: a view of a complex tensor's real components; a real tensor itself."""
     if not _tensor_arg("real", input).dtype.is_complex:
         return input
-    return _ops.view_as_real(input).select(-1, 0)
+    # a conjugate view's real parts are its storage's
+    return _ops.view_as_real(_ops.conj(input) if input.is_conj() else input).select(-1, 0)
 
 
 def imag(input):
-    """The imaginary part: a view of a complex tensor's imaginary components."""
+    """The imaginary part: a view of a complex tensor's imaginary components (a negated copy for a conjugate
+    view: Ember has no negative bit)."""
     if not _tensor_arg("imag", input).dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    if input.is_conj():
+        return _ops.view_as_real(_ops.conj(input)).select(-1, 1).neg()
     return _ops.view_as_real(input).select(-1, 1)
 
 
@@ -94,6 +100,11 @@ def _set_real(self, value):
 
 
 def _set_imag(self, value):
+    if self.is_conj():  # the stored imaginary parts are the negated ones
+        parts = _ops.view_as_real(_ops.conj(self)).select(-1, 1)
+        parts.copy_(value)
+        parts.neg_()
+        return
     imag(self).copy_(value)
 
 
@@ -102,11 +113,9 @@ def _complex(self):
 
 
 Tensor.is_complex = is_complex
-Tensor.is_conj = is_conj
 Tensor.is_neg = is_neg
 Tensor.conj = conj
 Tensor.conj_physical = _tensor_conj_physical
-Tensor.resolve_conj = resolve_conj
 Tensor.resolve_neg = resolve_neg
 Tensor.real = property(real, _set_real)
 Tensor.imag = property(imag, _set_imag)

@@ -18,7 +18,7 @@ def _mH(A):
     """Conjugate transpose of the last two dims. A 2-D sparse COO matrix by swapping its index rows
     (Ember has no sparse transpose kernel): A^H @ X then stays a sparse @ dense product."""
     if A.is_sparse:
-        return sparse_coo_tensor(A._indices().flip(0), A._values().conj(), (A.shape[1], A.shape[0]))
+        return sparse_coo_tensor(A._indices().flip(0), A._values().conj_physical(), (A.shape[1], A.shape[0]))
     return A.mH
 
 

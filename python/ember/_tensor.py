@@ -281,6 +281,11 @@ class Tensor(_C.TensorBase):
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.dtype is _C.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if self.is_conj():
+            if force:  # as torch: force=True is t.detach().cpu().resolve_conj().numpy()
+                return self.detach().resolve_conj()._numpy(force)
+            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() "
+                               "instead.")
         if self.numel() == 0:
             return np.empty(tuple(self.shape), dtype=_NP_DTYPES[self.dtype])
         return np.asarray(_NumpyBridge(self))
@@ -300,6 +305,8 @@ class Tensor(_C.TensorBase):
         return _C.from_numpy(np.ascontiguousarray(array) if array.ndim else np.array(array, ndmin=0, copy=True))
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if self.is_conj():
+            raise BufferError("Can't export tensors with the conjugate bit set")
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"Ember tensors are on the CPU; cannot export to DLPack device {dl_device}")
         # a consumer asking for DLPack >= 1.0 gets a versioned capsule (NumPy then keeps it writable)

@@ -119,6 +119,10 @@ def _rebuild_tensor(storage, storage_offset, size, stride):
 def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=False, backward_hooks=None,
                        metadata=None):
     t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if metadata is not None and not isinstance(metadata, dict):
+        raise pickle.UnpicklingError(f"invalid tensor metadata {type(metadata).__name__}")
+    if metadata and metadata.get("conj") and t.dtype.is_complex:  # torch's conjugate bit
+        t = _C._ops.conj(t)
     if requires_grad:
         t.requires_grad_(bool(requires_grad))
     return t

@@ -126,7 +126,7 @@ def _c2c(fn, x, dims, sizes, norm, forward, out):
     else:  # a real signal: its full spectrum (the onesided half plus its conjugate mirror)
         r = _ops._fft_r2c(x, dims, _norm_mode(norm, forward), False)
         if not forward:
-            r = r.conj()
+            r = r.conj_physical()
     return _out(r, out)
 
 
@@ -185,7 +185,7 @@ def _r2c(fn, x, dims, sizes, norm, forward, out):
     x = _resize(_real_input(fn, x), dims, sizes)
     r = _ops._fft_r2c(x, dims, _norm_mode(norm, forward), True)
     if not forward:
-        r = r.conj()
+        r = r.conj_physical()
     return _out(r, out)
 
 

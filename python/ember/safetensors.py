@@ -25,6 +25,7 @@ class SafetensorError(ValueError):
 
 def _tensor_bytes(t):
     t = t.detach().contiguous() if hasattr(t, "detach") else t.contiguous()
+    t = t.resolve_conj()  # the file holds values (it has no conjugate bit)
     if t.dtype is _C.bfloat16:
         return t.view(_C.int16).numpy().tobytes()
     return t.numpy().tobytes()

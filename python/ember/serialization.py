@@ -111,7 +111,7 @@ class _Pickler(pickle._Pickler):
         ref = self.storages.get(key)
         if ref is None:
             numel = nbytes // isz
-            flat = t.detach().as_strided((numel,), (1,), 0)
+            flat = _stored(t.detach()).as_strided((numel,), (1,), 0)
             ref = self.storages[key] = _StorageRef(str(len(self.storages)), t.dtype, numel, flat)
         elif ref.dtype != t.dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data as different types")
@@ -126,9 +126,10 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, _C.TensorBase):
             if isinstance(obj, Parameter):
                 return (_Global("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, _hooks()))
+            # torch's metadata argument carries the conjugate bit: {'conj': True}
             return (_Global("torch._utils", "_rebuild_tensor_v2"),
                     (self._storage(obj), obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
-                     obj.requires_grad, _hooks()))
+                     obj.requires_grad, _hooks()) + (({"conj": True},) if obj.is_conj() else ()))
         if isinstance(obj, Size):
             return (_Global("torch", "Size"), (tuple(obj),))
         if isinstance(obj, _C.device):
@@ -477,15 +478,24 @@ def _tensor_reduce(t):
         return (_from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced()), t.__dict__ or None)
     size, stride = tuple(t.shape), tuple(t.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if t.numel() else 0
-    span = t.detach().as_strided((extent,), (1,), t.storage_offset())
+    conj = t.is_conj()  # the stored bytes travel, and the conjugate bit beside them
+    span = _stored(t.detach()).as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
-    return (_rebuild_from_bytes, (data, t.dtype, size, stride, t.requires_grad), t.__dict__ or None)
+    args = (data, t.dtype, size, stride, t.requires_grad) + ((True,) if conj else ())
+    return (_rebuild_from_bytes, args, t.__dict__ or None)
 
 
-def _rebuild_from_bytes(data, dtype, size, stride, requires_grad):
+def _stored(t):
+    """t, or for a conjugate view the alias of its storage without the bit (the stored values)."""
+    return _C._ops.conj(t) if t.is_conj() else t
+
+
+def _rebuild_from_bytes(data, dtype, size, stride, requires_grad, conj=False):
     raw = _C.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
     flat = raw.view(dtype) if len(data) else _C._ops.empty(0, dtype=dtype)
     t = flat.as_strided(size, stride, 0)
+    if conj:
+        t = _C._ops.conj(t)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 

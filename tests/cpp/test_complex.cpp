@@ -78,3 +78,26 @@ TEST(Complex, LinearAlgebra) {
   Tensor rec = ember::matmul(U * S.to(kComplexDouble).unsqueeze(0), Vh);
   EXPECT_NEAR(ember::abs(rec - A).max().item().to_double(), 0.0, 1e-12);
 }
+
+// conj() is a view with the conjugate bit (Note [Conjugate views]): ops read the values, writes go
+// through the bit, resolve_conj() materializes, and the kernels never see it.
+TEST(Complex, ConjugateViews) {
+  Tensor x = ember::zeros({3}, TensorOptions(kComplexDouble));
+  x.select(0, 0).fill_(Scalar(cd(1.0, 2.0)));
+  Tensor y = x.conj();
+  EXPECT_TRUE(y.is_conj());
+  EXPECT_FALSE(x.is_conj());
+  EXPECT_EQ(y.data_ptr(), x.data_ptr());
+  EXPECT_EQ(y.select(0, 0).item().to_complex(), cd(1.0, -2.0));  // item reads through the bit
+  EXPECT_EQ(at(y + 0, 0), cd(1.0, -2.0));                        // an op gets the values
+  EXPECT_TRUE(y.transpose(0, 0).is_conj());                      // views keep the bit
+  y.select(0, 1).fill_(Scalar(cd(0.0, 5.0)));                    // a write lands conjugated
+  EXPECT_EQ(at(x, 1), cd(0.0, -5.0));
+  Tensor r = y.resolve_conj();
+  EXPECT_FALSE(r.is_conj());
+  EXPECT_NE(r.data_ptr(), x.data_ptr());
+  EXPECT_EQ(at(r, 1), cd(0.0, 5.0));
+  Tensor m = ember::zeros({2, 2}, TensorOptions(kComplexDouble));
+  EXPECT_TRUE(m.mH().is_conj());
+  EXPECT_FALSE(ember::zeros({2, 2}).mH().is_conj());
+}

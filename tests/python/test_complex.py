@@ -36,7 +36,7 @@ def pair(z):
 def close(a, b, rtol=1e-5, atol=1e-6):
     assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], (a.dtype, b.dtype)
     assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().resolve_conj().numpy(), rtol=rtol, atol=atol,
+    np.testing.assert_allclose(a.detach().resolve_conj().numpy(), b.detach().resolve_conj().numpy(), rtol=rtol, atol=atol,
                                equal_nan=True)
 
 

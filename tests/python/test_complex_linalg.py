@@ -33,7 +33,7 @@ def pair(z):
 def close(a, b, dtype):
     assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1], (a.dtype, b.dtype)
     assert tuple(a.shape) == tuple(b.shape), (a.shape, b.shape)
-    np.testing.assert_allclose(a.detach().numpy(), b.detach().resolve_conj().numpy(), equal_nan=True, **TOL[dtype])
+    np.testing.assert_allclose(a.detach().resolve_conj().numpy(), b.detach().resolve_conj().numpy(), equal_nan=True, **TOL[dtype])
 
 
 def both(fn, *arrays, dtype):

@@ -434,6 +434,61 @@ def cuda_guard(op, name, mode):
     return [f"  {{ ::ember::Device d_; if (EMBER_UNLIKELY({cond})) ::ember::no_kernel_for(\"{name}\", d_); }}"]
 
 
+def conj_guard(op, fname, mode):
+    """(cold function, guard line) that resolve conjugate views (Note [Conjugate views], ember/ops/conj.h)
+    before an op that does not read the bit: one flag test per tensor argument on the hot path. A tensor
+    the op updates in place is worked on as a resolved copy that goes back through copy_; an out= tensor
+    that is a conjugate view takes the result the same way."""
+    if ag.is_view_op(op) or op.entry.get("conj") == "aware":
+        return "", []
+    singles, lists = tensor_params(op)
+    outs = out_params(op) if mode == "out" else []
+    if not singles and not lists:
+        return "", []
+    mutating = op.params[0].type == "Tensor" and (
+        mode == "inplace" or (mode == "functional" and op.is_self_inplace and op.params[0].mutable))
+    by_name = {p.name: p for p in op.params}
+    cond = " || ".join([f"{n}.is_conj()" for n in outs + singles] + [f"::ember::any_conj({n})" for n in lists])
+    cold = f"{fname}__{op.overload or 'base'}_{mode}_conj"
+    body = []
+    args = []
+    for p in op.params:
+        if p.type in ("Tensor", "Tensor?"):
+            args.append(p.name if (mutating and p is op.params[0]) else f"::ember::resolve_conj({p.name})")
+        elif p.type == "Tensor[]" and p.mutable:
+            body.append(f'  ::ember::refuse_conj_mutation({p.name}, "{fname}");')
+            args.append(p.name)
+        elif p.type == "Tensor[]":
+            args.append(f"::ember::resolve_conj({p.name})")
+        else:
+            args.append(p.name)
+    call_args = ", ".join(args)
+    if mode == "out":
+        body += [f"  Tensor {n}_c_ = ::ember::conj_out_stand_in({n});" for n in outs]
+        body.append(f"  ember::{fname}_out({', '.join(n + '_c_' for n in outs)}{', ' if args else ''}{call_args});")
+        body += [f"  ::ember::conj_out_write_back({n}, {n}_c_);" for n in outs]
+        ret = op.out_ret()
+        body.append("  return out;" if len(outs) == 1 else f"  return {ret}({', '.join(outs)});")
+        params = op.cpp_params(False, prefix=op.out_prefix())
+    elif mutating:
+        self_name = op.params[0].name
+        tail = call_args.split(", ", 1)[1] if len(args) > 1 else ""
+        rest = (", " + tail) if tail else ""
+        body.append(f"  if (!{self_name}.is_conj()) return ember::{fname}({self_name}{rest});")
+        body.append(f"  Tensor tmp_ = ::ember::resolve_conj({self_name});")
+        body.append(f"  ember::{fname}(tmp_{rest});")
+        body.append(f"  return ::ember::conj_write_back({self_name}, tmp_);")
+        ret = "const Tensor&"
+        params = op.cpp_params(False)
+    else:
+        ret = op.cpp_ret()
+        body.append(f"  return ember::{fname}({call_args});")
+        params = op.cpp_params(False)
+    call_names = (op.out_names() + (", " + op.arg_names() if op.params else "")) if mode == "out" else op.arg_names()
+    fn = f"static __attribute__((noinline, cold)) {ret} {cold}({params}) {{\n" + "\n".join(body) + "\n}"
+    return fn, [f"  if (EMBER_UNLIKELY({cond})) return {cold}({call_names});"]
+
+
 def record_line(op, name):
     """Opens the profiler's range for an op entry (ember/profiler/profiler.h): one branch when off."""
     return f'  EMBER_RECORD_OP("aten::{name}"' + "".join(f", {p.name}" for p in op.params) + ");"
@@ -511,7 +566,7 @@ def gen_ops_cpp(ops, out):
     o = [HEADER, '#include "ember/generated/ops.h"', '#include "ember/generated/native.h"',
          '#include "ember/profiler/profiler.h"', '#include "ember/jit/tracer.h"',
          '#include "ember/iter/elementwise.h"', '#include "ember/autograd/formulas.h"',
-         '#include "ember/autograd/autocast.h"',
+         '#include "ember/autograd/autocast.h"', '#include "ember/ops/conj.h"',
          '#include "ember/sparse/sparse_ops.h"', '#include "ember/kernels/registry.h"', "",
          "namespace ember {",
          "// whether a tensor (of a list) is on a device the op refuses, which it stores in *d (cuda_guard's",
@@ -542,16 +597,25 @@ def gen_ops_cpp(ops, out):
         autocast_fn, autocast_check = autocast_prelude(op)
         if autocast_fn:
             o.append(autocast_fn)
+        conj_fn, conj_line = conj_guard(op, op.name, "functional")
+        if conj_fn:
+            o.append(conj_fn)
         guard = sparse_guard(op, op.name, "functional") + cuda_guard(op, op.name, "functional")
         o.extend(traced_entry(op, ret, op.name, op.cpp_params(False), names, "Functional",
-                              [record_line(op, op.name)] + guard + body, autocast_check))
+                              conj_line + [record_line(op, op.name)] + guard + body, autocast_check))
         if op.inplace:
-            body = ([record_line(op, op.name + "_")] + sparse_guard(op, op.name + "_", "inplace")
+            conj_fn, conj_line = conj_guard(op, op.name + "_", "inplace")
+            if conj_fn:
+                o.append(conj_fn)
+            body = (conj_line + [record_line(op, op.name + "_")] + sparse_guard(op, op.name + "_", "inplace")
                     + cuda_guard(op, op.name + "_", "inplace")
                     + ag.inplace_body(op, f"native::{op.name}_({names})"))
             o.extend(traced_entry(op, "const Tensor&", op.name + "_", op.cpp_params(False), names, "Inplace", body))
         if op.out:
-            body = ([record_line(op, op.name)] + sparse_guard(op, op.name, "out") + cuda_guard(op, op.name, "out")
+            conj_fn, conj_line = conj_guard(op, op.name, "out")
+            if conj_fn:
+                o.append(conj_fn)
+            body = (conj_line + [record_line(op, op.name)] + sparse_guard(op, op.name, "out") + cuda_guard(op, op.name, "out")
                     + ag.out_body(op, f"native::{op.name}_out({op.out_names()}, {names})"))
             o.extend(traced_entry(op, op.out_ret(), op.name + "_out", op.cpp_params(False, prefix=op.out_prefix()),
                                   f"{op.out_names()}, {names}", "Out", body))

@@ -133,11 +133,13 @@ class AsStridedBackward : public Node {
   TensorMeta base;
   DimVector base_strides, sizes, strides;
   int64_t offset = 0;  // relative to the base's storage offset
+  bool conj = false;   // the view reads the conjugates of the base's values (Note [Conjugate views])
   variable_list apply(variable_list&& grads) override {
     variable_list out(1);
     if (!grads[0].defined()) return out;
     Tensor result = empty_strided(base.sizes, base_strides, grads[0].dtype(), base.device).zero_();
-    ember::as_strided(result, sizes, strides, offset).copy_(grads[0]);
+    Tensor slice = ember::as_strided(result, sizes, strides, offset);
+    (conj ? ember::conj(slice) : slice).copy_(grads[0]);
     out[0] = result;
     return out;
   }
@@ -151,6 +153,7 @@ class CopySlices : public Node {
   TensorMeta base;
   DimVector base_strides, sizes, strides;
   int64_t offset = 0;
+  bool conj = false;  // as AsStridedBackward's
   NodePtr fn;
   variable_list apply(variable_list&& grads) override {
     variable_list out(next_edges.size());
@@ -158,6 +161,7 @@ class CopySlices : public Node {
     Tensor result = empty_strided(base.sizes, base_strides, g.dtype(), base.device);
     result.copy_(g);
     Tensor slice = ember::as_strided(result, sizes, strides, offset);
+    if (conj) slice = ember::conj(slice);
     variable_list res = fn->apply({slice.clone()});
     if (res.size() > 0 && res[0].defined()) slice.copy_(res[0]);
     else slice.zero_();
@@ -170,7 +174,8 @@ class CopySlices : public Node {
 };
 
 void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strides, DimVector& sizes,
-                   DimVector& strides, int64_t& offset) {
+                   DimVector& strides, int64_t& offset, bool& conj) {
+  conj = view.is_conj() != base.is_conj();
   base_strides = DimVector(base.strides());
   sizes = DimVector(view.sizes());
   strides = DimVector(view.strides());
@@ -198,7 +203,7 @@ NodePtr grad_fn(const Tensor& t) {
     if (requires_grad(base)) {
       auto vb = std::make_shared<AsStridedBackward>();
       vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-      fill_geometry(t, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
+      fill_geometry(t, base, vb->base_strides, vb->sizes, vb->strides, vb->offset, vb->conj);
       vb->next_edges.push_back(gradient_edge(base));
       vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
       vb->output_meta.push_back({DimVector(t.sizes()), t.dtype(), t.device()});
@@ -323,7 +328,7 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
     const Tensor& base = m->view_base;
     auto cs = std::make_shared<CopySlices>();
     cs->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-    fill_geometry(self, base, cs->base_strides, cs->sizes, cs->strides, cs->offset);
+    fill_geometry(self, base, cs->base_strides, cs->sizes, cs->strides, cs->offset, cs->conj);
     cs->fn = node;
     cs->next_edges.push_back(requires_grad(base) ? gradient_edge(base) : Edge{});
     cs->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
@@ -335,7 +340,7 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
     // the view now reads its gradient through the base
     auto vb = std::make_shared<AsStridedBackward>();
     vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-    fill_geometry(self, base, vb->base_strides, vb->sizes, vb->strides, vb->offset);
+    fill_geometry(self, base, vb->base_strides, vb->sizes, vb->strides, vb->offset, vb->conj);
     vb->next_edges.push_back({cs, 0});
     vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
     set_history(self, vb, 0);

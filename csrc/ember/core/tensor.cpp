@@ -10,7 +10,7 @@ namespace ember {
 
 Tensor Tensor::mH() const {
   Tensor t = transpose(-2, -1);
-  return is_complex(dtype()) ? t.conj_physical() : t;
+  return is_complex(dtype()) ? t.conj() : t;
 }
 
 int64_t wrap_dim(int64_t dim, int64_t ndim) {
@@ -47,6 +47,7 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   EMBER_CHECK_KIND(!base.is_sparse(), NotImplemented, "a view of a sparse COO tensor is not supported");
   auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), sizes, strides, storage_offset);
   impl->set_version_counter(base.impl()->version_counter());
+  if (EMBER_UNLIKELY(base.is_conj())) impl->set_conj(true);
   return Tensor(std::move(impl));
 }
 
@@ -79,8 +80,15 @@ Scalar Tensor::item() const {
     case kBFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
     case kFloat: return Scalar(double(*static_cast<const float*>(p)));
     case kDouble: return Scalar(*static_cast<const double*>(p));
-    case kComplexFloat: return Scalar(*static_cast<const std::complex<float>*>(p));
-    case kComplexDouble: return Scalar(*static_cast<const std::complex<double>*>(p));
+    // a conjugate view reads the conjugate of the stored value (Note [Conjugate views])
+    case kComplexFloat: {
+      std::complex<float> v = *static_cast<const std::complex<float>*>(p);
+      return Scalar(is_conj() ? std::conj(v) : v);
+    }
+    case kComplexDouble: {
+      std::complex<double> v = *static_cast<const std::complex<double>*>(p);
+      return Scalar(is_conj() ? std::conj(v) : v);
+    }
     case ScalarType::Undefined: break;
   }
   EMBER_FAIL(Runtime, "item(): undefined dtype");

@@ -106,6 +106,10 @@ class EMBER_API Tensor {
   bool is_cuda() const { return impl_ && impl_->is_cuda(); }
   bool is_meta() const { return impl_ && impl_->is_meta(); }
   bool off_host() const { return impl_ && impl_->off_host(); }  // see TensorImpl::off_host
+  // a lazily conjugated complex tensor (Note [Conjugate views]); false for an undefined one
+  bool is_conj() const { return impl_ && impl_->is_conj(); }
+  // *this, or for a conjugate view a new tensor holding its values (ops/conj.h)
+  Tensor resolve_conj() const;
   bool is_floating_point() const { return is_floating(dtype()); }
   void* data_ptr() const { return impl_->data(); }
   // The pointer an op hands a kernel stub: null on the meta device, whose stubs do nothing
@@ -126,8 +130,7 @@ class EMBER_API Tensor {
 
   Tensor operator[](int64_t i) const { return select(0, i); }
   Tensor mT() const { return transpose(-2, -1); }  // matrix transpose of the last two dims
-  // conjugate transpose of the last two dims: mT() for real tensors (a view), a conjugated copy for
-  // complex ones (Ember has no lazy conjugate bit)
+  // conjugate transpose of the last two dims: mT() for real tensors, a conjugate view for complex ones
   Tensor mH() const;
   Tensor adjoint() const { return mH(); }
 

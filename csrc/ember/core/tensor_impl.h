@@ -72,6 +72,13 @@ class EMBER_API TensorImpl : public RefCounted {
   }
   void set_version_counter(intrusive_ptr<VersionCounter> v) { version_ = std::move(v); }
 
+  // Note [Conjugate views]: a complex tensor whose elements read as the conjugates of the stored
+  // ones (conj() flips this bit instead of copying). Views inherit it (make_view); the generated op
+  // entries hand ops that do not read it materialized copies (ops/conj.h), copy_ honours it on both
+  // sides, so kernels never see it.
+  bool is_conj() const { return conj_; }
+  void set_conj(bool v) { conj_ = v; }
+
   // A Python number wrapped as a 0-d tensor: it does not decide the result dtype.
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool v) { wrapped_number_ = v; }
@@ -101,6 +108,7 @@ class EMBER_API TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
+  bool conj_ = false;
   bool on_cuda_ = false;
   bool on_meta_ = false;
   bool off_host_ = false;

@@ -28,6 +28,7 @@
 #include "ember/distributed/errors.h"
 #include "ember/generated/ops.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/conj.h"
 
 namespace ember::distributed {
 
@@ -183,11 +184,14 @@ class GlooStore : public gloo::rendezvous::Store {
   std::shared_ptr<distributed::Store> s_;
 };
 
-// A tensor as the collective sees it: contiguous (a staging copy when the caller's is not),
-// copied back when the collective wrote it.
+// The elements a collective reads, contiguous in memory (ops/conj.h: a conjugate view's are materialized).
+Tensor dense_values(const Tensor& t) { return resolve_conj(t).contiguous(); }
+
+// A tensor as the collective sees it: contiguous values (a staging copy when the caller's is not, or
+// is a conjugate view, whose storage holds the conjugates), copied back when the collective wrote it.
 struct Staged {
   Tensor user, buf;
-  explicit Staged(const Tensor& t) : user(t), buf(t.is_contiguous() ? t : t.contiguous()) {}
+  explicit Staged(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.is_conj() ? t : dense_values(t)) {}
   void write_back() const {
     if (!buf.is_same(user)) user.copy_(buf);
   }
@@ -332,7 +336,7 @@ class ProcessGroupGloo : public ProcessGroup {
   WorkPtr allgather(const std::vector<Tensor>& outputs, const Tensor& input) override {
     host_only("all_gather", outputs, {input});
     check_list(outputs, input, "all_gather", "tensor_list");
-    Tensor in = input.contiguous();
+    Tensor in = dense_values(input);
     Tensor flat = ember::empty({int64_t(size_) * input.numel()}, TensorOptions(input.dtype()));
     return enqueue("all_gather", {kAllgather, int32_t(input.dtype()), -1, -1, input.numel()},
                    [=](uint32_t tag) {
@@ -348,7 +352,7 @@ class ProcessGroupGloo : public ProcessGroup {
       throw DistError("all_gather_into_tensor: output tensor size must be equal to world_size times input tensor "
                       "size (output numel " + std::to_string(output.numel()) + ", input numel " +
                       std::to_string(input.numel()) + ", world_size " + std::to_string(size_) + ")");
-    Tensor in = input.contiguous();
+    Tensor in = dense_values(input);
     auto s = stage(output);
     return enqueue("all_gather_into_tensor", {kAllgatherInto, int32_t(input.dtype()), -1, -1, input.numel()},
                    [=](uint32_t tag) {
@@ -382,7 +386,7 @@ class ProcessGroupGloo : public ProcessGroup {
     if (rank_ == root) check_list(outputs, input, "gather", "gather_list");
     else if (!outputs.empty())
       throw DistError("gather: Argument ``gather_list`` must NOT be specified on non-destination ranks.");
-    Tensor in = input.contiguous();
+    Tensor in = dense_values(input);
     Tensor flat = rank_ == root ? ember::empty({int64_t(size_) * input.numel()}, TensorOptions(input.dtype())) : Tensor();
     return enqueue("gather", {kGather, int32_t(input.dtype()), root, -1, input.numel()},
                    [=](uint32_t tag) {
@@ -407,7 +411,7 @@ class ProcessGroupGloo : public ProcessGroup {
     std::vector<Tensor> ins;
     if (rank_ == root) {
       check_list(inputs, output, "scatter", "scatter_list");
-      for (auto& t : inputs) ins.push_back(t.contiguous());
+      for (auto& t : inputs) ins.push_back(dense_values(t));
     } else if (!inputs.empty()) {
       throw DistError("scatter: Argument ``scatter_list`` must NOT be specified on non-source ranks.");
     }
@@ -464,7 +468,7 @@ class ProcessGroupGloo : public ProcessGroup {
     };
     std::vector<int64_t> in_counts = rows_of(input, splits.input, "input");
     std::vector<int64_t> out_counts = rows_of(output, splits.output, "output");
-    Tensor in = input.contiguous();
+    Tensor in = dense_values(input);
     auto s = stage(output);
     return enqueue("all_to_all_single", {kAlltoall, int32_t(input.dtype()), -1, -1, even ? input.numel() : -1},
                    [=](uint32_t tag) {
@@ -504,7 +508,7 @@ class ProcessGroupGloo : public ProcessGroup {
     host_only("send", {tensor});
     check_rank(dst, "send", "dst");
     if (dst == rank_) throw DistError("send: invalid destination rank: should not be the same as the rank of the current process.");
-    Staged s(tensor.contiguous());
+    Staged s(dense_values(tensor));
     auto ub = ctx_->createUnboundBuffer(s.buf.data_ptr(), size_t(s.buf.nbytes()));
     ub->send(dst, p2p_slot(tag));
     return std::make_shared<P2PWork>(std::move(ub), s, true, timeout_, "send to rank " + std::to_string(dst));

@@ -32,6 +32,7 @@
 #include "ember/cuda/cuda.h"
 #include "ember/distributed/errors.h"
 #include "ember/generated/ops.h"
+#include "ember/ops/conj.h"
 
 namespace ember::distributed {
 namespace {
@@ -129,7 +130,8 @@ ncclRedOp_t nccl_op(ReduceOp op, ScalarType t) {
 // A tensor as NCCL sees it: contiguous (a staging copy otherwise), complex as real pairs.
 struct Buf {
   Tensor user, buf, flat;  // flat: buf as the element type NCCL moves
-  explicit Buf(const Tensor& t) : user(t), buf(t.is_contiguous() ? t : t.contiguous()) {
+  // (a conjugate view's values are materialized: its storage holds their conjugates)
+  explicit Buf(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.is_conj() ? t : resolve_conj(t).contiguous()) {
     flat = is_complex(buf.dtype()) ? ember::view_as_real(buf) : buf;
   }
   void* ptr() const { return flat.data_ptr(); }

@@ -3,6 +3,7 @@
 // (abs, sgn, angle, real/imag parts). Gradients follow PyTorch's convention: for a real loss L of
 // z = x + iy, the gradient is dL/dx + i dL/dy.
 #include "ember/autograd/formulas.h"
+#include "ember/ops/conj.h"
 #include "ember/generated/native.h"
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
@@ -18,9 +19,57 @@ Tensor reinterpret_view(const Tensor& base, ScalarType dtype, IntArrayRef sizes,
 }
 }  // namespace
 
+Tensor resolve_conj(const Tensor& t) { return t.is_conj() ? ember::conj_physical(ember::conj(t)) : t; }
+
+Tensor Tensor::resolve_conj() const { return ember::resolve_conj(*this); }
+
+std::vector<Tensor> resolve_conj(TensorList ts) {
+  std::vector<Tensor> r;
+  r.reserve(ts.size());
+  for (const Tensor& t : ts) r.push_back(resolve_conj(t));
+  return r;
+}
+
+bool any_conj(TensorList ts) {
+  for (const Tensor& t : ts)
+    if (t.is_conj()) return true;
+  return false;
+}
+
+Tensor conj_storage_alias(const Tensor& t) {
+  Tensor r = make_view(t, t.sizes(), t.strides(), t.storage_offset());
+  r.impl()->set_conj(false);
+  return r;
+}
+
+const Tensor& conj_write_back(const Tensor& self, const Tensor& computed) {
+  self.copy_(computed);
+  return self;
+}
+
+Tensor conj_out_stand_in(const Tensor& out) {
+  return out.is_conj() ? empty_tensor({0}, out.dtype(), out.device()) : out;
+}
+
+void conj_out_write_back(const Tensor& out, const Tensor& tmp) {
+  if (tmp.is_same(out)) return;
+  resize_output(out, tmp.sizes());
+  out.copy_(tmp);
+}
+
+void refuse_conj_mutation(TensorList ts, const char* op) {
+  EMBER_CHECK_KIND(!any_conj(ts), NotImplemented, op, ": a conjugate view among the tensors it updates in place is "
+                   "not supported; call resolve_conj() on it first");
+}
+
 namespace autograd {
-Tensor real_part(const Tensor& t) { return is_complex(t.dtype()) ? ember::view_as_real(t).select(-1, 0) : t; }
+// (a conjugate view's real parts are its storage's; its imaginary parts are the negated stored ones)
+Tensor real_part(const Tensor& t) {
+  if (!is_complex(t.dtype())) return t;
+  return ember::view_as_real(t.is_conj() ? ember::conj(t) : t).select(-1, 0);
+}
 Tensor imag_part(const Tensor& t) {
+  if (t.is_conj()) return ember::neg(ember::view_as_real(ember::conj(t)).select(-1, 1));
   return is_complex(t.dtype()) ? ember::view_as_real(t).select(-1, 1) : ember::zeros_like(t);
 }
 
@@ -47,11 +96,21 @@ namespace native {
 
 Tensor view_as_real(const Tensor& self) {
   EMBER_CHECK(is_complex(self.dtype()), "view_as_real is only supported for complex tensors");
+  EMBER_CHECK(!self.is_conj(), "view_as_real doesn't work on unresolved conjugated tensors.  To resolve the conjugate "
+              "tensor so you can view it as real, use self.resolve_conj(); however, be warned that the resulting tensor "
+              "will NOT alias the original.");
   DimVector sizes(self.sizes()), strides;
   for (int64_t s : self.strides()) strides.push_back(s * 2);
   sizes.push_back(2);
   strides.push_back(1);
   return reinterpret_view(self, to_real_dtype(self.dtype()), sizes, strides, self.storage_offset() * 2);
+}
+
+// Note [Conjugate views]: conj flips the bit on a view of the same storage (a real tensor: a plain alias).
+Tensor conj(const Tensor& self) {
+  Tensor r = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  if (is_complex(self.dtype())) r.impl()->set_conj(!self.is_conj());
+  return r;
 }
 
 Tensor view_as_complex(const Tensor& self) {

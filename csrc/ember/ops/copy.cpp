@@ -6,6 +6,7 @@
 #include "ember/generated/ops.h"
 #include "ember/iter/layout.h"
 #include "ember/kernels/kernels.h"
+#include "ember/ops/conj.h"
 
 namespace ember::native {
 
@@ -69,6 +70,13 @@ static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src, 
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
+  if (EMBER_UNLIKELY(self.is_conj() || src.is_conj())) {
+    // Note [Conjugate views]: a conjugate view's storage takes the conjugates of the values it is to read
+    Tensor v = src.is_conj() ? conj_storage_alias(src) : src;
+    if (self.is_conj() != src.is_conj()) v = ember::conj_physical(v);
+    ember::copy_(self.is_conj() ? conj_storage_alias(self) : self, v, non_blocking);
+    return self;
+  }
   if (EMBER_UNLIKELY(self.device() != src.device())) {
     if (self.numel() == 0) return self;
     return copy_across_devices(self, src, non_blocking);

@@ -100,6 +100,10 @@ def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_
     return _finish(t, cls, requires_grad)
 
 
+def _rebuild_conj(stored):
+    return _C._ops.conj(stored)
+
+
 def reduce_tensor(t):
     if t.requires_grad and not t.is_leaf:
         raise RuntimeError(
@@ -108,6 +112,8 @@ def reduce_tensor(t):
             "before serializing (e.g., putting it on the queue).")
     if t.is_sparse:  # its indices and values travel as tensors of their own (shared memory)
         return _from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced())
+    if t.is_conj():  # the storage's alias travels, and the conjugate bit beside it
+        return _rebuild_conj, (_C._ops.conj(t),)
     share_memory_(t)
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))

@@ -1,0 +1,196 @@
+"""Conjugate views (Note [Conjugate views] in csrc/ember/core/tensor_impl.h): conj() of a complex tensor is a
+view with the conjugate bit flipped, as in PyTorch. Checked against torch where it is installed; the
+semantics (write-through, autograd, serialization) are also checked on their own."""
+import io
+import pickle
+
+import numpy as np
+import pytest
+
+import ember
+
+try:
+    import torch
+except ImportError:  # the parity checks skip, the rest runs
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="torch not installed")
+
+
+def cx(shape=(3, 4), dtype=ember.complex128, seed=0):
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+    return ember.tensor(a, dtype=dtype)
+
+
+def close(a, b):
+    np.testing.assert_allclose(np.asarray(a.resolve_conj().detach()), np.asarray(b), rtol=1e-6, atol=1e-6)
+
+
+def test_conj_is_a_view_with_the_bit():
+    x = cx()
+    y = x.conj()
+    assert y.is_conj() and not x.is_conj() and ember.is_conj(y)
+    assert y.data_ptr() == x.data_ptr()
+    close(y, np.conj(x.numpy()))
+    assert not y.conj().is_conj() and y.conj().data_ptr() == x.data_ptr()
+    r = y.resolve_conj()
+    assert not r.is_conj() and r.data_ptr() != x.data_ptr()
+    assert x.resolve_conj() is x and ember.resolve_conj(x) is x
+    real = ember.randn(3)
+    assert real.conj() is real and not real.conj().is_conj()
+
+
+def test_views_keep_the_bit_and_copies_drop_it():
+    y = cx((2, 3, 4)).conj()
+    for v in (y[0], y[:, 1:], y.transpose(0, 1), y.reshape(6, 4), y.view(6, 4),
+              y.unsqueeze(0), y.unsqueeze(0).expand(2, 2, 3, 4), y.flatten(),
+              y.permute(2, 0, 1), y.diagonal(0, 1, 2), y.narrow(2, 1, 2), y.unbind(0)[1], y.detach(),
+              y.as_strided((2,), (1,)), y.contiguous(), y.to(ember.complex128), y.squeeze()):
+        assert v.is_conj(), v.shape
+    for c in (y.clone(), y + 0, y * 1, ember.cat([y, y]), y.to(ember.complex64), y.new_empty(2),
+              ember.empty_like(y), y.transpose(0, 1).contiguous()):
+        assert not c.is_conj()
+    close(y.transpose(0, 1).contiguous(), np.conj(y.conj().numpy()).transpose(1, 0, 2))
+    close(y.clone(), np.conj(y.conj().numpy()))
+
+
+def test_numpy_force_resolves():
+    x = cx()
+    np.testing.assert_allclose(x.conj().numpy(force=True), np.conj(x.numpy()))
+
+
+def test_values_through_ops():
+    x = cx()
+    y = x.conj()
+    want = np.conj(x.numpy())
+    close(y + 1, want + 1)
+    close(y * y, want * want)
+    close(y.exp(), np.exp(want))
+    close(y @ x.t(), want @ x.numpy().T)
+    close(ember.where(ember.ones(3, 4, dtype=ember.bool), y, x), want)
+    np.testing.assert_allclose(y.abs().numpy(), np.abs(want))
+    assert y.sum().item() == pytest.approx(want.sum())
+    assert y[0, 0].item() == pytest.approx(want[0, 0])
+    np.testing.assert_allclose(np.array(y.tolist()), want)
+    np.testing.assert_allclose(y.real.numpy(), want.real)
+    np.testing.assert_allclose(y.imag.numpy(), want.imag)
+    close(y.to(ember.complex64), want)
+    assert repr(y) == repr(y.resolve_conj())
+
+
+def test_writes_go_through_the_bit():
+    x = cx()
+    y = x.conj()
+    y[0, 0] = 1 + 2j
+    assert x[0, 0].item() == 1 - 2j
+    y.mul_(2)
+    assert x[0, 0].item() == 2 - 4j
+    y.zero_()
+    assert (x == 0).all()
+    y.copy_(ember.full((3, 4), 3 + 1j, dtype=ember.complex128))
+    assert (x == 3 - 1j).all()
+    y.real = ember.ones(3, 4)
+    y.imag = ember.full((3, 4), 5.0)
+    assert (x == 1 - 5j).all()
+    out = cx().conj()
+    ember.add(ember.ones(3, 4, dtype=ember.complex128), 1j, out=out)
+    close(out, np.full((3, 4), 1 + 1j))
+    assert out.is_conj() and (out.conj() == 1 - 1j).all()
+
+
+def test_refusals():
+    y = cx().conj()
+    with pytest.raises(RuntimeError, match="conjugate bit"):
+        y.numpy()
+    with pytest.raises(RuntimeError, match="view_as_real doesn't work on unresolved conjugated tensors"):
+        ember.view_as_real(y)
+    with pytest.raises(RuntimeError, match="conjugate view"):
+        y.view(ember.float64)
+    with pytest.raises(BufferError):
+        y.__dlpack__()
+    np.testing.assert_allclose(ember.view_as_real(y.resolve_conj()).numpy()[..., 1], -cx().numpy().imag)
+
+
+def test_serialization_keeps_the_bit():
+    x = cx()
+    y = x.conj()
+    buf = io.BytesIO()
+    ember.save({"x": x, "y": y}, buf)
+    buf.seek(0)
+    d = ember.load(buf)
+    assert d["y"].is_conj() and not d["x"].is_conj()
+    assert d["y"].data_ptr() == d["x"].data_ptr()  # one storage, as saved
+    close(d["y"], np.conj(x.numpy()))
+    z = pickle.loads(pickle.dumps(y))
+    assert z.is_conj()
+    close(z, np.conj(x.numpy()))
+    import copy
+    c = copy.deepcopy(y)
+    close(c, np.conj(x.numpy()))
+
+
+def test_autograd_through_conj_views():
+    x = cx((4,)).requires_grad_(True)
+    w = cx((4,), seed=1)
+    (x.conj() * w).sum().abs().backward()
+    g1 = x.grad.resolve_conj().clone()
+    x.grad = None
+    (x.conj_physical() * w).sum().abs().backward()
+    close(g1, x.grad.resolve_conj().numpy())
+    # in-place through a conjugate view of a non-leaf: the base's history takes it
+    a = cx((4,)).requires_grad_(True)
+    b = a * 1
+    v = b.conj()
+    v.mul_(w)
+    (b * b.conj()).real.sum().backward()
+    want = (a.detach().conj() * w).conj()
+    ga = a.grad.clone()
+    a.grad = None
+    b2 = (a.conj_physical() * w).conj_physical()
+    (b2 * b2.conj_physical()).real.sum().backward()
+    close(ga, a.grad.resolve_conj().numpy())
+    close(b, want.resolve_conj().detach().numpy())
+
+
+def test_gradcheck_conj():
+    x = cx((3,)).requires_grad_(True)
+    assert ember.autograd.gradcheck(lambda t: (t.conj() * t.conj()).conj(), (x,))
+    assert ember.autograd.gradgradcheck(lambda t: t.conj() * t, (x,))
+
+    def through_view_write(t):
+        u = t * 1
+        u.conj()[1:].mul_(2 + 1j)
+        return u
+    assert ember.autograd.gradcheck(through_view_write, (x,))
+
+
+def test_mH_adjoint_are_conjugate_views():
+    x = cx((3, 4))
+    for v in (x.mH, x.H, x.adjoint(), ember.adjoint(x)):
+        assert v.is_conj() and v.data_ptr() == x.data_ptr()
+        close(v, np.conj(x.numpy()).T)
+    r = ember.randn(3, 4)
+    assert not r.mH.is_conj()
+
+
+@needs_torch
+def test_matches_torch():
+    a = np.random.default_rng(3).standard_normal((3, 4)) + 1j * np.random.default_rng(4).standard_normal((3, 4))
+    tx, ex = torch.tensor(a), ember.tensor(a)
+    ty, ey = tx.conj(), ex.conj()
+    for f in (lambda t, m: t.clone(), lambda t, m: t.t(), lambda t, m: t[1:], lambda t, m: t.contiguous(),
+              lambda t, m: t.reshape(12), lambda t, m: m.conj(t), lambda t, m: t.to(m.complex64),
+              lambda t, m: t.detach(), lambda t, m: t.real, lambda t, m: t + 1, lambda t, m: t.mT,
+              lambda t, m: t.mH, lambda t, m: m.resolve_conj(t)):
+        r_t, r_e = f(ty, torch), f(ey, ember)
+        assert r_t.is_conj() == r_e.is_conj()
+        np.testing.assert_allclose(r_e.resolve_conj().numpy(), r_t.resolve_conj().numpy())
+    # a torch checkpoint holding a conjugate view loads with its bit, and Ember's loads in torch
+    for save, load, pair in ((torch.save, ember.load, (tx, ty)), (ember.save, torch.load, (ex, ey))):
+        buf = io.BytesIO()
+        save({"x": pair[0], "y": pair[1]}, buf)
+        buf.seek(0)
+        d = load(buf)
+        assert d["y"].is_conj() and not d["x"].is_conj()
+        np.testing.assert_allclose(d["y"].resolve_conj().numpy(), ty.resolve_conj().numpy())
