@@ -73,7 +73,12 @@ def to_ember(x, as_conj=True):
             raise _Skip("layout")
         if x.device.type != "cpu":
             raise _Skip("device")
-        t = x.detach().resolve_neg()  # (Ember has no negative bit: the values)
+        t = x.detach()
+        if as_conj and t.is_neg():  # torch's negative view: the same in Ember
+            e = to_ember(t._neg_view(), True)._neg_view()
+            if x.requires_grad:
+                e.requires_grad_(True)
+            return e
         if as_conj and (t.is_conj() or (CONJ_INPUTS and t.is_complex())):
             # torch's conjugate view (or, with --conj-inputs, any complex input) as an Ember conjugate view
             # of the same values: the conjugates stored, the bit set
@@ -141,7 +146,7 @@ def to_numpy(x):
             x = x.to_dense()
         dt = str(x.dtype).split(".")[1]
         return (dt, tuple(x.shape),
-                x.float().numpy() if dt == "bfloat16" else x.resolve_conj().numpy())
+                x.float().numpy() if dt == "bfloat16" else x.resolve_conj().resolve_neg().numpy())
     return None
 
 

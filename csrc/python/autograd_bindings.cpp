@@ -362,7 +362,7 @@ void bind_autograd(nb::module_& m) {
       return tensor_or_none(r);
     }
     Tensor r(make_intrusive<TensorImpl>(t.impl()->storage(), t.dtype(), t.sizes(), t.strides(), t.storage_offset()));
-    r.impl()->set_conj(t.is_conj());
+    r.impl()->set_math_bits(t.impl()->math_bits());
     return tensor_or_none(r);
   });
   m.def("_tensor_set_data", [](const Tensor& t, const Tensor& src) {
@@ -371,7 +371,7 @@ void bind_autograd(nb::module_& m) {
     t.impl()->set_storage(src.impl()->storage());
     t.impl()->set_dtype(src.dtype());
     t.impl()->set_sizes_and_strides(src.sizes(), src.strides(), src.storage_offset());
-    t.impl()->set_conj(src.is_conj());
+    t.impl()->set_math_bits(src.impl()->math_bits());
   });
   m.def("_detach", [](const Tensor& t) { return tensor_or_none(t.detach()); });
   m.def("_detach_", [](const Tensor& t) {

@@ -438,6 +438,7 @@ void import_deleter(void* ctx, void*, size_t) {
 PyObject* tensor_to_dlpack(const Tensor& t, bool versioned, bool copied) {
   // DLPack has no conjugate bit: the consumer would read the stored values (Note [Conjugate views])
   EMBER_CHECK(!t.is_conj(), "Can't export tensors with the conjugate bit set; call resolve_conj() first");
+  EMBER_CHECK(!t.is_neg(), "Can't export tensors with the negative bit set; call resolve_neg() first");
   void* data = t.data_ptr();  // first: raises for a tensor without data (meta) before anything is allocated
   auto* ctx = new ExportCtx();
   ctx->t = t;

@@ -403,11 +403,18 @@ void bind_tensor(nb::module_& m) {
         jit::TracePause pause;  // its item() reads are covered by the guard above
         // one copy, not one per item; a conjugate view's values are materialized (Note [Conjugate views])
         const Tensor h = t.device().is_cpu() ? t : t.to(Device());
-        return tensor_tolist(h.is_conj() ? resolve_conj(h) : h);
+        return tensor_tolist(resolve_bits(h));
       }, "The data as (nested) Python lists of numbers.")
       .def("is_conj", [](const Tensor& t) { return t.is_conj(); },
           "Whether the tensor is a conjugate view (conj() of a complex tensor), whose values are the conjugates of "
           "its storage's.")
+      .def("is_neg", [](const Tensor& t) { return t.is_neg(); },
+          "Whether the tensor is a negative view (the imaginary part of a conjugate view), whose values are its "
+          "storage's negated.")
+      .def("resolve_neg", [](nb::handle self) {
+        const Tensor& t = unpack(self.ptr());
+        return t.is_neg() ? nb::steal(wrap(resolve_neg(t))) : nb::borrow(self);
+      }, "The tensor itself, or for a negative view a new tensor holding its values (no negative bit).")
       .def("resolve_conj", [](nb::handle self) {
         const Tensor& t = unpack(self.ptr());
         return t.is_conj() ? nb::steal(wrap(resolve_conj(t))) : nb::borrow(self);

@@ -99,6 +99,7 @@ from ._functional_extra import *  # noqa: E402,F401,F403
 from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403
+from ._C._ops import _neg_view  # noqa: E402,F401  (torch._neg_view: the negative bit's view)
 from ._spectral import *  # noqa: E402,F401,F403  (stft, istft and their Tensor methods)
 from . import sparse  # noqa: E402  (torch.sparse)
 from .sparse import sparse_coo_tensor  # noqa: E402,F401

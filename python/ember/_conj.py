@@ -1,8 +1,7 @@
 """The complex-number views and predicates of torch's API: is_complex, conj, real, imag, resolve_conj, ...
 conj() of a complex tensor is a view with the conjugate bit flipped, as in PyTorch (Note [Conjugate views]
-in csrc/ember/core/tensor_impl.h); resolve_conj() materializes it. Ember has no negative bit: is_neg() is
-always False, and the imaginary part of a conjugate view is a negated copy (PyTorch's is a negative view).
-real/imag are otherwise views of view_as_real's last dim, as in PyTorch."""
+in csrc/ember/core/tensor_impl.h); resolve_conj() materializes it. The imaginary part of a conjugate view is a
+view with the negative bit (is_neg(), resolve_neg()). real/imag are views of view_as_real's last dim."""
 
 from . import _C
 from ._C import _ops
@@ -26,9 +25,8 @@ def is_conj(input):
 
 
 def is_neg(input):
-    """Whether input is a lazily negated view: never in Ember."""
-    _tensor_arg("is_neg", input)
-    return False
+    """Whether input is a negative view (the imaginary part of a conjugate view)."""
+    return _tensor_arg("is_neg", input).is_neg()
 
 
 def conj(input):
@@ -46,8 +44,8 @@ def resolve_conj(input):
 
 
 def resolve_neg(input):
-    """Materializes a lazy negation: Ember makes none, so input is returned as is."""
-    return _tensor_arg("resolve_neg", input)
+    """input itself, or for a negative view a new tensor holding its values."""
+    return _tensor_arg("resolve_neg", input).resolve_neg()
 
 
 _conj_physical_op = _ops.conj_physical
@@ -74,12 +72,12 @@ def real(input):
 
 
 def imag(input):
-    """The imaginary part: a view of a complex tensor's imaginary components (a negated copy for a conjugate
-    view: Ember has no negative bit)."""
+    """The imaginary part: a view of a complex tensor's imaginary components (of a conjugate view: the stored
+    ones under the negative bit)."""
     if not _tensor_arg("imag", input).dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     if input.is_conj():
-        return _ops.view_as_real(_ops.conj(input)).select(-1, 1).neg()
+        return _ops._neg_view(_ops.view_as_real(_ops.conj(input)).select(-1, 1))
     return _ops.view_as_real(input).select(-1, 1)
 
 
@@ -95,16 +93,26 @@ def view_as_complex_copy(input, *, out=None):
     return r if out is None else out.resize_(r.shape).copy_(r)
 
 
+def _stored(t):
+    """t, or for a conjugate (negative) view the alias of its storage without the bits: the stored values,
+    as the bytes of a storage or a checkpoint hold them."""
+    if t.is_conj():
+        t = _ops.conj(t)
+    return _ops._neg_view(t) if t.is_neg() else t
+
+
+def _with_bits(stored, conj, neg):
+    """The view of stored values that reads them conjugated (complex only) and/or negated: _stored's inverse."""
+    if conj and stored.dtype.is_complex:
+        stored = _ops.conj(stored)
+    return _ops._neg_view(stored) if neg else stored
+
+
 def _set_real(self, value):
     real(self).copy_(value)
 
 
 def _set_imag(self, value):
-    if self.is_conj():  # the stored imaginary parts are the negated ones
-        parts = _ops.view_as_real(_ops.conj(self)).select(-1, 1)
-        parts.copy_(value)
-        parts.neg_()
-        return
     imag(self).copy_(value)
 
 
@@ -113,10 +121,8 @@ def _complex(self):
 
 
 Tensor.is_complex = is_complex
-Tensor.is_neg = is_neg
 Tensor.conj = conj
 Tensor.conj_physical = _tensor_conj_physical
-Tensor.resolve_neg = resolve_neg
 Tensor.real = property(real, _set_real)
 Tensor.imag = property(imag, _set_imag)
 Tensor.__complex__ = _complex

@@ -281,10 +281,11 @@ class Tensor(_C.TensorBase):
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         if self.dtype is _C.bfloat16:
             raise TypeError("Got unsupported ScalarType BFloat16")
-        if self.is_conj():
-            if force:  # as torch: force=True is t.detach().cpu().resolve_conj().numpy()
-                return self.detach().resolve_conj()._numpy(force)
-            raise RuntimeError("Can't call numpy() on Tensor that has conjugate bit set. Use tensor.resolve_conj().numpy() "
+        if self.is_conj() or self.is_neg():
+            if force:  # as torch: force=True is t.detach().cpu().resolve_conj().resolve_neg().numpy()
+                return self.detach().resolve_conj().resolve_neg()._numpy(force)
+            bit, fix = ("conjugate", "resolve_conj") if self.is_conj() else ("negative", "resolve_neg")
+            raise RuntimeError(f"Can't call numpy() on Tensor that has {bit} bit set. Use tensor.{fix}().numpy() "
                                "instead.")
         if self.numel() == 0:
             return np.empty(tuple(self.shape), dtype=_NP_DTYPES[self.dtype])
@@ -305,8 +306,9 @@ class Tensor(_C.TensorBase):
         return _C.from_numpy(np.ascontiguousarray(array) if array.ndim else np.array(array, ndmin=0, copy=True))
 
     def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
-        if self.is_conj():
-            raise BufferError("Can't export tensors with the conjugate bit set")
+        if self.is_conj() or self.is_neg():
+            raise BufferError("Can't export tensors with the conjugate bit set" if self.is_conj() else
+                              "Can't export tensors with the negative bit set")
         if dl_device is not None and tuple(dl_device) != (1, 0):
             raise BufferError(f"Ember tensors are on the CPU; cannot export to DLPack device {dl_device}")
         # a consumer asking for DLPack >= 1.0 gets a versioned capsule (NumPy then keeps it writable)

@@ -259,8 +259,8 @@ def _str(t, tensor_contents=None):
     prefix = "tensor(" if _is_plain(t) else type(t).__name__ + "("
     indent = len(prefix)
     data = t.detach() if hasattr(t, "detach") else t
-    if getattr(data, "is_conj", None) is not None and data.is_conj():
-        data = data.resolve_conj()  # a conjugate view prints its values
+    if getattr(data, "is_conj", None) is not None and (data.is_conj() or data.is_neg()):
+        data = data.resolve_conj().resolve_neg()  # a conjugate (negative) view prints its values
     suffixes = []
     default_dtype = _C.get_default_dtype()
     default_complex = _C.complex128 if default_dtype == _C.float64 else _C.complex64

@@ -13,6 +13,7 @@ import pickle
 import struct
 
 from . import _C
+from ._conj import _with_bits
 from ._tensor import Size, Tensor
 from .nn.parameter import Parameter
 from .sparse import _from_parts
@@ -121,8 +122,8 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad=Fals
     t = _rebuild_tensor(storage, storage_offset, size, stride)
     if metadata is not None and not isinstance(metadata, dict):
         raise pickle.UnpicklingError(f"invalid tensor metadata {type(metadata).__name__}")
-    if metadata and metadata.get("conj") and t.dtype.is_complex:  # torch's conjugate bit
-        t = _C._ops.conj(t)
+    if metadata:  # torch's conjugate and negative bits
+        t = _with_bits(t, metadata.get("conj"), metadata.get("neg"))
     if requires_grad:
         t.requires_grad_(bool(requires_grad))
     return t

@@ -25,7 +25,7 @@ class SafetensorError(ValueError):
 
 def _tensor_bytes(t):
     t = t.detach().contiguous() if hasattr(t, "detach") else t.contiguous()
-    t = t.resolve_conj()  # the file holds values (it has no conjugate bit)
+    t = t.resolve_conj().resolve_neg()  # the file holds values (it has no conjugate or negative bit)
     if t.dtype is _C.bfloat16:
         return t.view(_C.int16).numpy().tobytes()
     return t.numpy().tobytes()

@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _C
 from . import _tensor
+from ._conj import _stored, _with_bits
 from ._tensor import Size
 from ._utils import layout as _layout
 from .sparse import _from_parts
@@ -126,10 +127,11 @@ class _Pickler(pickle._Pickler):
         if isinstance(obj, _C.TensorBase):
             if isinstance(obj, Parameter):
                 return (_Global("torch._utils", "_rebuild_parameter"), (obj.detach(), obj.requires_grad, _hooks()))
-            # torch's metadata argument carries the conjugate bit: {'conj': True}
+            # torch's metadata argument carries the bits: {'conj': True}, {'neg': True}
+            bits = {k: True for k, on in (("conj", obj.is_conj()), ("neg", obj.is_neg())) if on}
             return (_Global("torch._utils", "_rebuild_tensor_v2"),
                     (self._storage(obj), obj.storage_offset(), tuple(obj.shape), tuple(obj.stride()),
-                     obj.requires_grad, _hooks()) + (({"conj": True},) if obj.is_conj() else ()))
+                     obj.requires_grad, _hooks()) + ((bits,) if bits else ()))
         if isinstance(obj, Size):
             return (_Global("torch", "Size"), (tuple(obj),))
         if isinstance(obj, _C.device):
@@ -478,24 +480,21 @@ def _tensor_reduce(t):
         return (_from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced()), t.__dict__ or None)
     size, stride = tuple(t.shape), tuple(t.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if t.numel() else 0
-    conj = t.is_conj()  # the stored bytes travel, and the conjugate bit beside them
+    # the stored bytes travel, and the conjugate/negative bits beside them
     span = _stored(t.detach()).as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
-    args = (data, t.dtype, size, stride, t.requires_grad) + ((True,) if conj else ())
+    args = (data, t.dtype, size, stride, t.requires_grad) + ((t.is_conj(), t.is_neg()) if _has_bits(t) else ())
     return (_rebuild_from_bytes, args, t.__dict__ or None)
 
 
-def _stored(t):
-    """t, or for a conjugate view the alias of its storage without the bit (the stored values)."""
-    return _C._ops.conj(t) if t.is_conj() else t
+def _has_bits(t):
+    return t.is_conj() or t.is_neg()
 
 
-def _rebuild_from_bytes(data, dtype, size, stride, requires_grad, conj=False):
+def _rebuild_from_bytes(data, dtype, size, stride, requires_grad, conj=False, neg=False):
     raw = _C.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
     flat = raw.view(dtype) if len(data) else _C._ops.empty(0, dtype=dtype)
-    t = flat.as_strided(size, stride, 0)
-    if conj:
-        t = _C._ops.conj(t)
+    t = _with_bits(flat.as_strided(size, stride, 0), conj, neg)
     return t.requires_grad_(requires_grad) if requires_grad else t
 
 

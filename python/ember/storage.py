@@ -10,6 +10,7 @@ import weakref
 
 from . import _C
 from ._C import _ops
+from ._conj import _stored
 from ._functional import frombuffer as _frombuffer
 
 __all__ = ["StorageBase", "UntypedStorage", "TypedStorage"]
@@ -49,7 +50,7 @@ def _warn_typed_storage_removal(stacklevel=2):
 
 def _whole_storage_bytes(t):
     """A uint8 view of all of t's storage: offset 0, one element per byte, whatever t's layout."""
-    t = t.detach()
+    t = _stored(t.detach())  # the bytes as stored (a conjugate view's hold the conjugates)
     nbytes, itemsize = t._storage_nbytes(), t.element_size()
     # a contiguous 1-D alias in t's own dtype can always be reinterpreted as bytes
     whole = t.as_strided((nbytes // itemsize,), (1,), 0).view(_C.uint8)

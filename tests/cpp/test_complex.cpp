@@ -97,6 +97,14 @@ TEST(Complex, ConjugateViews) {
   EXPECT_FALSE(r.is_conj());
   EXPECT_NE(r.data_ptr(), x.data_ptr());
   EXPECT_EQ(at(r, 1), cd(0.0, 5.0));
+  std::ostringstream shown, resolved;
+  shown << y;
+  resolved << y.resolve_conj();
+  EXPECT_EQ(shown.str(), resolved.str());                         // printing shows the values
+  Tensor n = ember::_neg_view(ember::ones({2}));                  // the negative bit: reads -1
+  EXPECT_TRUE(n.is_neg());
+  EXPECT_EQ(n.select(0, 0).item().to_double(), -1.0);
+  EXPECT_EQ((n * 2).select(0, 1).item().to_double(), -2.0);
   Tensor m = ember::zeros({2, 2}, TensorOptions(kComplexDouble));
   EXPECT_TRUE(m.mH().is_conj());
   EXPECT_FALSE(ember::zeros({2, 2}).mH().is_conj());

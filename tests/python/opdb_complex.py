@@ -21,6 +21,10 @@ add(OpInfo("conj_physical", lambda dt: [Sample(T((3, 4), dt)), Sample(T((2, 3), 
 # conj: a view with the conjugate bit (tests/python/test_conj_views.py); its values, resolved
 add(OpInfo("conj", lambda dt: [Sample(T((3, 4), dt)), Sample(T((2, 3), dt, layout="T", key=1)), Sample(T((), dt, key=2))],
            dtypes=ALL_DTYPES, function=lambda lib, x: lib.conj(x).resolve_conj()))
+# _neg_view: a view with the negative bit (test_conj_views.py); its values, resolved
+add(OpInfo("_neg_view", lambda dt: [Sample(T((3, 4), dt)), Sample(T((2, 3), dt, layout="T", key=1)),
+                                    Sample(T((), dt, key=2))], dtypes=F2,
+           function=lambda lib, x: lib._neg_view(x).resolve_neg()))
 add(OpInfo("view_as_real", lambda dt: [Sample(T((3, 2), dt)), Sample(T((2, 4, 2), dt, key=1))], dtypes=F2,
            function=lambda lib, x: lib.view_as_real(_c(lib, x) * 2)))
 add(OpInfo("view_as_complex", lambda dt: [Sample(T((3, 2), dt)), Sample(T((2, 4, 2), dt, key=1))], dtypes=F2,

@@ -886,6 +886,7 @@ add(S("view_as_complex", "exp", lambda lib, a: lib.view_as_real(_cx(lib, a).exp(
     S("polar", "parts", lambda lib, a, b: lib.view_as_real(lib.polar(a, b)), A((3,), lo=0.5, hi=2.0), A((3,))),
     S("conj_physical", "times_sin", lambda lib, a: lib.view_as_real(lib.conj_physical(_cx(lib, a)) * _cx(lib, a).sin()),
       A((3, 2))),
+    S("_neg_view", "times_exp", lambda lib, a: lib._neg_view(a) * a.exp(), A((3,))),
     S("conj", "times_sin", lambda lib, a: lib.view_as_real(lib.conj(_cx(lib, a)) * _cx(lib, a).sin()), A((3, 2))),
     S("angle", "complex", lambda lib, a: lib.angle(_cx(lib, a)), A((4, 2), lo=0.3, hi=2.0, kind="signed")),
     S("sgn", "complex", lambda lib, a: lib.view_as_real(lib.sgn(_cx(lib, a))), A((4, 2), lo=0.3, hi=2.0, kind="signed")),

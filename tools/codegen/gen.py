@@ -435,10 +435,10 @@ def cuda_guard(op, name, mode):
 
 
 def conj_guard(op, fname, mode):
-    """(cold function, guard line) that resolve conjugate views (Note [Conjugate views], ember/ops/conj.h)
-    before an op that does not read the bit: one flag test per tensor argument on the hot path. A tensor
-    the op updates in place is worked on as a resolved copy that goes back through copy_; an out= tensor
-    that is a conjugate view takes the result the same way."""
+    """(cold function, guard line) that resolve conjugate and negative views (Note [Conjugate views],
+    ember/ops/conj.h) before an op that does not read the bits: one flag test per tensor argument on the
+    hot path. A tensor the op updates in place is worked on as a resolved copy that goes back through
+    copy_; an out= tensor with a bit takes the result the same way."""
     if ag.is_view_op(op) or op.entry.get("conj") == "aware":
         return "", []
     singles, lists = tensor_params(op)
@@ -448,18 +448,18 @@ def conj_guard(op, fname, mode):
     mutating = op.params[0].type == "Tensor" and (
         mode == "inplace" or (mode == "functional" and op.is_self_inplace and op.params[0].mutable))
     by_name = {p.name: p for p in op.params}
-    cond = " || ".join([f"{n}.is_conj()" for n in outs + singles] + [f"::ember::any_conj({n})" for n in lists])
+    cond = " || ".join([f"{n}.has_math_bits()" for n in outs + singles] + [f"::ember::any_math_bits({n})" for n in lists])
     cold = f"{fname}__{op.overload or 'base'}_{mode}_conj"
     body = []
     args = []
     for p in op.params:
         if p.type in ("Tensor", "Tensor?"):
-            args.append(p.name if (mutating and p is op.params[0]) else f"::ember::resolve_conj({p.name})")
+            args.append(p.name if (mutating and p is op.params[0]) else f"::ember::resolve_bits({p.name})")
         elif p.type == "Tensor[]" and p.mutable:
             body.append(f'  ::ember::refuse_conj_mutation({p.name}, "{fname}");')
             args.append(p.name)
         elif p.type == "Tensor[]":
-            args.append(f"::ember::resolve_conj({p.name})")
+            args.append(f"::ember::resolve_bits({p.name})")
         else:
             args.append(p.name)
     call_args = ", ".join(args)
@@ -474,8 +474,8 @@ def conj_guard(op, fname, mode):
         self_name = op.params[0].name
         tail = call_args.split(", ", 1)[1] if len(args) > 1 else ""
         rest = (", " + tail) if tail else ""
-        body.append(f"  if (!{self_name}.is_conj()) return ember::{fname}({self_name}{rest});")
-        body.append(f"  Tensor tmp_ = ::ember::resolve_conj({self_name});")
+        body.append(f"  if (!{self_name}.has_math_bits()) return ember::{fname}({self_name}{rest});")
+        body.append(f"  Tensor tmp_ = ::ember::resolve_bits({self_name});")
         body.append(f"  ember::{fname}(tmp_{rest});")
         body.append(f"  return ::ember::conj_write_back({self_name}, tmp_);")
         ret = "const Tensor&"

@@ -126,20 +126,53 @@ NodePtr grad_accumulator(const Tensor& t) {
 }
 
 namespace {
+// Where a view lies in its base: geometry in the view's elements (a real view of a complex base, as
+// view_as_real/real/imag make, counts real elements), and the bits it reads the base's values through.
+struct ViewGeometry {
+  DimVector base_strides, sizes, strides;
+  int64_t offset = 0;  // relative to the base's storage offset, in the view's elements
+  ScalarType dtype = ScalarType::Undefined;
+  bool conj = false, neg = false;  // the view reads the base's values conjugated, negated (Note [Conjugate views])
+
+  ViewGeometry(const Tensor& view, const Tensor& base)
+      : base_strides(base.strides()), sizes(view.sizes()), strides(view.strides()), dtype(view.dtype()),
+        conj(view.is_conj() != base.is_conj()), neg(view.is_neg() != base.is_neg()) {
+    const int64_t vsz = itemsize(view.dtype()), bsz = itemsize(base.dtype());
+    offset = view.storage_offset() - base.storage_offset() * bsz / vsz;
+  }
+  // The view's part of `result`, a fresh tensor laid out as the base (base_strides, offset 0).
+  Tensor slice_of(const Tensor& result) const {
+    Tensor src = result;
+    if (itemsize(dtype) != itemsize(result.dtype())) {
+      if (is_complex(result.dtype()) && !is_complex(dtype)) {
+        src = ember::view_as_real(result);  // (differentiable, for double backward)
+      } else {  // the same bytes read as the view's dtype (view(dtype): not differentiable)
+        src = make_view(result, {0}, {1}, 0);
+        src.impl()->set_dtype(dtype);
+      }
+    }
+    Tensor slice = ember::as_strided(src, sizes, strides, offset);
+    if (conj) slice = ember::conj(slice);
+    if (neg) slice = ember::_neg_view(slice);
+    return slice;
+  }
+};
+
 // Backward of a view regenerated from its (modified) base: scatter the view's gradient into
 // zeros shaped like the base.
 class AsStridedBackward : public Node {
  public:
   TensorMeta base;
-  DimVector base_strides, sizes, strides;
-  int64_t offset = 0;  // relative to the base's storage offset
-  bool conj = false;   // the view reads the conjugates of the base's values (Note [Conjugate views])
+  ViewGeometry geo;
+  AsStridedBackward(const Tensor& view, const Tensor& b)
+      : base{DimVector(b.sizes()), b.dtype(), b.device()}, geo(view, b) {}
   variable_list apply(variable_list&& grads) override {
     variable_list out(1);
     if (!grads[0].defined()) return out;
-    Tensor result = empty_strided(base.sizes, base_strides, grads[0].dtype(), base.device).zero_();
-    Tensor slice = ember::as_strided(result, sizes, strides, offset);
-    (conj ? ember::conj(slice) : slice).copy_(grads[0]);
+    // (a real view's gradient goes into a gradient of the complex base's dtype)
+    const ScalarType rt = itemsize(geo.dtype) != itemsize(base.dtype) ? base.dtype : grads[0].dtype();
+    Tensor result = empty_strided(base.sizes, geo.base_strides, rt, base.device).zero_();
+    geo.slice_of(result).copy_(grads[0]);
     out[0] = result;
     return out;
   }
@@ -151,17 +184,15 @@ class AsStridedBackward : public Node {
 class CopySlices : public Node {
  public:
   TensorMeta base;
-  DimVector base_strides, sizes, strides;
-  int64_t offset = 0;
-  bool conj = false;  // as AsStridedBackward's
+  ViewGeometry geo;
   NodePtr fn;
+  CopySlices(const Tensor& view, const Tensor& b) : base{DimVector(b.sizes()), b.dtype(), b.device()}, geo(view, b) {}
   variable_list apply(variable_list&& grads) override {
     variable_list out(next_edges.size());
     Tensor g = grads[0].defined() ? grads[0] : ember::zeros(base.sizes, TensorOptions(base.dtype).device(base.device));
-    Tensor result = empty_strided(base.sizes, base_strides, g.dtype(), base.device);
+    Tensor result = empty_strided(base.sizes, geo.base_strides, g.dtype(), base.device);
     result.copy_(g);
-    Tensor slice = ember::as_strided(result, sizes, strides, offset);
-    if (conj) slice = ember::conj(slice);
+    Tensor slice = geo.slice_of(result);
     variable_list res = fn->apply({slice.clone()});
     if (res.size() > 0 && res[0].defined()) slice.copy_(res[0]);
     else slice.zero_();
@@ -172,15 +203,6 @@ class CopySlices : public Node {
   void release_variables() override { fn->release_variables(); }
   std::string name() const override { return "ember::autograd::CopySlices"; }
 };
-
-void fill_geometry(const Tensor& view, const Tensor& base, DimVector& base_strides, DimVector& sizes,
-                   DimVector& strides, int64_t& offset, bool& conj) {
-  conj = view.is_conj() != base.is_conj();
-  base_strides = DimVector(base.strides());
-  sizes = DimVector(view.sizes());
-  strides = DimVector(view.strides());
-  offset = view.storage_offset() - base.storage_offset();
-}
 }  // namespace
 
 // retain_grad() follows the tensor to its new history (an in-place op, a regenerated view).
@@ -201,9 +223,7 @@ NodePtr grad_fn(const Tensor& t) {
     // value, so its gradient flows into the base's history at the view's position.
     const Tensor& base = m->view_base;
     if (requires_grad(base)) {
-      auto vb = std::make_shared<AsStridedBackward>();
-      vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-      fill_geometry(t, base, vb->base_strides, vb->sizes, vb->strides, vb->offset, vb->conj);
+      auto vb = std::make_shared<AsStridedBackward>(t, base);
       vb->next_edges.push_back(gradient_edge(base));
       vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
       vb->output_meta.push_back({DimVector(t.sizes()), t.dtype(), t.device()});
@@ -326,9 +346,7 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
   auto* m = meta(self);
   if (m && m->is_view) {
     const Tensor& base = m->view_base;
-    auto cs = std::make_shared<CopySlices>();
-    cs->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-    fill_geometry(self, base, cs->base_strides, cs->sizes, cs->strides, cs->offset, cs->conj);
+    auto cs = std::make_shared<CopySlices>(self, base);
     cs->fn = node;
     cs->next_edges.push_back(requires_grad(base) ? gradient_edge(base) : Edge{});
     cs->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
@@ -338,9 +356,7 @@ void rebase_history(const Tensor& self, const NodePtr& node) {
     }
     set_history(base, cs, 0);
     // the view now reads its gradient through the base
-    auto vb = std::make_shared<AsStridedBackward>();
-    vb->base = {DimVector(base.sizes()), base.dtype(), base.device()};
-    fill_geometry(self, base, vb->base_strides, vb->sizes, vb->strides, vb->offset, vb->conj);
+    auto vb = std::make_shared<AsStridedBackward>(self, base);
     vb->next_edges.push_back({cs, 0});
     vb->input_meta.push_back({DimVector(base.sizes()), base.dtype(), base.device()});
     set_history(self, vb, 0);

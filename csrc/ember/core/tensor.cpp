@@ -47,7 +47,7 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   EMBER_CHECK_KIND(!base.is_sparse(), NotImplemented, "a view of a sparse COO tensor is not supported");
   auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), sizes, strides, storage_offset);
   impl->set_version_counter(base.impl()->version_counter());
-  if (EMBER_UNLIKELY(base.is_conj())) impl->set_conj(true);
+  if (EMBER_UNLIKELY(base.has_math_bits())) impl->set_math_bits(base.impl()->math_bits());
   return Tensor(std::move(impl));
 }
 
@@ -68,6 +68,7 @@ Scalar Tensor::item() const {
   if (EMBER_UNLIKELY(jit::tracing())) jit::on_values_read(*this, "item()");
   EMBER_CHECK(!is_meta(), "Tensor.item() cannot be called on meta tensors");
   if (!device().is_cpu()) return to(Device()).item();  // waits for the device, as PyTorch
+  if (EMBER_UNLIKELY(has_math_bits())) return resolve_neg().resolve_conj().item();  // Note [Conjugate views]
   const void* p = data_ptr();
   switch (dtype()) {
     case kBool: return Scalar(*static_cast<const bool*>(p));
@@ -80,15 +81,8 @@ Scalar Tensor::item() const {
     case kBFloat16: return Scalar(double(float(*static_cast<const BFloat16*>(p))));
     case kFloat: return Scalar(double(*static_cast<const float*>(p)));
     case kDouble: return Scalar(*static_cast<const double*>(p));
-    // a conjugate view reads the conjugate of the stored value (Note [Conjugate views])
-    case kComplexFloat: {
-      std::complex<float> v = *static_cast<const std::complex<float>*>(p);
-      return Scalar(is_conj() ? std::conj(v) : v);
-    }
-    case kComplexDouble: {
-      std::complex<double> v = *static_cast<const std::complex<double>*>(p);
-      return Scalar(is_conj() ? std::conj(v) : v);
-    }
+    case kComplexFloat: return Scalar(*static_cast<const std::complex<float>*>(p));
+    case kComplexDouble: return Scalar(*static_cast<const std::complex<double>*>(p));
     case ScalarType::Undefined: break;
   }
   EMBER_FAIL(Runtime, "item(): undefined dtype");

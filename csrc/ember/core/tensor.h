@@ -106,10 +106,14 @@ class EMBER_API Tensor {
   bool is_cuda() const { return impl_ && impl_->is_cuda(); }
   bool is_meta() const { return impl_ && impl_->is_meta(); }
   bool off_host() const { return impl_ && impl_->off_host(); }  // see TensorImpl::off_host
-  // a lazily conjugated complex tensor (Note [Conjugate views]); false for an undefined one
+  // a lazily conjugated complex tensor, a lazily negated one (Note [Conjugate views]); false for an
+  // undefined one. has_math_bits(): either, the generated op entries' one test.
   bool is_conj() const { return impl_ && impl_->is_conj(); }
-  // *this, or for a conjugate view a new tensor holding its values (ops/conj.h)
+  bool is_neg() const { return impl_ && impl_->is_neg(); }
+  bool has_math_bits() const { return impl_ && impl_->math_bits(); }
+  // *this, or a new tensor holding its values without the bit (ops/conj.h)
   Tensor resolve_conj() const;
+  Tensor resolve_neg() const;
   bool is_floating_point() const { return is_floating(dtype()); }
   void* data_ptr() const { return impl_->data(); }
   // The pointer an op hands a kernel stub: null on the meta device, whose stubs do nothing

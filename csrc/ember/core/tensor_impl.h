@@ -73,11 +73,17 @@ class EMBER_API TensorImpl : public RefCounted {
   void set_version_counter(intrusive_ptr<VersionCounter> v) { version_ = std::move(v); }
 
   // Note [Conjugate views]: a complex tensor whose elements read as the conjugates of the stored
-  // ones (conj() flips this bit instead of copying). Views inherit it (make_view); the generated op
-  // entries hand ops that do not read it materialized copies (ops/conj.h), copy_ honours it on both
-  // sides, so kernels never see it.
-  bool is_conj() const { return conj_; }
-  void set_conj(bool v) { conj_ = v; }
+  // ones (conj() flips this bit instead of copying), or a tensor whose elements read negated (the
+  // negative bit: the imaginary part of a conjugate view). Views inherit the bits (make_view); the
+  // generated op entries hand ops that do not read them materialized copies (ops/conj.h), copy_
+  // honours them on both sides, so kernels never see them.
+  enum MathBits : uint8_t { kConjBit = 1, kNegBit = 2 };
+  bool is_conj() const { return math_bits_ & kConjBit; }
+  bool is_neg() const { return math_bits_ & kNegBit; }
+  uint8_t math_bits() const { return math_bits_; }
+  void set_math_bits(uint8_t b) { math_bits_ = b; }
+  void set_conj(bool v) { math_bits_ = uint8_t(v ? math_bits_ | kConjBit : math_bits_ & ~kConjBit); }
+  void set_neg(bool v) { math_bits_ = uint8_t(v ? math_bits_ | kNegBit : math_bits_ & ~kNegBit); }
 
   // A Python number wrapped as a 0-d tensor: it does not decide the result dtype.
   bool is_wrapped_number() const { return wrapped_number_; }
@@ -108,7 +114,7 @@ class EMBER_API TensorImpl : public RefCounted {
   ScalarType dtype_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
-  bool conj_ = false;
+  uint8_t math_bits_ = 0;  // MathBits
   bool on_cuda_ = false;
   bool on_meta_ = false;
   bool off_host_ = false;

@@ -102,7 +102,9 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   std::ios saved(nullptr);
   saved.copyfmt(os);
   // a complex tensor shows its (real, imaginary) pairs as a trailing dim of 2; the footer keeps its type
-  const Tensor shown = is_complex(t.dtype()) ? ember::view_as_real(t.detach()) : t.detach();
+  // (a conjugate or negative view shows its values)
+  const Tensor d = t.has_math_bits() ? t.detach().resolve_neg().resolve_conj() : t.detach();
+  const Tensor shown = is_complex(t.dtype()) ? ember::view_as_real(d) : d;
   Tensor values = shown.to(Device(), kDouble).contiguous();
   const double* v = values.data_ptr<double>();
   int64_t n = values.numel();

@@ -184,14 +184,15 @@ class GlooStore : public gloo::rendezvous::Store {
   std::shared_ptr<distributed::Store> s_;
 };
 
-// The elements a collective reads, contiguous in memory (ops/conj.h: a conjugate view's are materialized).
-Tensor dense_values(const Tensor& t) { return resolve_conj(t).contiguous(); }
+// The elements a collective reads, contiguous in memory (ops/conj.h: a conjugate or negative view's are
+// materialized).
+Tensor dense_values(const Tensor& t) { return resolve_bits(t).contiguous(); }
 
 // A tensor as the collective sees it: contiguous values (a staging copy when the caller's is not, or
 // is a conjugate view, whose storage holds the conjugates), copied back when the collective wrote it.
 struct Staged {
   Tensor user, buf;
-  explicit Staged(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.is_conj() ? t : dense_values(t)) {}
+  explicit Staged(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.has_math_bits() ? t : dense_values(t)) {}
   void write_back() const {
     if (!buf.is_same(user)) user.copy_(buf);
   }

@@ -131,7 +131,7 @@ ncclRedOp_t nccl_op(ReduceOp op, ScalarType t) {
 struct Buf {
   Tensor user, buf, flat;  // flat: buf as the element type NCCL moves
   // (a conjugate view's values are materialized: its storage holds their conjugates)
-  explicit Buf(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.is_conj() ? t : resolve_conj(t).contiguous()) {
+  explicit Buf(const Tensor& t) : user(t), buf(t.is_contiguous() && !t.has_math_bits() ? t : resolve_bits(t).contiguous()) {
     flat = is_complex(buf.dtype()) ? ember::view_as_real(buf) : buf;
   }
   void* ptr() const { return flat.data_ptr(); }

@@ -19,26 +19,31 @@ Tensor reinterpret_view(const Tensor& base, ScalarType dtype, IntArrayRef sizes,
 }
 }  // namespace
 
+// conj(t) / _neg_view(t) flip a bit on a differentiable view; the op after it reads the rest through
+// its entry's guard (a tensor with both bits resolves its conjugate there)
 Tensor resolve_conj(const Tensor& t) { return t.is_conj() ? ember::conj_physical(ember::conj(t)) : t; }
+Tensor resolve_neg(const Tensor& t) { return t.is_neg() ? ember::neg(ember::_neg_view(t)) : t; }
+Tensor resolve_bits(const Tensor& t) { return t.is_neg() ? resolve_neg(t) : resolve_conj(t); }
 
 Tensor Tensor::resolve_conj() const { return ember::resolve_conj(*this); }
+Tensor Tensor::resolve_neg() const { return ember::resolve_neg(*this); }
 
-std::vector<Tensor> resolve_conj(TensorList ts) {
+std::vector<Tensor> resolve_bits(TensorList ts) {
   std::vector<Tensor> r;
   r.reserve(ts.size());
-  for (const Tensor& t : ts) r.push_back(resolve_conj(t));
+  for (const Tensor& t : ts) r.push_back(resolve_bits(t));
   return r;
 }
 
-bool any_conj(TensorList ts) {
+bool any_math_bits(TensorList ts) {
   for (const Tensor& t : ts)
-    if (t.is_conj()) return true;
+    if (t.has_math_bits()) return true;
   return false;
 }
 
-Tensor conj_storage_alias(const Tensor& t) {
+Tensor storage_alias(const Tensor& t) {
   Tensor r = make_view(t, t.sizes(), t.strides(), t.storage_offset());
-  r.impl()->set_conj(false);
+  r.impl()->set_math_bits(0);
   return r;
 }
 
@@ -48,7 +53,7 @@ const Tensor& conj_write_back(const Tensor& self, const Tensor& computed) {
 }
 
 Tensor conj_out_stand_in(const Tensor& out) {
-  return out.is_conj() ? empty_tensor({0}, out.dtype(), out.device()) : out;
+  return out.has_math_bits() ? empty_tensor({0}, out.dtype(), out.device()) : out;
 }
 
 void conj_out_write_back(const Tensor& out, const Tensor& tmp) {
@@ -58,8 +63,8 @@ void conj_out_write_back(const Tensor& out, const Tensor& tmp) {
 }
 
 void refuse_conj_mutation(TensorList ts, const char* op) {
-  EMBER_CHECK_KIND(!any_conj(ts), NotImplemented, op, ": a conjugate view among the tensors it updates in place is "
-                   "not supported; call resolve_conj() on it first");
+  EMBER_CHECK_KIND(!any_math_bits(ts), NotImplemented, op, ": a conjugate or negative view among the tensors it "
+                   "updates in place is not supported; call resolve_conj()/resolve_neg() on it first");
 }
 
 namespace autograd {
@@ -69,7 +74,7 @@ Tensor real_part(const Tensor& t) {
   return ember::view_as_real(t.is_conj() ? ember::conj(t) : t).select(-1, 0);
 }
 Tensor imag_part(const Tensor& t) {
-  if (t.is_conj()) return ember::neg(ember::view_as_real(ember::conj(t)).select(-1, 1));
+  if (t.is_conj()) return ember::_neg_view(ember::view_as_real(ember::conj(t)).select(-1, 1));
   return is_complex(t.dtype()) ? ember::view_as_real(t).select(-1, 1) : ember::zeros_like(t);
 }
 
@@ -106,10 +111,17 @@ Tensor view_as_real(const Tensor& self) {
   return reinterpret_view(self, to_real_dtype(self.dtype()), sizes, strides, self.storage_offset() * 2);
 }
 
-// Note [Conjugate views]: conj flips the bit on a view of the same storage (a real tensor: a plain alias).
+// Note [Conjugate views]: conj flips the bit on a view of the same storage (a real tensor: a plain alias);
+// _neg_view flips the negative bit.
 Tensor conj(const Tensor& self) {
   Tensor r = make_view(self, self.sizes(), self.strides(), self.storage_offset());
   if (is_complex(self.dtype())) r.impl()->set_conj(!self.is_conj());
+  return r;
+}
+
+Tensor _neg_view(const Tensor& self) {
+  Tensor r = make_view(self, self.sizes(), self.strides(), self.storage_offset());
+  r.impl()->set_neg(!self.is_neg());
   return r;
 }
 

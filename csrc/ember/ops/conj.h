@@ -1,6 +1,7 @@
 #pragma once
 // Note [Conjugate views] (core/tensor_impl.h): conj() of a complex tensor is a view whose elements
-// read as the conjugates of the stored ones. Only the view ops, copy_ and resize_ read the bit; every
+// read as the conjugates of the stored ones; _neg_view() (the imaginary part of a conjugate view) one
+// whose elements read negated. Only the view ops, copy_, resize_ and to_dtype read these bits; every
 // other generated op entry hands its body materialized copies through these helpers (a cold path:
 // one flag test per tensor argument otherwise).
 #include <vector>
@@ -9,18 +10,20 @@
 
 namespace ember {
 
-// t itself unless it is a conjugate view; else its values, materialized (differentiable)
+// t itself unless it has a bit (conj or neg); else its values, materialized (differentiable)
 EMBER_API Tensor resolve_conj(const Tensor& t);
-EMBER_API std::vector<Tensor> resolve_conj(TensorList ts);
-EMBER_API bool any_conj(TensorList ts);
-// A view of t's storage without the bit: the stored values (no autograd history).
-EMBER_API Tensor conj_storage_alias(const Tensor& t);
+EMBER_API Tensor resolve_neg(const Tensor& t);
+EMBER_API Tensor resolve_bits(const Tensor& t);
+EMBER_API std::vector<Tensor> resolve_bits(TensorList ts);
+EMBER_API bool any_math_bits(TensorList ts);
+// A view of t's storage without the bits: the stored values (no autograd history).
+EMBER_API Tensor storage_alias(const Tensor& t);
 // After an op ran on resolve_conj(self) in self's stead: its result goes back through self's bit.
 EMBER_API const Tensor& conj_write_back(const Tensor& self, const Tensor& computed);
 // An op's out= tensor that is a conjugate view: the op writes into `tmp`, which then goes to `out`.
 EMBER_API Tensor conj_out_stand_in(const Tensor& out);
 EMBER_API void conj_out_write_back(const Tensor& out, const Tensor& tmp);
-// Ops that update tensor lists in place (the fused optimizers) refuse conjugate views in them.
+// Ops that update tensor lists in place (the fused optimizers) refuse conjugate (or negative) views in them.
 EMBER_API void refuse_conj_mutation(TensorList ts, const char* op);
 
 }  // namespace ember

@@ -70,11 +70,16 @@ static const Tensor& copy_across_devices(const Tensor& self, const Tensor& src, 
 const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
   EMBER_CHECK(src.defined(), "copy_(): expected a defined source tensor");
   if (self.is_same(src)) return self;
-  if (EMBER_UNLIKELY(self.is_conj() || src.is_conj())) {
-    // Note [Conjugate views]: a conjugate view's storage takes the conjugates of the values it is to read
-    Tensor v = src.is_conj() ? conj_storage_alias(src) : src;
-    if (self.is_conj() != src.is_conj()) v = ember::conj_physical(v);
-    ember::copy_(self.is_conj() ? conj_storage_alias(self) : self, v, non_blocking);
+  if (EMBER_UNLIKELY(self.has_math_bits() || src.has_math_bits())) {
+    // Note [Conjugate views]: a view's storage takes the values it is to read with its bits undone
+    // (conjugated, negated); between equal bits the stored values move as they are
+    const uint8_t bits = self.impl()->math_bits();
+    Tensor v = src.impl()->math_bits() == bits ? storage_alias(src) : resolve_bits(src);
+    if (src.impl()->math_bits() != bits) {
+      if (self.is_conj()) v = ember::conj_physical(v);
+      if (self.is_neg()) v = ember::neg(v);
+    }
+    ember::copy_(bits ? storage_alias(self) : self, v, non_blocking);
     return self;
   }
   if (EMBER_UNLIKELY(self.device() != src.device())) {

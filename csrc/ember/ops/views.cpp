@@ -101,6 +101,8 @@ Tensor view(const Tensor& self, IntArrayRef size) {
 Tensor view(const Tensor& self, ScalarType dtype) {
   EMBER_CHECK(!self.is_conj() || dtype == self.dtype(), "torch.Tensor.view is not supported for conjugate view tensors "
               "when converting to a different dtype.");
+  EMBER_CHECK(!self.is_neg() || dtype == self.dtype(), "torch.Tensor.view is not supported for tensors with negative "
+              "bit set when converting to a different dtype.");
   int64_t old_size = self.element_size(), new_size = itemsize(dtype);
   if (old_size == new_size) {
     Tensor r = make_view(self, self.sizes(), self.strides(), self.storage_offset());

@@ -6,6 +6,7 @@ import weakref
 from multiprocessing import reduction, resource_tracker
 
 from .. import _C
+from .._conj import _stored, _with_bits
 from .. import _tensor
 from .._tensor import Tensor
 from ..nn.parameter import Parameter
@@ -100,10 +101,6 @@ def _rebuild_from_file(name, nbytes, dtype, size, stride, offset, cls, requires_
     return _finish(t, cls, requires_grad)
 
 
-def _rebuild_conj(stored):
-    return _C._ops.conj(stored)
-
-
 def reduce_tensor(t):
     if t.requires_grad and not t.is_leaf:
         raise RuntimeError(
@@ -112,8 +109,8 @@ def reduce_tensor(t):
             "before serializing (e.g., putting it on the queue).")
     if t.is_sparse:  # its indices and values travel as tensors of their own (shared memory)
         return _from_parts, (t._indices(), t._values(), tuple(t.shape), t.is_coalesced())
-    if t.is_conj():  # the storage's alias travels, and the conjugate bit beside it
-        return _rebuild_conj, (_C._ops.conj(t),)
+    if t.is_conj() or t.is_neg():  # the storage's alias travels, and the bits beside it
+        return _with_bits, (_stored(t), t.is_conj(), t.is_neg())
     share_memory_(t)
     geometry = (t._storage_nbytes(), t.dtype, tuple(t.shape), tuple(t.stride()), t.storage_offset(),
                 type(t) if isinstance(t, Parameter) else None, bool(t.requires_grad))
