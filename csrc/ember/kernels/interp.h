@@ -11,10 +11,14 @@ struct ResampleMatrix {
   std::vector<int64_t> start;  // rows + 1
   std::vector<int64_t> idx;
   std::vector<double> w;
+  // uint8 images (bilinear/bicubic, as PyTorch's): the weights in fixed point, w * 2^precision rounded,
+  // summed in int32 from 2^(precision-1) (the rounding), shifted back and clamped to [0, 255]
+  std::vector<int16_t> w16;
+  int precision = 0;
 };
 }  // namespace ember
 
 // y = A x along `dim` of a contiguous x, or y = A^T x with `transpose` (y zero-filled then);
-// x and y share their float dtype
+// x and y share their float dtype, or both are uint8 (forward only, A's fixed-point weights)
 EMBER_DECLARE_STUB(resample_dim_stub, void,
                    (const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a, bool transpose))

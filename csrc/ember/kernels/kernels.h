@@ -33,6 +33,10 @@ EMBER_DECLARE_KERNEL(void, reduced_float_convert_kernel, (::ember::ScalarType dt
                                                           void* dst, int64_t n))
 // dst[b][r][c] = src[b][c][r] for B contiguous [C, R] sources into [R, C] destinations
 EMBER_DECLARE_KERNEL(void, transpose_copy_kernel, (int64_t itemsize, const void* src, void* dst, int64_t B, int64_t R, int64_t C))
+// uint8 resampling along the middle dim of a contiguous [in, lanes] block into [rows, lanes]: output row j
+// sums the input rows idx[start[j]:start[j+1]] times the fixed-point weights w16 (ops/interp.cpp)
+EMBER_DECLARE_KERNEL(void, resample_u8_kernel, (const uint8_t* x, uint8_t* y, int64_t lanes, const int64_t* start,
+                                                const int64_t* idx, const int16_t* w16, int64_t rows, int precision))
 // values: [outer, inner] of dtype; indices: int64 [outer, inner] for ArgMax/ArgMin/Max/Min (may be null)
 EMBER_DECLARE_KERNEL(void, reduce_kernel,
                      (::ember::ReduceKernel, ::ember::ScalarType, const void* in, void* values, int64_t* indices,

@@ -185,6 +185,61 @@ Csr antialias_csr(std::string_view mode, int64_t in, int64_t out, bool align_cor
   return c;
 }
 
+// uint8 images, bilinear/bicubic with or without antialiasing, as PyTorch's separable uint8 kernel:
+// one dim's weights in double (antialiased: PIL's filters as above; else the float path's taps with
+// A = -0.75, those that fall outside the input folded onto the edge sample), then in fixed point with
+// the most fractional bits (at most 22) that keep the largest weight of the dim within int16.
+Csr uint8_csr(std::string_view mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale_opt) {
+  Csr c;
+  double wt_max = 0;
+  if (mode == "bilinear-aa" || mode == "bicubic-aa") {
+    c = antialias_csr<double>(mode, in, out, align_corners, scale_opt);
+    for (double w : c.w) wt_max = std::max(wt_max, w);
+  } else {
+    const bool cubic = mode == "bicubic";
+    const int64_t taps = cubic ? 4 : 2, support = taps / 2;
+    const double scale = compute_scale<double>(in, out, align_corners, scale_opt), A = -0.75;
+    auto filter = [&](double x) {
+      x = std::abs(x);
+      if (!cubic) return x < 1.0 ? 1.0 - x : 0.0;
+      return x < 1.0 ? cubic1<double>(x, A) : x < 2.0 ? cubic2<double>(x, A) : 0.0;
+    };
+    c.start.push_back(0);
+    for (int64_t j = 0; j < out; j++) {
+      int64_t index;
+      double lambda;
+      guard_index_and_lambda(source_index<double>(scale, j, align_corners, cubic), in, index, lambda);
+      const int64_t lo = index - support + 1;  // the taps' first input index, before clamping
+      const int64_t first = std::max<int64_t>(lo, 0);
+      const int64_t size = std::clamp<int64_t>(std::min(index + support + 1, in) - first, 0, taps);
+      double w[4] = {0, 0, 0, 0};
+      int64_t slot = 0;
+      for (int64_t t = 0; t < taps; t++) {  // (the running maximum, as PyTorch takes it)
+        if (lo + t <= 0) slot = 0;
+        else if (lo + t >= in - 1) slot = size - 1;
+        w[slot] += filter(double(t + 1 - support) - lambda);
+        wt_max = std::max(wt_max, w[slot]);
+        slot++;
+      }
+      for (int64_t t = 0; t < size; t++) {
+        c.idx.push_back(first + t);
+        c.w.push_back(w[t]);
+      }
+      c.start.push_back(int64_t(c.idx.size()));
+    }
+  }
+  int precision = 0;
+  for (; precision < 22; ++precision)
+    if (int(0.5 + wt_max * double(1 << (precision + 1))) >= (1 << 15)) break;
+  EMBER_CHECK(precision > 0, "upsample: no fixed-point precision for uint8 weights up to ", wt_max);
+  c.precision = precision;
+  for (double w : c.w) {
+    const double v = w * double(1 << precision);
+    c.w16.push_back(int16_t(v < 0 ? int(-0.5 + v) : int(0.5 + v)));
+  }
+  return c;
+}
+
 // adaptive average pooling's windows: [floor(j * in / out), ceil((j + 1) * in / out))
 Csr area_csr(int64_t in, int64_t out) {
   Csr c;
@@ -263,7 +318,8 @@ void check_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_v
     }
     EMBER_FAIL(Runtime, "Input and output sizes should be greater than 0, but got input (", in, ") output (", out, ")");
   }
-  EMBER_CHECK_KIND(is_floating(dt) || (nearest && dt == kByte), NotImplemented, "\"upsample_", mode,
+  const bool uint8_2d = k == 2 && (mode == "bilinear" || mode == "bicubic" || aa);  // PyTorch's uint8 kernels
+  EMBER_CHECK_KIND(is_floating(dt) || (dt == kByte && (nearest || uint8_2d)), NotImplemented, "\"upsample_", mode,
                    "\" not implemented for '", dt, "'");
   // the plan below does work per output index: an output that cannot exist fails here, first
   DimVector out_sizes{in_sizes[0], in_sizes[1]};
@@ -275,8 +331,19 @@ Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output
                     bool align_corners, const std::optional<double>* scales, bool backward) {
   ScalarType dt = x_in.dtype();
   check_upsample(in_sizes, output_size, mode, dt);
+  const int64_t k = int64_t(output_size.size());
+  if (dt == kByte && mode != "nearest" && mode != "nearest-exact") {
+    // fixed point on the bytes (uint8_csr); the last dim first, a dim of unchanged size left as it is
+    EMBER_CHECK_KIND(x_in.device().is_cpu(), NotImplemented, "\"upsample_", mode, "\" for uint8 runs on the CPU only");
+    Tensor x = x_in.contiguous();
+    for (int64_t i = k - 1; i >= 0; i--) {
+      const int64_t dim = 2 + i;
+      if (in_sizes[dim] != output_size[i])
+        x = apply_dim(x, dim, uint8_csr(mode, in_sizes[dim], output_size[i], align_corners, scales[i]), false, 0);
+    }
+    return x.is_same(x_in) ? x_in.clone() : x;
+  }
   UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales);
-  int64_t k = int64_t(output_size.size());
   Tensor x = x_in.to(p.compute).contiguous();
   // forward: last dim first; the adjoint undoes that order
   for (int64_t step = 0; step < k; step++) {
