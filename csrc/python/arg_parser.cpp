@@ -286,12 +286,13 @@ static Param parse_param(const std::string& text, bool kwonly) {
 // through Scalar overloads of particular arguments (eq(Tensor, Scalar), remainder(Scalar, Tensor),
 // clamp(Tensor, Scalar?, Scalar?), ...). Elsewhere (maximum, atan2, logical_and, ...) a number is
 // a TypeError. Ember declares such arguments as Tensor in ops.yaml; this table restores the rule.
-static bool tensor_param_takes_number(std::string op, const std::string& param) {
+enum class NumberAsTensor { No, EveryArg, ByOverload };
+static NumberAsTensor tensor_param_takes_number(std::string op, const std::string& param) {
   if (op.size() > 1 && op.back() == '_') op.pop_back();  // add_ -> add
   static const char* every_arg[] = {"add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
                                     "floor_divide", "copy"};
   for (const char* n : every_arg)
-    if (op == n) return true;
+    if (op == n) return NumberAsTensor::EveryArg;
   // (op, parameter) pairs covered by a Scalar overload in PyTorch
   static const char* pairs[][2] = {
       {"remainder", "other"}, {"remainder", "input"}, {"fmod", "other"},
@@ -308,8 +309,8 @@ static bool tensor_param_takes_number(std::string op, const std::string& param) 
       {"lerp", "weight"}, {"bernoulli", "p"},
   };
   for (auto& pr : pairs)
-    if (op == pr[0] && param == pr[1]) return true;
-  return false;
+    if (op == pr[0] && param == pr[1]) return NumberAsTensor::ByOverload;
+  return NumberAsTensor::No;
 }
 
 // Scalar and int parameters that PyTorch also binds as a Tensor overload (fill_(Tensor value),
@@ -344,7 +345,11 @@ static Signature parse_signature(const char* text) {
     if (item == "*") { kwonly = true; continue; }
     s.params.push_back(parse_param(item, kwonly));
     Param& p = s.params.back();
-    if (p.type == ArgType::Tensor) p.number_ok = tensor_param_takes_number(s.name, p.name);
+    if (p.type == ArgType::Tensor) {
+      const NumberAsTensor how = tensor_param_takes_number(s.name, p.name);
+      p.number_ok = how != NumberAsTensor::No;
+      p.number_by_overload = how == NumberAsTensor::ByOverload;
+    }
     p.tensor_ok = param_takes_tensor(s.name, p.name, p.type);
     if (!kwonly) s.max_positional++;
   }
@@ -505,6 +510,20 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
       if (err) *err = s.name + "() missing 1 required positional arguments: \"" + s.params[i].name + "\"";
       return false;
     }
+  }
+  // a Scalar overload takes a number for one tensor argument, never for all of them: remainder(2, 3)
+  // and bitwise_and(2, 3) are TypeErrors in PyTorch, where add(2, 3) (numbers as tensors) is not
+  bool by_overload = false, all_numbers = true;
+  int tensors = 0;
+  for (size_t i = 0; i < np; i++) {
+    if (s.params[i].type != ArgType::Tensor || !out.args[i] || out.args[i] == Py_None) continue;
+    tensors++;
+    by_overload = by_overload || s.params[i].number_by_overload;
+    all_numbers = all_numbers && !is_tensor(out.args[i]);
+  }
+  if (!method_ && by_overload && all_numbers && tensors >= 2) {  // (a method's self is a tensor)
+    if (err) *err = s.name + "(): expected a Tensor among its arguments, got only numbers";
+    return false;
   }
   out.sig = &s;
   return true;

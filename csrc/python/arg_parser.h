@@ -86,6 +86,7 @@ struct Param {
   bool has_default = false;
   int list_size = 0;       // int[N]: a single int is accepted
   bool number_ok = false;  // Tensor: a Python number is accepted (PyTorch's Scalar overloads, see arg_parser.cpp)
+  bool number_by_overload = false;  // ... through a Scalar overload of this argument alone (not all numbers)
   bool tensor_ok = false;  // Scalar / Int: any Tensor passes parsing; a non-0-d one raises RuntimeError when read
   // parsed default
   Scalar default_scalar;

@@ -116,6 +116,14 @@ def _to_device(t, device, dtype, copy, non_blocking=False):
     return _TO_DEVICE[0].apply(t, device, dtype, copy, non_blocking)
 
 
+def _tensor_self(name, obj):
+    """obj, a tensor: a method of Tensor called on anything else raises as a C-level descriptor would."""
+    if not isinstance(obj, _C.TensorBase):
+        raise TypeError(f"descriptor '{name}' for 'ember._C.TensorBase' objects doesn't apply to a "
+                        f"'{type(obj).__name__}' object")
+    return obj
+
+
 class Tensor(_C.TensorBase):
     """A multi-dimensional array with a dtype, a device and autograd support."""
     # NumPy defers binary operators to tensors (np.float64(2) + t is a Tensor), as with PyTorch
@@ -239,6 +247,16 @@ class Tensor(_C.TensorBase):
             return bool((self == element).any().item())
         raise RuntimeError(
             f"Tensor.__contains__ only supports Tensor or scalar, but you passed in a {type(element)}.")
+
+    # Python 2's names of /, which torch.Tensor keeps (number / tensor as torch computes it)
+    def __div__(self, other):
+        return _tensor_self("__div__", self).__truediv__(other)
+
+    def __rdiv__(self, other):
+        return self.reciprocal() * other
+
+    def __idiv__(self, other):
+        return _tensor_self("__idiv__", self).__itruediv__(other)
 
     def __deepcopy__(self, memo):
         if id(self) in memo:

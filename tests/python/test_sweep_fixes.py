@@ -643,3 +643,37 @@ def test_narrow_start_tensor(start_dtype, start_shape):
     s = Sample(T((3, 4), F32), T(start_shape, start_dtype, low=0, high=1, key=1))
     check(lambda lib, x, st: lib.narrow(x, 0, st, 2), s)
     check(lambda lib, x, st: x.narrow(0, st, 2), s)
+
+
+def test_batch_norm_of_an_empty_1d_input():
+    # torch takes an empty 1-D input as having no channels: 0-element statistics, an empty result
+    s = Sample(T((0,), F32), T((0,), F32, key=1), T((0,), F32, key=2, low=0.5, high=1.0))
+    check(lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m, v, training=True), s)
+    check(lambda lib, x, m, v: lib.nn.functional.batch_norm(x, m, v, training=False), s)
+    with pytest.raises(RuntimeError, match="0 elements not 3"):
+        ember.nn.functional.batch_norm(ember.randn(0), ember.zeros(3), ember.ones(3), training=True)
+
+
+def test_python2_division_names():
+    # torch.Tensor keeps __div__, __rdiv__ and __idiv__
+    check(lambda lib, a: a.__rdiv__(3.0), Sample(T((4,), F32, low=0.5, high=2.0)))
+    check(lambda lib, a: a.__div__(a), Sample(T((4,), F32, low=0.5, high=2.0)))
+    check(lambda lib, a: a.clone().__idiv__(2.0), Sample(T((4,), F32)))
+
+
+@pytest.mark.parametrize("fn", ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "pow", "remainder",
+                                "float_power", "add", "mul", "true_divide"])
+def test_number_number_calls_as_torch(fn):
+    # a Scalar overload takes a number for one tensor argument, not for all: pow(2, 3) is a TypeError in torch,
+    # add(2, 3) (numbers as tensors) is a 0-d tensor; with one tensor both answer
+    refuses = fn not in ("add", "mul", "true_divide")
+    if refuses:
+        with pytest.raises(TypeError):
+            getattr(ember, fn)(2, 3)
+    else:
+        assert getattr(ember, fn)(2, 3).item() == getattr(get_torch(), fn)(2, 3).item()
+    x = ember.tensor([1, 2, 3])
+    np.testing.assert_array_equal(getattr(ember, fn)(2, x).numpy(), getattr(get_torch(), fn)(2, get_torch().tensor([1, 2, 3])).numpy())
+    if refuses:
+        with pytest.raises(TypeError):
+            getattr(get_torch(), fn)(2, 3)

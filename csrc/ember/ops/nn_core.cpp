@@ -167,6 +167,13 @@ static void update_running_stat(const Tensor& running, const Tensor& batch_stat,
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
                                                      const Tensor& running_mean, const Tensor& running_var,
                                                      bool training, double momentum, double eps) {
+  if (input.dim() < 2 && input.numel() == 0) {
+    // PyTorch takes an empty 1-D input as having no channels: statistics of 0 elements, an empty result
+    for (const Tensor* t : {&weight, &bias, &running_mean, &running_var})
+      EMBER_CHECK(!t->defined() || t->numel() == 0, "running_mean should contain 0 elements not ", t->numel());
+    Tensor none = empty_tensor({0}, input.dtype(), input.device());
+    return {input.clone(), none, none.clone()};
+  }
   EMBER_CHECK(input.dim() >= 2, "batch_norm: expected input with at least 2 dims (N, C, ...), got ", input.sizes());
   // (an empty batch of any dtype passes: there is nothing to normalize, as PyTorch's)
   EMBER_CHECK_KIND(is_floating(input.dtype()) || input.numel() == 0, NotImplemented, "\"batch_norm\" not implemented "
