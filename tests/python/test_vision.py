@@ -231,3 +231,25 @@ def test_compose_and_lambda():
     assert repr(t) == "Compose(\n    ToTensor()\n    Lambda()\n)"
     with pytest.raises(TypeError, match="Argument lambd should be callable, got 'int'"):
         T.Lambda(3)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "nearest", "nearest-exact"])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_resize_tensor_path_is_torchvisions(torch, mode, antialias):
+    # torchvision's tensor resize: float32 interpolate (align_corners=False for bilinear/bicubic), bicubic uint8
+    # clamped, integer images rounded back; leading dims are a batch
+    rs = np.random.RandomState(1)
+    img = rs.randint(0, 256, (2, 3, 17, 23)).astype(np.uint8)
+    ours = VF.resize(ember.from_numpy(img), [9, 40], interpolation=T.InterpolationMode(mode), antialias=antialias)
+    x = torch.from_numpy(img).float()
+    ac = False if mode in ("bilinear", "bicubic") else None
+    ref = torch.nn.functional.interpolate(x, size=[9, 40], mode=mode, align_corners=ac,
+                                          antialias=antialias and mode in ("bilinear", "bicubic"))
+    if mode == "bicubic":
+        ref = ref.clamp(0, 255)
+    ref = ref.round().to(torch.uint8)
+    assert ours.dtype == ember.uint8
+    np.testing.assert_array_equal(ours.numpy(), ref.numpy())
+    hwc = img[0].transpose(1, 2, 0).copy()  # a NumPy HWC image: the same through CHW
+    np.testing.assert_array_equal(VF.resize(hwc, [9, 40], interpolation=T.InterpolationMode(mode), antialias=antialias),
+                                  ref[0].numpy().transpose(1, 2, 0))

@@ -304,38 +304,31 @@ def _output_size(h, w, size, max_size):
     return int(size[0]), int(size[1])
 
 
-def _linear_weights(in_size, out_size, antialias):
-    """(out_size, in_size) matrix of the separable linear (triangle filter) resampling, with
-    align_corners=False; for downscaling with antialias the filter widens by the scale."""
-    import numpy as np
-    scale = in_size / out_size
-    support = scale if (antialias and scale > 1.0) else 1.0
-    m = np.zeros((out_size, in_size), dtype=np.float64)
-    if antialias and scale > 1.0:
-        for i in range(out_size):
-            center = scale * (i + 0.5)
-            lo = max(int(center - support + 0.5), 0)
-            hi = min(int(center + support + 0.5), in_size)
-            js = np.arange(lo, hi)
-            wts = np.maximum(0.0, 1.0 - np.abs((js - center + 0.5) / support))
-            total = wts.sum()
-            if total > 0:
-                m[i, lo:hi] = wts / total
-    else:
-        for i in range(out_size):
-            src = max((i + 0.5) * scale - 0.5, 0.0)
-            j0 = min(int(math.floor(src)), in_size - 1)
-            j1 = min(j0 + 1, in_size - 1)
-            frac = src - j0
-            m[i, j0] += 1.0 - frac
-            m[i, j1] += frac
-    return m
+def _resize_tensor(img, oh, ow, mode, antialias):
+    """torchvision's tensor resize: interpolate in float32 (float64 stays), align_corners=False for the
+    linear and cubic modes; integer images come back rounded (bicubic uint8 clamped to [0, 255] first)."""
+    from ...nn import functional as F
+    shape = tuple(img.shape)
+    x = img.reshape((-1,) + shape[-3:]) if img.dim() >= 3 else img.reshape((1, 1) + shape)
+    out_dtype = x.dtype
+    need_cast = out_dtype not in (_C.float32, _C.float64)
+    if need_cast:
+        x = x.to(_C.float32)
+    align_corners = False if mode in ("bilinear", "bicubic") else None
+    y = F.interpolate(x, size=[oh, ow], mode=mode, align_corners=align_corners, antialias=antialias)
+    if mode == "bicubic" and out_dtype is _C.uint8:
+        y = y.clamp(min=0, max=255)
+    if need_cast:
+        if not out_dtype.is_floating_point:
+            y = y.round()
+        y = y.to(out_dtype)
+    return y.reshape(shape[:-2] + (oh, ow))
 
 
 def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
-    """Resize to size ((h, w), or an int for the smaller edge keeping the aspect ratio).
-    Bilinear (align_corners=False, antialiased when shrinking, as torchvision on tensors) or
-    nearest."""
+    """Resize to size ((h, w), or an int for the smaller edge keeping the aspect ratio). Tensors (and NumPy
+    arrays, HW or HWC) go through interpolate as torchvision's tensor path: nearest, nearest-exact, bilinear
+    and bicubic (antialiased by default, for the last two); PIL images through PIL."""
     import numpy as np
     _check_image(img)
     if isinstance(interpolation, str):
@@ -346,36 +339,16 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
         return img
     if _is_pil(img):
         return img.resize((ow, oh), _PIL_FILTERS[interpolation])
-    is_tensor = isinstance(img, _C.TensorBase)
-    arr = img.numpy() if is_tensor else img
-    if not is_tensor:  # HW(C) -> (C)HW
-        arr = arr.transpose((2, 0, 1)) if arr.ndim == 3 else arr
-    dtype = arr.dtype
-    work = arr.astype(np.float64 if dtype == np.float64 else np.float32)
-    if interpolation in (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT):
-        if interpolation is InterpolationMode.NEAREST:
-            rows = np.minimum(np.floor(np.arange(oh) * (h / oh)).astype(np.int64), h - 1)
-            cols = np.minimum(np.floor(np.arange(ow) * (w / ow)).astype(np.int64), w - 1)
-        else:
-            rows = np.minimum(np.floor((np.arange(oh) + 0.5) * (h / oh)).astype(np.int64), h - 1)
-            cols = np.minimum(np.floor((np.arange(ow) + 0.5) * (w / ow)).astype(np.int64), w - 1)
-        out = work[..., rows, :][..., cols]
-    elif interpolation is InterpolationMode.BILINEAR:
-        wh = _linear_weights(h, oh, antialias).astype(work.dtype)
-        ww = _linear_weights(w, ow, antialias).astype(work.dtype)
-        out = np.einsum("oh,...hw->...ow", wh, work)
-        out = np.einsum("...hw,pw->...hp", out, ww)
-    else:
-        raise NotImplementedError(f"resize: interpolation {interpolation.value} is not supported (use bilinear or "
-                                  "nearest)")
-    if np.issubdtype(dtype, np.integer):
-        info = np.iinfo(dtype)
-        out = np.clip(np.round(out), info.min, info.max)
-    out = out.astype(dtype)
-    if not is_tensor:
-        out = out.transpose((1, 2, 0)) if out.ndim == 3 else out
-        return np.ascontiguousarray(out)
-    return _C.from_numpy(np.ascontiguousarray(out))
+    mode = interpolation.value
+    if mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
+        raise ValueError(f"resize: interpolation {mode} is supported for PIL images only (tensors take nearest, "
+                         "nearest-exact, bilinear and bicubic)")
+    antialias = bool(antialias) and mode in ("bilinear", "bicubic")
+    if isinstance(img, _C.TensorBase):
+        return _resize_tensor(img, oh, ow, mode, antialias)
+    chw = img.transpose((2, 0, 1)) if img.ndim == 3 else img  # HW(C) -> (C)HW
+    out = _resize_tensor(_C.from_numpy(np.ascontiguousarray(chw)), oh, ow, mode, antialias).numpy()
+    return np.ascontiguousarray(out.transpose((1, 2, 0)) if out.ndim == 3 else out)
 
 
 def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
