@@ -447,7 +447,6 @@ def conj_guard(op, fname, mode):
         return "", []
     mutating = op.params[0].type == "Tensor" and (
         mode == "inplace" or (mode == "functional" and op.is_self_inplace and op.params[0].mutable))
-    by_name = {p.name: p for p in op.params}
     cond = " || ".join([f"{n}.has_math_bits()" for n in outs + singles] + [f"::ember::any_math_bits({n})" for n in lists])
     cold = f"{fname}__{op.overload or 'base'}_{mode}_conj"
     body = []
@@ -456,7 +455,7 @@ def conj_guard(op, fname, mode):
         if p.type in ("Tensor", "Tensor?"):
             args.append(p.name if (mutating and p is op.params[0]) else f"::ember::resolve_bits({p.name})")
         elif p.type == "Tensor[]" and p.mutable:
-            body.append(f'  ::ember::refuse_conj_mutation({p.name}, "{fname}");')
+            body.append(f'  ::ember::refuse_math_bits_mutation({p.name}, "{fname}");')
             args.append(p.name)
         elif p.type == "Tensor[]":
             args.append(f"::ember::resolve_bits({p.name})")
@@ -464,20 +463,19 @@ def conj_guard(op, fname, mode):
             args.append(p.name)
     call_args = ", ".join(args)
     if mode == "out":
-        body += [f"  Tensor {n}_c_ = ::ember::conj_out_stand_in({n});" for n in outs]
+        body += [f"  Tensor {n}_c_ = ::ember::out_stand_in_for_bits({n});" for n in outs]
         body.append(f"  ember::{fname}_out({', '.join(n + '_c_' for n in outs)}{', ' if args else ''}{call_args});")
-        body += [f"  ::ember::conj_out_write_back({n}, {n}_c_);" for n in outs]
+        body += [f"  ::ember::out_write_back_through_bits({n}, {n}_c_);" for n in outs]
         ret = op.out_ret()
         body.append("  return out;" if len(outs) == 1 else f"  return {ret}({', '.join(outs)});")
         params = op.cpp_params(False, prefix=op.out_prefix())
     elif mutating:
         self_name = op.params[0].name
-        tail = call_args.split(", ", 1)[1] if len(args) > 1 else ""
-        rest = (", " + tail) if tail else ""
+        rest = "".join(", " + a for a in args[1:])
         body.append(f"  if (!{self_name}.has_math_bits()) return ember::{fname}({self_name}{rest});")
         body.append(f"  Tensor tmp_ = ::ember::resolve_bits({self_name});")
         body.append(f"  ember::{fname}(tmp_{rest});")
-        body.append(f"  return ::ember::conj_write_back({self_name}, tmp_);")
+        body.append(f"  return ::ember::write_back_through_bits({self_name}, tmp_);")
         ret = "const Tensor&"
         params = op.cpp_params(False)
     else:

@@ -47,22 +47,22 @@ Tensor storage_alias(const Tensor& t) {
   return r;
 }
 
-const Tensor& conj_write_back(const Tensor& self, const Tensor& computed) {
+const Tensor& write_back_through_bits(const Tensor& self, const Tensor& computed) {
   self.copy_(computed);
   return self;
 }
 
-Tensor conj_out_stand_in(const Tensor& out) {
+Tensor out_stand_in_for_bits(const Tensor& out) {
   return out.has_math_bits() ? empty_tensor({0}, out.dtype(), out.device()) : out;
 }
 
-void conj_out_write_back(const Tensor& out, const Tensor& tmp) {
+void out_write_back_through_bits(const Tensor& out, const Tensor& tmp) {
   if (tmp.is_same(out)) return;
   resize_output(out, tmp.sizes());
   out.copy_(tmp);
 }
 
-void refuse_conj_mutation(TensorList ts, const char* op) {
+void refuse_math_bits_mutation(TensorList ts, const char* op) {
   EMBER_CHECK_KIND(!any_math_bits(ts), NotImplemented, op, ": a conjugate or negative view among the tensors it "
                    "updates in place is not supported; call resolve_conj()/resolve_neg() on it first");
 }

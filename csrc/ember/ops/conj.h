@@ -10,7 +10,7 @@
 
 namespace ember {
 
-// t itself unless it has a bit (conj or neg); else its values, materialized (differentiable)
+// t itself unless it has the bit (resolve_bits: either); else its values, materialized (differentiable)
 EMBER_API Tensor resolve_conj(const Tensor& t);
 EMBER_API Tensor resolve_neg(const Tensor& t);
 EMBER_API Tensor resolve_bits(const Tensor& t);
@@ -18,12 +18,12 @@ EMBER_API std::vector<Tensor> resolve_bits(TensorList ts);
 EMBER_API bool any_math_bits(TensorList ts);
 // A view of t's storage without the bits: the stored values (no autograd history).
 EMBER_API Tensor storage_alias(const Tensor& t);
-// After an op ran on resolve_conj(self) in self's stead: its result goes back through self's bit.
-EMBER_API const Tensor& conj_write_back(const Tensor& self, const Tensor& computed);
-// An op's out= tensor that is a conjugate view: the op writes into `tmp`, which then goes to `out`.
-EMBER_API Tensor conj_out_stand_in(const Tensor& out);
-EMBER_API void conj_out_write_back(const Tensor& out, const Tensor& tmp);
+// After an op ran on resolve_bits(self) in self's stead: its result goes back through self's bits (copy_).
+EMBER_API const Tensor& write_back_through_bits(const Tensor& self, const Tensor& computed);
+// An op's out= tensor with a bit: the op writes into a stand-in, which then goes to `out` (resized).
+EMBER_API Tensor out_stand_in_for_bits(const Tensor& out);
+EMBER_API void out_write_back_through_bits(const Tensor& out, const Tensor& tmp);
 // Ops that update tensor lists in place (the fused optimizers) refuse conjugate (or negative) views in them.
-EMBER_API void refuse_conj_mutation(TensorList ts, const char* op);
+EMBER_API void refuse_math_bits_mutation(TensorList ts, const char* op);
 
 }  // namespace ember
