@@ -200,6 +200,21 @@ void check_no_overlap(const Tensor& out, const Tensor& in) {
               "single memory location. Please clone() the tensor before performing the operation.");
 }
 
+void check_out_shares_nothing(const Tensor& out, const Tensor& in) {
+  if (!in.defined()) return;
+  const bool same = out.is_same(in);
+  if (!same) {
+    if (out.numel() == 0 || in.numel() == 0) return;
+    if (out.impl()->storage() != in.impl()->storage() || out.is_meta()) return;
+    if (!non_overlapping_and_dense(out) || !non_overlapping_and_dense(in)) return;
+    auto [a0, a1] = byte_range(out);
+    auto [b0, b1] = byte_range(in);
+    if (a1 <= b0 || b1 <= a0) return;
+  }
+  EMBER_FAIL(Runtime, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+             "single memory location. Please clone() the tensor before performing the operation.");
+}
+
 void fail_device_mismatch(const char* op, Device a, Device b) {
   EMBER_FAIL(Runtime, "Expected all tensors to be on the same device, but found at least two devices, ", a, " and ", b,
              "! (when checking arguments for ", op, ")");

@@ -131,5 +131,9 @@ EMBER_API void check_same_device(const char* op, Device device, std::initializer
 [[noreturn]] EMBER_API void fail_device_mismatch(const char* op, Device a, Device b);
 // Raise if `out` has elements that alias each other, or partially overlaps `in`.
 EMBER_API void check_no_overlap(const Tensor& out, const Tensor& in);
+// Raise if `out` shares any element with `in` (PyTorch's assert_no_overlap: the out= of ops that read
+// their inputs while writing, such as cat, gather, index_select, take, masked_select, kthvalue, refuses
+// even an exact alias; interleaved strided views are too hard to decide and pass, as there).
+EMBER_API void check_out_shares_nothing(const Tensor& out, const Tensor& in);
 
 }  // namespace ember

@@ -194,6 +194,8 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
 }
 const Tensor& index_select_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index) {
   EMBER_CHECK(out.dtype() == self.dtype(), "index_select(): self and result must have the same scalar type");
+  check_out_shares_nothing(out, self);
+  check_out_shares_nothing(out, index);
   Tensor r = native::index_select(self, dim, index);
   resize_output(out, r.sizes());
   return ember::copy_(out, r);
@@ -208,6 +210,8 @@ Tensor masked_select(const Tensor& self, const Tensor& mask) {
 }
 const Tensor& masked_select_out(const Tensor& out, const Tensor& self, const Tensor& mask) {
   EMBER_CHECK(out.dtype() == self.dtype(), "masked_select(): self and result must have the same scalar type");
+  check_out_shares_nothing(out, self);
+  check_out_shares_nothing(out, mask);
   return copy_to_out(out, native::masked_select(self, mask), true);
 }
 
@@ -338,6 +342,8 @@ Tensor take(const Tensor& self, const Tensor& index) {
 const Tensor& take_out(const Tensor& out, const Tensor& self, const Tensor& index) {
   EMBER_CHECK(out.dtype() == self.dtype(), "take(): self and out expected to have the same dtype, but got self.dtype = ",
               self.dtype(), " and out.dtype = ", out.dtype());
+  check_out_shares_nothing(out, self);
+  check_out_shares_nothing(out, index);
   return copy_to_out(out, native::take(self, index), true);
 }
 

@@ -108,6 +108,8 @@ std::tuple<Tensor, Tensor> topk_out(const Tensor& o0, const Tensor& o1, const Te
 }
 std::tuple<Tensor, Tensor> kthvalue_out(const Tensor& o0, const Tensor& o1, const Tensor& self, int64_t k, int64_t dim,
                                         bool keepdim) {
+  check_out_shares_nothing(o0, self);
+  check_out_shares_nothing(o1, self);
   return write_pair(o0, o1, native::kthvalue(self, k, dim, keepdim));
 }
 std::tuple<Tensor, Tensor> mode_out(const Tensor& o0, const Tensor& o1, const Tensor& self, int64_t dim, bool keepdim) {

@@ -88,6 +88,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index, bool) {
   return out;
 }
 const Tensor& gather_out(const Tensor& out, const Tensor& self, int64_t dim, const Tensor& index, bool sparse) {
+  check_out_shares_nothing(out, self);
+  check_out_shares_nothing(out, index);
   return copy_to_out(out, native::gather(self, dim, index, sparse), true);
 }
 

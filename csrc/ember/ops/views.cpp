@@ -490,7 +490,10 @@ static Tensor cat_impl(TensorList tensors, int64_t dim, const Tensor* out) {
     EMBER_CHECK(t.dim() > 0, "zero-dimensional tensor (at position ", &t - tensors.data(), ") cannot be concatenated");
     if (t.device() != device) fail_device_mismatch("cat", device, t.device());
   }
-  if (out) check_same_device("cat", device, {out});
+  if (out) {
+    check_same_device("cat", device, {out});
+    for (const Tensor& t : tensors) check_out_shares_nothing(*out, t);
+  }
   if (!ref) {
     Tensor r = empty_tensor({0}, dt, device);
     if (out) { resize_output(*out, {0}); return *out; }
