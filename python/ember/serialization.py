@@ -483,12 +483,8 @@ def _tensor_reduce(t):
     # the stored bytes travel, and the conjugate/negative bits beside them
     span = _stored(t.detach()).as_strided((extent,), (1,), t.storage_offset())
     data = _storage_bytes(span).tobytes()
-    args = (data, t.dtype, size, stride, t.requires_grad) + ((t.is_conj(), t.is_neg()) if _has_bits(t) else ())
+    args = (data, t.dtype, size, stride, t.requires_grad) + ((t.is_conj(), t.is_neg()) if t.is_conj() or t.is_neg() else ())
     return (_rebuild_from_bytes, args, t.__dict__ or None)
-
-
-def _has_bits(t):
-    return t.is_conj() or t.is_neg()
 
 
 def _rebuild_from_bytes(data, dtype, size, stride, requires_grad, conj=False, neg=False):

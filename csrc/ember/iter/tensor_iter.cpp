@@ -186,33 +186,35 @@ bool non_overlapping_and_dense(const Tensor& t) {
   return true;
 }
 
+namespace {
+// How two tensors' elements overlap, as PyTorch's get_overlap_status decides it: only two dense blocks
+// are compared; interleaved strided views are "too hard" (x[:, 1:3] written from x[:, :2]).
+enum class Overlap { None, Full, Partial, TooHard };
+Overlap overlap_of(const Tensor& a, const Tensor& b) {
+  if (a.is_same(b)) return Overlap::Full;
+  if (a.numel() == 0 || b.numel() == 0) return Overlap::None;
+  if (a.impl()->storage() != b.impl()->storage() || a.is_meta()) return Overlap::None;
+  if (!non_overlapping_and_dense(a) || !non_overlapping_and_dense(b)) return Overlap::TooHard;
+  if (a.data_ptr() == b.data_ptr() && a.strides() == b.strides() && a.sizes() == b.sizes()) return Overlap::Full;
+  auto [a0, a1] = byte_range(a);
+  auto [b0, b1] = byte_range(b);
+  return a1 <= b0 || b1 <= a0 ? Overlap::None : Overlap::Partial;
+}
+
+[[noreturn]] void fail_overlap() {
+  EMBER_FAIL(Runtime, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+             "single memory location. Please clone() the tensor before performing the operation.");
+}
+}  // namespace
+
 void check_no_overlap(const Tensor& out, const Tensor& in) {
-  if (!in.defined() || out.numel() == 0 || in.numel() == 0) return;
-  if (out.impl()->storage() != in.impl()->storage() || out.is_meta()) return;
-  if (out.data_ptr() == in.data_ptr() && out.strides() == in.strides() && out.sizes() == in.sizes()) return;
-  // Like PyTorch, only two dense blocks are compared; interleaved strided views are "too hard" to
-  // decide and allowed (x[:, 1:3] written from x[:, :2]).
-  if (!non_overlapping_and_dense(out) || !non_overlapping_and_dense(in)) return;
-  auto [a0, a1] = byte_range(out);
-  auto [b0, b1] = byte_range(in);
-  EMBER_CHECK(a1 <= b0 || b1 <= a0,
-              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-              "single memory location. Please clone() the tensor before performing the operation.");
+  if (in.defined() && overlap_of(out, in) == Overlap::Partial) fail_overlap();
 }
 
 void check_out_shares_nothing(const Tensor& out, const Tensor& in) {
   if (!in.defined()) return;
-  const bool same = out.is_same(in);
-  if (!same) {
-    if (out.numel() == 0 || in.numel() == 0) return;
-    if (out.impl()->storage() != in.impl()->storage() || out.is_meta()) return;
-    if (!non_overlapping_and_dense(out) || !non_overlapping_and_dense(in)) return;
-    auto [a0, a1] = byte_range(out);
-    auto [b0, b1] = byte_range(in);
-    if (a1 <= b0 || b1 <= a0) return;
-  }
-  EMBER_FAIL(Runtime, "unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
-             "single memory location. Please clone() the tensor before performing the operation.");
+  const Overlap o = overlap_of(out, in);
+  if (o == Overlap::Full || o == Overlap::Partial) fail_overlap();
 }
 
 void fail_device_mismatch(const char* op, Device a, Device b) {

@@ -74,8 +74,11 @@ const Tensor& copy_(const Tensor& self, const Tensor& src, bool non_blocking) {
     // Note [Conjugate views]: a view's storage takes the values it is to read with its bits undone
     // (conjugated, negated); between equal bits the stored values move as they are
     const uint8_t bits = self.impl()->math_bits();
-    Tensor v = src.impl()->math_bits() == bits ? storage_alias(src) : resolve_bits(src);
-    if (src.impl()->math_bits() != bits) {
+    Tensor v;
+    if (src.impl()->math_bits() == bits) {
+      v = storage_alias(src);
+    } else {
+      v = resolve_bits(src);
       if (self.is_conj()) v = ember::conj_physical(v);
       if (self.is_neg()) v = ember::neg(v);
     }

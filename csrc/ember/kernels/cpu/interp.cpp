@@ -1,5 +1,6 @@
 // The CPU's interpolation entry: one dim resampled by a sparse matrix (or its transpose).
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "ember/core/checked_math.h"
@@ -11,14 +12,21 @@ namespace ember {
 
 namespace {
 
+// x's sizes before and after `dim`, each multiplied out
+std::pair<int64_t, int64_t> outer_inner(const Tensor& x, int64_t dim) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; d++) outer = checked_mul(outer, x.sizes()[d], "numel");
+  for (int64_t d = dim + 1; d < x.dim(); d++) inner = checked_mul(inner, x.sizes()[d], "numel");
+  return {outer, inner};
+}
+
 // y = A x along `dim` (rows of A: y's dim), or y = A^T x (rows of A: x's dim; y zero-filled)
 template <class T>
 void apply_dim(const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a, bool transpose) {
   int64_t rows = int64_t(a.start.size()) - 1;
   int64_t in = x.sizes()[dim], out = y.sizes()[dim];
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; d++) outer = checked_mul(outer, x.sizes()[d], "numel");
-  for (int64_t d = dim + 1; d < x.dim(); d++) inner = checked_mul(inner, x.sizes()[d], "numel");
+  int64_t outer, inner;  // (named variables: lambdas below capture them)
+  std::tie(outer, inner) = outer_inner(x, dim);
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* yp = static_cast<T*>(y.data_ptr());
   std::vector<T> w(a.w.begin(), a.w.end());
@@ -56,9 +64,8 @@ void resample_u8_rows(const uint8_t* xo, uint8_t* yo, int64_t inner, const Resam
 
 void apply_dim_u8(const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a) {
   int64_t in = x.sizes()[dim], out = y.sizes()[dim];
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; d++) outer = checked_mul(outer, x.sizes()[d], "numel");
-  for (int64_t d = dim + 1; d < x.dim(); d++) inner = checked_mul(inner, x.sizes()[d], "numel");
+  int64_t outer, inner;  // (named variables: lambdas below capture them)
+  std::tie(outer, inner) = outer_inner(x, dim);
   const uint8_t* xp = static_cast<const uint8_t*>(x.data_ptr());
   uint8_t* yp = static_cast<uint8_t*>(y.data_ptr());
   if (inner == 1 && outer > 1) {
