@@ -465,6 +465,32 @@ def complex_collectives(rank, ws):
     return out
 
 
+def ddp_on_mesh(rank, ws):
+    """DDP over the dp dimension of a 2x2 mesh: gradients averaged over each column only."""
+    from ember.distributed.device_mesh import init_device_mesh
+    from ember.nn.parallel import DistributedDataParallel as DDP
+    mesh = init_device_mesh("cpu", (2, 2), mesh_dim_names=("dp", "tp"))
+    ember.manual_seed(0)
+    model = DDP(nn.Linear(3, 2), device_mesh=mesh["dp"])
+    opt = ember.optim.SGD(model.parameters(), lr=0.1)
+    rs = np.random.RandomState(rank)
+    for _ in range(3):
+        x = ember.tensor(rs.randn(4, 3).tolist())
+        opt.zero_grad()
+        model(x).pow(2).sum().backward()
+        opt.step()
+    errors = []
+    for kw in ({"device_mesh": mesh}, {"device_mesh": mesh["dp"], "process_group": dist.group.WORLD}):
+        try:
+            DDP(nn.Linear(3, 2), **kw)
+            errors.append(None)
+        except Exception as e:  # noqa: BLE001
+            errors.append(type(e).__name__)
+    return {"params": [p.detach().numpy().copy() for p in model.parameters()], "errors": tuple(errors),
+            "mesh_group": dist.get_process_group_ranks(model.process_group),
+            "expected_group": [rank % 2, rank % 2 + 2]}
+
+
 def main():
     fn, tmp = sys.argv[1], sys.argv[2]
     rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

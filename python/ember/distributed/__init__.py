@@ -16,6 +16,7 @@ from .distributed_c10d import (  # noqa: F401
     new_subgroups_by_enumeration, recv_object_list, register_rendezvous_handler, rendezvous, send_object_list,
     set_debug_level, set_debug_level_from_env, supports_complex)
 from . import constants  # noqa: F401
+from .device_mesh import DeviceMesh, init_device_mesh  # noqa: F401
 from . import distributed_c10d  # noqa: F401
 
 

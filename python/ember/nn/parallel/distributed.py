@@ -69,8 +69,16 @@ class DistributedDataParallel(Module):
             if ids != [index]:
                 raise ValueError(f"DistributedDataParallel: device_ids {device_ids} must name the one device of the "
                                  f"module's parameters (cuda:{index})")
-        if device_mesh is not None or mixed_precision is not None:
-            raise NotImplementedError("DistributedDataParallel: device_mesh and mixed_precision are not supported")
+        if mixed_precision is not None:
+            raise NotImplementedError("DistributedDataParallel: mixed_precision (torch's experimental "
+                                      "_MixedPrecision) is not supported")
+        if process_group is not None and device_mesh is not None:
+            raise RuntimeError("Cannot specify both process_group and device_mesh arguments.")
+        if device_mesh is not None:
+            if device_mesh.ndim != 1:
+                raise RuntimeError(f"Only 1D device mesh is supported, but got {device_mesh}.")
+            process_group = device_mesh.get_group(mesh_dim=0)
+        self.device_mesh = device_mesh
         self.module = module
         self.process_group = process_group if process_group is not None else distributed_c10d._get_default_group()
         self.device_ids = [next(iter(devices)).index] if on_gpu and device_ids is not None else None
