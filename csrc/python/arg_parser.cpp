@@ -44,26 +44,42 @@ PyObject* wrap_list(const std::vector<Tensor>& ts) {
 
 
 // torch.return_types.<name>(values=..., indices=...) as a struct sequence, one type per name.
-PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
+PyTypeObject* named_tuple_type(const char* name, const std::vector<const char*>& fields) {
   static std::vector<std::pair<std::string, PyTypeObject*>> types;
-  PyTypeObject* type = nullptr;
   for (auto& [n, t] : types)
-    if (n == name) type = t;
-  if (!type) {
-    auto* f = new PyStructSequence_Field[fields.size() + 1];
-    size_t i = 0;
-    for (const char* fn : fields) f[i++] = {fn, nullptr};
-    f[i] = {nullptr, nullptr};
-    std::string* qual = new std::string(std::string("ember.return_types.") + name);
-    auto* desc = new PyStructSequence_Desc{qual->c_str(), nullptr, f, int(fields.size())};
-    type = PyStructSequence_NewType(desc);
-    if (!type) throw nb::python_error();
-    types.emplace_back(name, type);
-  }
-  PyObject* r = PyStructSequence_New(type);
+    if (n == name) return t;
+  auto* f = new PyStructSequence_Field[fields.size() + 1];
+  size_t i = 0;
+  for (const char* fn : fields) f[i++] = {fn, nullptr};
+  f[i] = {nullptr, nullptr};
+  std::string* qual = new std::string(std::string("ember.return_types.") + name);
+  auto* desc = new PyStructSequence_Desc{qual->c_str(), nullptr, f, int(fields.size())};
+  PyTypeObject* type = PyStructSequence_NewType(desc);
+  if (!type) throw nb::python_error();
+  types.emplace_back(name, type);
+  return type;
+}
+
+PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields) {
+  PyObject* r = PyStructSequence_New(named_tuple_type(name, std::vector<const char*>(fields)));
   if (!r) throw nb::python_error();
   for (size_t i = 0; i < ts.size(); i++) PyStructSequence_SetItem(r, Py_ssize_t(i), wrap(ts[i]));
   return r;
+}
+
+PyObject* return_types_dict() {
+  PyObject* d = PyDict_New();
+  if (!d) throw nb::python_error();
+  for (const GeneratedReturnType* t = generated_return_types; t->name; t++) {
+    std::vector<const char*> fields;
+    for (const char* f : t->fields)
+      if (f) fields.push_back(f);
+    if (PyDict_SetItemString(d, t->name, (PyObject*)named_tuple_type(t->name, fields)) < 0) {
+      Py_DECREF(d);
+      throw nb::python_error();
+    }
+  }
+  return d;
 }
 
 PyObject* wrap_out_tuple(PyObject* outs, const char* name, std::initializer_list<const char*> fields) {

@@ -30,6 +30,14 @@ PyObject* wrap_tuple(const std::tuple<Ts...>& ts) {
   return tup;
 }
 PyObject* wrap_named_list(const std::vector<Tensor>& ts, const char* name, std::initializer_list<const char*> fields);
+// Every named result type the generated bindings use (codegen's table, ending with a null name), so
+// ember.return_types can list them before any op has run.
+struct GeneratedReturnType {
+  const char* name;
+  const char* fields[6];
+};
+extern const GeneratedReturnType generated_return_types[];
+PyObject* return_types_dict();  // {name: type}
 template <class... Ts>
 PyObject* wrap_named(const std::tuple<Ts...>& ts, const char* name, std::initializer_list<const char*> fields) {
   std::vector<Tensor> v;

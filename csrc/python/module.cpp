@@ -241,6 +241,7 @@ NB_MODULE(_C, m) {
 
   m.def("_set_tensor_class", [](nb::handle cls) { py::set_tensor_class((PyTypeObject*)cls.ptr()); });
   m.def("_set_size_class", [](nb::handle cls) { py::register_size_type(cls.ptr()); });
+  m.def("_return_types", [] { return nb::steal(py::return_types_dict()); });
 
   // ---- threads, dtypes, memory
   m.def("set_num_threads", &set_num_threads, "Set the number of threads used for intra-op parallelism.");

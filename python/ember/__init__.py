@@ -55,7 +55,7 @@ from . import amp  # noqa: E402,F401
 from .amp import GradScaler, autocast  # noqa: E402,F401
 from .amp._state import *  # noqa: E402,F401,F403  (is_autocast_enabled, set_autocast_dtype, ...)
 from .amp.grad_scaler import _amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_  # noqa: E402,F401
-from . import accelerator, backends, cuda, fft, futures, onnx, special, testing  # noqa: E402,F401
+from . import accelerator, backends, cuda, fft, futures, onnx, random, special, testing  # noqa: E402,F401
 from .cuda import OutOfMemoryError  # noqa: E402,F401
 from ._flags import (  # noqa: E402,F401
     use_deterministic_algorithms, are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
@@ -64,13 +64,13 @@ from ._flags import (  # noqa: E402,F401
 )
 from ._comparison import allclose, isclose, equal  # noqa: E402,F401
 from ._legacy_types import *  # noqa: E402,F401,F403  (FloatTensor, LongTensor, ...)
-from . import jit  # noqa: E402,F401
+from . import compiler, jit  # noqa: E402,F401
 from .jit import compile  # noqa: E402,F401
 
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
 # so `import ember` stays fast; `import ember.distributions` works as usual.
-_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func")
+_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func", "hub", "functional")
 
 
 def __getattr__(name):
@@ -114,3 +114,6 @@ from .jit import Future, fork, wait  # noqa: E402,F401  (torch.fork/wait/Future 
 from .storage import *  # noqa: E402,F401,F403
 from . import _tensor_storage  # noqa: E402,F401  (installs Tensor.untyped_storage, storage, set_, ...)
 from ._tensor_extras import *  # noqa: E402,F401,F403  (detach_, slice_inverse; Tensor.apply_/map_)
+
+# torch.return_types, torch.torch_version: modules over what is defined above
+from . import return_types, torch_version  # noqa: E402,F401

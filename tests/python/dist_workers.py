@@ -491,6 +491,73 @@ def ddp_on_mesh(rank, ws):
             "expected_group": [rank % 2, rank % 2 + 2]}
 
 
+def ddp_powersgd(rank, ws):
+    """Plain DDP vs PowerSGD hooks: at full rank the approximation is exact (same parameters), at rank 1
+    every rank still ends with the same parameters, and the state's counters follow torch's rules."""
+    from ember.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powerSGD
+    from ember.nn.parallel import DistributedDataParallel as DDP
+
+    def train(setup, steps=5):
+        ember.manual_seed(0)
+        net = nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 4))
+        model = DDP(net, bucket_cap_mb=0.0002)  # two buckets: (b2, w2) and (b1, w1)
+        state = setup(model)
+        opt = ember.optim.SGD(model.parameters(), lr=0.05)
+        x = ember.tensor(np.random.RandomState(rank).randn(8, 20).tolist())  # each rank's fixed batch
+        losses = []
+        for _ in range(steps):
+            opt.zero_grad()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return [p.detach().numpy().copy() for p in net.parameters()], losses, state
+
+    def hook(fn, **kw):
+        def setup(model):
+            state = powerSGD.PowerSGDState(process_group=None, start_powerSGD_iter=2, **kw)
+            model.register_comm_hook(state, fn)
+            return state
+        return setup
+
+    out = {}
+    out["plain"] = train(lambda m: None)[0]
+    out["full"] = train(hook(powerSGD.powerSGD_hook, matrix_approximation_rank=16, min_compression_rate=0))[0]
+    out["full_batched_shapes"] = train(hook(powerSGD.powerSGD_hook, matrix_approximation_rank=16,
+                                            min_compression_rate=0, batch_tensors_with_same_shape=True))[0]
+    out["batched_full"] = train(hook(powerSGD.batched_powerSGD_hook, matrix_approximation_rank=64,
+                                     use_error_feedback=False))[0]
+    params, losses, state = train(hook(powerSGD.powerSGD_hook, matrix_approximation_rank=1, min_compression_rate=2),
+                                  steps=8)
+    out["rank1"], out["rank1_losses"] = params, losses
+    out["rank1_state"] = (state.iter, state.compression_stats(), sorted(state.error_dict), sorted(state.p_memory_dict))
+    params, losses, state = train(hook(powerSGD.batched_powerSGD_hook, matrix_approximation_rank=1), steps=8)
+    out["batched1"], out["batched1_state"] = params, (state.iter, state.compression_stats())
+    import pickle
+    clone = pickle.loads(pickle.dumps(state))
+    out["pickled"] = (clone.iter, clone.process_group is dist.group.WORLD, sorted(clone.q_memory_dict))
+    try:
+        powerSGD.PowerSGDState(None, start_powerSGD_iter=1)
+        out["bad_start"] = None
+    except ValueError as e:
+        out["bad_start"] = str(e)
+    return out
+
+
+def nested_wait_in_callback(rank, ws):
+    """A then() callback that blocks on a collective of its own group raises (that thread runs it)."""
+    fut = dist.all_reduce(ember.ones(2), async_op=True).get_future()
+    child = fut.then(lambda f: dist.all_reduce(ember.ones(1), async_op=True).get_future().wait())
+    try:
+        child.wait()
+        return None
+    except RuntimeError as e:
+        msg = str(e)
+    t = ember.ones(1)
+    dist.all_reduce(t)  # the group still works afterwards
+    return msg, t.item()
+
+
 def main():
     fn, tmp = sys.argv[1], sys.argv[2]
     rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

@@ -810,8 +810,25 @@ def gen_python(ops, out):
             doc = c_string(docstring(pyname, ovs, gen_binding.last_sigs))
             rows.append(f'  {{"{pyname}", (PyCFunction)(void (*)(void)){fn}, METH_FASTCALL | METH_KEYWORDS, {doc}}},')
         code.append(f"PyMethodDef {table_name}[] = {{\n" + "\n".join(rows) + "\n  {nullptr, nullptr, 0, nullptr}};")
+    code.append(gen_return_types(ops))
     with open(os.path.join(out, "generated_python.cpp"), "w") as f:
         f.write("\n".join(code) + "\n")
+
+
+def gen_return_types(ops):
+    """The table of named results (torch.return_types): <op> and, with out=, <op>_out."""
+    rows, seen = [], set()
+    for op in ops:
+        names = op.tuple_field_names() if op.ret.startswith("(") else None
+        if not names:
+            continue
+        assert len(names) <= 6, op.name
+        for n in [op.python_name] + ([op.python_name + "_out"] if op.out else []):
+            if n not in seen:
+                seen.add(n)
+                rows.append(f'  {{"{n}", {{{", ".join(chr(34) + x + chr(34) for x in names)}}}}},')
+    return ("const ember::py::GeneratedReturnType ember::py::generated_return_types[] = {\n" + "\n".join(rows)
+            + "\n  {nullptr, {}}};")
 
 
 def main():

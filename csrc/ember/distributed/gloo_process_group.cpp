@@ -689,6 +689,7 @@ class ProcessGroupGloo : public ProcessGroup {
                   bool verify = true) {
     auto work = std::make_shared<Work>();
     work->outputs = std::move(outputs);
+    work->runner = this;
     {
       std::lock_guard<std::mutex> g(mu_);
       // two tags per collective: the fingerprint exchange and the payload
@@ -717,6 +718,7 @@ class ProcessGroupGloo : public ProcessGroup {
 
   void loop() {
     autograd::NoGradGuard ng;  // collectives write tensors' data, never their history
+    WorkerThreadMark mark(this);
     for (;;) {
       Job job;
       {

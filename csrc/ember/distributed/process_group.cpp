@@ -21,8 +21,19 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
+namespace {
+thread_local const void* tls_worker_of = nullptr;
+}
+
+WorkerThreadMark::WorkerThreadMark(const void* owner) : prev_(tls_worker_of) { tls_worker_of = owner; }
+WorkerThreadMark::~WorkerThreadMark() { tls_worker_of = prev_; }
+
 void Work::wait(Milliseconds timeout) {
   std::unique_lock<std::mutex> g(mu_);
+  if (!done_ && runner && runner == tls_worker_of)
+    throw DistError("Work.wait: waiting for a collective on the thread of its own process group (a Future.then() "
+                    "callback of one of the group's collectives) would wait forever: that thread runs the "
+                    "collective. Issue it with async_op=True and chain on its future, or wait outside the callback");
   if (timeout.count() > 0) {
     if (!cv_.wait_for(g, timeout, [&] { return done_; }))
       throw DistBackendError("Work.wait: the operation did not finish within " + std::to_string(timeout.count()) + "ms");

@@ -42,6 +42,10 @@ class EMBER_API Work {
   std::vector<Tensor> outputs;
   int source_rank = -1;  // the sender, once a recv from any rank completed
   int64_t run_ns = 0;    // how long the operation ran on the group's thread
+  // The thread that will run the operation (a backend's worker; null: the waiting one). Waiting for
+  // the work on that very thread (a then() callback that blocks on its own group) raises instead of
+  // hanging. Backends mark their worker with WorkerThreadMark.
+  const void* runner = nullptr;
 
  protected:
   std::mutex mu_;
@@ -51,6 +55,18 @@ class EMBER_API Work {
   std::vector<std::function<void()>> callbacks_;
 };
 using WorkPtr = std::shared_ptr<Work>;
+
+// While alive, the current thread is `owner`'s worker (Work::runner == owner: waiting here would deadlock).
+class EMBER_API WorkerThreadMark {
+ public:
+  explicit WorkerThreadMark(const void* owner);
+  ~WorkerThreadMark();
+  WorkerThreadMark(const WorkerThreadMark&) = delete;
+  WorkerThreadMark& operator=(const WorkerThreadMark&) = delete;
+
+ private:
+  const void* prev_;
+};
 
 struct AllToAllSplits {
   std::vector<int64_t> output;  // rows (along dim 0) received from each rank; empty: equal

@@ -10,6 +10,7 @@ root mesh (or a flattened dimension) is made; slices only pick groups out of the
 import itertools
 import math
 
+from .. import _C
 from . import distributed_c10d as c10d
 
 __all__ = ["DeviceMesh", "init_device_mesh"]
@@ -221,8 +222,7 @@ class DeviceMesh:
     @property
     def mesh(self):
         """The ranks as an int32 tensor of this mesh's shape (for a slice: the slice holding this rank)."""
-        from .. import int32, tensor
-        return tensor(self._my_run(), dtype=int32).reshape(self.shape)
+        return _C._ops.tensor(self._my_run(), dtype=_C.int32).reshape(self.shape)
 
     @property
     def ndim(self):

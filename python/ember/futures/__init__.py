@@ -43,7 +43,13 @@ class Future(Generic[T]):
             try:
                 self._pull()
             except Exception:
-                pass  # the error reaches this future through its completion
+                # a failed operation's error reaches this future through its completion; an error
+                # that completes nothing (waiting on the group's own thread) is raised here
+                with self._cond:
+                    if not self._done:
+                        self._cond.wait(timeout=1.0)
+                    if not self._done:
+                        raise
         with self._cond:
             while not self._done:
                 self._cond.wait()

@@ -8,6 +8,7 @@ What cannot be recorded (backward() inside the function, explicit Generators, te
 by untracked paths, graphs that both guard on values and mutate state) runs eagerly for good."""
 import functools
 import json
+import weakref
 
 from .. import _C
 from ..nn.modules.module import Module
@@ -15,6 +16,9 @@ from ._graph import flatten, input_names, mutates, record, rebuild
 
 _jit = _C._jit
 CACHE_SIZE_LIMIT = 8  # graphs per signature (torch._dynamo.config.cache_size_limit)
+# ember.compiler's controls: the stance every compiled function follows, and every one made (for reset)
+STANCE = ["default"]
+COMPILED = weakref.WeakSet()
 _EAGER = object()
 
 
@@ -46,6 +50,7 @@ class CompiledFunction:
         self.stats = {"traces": 0, "graph_calls": 0, "eager_calls": 0}
         self.eager_reasons = []
         functools.update_wrapper(self, fn, updated=())
+        COMPILED.add(self)
 
     def _state_ids(self):
         if self._module is None:
@@ -54,6 +59,9 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         if self._disable or _jit.tracing():  # inside another trace: just record what runs
+            return self._fn(*args, **kwargs)
+        stance = STANCE[0]
+        if stance == "force_eager":
             return self._fn(*args, **kwargs)
         leaves, structure = flatten((args, kwargs))
         key = (structure, tuple((t.dtype, t.dim(), t.requires_grad) for t in leaves), _C.is_grad_enabled(),
@@ -87,6 +95,11 @@ class CompiledFunction:
             return rebuild(e.spec, outs)
         if len(entries) >= CACHE_SIZE_LIMIT:
             return self._eager(args, kwargs, f"more than {CACHE_SIZE_LIMIT} graphs for one signature")
+        if self.stats["traces"] and stance != "default":  # a recompile under a stance that forbids it
+            if stance == "fail_on_recompile":
+                raise RuntimeError(f"Detected recompile when ember.compile stance is 'fail_on_recompile' "
+                                   f"({getattr(self._fn, '__qualname__', self._fn)})")
+            return self._fn(*args, **kwargs)
         return self._trace(args, kwargs, leaves, entries, state)
 
     def _eager(self, args, kwargs, why):
