@@ -48,8 +48,16 @@ NAMESPACES = [
     ("onnx", "onnx"),
     ("jit", "jit"),
     ("distributed", "distributed"),
+    ("distributed.algorithms.join", "distributed.algorithms.join"),
+    ("distributed.device_mesh", "distributed.device_mesh"),
+    ("distributed.optim", "distributed.optim"),
     ("nn.parallel", "nn.parallel"),
     ("utils.tensorboard", "utils.tensorboard"),
+    ("random", "random"),
+    ("functional", "functional"),
+    ("return_types", "return_types"),
+    ("compiler", "compiler"),
+    ("hub", "hub"),
 ]
 
 # Names Ember leaves out on purpose, with the reason: (namespace, regular expression on the name, reason).

@@ -362,6 +362,11 @@ void bind_distributed(nb::module_& parent) {
         r.register_builtin_comm_hook(fp16 ? Reducer::BuiltinHook::Fp16Compress : Reducer::BuiltinHook::AllReduce);
       }, nb::arg("fp16"))
       .def("bucket_indices", &Reducer::bucket_indices)
+      .def("set_divisor", &Reducer::set_divisor)
+      .def("join_shadow", [](Reducer& r) {
+        nb::gil_scoped_release nogil;  // a Python comm hook takes the GIL back
+        r.join_shadow();
+      })
       .def("stats", [](Reducer& r) {
         ReducerStats s = r.stats();
         nb::dict d;

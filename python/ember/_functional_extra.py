@@ -11,6 +11,7 @@ from ._tensor import Tensor
 from ._utils import is_nonzero as _is_nonzero
 
 histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"], module="ember.return_types")
+histogram_result._out_type = collections.namedtuple("histogram_out", ["hist", "bin_edges"], module="ember.return_types")
 histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"], module="ember.return_types")
 
 
@@ -235,7 +236,7 @@ def _write_pair(out, hist, edges):
         raise TypeError("histogram(): out= expects a tuple of 2 tensors (hist, bin_edges)")
     for o, r in zip(out, (hist, edges)):
         _ops.where(_ops.tensor(True, device="cpu"), r, r, out=o)  # resizes o
-    return histogram_result(*out)
+    return histogram_result._out_type(*out)
 
 
 def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):

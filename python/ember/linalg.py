@@ -27,11 +27,16 @@ def _wrap(fn):
 
 def _result_type(name, fields):
     """A named tuple printed as ember.return_types.<name>, the twin of torch.return_types.<name>."""
-    t = collections.namedtuple(name, fields)
-    t.__module__ = "ember.return_types"
-    t.__doc__ = f"Named tuple ({', '.join(fields)}) returned by {name.replace('linalg_', 'linalg.', 1)}."
-    plain_repr = t.__repr__
-    t.__repr__ = lambda self: "ember.return_types." + plain_repr(self)
+    def make(type_name, what):
+        t = collections.namedtuple(type_name, fields)
+        t.__module__ = "ember.return_types"
+        t.__doc__ = f"Named tuple ({', '.join(fields)}) returned by {what}."
+        plain_repr = t.__repr__
+        t.__repr__ = lambda self: "ember.return_types." + plain_repr(self)
+        return t
+    what = name.replace("linalg_", "linalg.", 1)
+    t = make(name, what)
+    t._out_type = make(name + "_out", what + " with out=")  # torch names the out= results <name>_out
     return t
 
 
@@ -44,7 +49,7 @@ def _out(result, out):
             raise TypeError(f"out must be a tuple of {len(result)} tensors")
         for r, o in zip(result, out):
             _out(r, o)
-        return type(result)(*out)
+        return getattr(type(result), "_out_type", type(result))(*out)
     if result.requires_grad and _C.is_grad_enabled():
         raise RuntimeError("functions with out=... arguments don't support automatic differentiation, but one of "
                            "the arguments requires grad.")

@@ -6,7 +6,7 @@ import warnings
 from ._C import device as _device
 from ._random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 
-__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng"]
+__all__ = ["set_rng_state", "get_rng_state", "manual_seed", "seed", "initial_seed", "fork_rng", "thread_safe_generator"]
 
 _warned_many_devices = False
 
@@ -58,3 +58,14 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
         set_rng_state(cpu_state)
         for d, state in zip(devices, device_states):
             device_mod.set_rng_state(state, d)
+
+
+def thread_safe_generator():
+    """The generator random transforms should use: a DataLoader thread worker's own, else None (the
+    global one). Ember's DataLoader workers are processes, each with its own global generator, so
+    this is None everywhere."""
+    from .utils.data import get_worker_info
+    info = get_worker_info()
+    if info is not None and getattr(info, "worker_method", None) == "thread" and getattr(info, "rng", None) is not None:
+        return info.rng.torch_generator
+    return None

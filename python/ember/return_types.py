@@ -11,7 +11,9 @@ def _python_side():
     for mod in (linalg, _functional_extra):
         for value in vars(mod).values():
             if isinstance(value, type) and value.__module__ == __name__ and issubclass(value, tuple):
-                globals().setdefault(value.__name__, value)
+                for t in (value, getattr(value, "_out_type", None)):
+                    if t is not None:
+                        globals().setdefault(t.__name__, t)
 
 
 _python_side()

@@ -558,6 +558,88 @@ def nested_wait_in_callback(rank, ws):
     return msg, t.item()
 
 
+def _uneven_model():
+    ember.manual_seed(0)
+    return nn.Sequential(nn.Linear(6, 5), nn.Tanh(), nn.Linear(5, 2))
+
+
+def uneven_batches(rank, n):
+    """Rank r's n batches (4 samples each): the same arrays the single-process reference uses."""
+    rs = np.random.RandomState(100 + rank)
+    return [rs.randn(4, 6) for _ in range(n)]
+
+
+def zero_optimizer(rank, ws, bucket_view):
+    """DDP + ZeroRedundancyOptimizer(Adam) for 4 steps, an lr scheduler included; the consolidated
+    state_dict; a fresh ZeRO loading it continues identically."""
+    from ember.distributed.optim import ZeroRedundancyOptimizer
+    from ember.nn.parallel import DistributedDataParallel as DDP
+    net = _uneven_model()
+    model = DDP(net)
+    opt = ZeroRedundancyOptimizer(net.parameters(), ember.optim.Adam, lr=0.01, parameters_as_bucket_view=bucket_view)
+    sched = ember.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+    for x in uneven_batches(rank, 4):
+        opt.zero_grad()
+        model(ember.tensor(x.tolist())).pow(2).mean().backward()
+        opt.step()
+        sched.step()
+    local_params = sum(len(g["params"]) for g in opt.optim.param_groups)
+    local_states = len(opt.optim.state)
+    try:
+        opt.state_dict()
+        early = None
+    except RuntimeError as e:
+        early = str(e)
+    opt.consolidate_state_dict(to=0)
+    sd = opt.state_dict() if rank == 0 else None
+    holder = [sd]
+    dist.broadcast_object_list(holder, src=0)
+    sd = holder[0]
+    state = {k: {n: (v.numpy().copy() if hasattr(v, "numpy") else v) for n, v in st.items()}
+             for k, st in sd["state"].items()}  # before opt2 steps: loading shares the tensors, as in torch
+    opt2 = ZeroRedundancyOptimizer(net.parameters(), ember.optim.Adam, lr=0.01)
+    opt2.load_state_dict(sd)
+    x = ember.tensor(uneven_batches(rank, 5)[4].tolist())
+    opt2.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt2.step()
+    return {"params": [p.detach().numpy().copy() for p in net.parameters()], "local": (local_params, local_states),
+            "early": early, "lr": opt.param_groups[0]["lr"],
+            "state": state, "groups": sd["param_groups"]}
+
+
+def join_uneven(rank, ws, divide, with_zero, throw, batchnorm=False):
+    """Rank r trains on 2 + 2r batches inside Join; returns its final parameters (and buffers)."""
+    from ember.distributed.algorithms.join import Join
+    from ember.distributed.optim import ZeroRedundancyOptimizer
+    from ember.nn.parallel import DistributedDataParallel as DDP
+    net = _uneven_model()
+    if batchnorm:
+        net.insert(1, nn.BatchNorm1d(5))
+    model = DDP(net)
+    opt = (ZeroRedundancyOptimizer(net.parameters(), ember.optim.Adam, lr=0.01) if with_zero
+           else ember.optim.SGD(net.parameters(), lr=0.1))
+    joinables = [model, opt] if with_zero else [model]
+    steps = 0
+    try:
+        with Join(joinables, throw_on_early_termination=throw, divide_by_initial_world_size=divide):
+            for x in uneven_batches(rank, 2 + 2 * rank):
+                opt.zero_grad()
+                model(ember.tensor(x.tolist())).pow(2).mean().backward()
+                opt.step()
+                steps += 1
+    except RuntimeError as e:
+        return {"error": str(e), "steps": steps}
+    buffers = [b.numpy().copy() for b in net.buffers()]  # every rank now holds the last joiner's
+    # the group still works, and training outside Join runs as usual
+    x = ember.tensor(uneven_batches(rank, 1)[0].tolist())
+    opt.zero_grad()
+    model(x).pow(2).mean().backward()
+    opt.step()
+    return {"params": [p.detach().numpy().copy() for p in net.parameters()], "steps": steps,
+            "buffers": buffers}
+
+
 def main():
     fn, tmp = sys.argv[1], sys.argv[2]
     rank, ws = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])

@@ -22,8 +22,8 @@ int64_t ns_since(Clock::time_point t) {
 }
 // A bucket's average, started: divided before summing, as torch's reducer does (the same rounding);
 // every rank launches the same buckets in the same order, so the agreement check is skipped.
-WorkPtr start_average(ProcessGroup& pg, const Tensor& t) {
-  t.div_(scalar_to_tensor(Scalar(double(pg.size()))));
+WorkPtr start_average(ProcessGroup& pg, const Tensor& t, int64_t divisor = 0) {
+  t.div_(scalar_to_tensor(Scalar(double(divisor > 0 ? divisor : pg.size()))));
   return pg.allreduce(t, ReduceOp::SUM, /*verify=*/false);
 }
 }  // namespace
@@ -58,6 +58,7 @@ struct Reducer::State {
   Tensor used_map;            // all-reduced `used` (find_unused_parameters)
   WorkPtr used_work;
   ReducerStats stats;
+  int64_t divisor = 0;        // what the next backward's buckets are divided by (0: the group's size)
 
   void build_buckets() {
     // reverse registration order, one dtype per bucket
@@ -133,7 +134,7 @@ struct Reducer::State {
         if (!ready.hook_result) throw DistError("DistributedDataParallel: the communication hook returned no result");
         continue;
       }
-      ready.work = start_average(*pg, ready.flat);
+      ready.work = start_average(*pg, ready.flat, divisor);
     }
     if (next_launch == buckets.size() && opts.find_unused_parameters) {
       used_map = ember::empty({int64_t(used.size())}, TensorOptions(kInt));
@@ -212,17 +213,60 @@ struct Reducer::State {
       if (b.work) stats.comm_ns += b.work->run_ns;
       b.work.reset();
       if (incomplete) continue;  // the next forward raises; gradients stay local
-      for (int64_t p : b.params) {
-        if (opts.find_unused_parameters && used_map.data_ptr<int32_t>()[p] == 0) continue;  // unused everywhere
-        const Tensor& param = params[size_t(p)];
-        auto& m = autograd::materialize_meta(param);
-        Tensor s = slot(p).view(param.sizes());
-        if (m.grad.defined() && m.grad.is_sparse()) m.grad = ember::_to_sparse_coo(s, sparse::impl_of(m.grad).sparse_dim());
-        else if (m.grad.defined()) m.grad.copy_(s);
-        else m.grad = s.clone();
-      }
+      write_grads(b, b.flat);
     }
     used_work.reset();
+  }
+
+  // The reduced values of bucket b (`reduced`: its flat layout) into its parameters' .grad.
+  void write_grads(const Bucket& b, const Tensor& reduced) {
+    for (size_t j = 0; j < b.params.size(); j++) {
+      int64_t p = b.params[j];
+      if (opts.find_unused_parameters && used_map.data_ptr<int32_t>()[p] == 0) continue;  // unused everywhere
+      const Tensor& param = params[size_t(p)];
+      auto& m = autograd::materialize_meta(param);
+      Tensor s = reduced.narrow(0, b.offsets[j], param.numel()).view(param.sizes());
+      if (m.grad.defined() && m.grad.is_sparse()) m.grad = ember::_to_sparse_coo(s, sparse::impl_of(m.grad).sparse_dim());
+      else if (m.grad.defined()) m.grad.copy_(s);
+      else m.grad = s.clone();
+    }
+  }
+
+  // A rank whose inputs ran out, inside Join: the collectives of one backward of the others, with
+  // zeros for its own share (buckets in order, through the comm hook if there is one, then the
+  // used-parameter map); the results (the others' average) become its gradients.
+  void join_shadow() {
+    std::lock_guard<std::mutex> g(mu);
+    autograd::NoGradGuard ng;
+    std::vector<Tensor> reduced(buckets.size());
+    std::vector<std::function<Tensor()>> pending(buckets.size());
+    std::vector<WorkPtr> works(buckets.size());
+    for (size_t bi = 0; bi < buckets.size(); bi++) {
+      Bucket& b = buckets[bi];
+      Tensor zeros = ember::zeros_like(b.flat);
+      if (comm_hook) {
+        GradBucket gb;
+        gb.index = int64_t(bi);
+        gb.is_last = bi + 1 == buckets.size();
+        gb.buffer = zeros;
+        gb.offsets = b.offsets;
+        for (int64_t p : b.params) gb.parameters.push_back(params[size_t(p)]);
+        pending[bi] = comm_hook(gb);
+      } else {
+        works[bi] = start_average(*pg, zeros, divisor);
+        reduced[bi] = zeros;
+      }
+    }
+    if (opts.find_unused_parameters) {
+      used_map = ember::zeros({int64_t(params.size())}, TensorOptions(kInt)).to(params[0].device());
+      pg->allreduce(used_map, ReduceOp::MAX)->wait();
+      used_map = used_map.to(Device());
+    }
+    for (size_t bi = 0; bi < buckets.size(); bi++) {
+      if (works[bi]) works[bi]->wait();
+      if (pending[bi]) reduced[bi] = pending[bi]().reshape({-1}).to(buckets[bi].flat.dtype());
+      write_grads(buckets[bi], reduced[bi]);
+    }
   }
 
   std::vector<char> waiting;  // per param: armed and its gradient not arrived yet
@@ -317,6 +361,15 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
     s.mark_ready(int64_t(i), false);
   }
 }
+
+void Reducer::set_divisor(int64_t divisor) {
+  std::lock_guard<std::mutex> g(s_->mu);
+  if (divisor < 0) throw DistError("Reducer.set_divisor: expected a positive count of ranks (or 0), got " +
+                                   std::to_string(divisor));
+  s_->divisor = divisor;
+}
+
+void Reducer::join_shadow() { s_->join_shadow(); }
 
 void Reducer::register_comm_hook(CommHook hook) {
   std::lock_guard<std::mutex> g(s_->mu);

@@ -63,6 +63,12 @@ class EMBER_API Reducer {
   enum class BuiltinHook { AllReduce, Fp16Compress };
   void register_builtin_comm_hook(BuiltinHook kind);
 
+  // Join (uneven inputs): the count of ranks the next backwards' buckets are averaged over (0, the
+  // default: the group's size); and, on a rank that has joined, one backward's collectives with zero
+  // gradients, whose results (the other ranks' average) become its .grad.
+  void set_divisor(int64_t divisor);
+  void join_shadow();
+
   // Parameter indices per bucket, in launch order.
   std::vector<std::vector<int64_t>> bucket_indices() const;
   ReducerStats stats() const;

@@ -95,11 +95,16 @@ class Join:
         self._rank = _c10d.get_rank(group)
 
     def __enter__(self):
+        self._set_joinable_configs()
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
         if not self._enable or exc_type is not None:
             return False  # an error inside the block propagates; no joining then
+        # the joined rank's count all-reduce below stands for the 1 its joinables would announce: the
+        # hooks' own calls (ZeroRedundancyOptimizer.step) must not announce again
+        for joinable in self._joinables:
+            joinable._join_config = _JoinConfig.construct_disabled_join_config()
         all_joined, is_last_joiner, rounds = False, True, 0
         while not all_joined:
             if rounds == 1000:
@@ -117,9 +122,7 @@ class Join:
                 rounds += 1
         for hook in self._join_hooks:
             hook.post_hook(is_last_joiner)
-        for joinable in self._joinables:  # outside the block the joinables run as usual again
-            joinable._join_config = _JoinConfig.construct_disabled_join_config()
-        return False
+        return False  # outside the block the joinables run as usual again (their configs stay disabled)
 
     def _nonjoined_count(self):
         count = _C._ops.zeros(1, device=self._device)

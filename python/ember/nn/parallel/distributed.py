@@ -43,7 +43,35 @@ def _check_comm_hook(hook):
         raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
 
 
-class DistributedDataParallel(Module):
+def _joinable_base():
+    from ...distributed.algorithms.join import Joinable
+    return Joinable
+
+
+class _DDPJoinHook:
+    """What a rank that ran out of inputs does for DDP inside Join (see ember.distributed.algorithms.join):
+    each round, the collectives of one forward/backward of the others (buffers from the active rank with
+    the highest index, the requires-sync vote, gradient buckets of zeros); at the end, every rank takes
+    the model of the rank that joined last (it saw every step)."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+
+    def main_hook(self):
+        ddp = self.ddp
+        ddp._sync_buffers_in_join(active=False)
+        if not ddp._vote_backward_sync(joined=True):
+            return
+        ddp.reducer.join_shadow()
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        src = ddp._common_rank(is_last_joiner)
+        ddp._broadcast_coalesced(list(ddp.module.parameters()) + list(ddp.module.buffers()), src)
+
+
+class DistributedDataParallel(Module, _joinable_base()):
     """Wrap a module so backward averages its gradients across processes."""
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
@@ -52,6 +80,10 @@ class DistributedDataParallel(Module):
                  skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
                  forward_sync_buffers=None):
         super().__init__()
+        from ...distributed.algorithms.join import _JoinConfig
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
+        self._join_divisor = 0  # the count of active ranks the reducer divides by inside Join (0: all)
         from ...distributed import distributed_c10d  # on first use: `import ember` stays light
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
@@ -116,20 +148,83 @@ class DistributedDataParallel(Module):
                 raise RuntimeError(f"DDP expects same model across all ranks, but rank {r}'s parameters differ in name, "
                                    f"shape or dtype from rank {self.process_group.rank()}'s ({desc[:200]}...)")
 
-    def _broadcast_coalesced(self, tensors):
-        """Rank 0's values into every rank's tensors: one broadcast per dtype."""
-        _D.broadcast_coalesced(self.process_group, tensors, 0)
+    def _broadcast_coalesced(self, tensors, src=0):
+        """The values of group rank `src` into every rank's tensors: one broadcast per dtype."""
+        _D.broadcast_coalesced(self.process_group, tensors, src)
 
     # ---- training
     def forward(self, *inputs, **kwargs):
-        if self.broadcast_buffers and self.require_forward_param_sync:
-            buffers = list(self.module.buffers())
-            if buffers and self.process_group.size() > 1:
-                self._broadcast_coalesced(buffers)
+        if self._join_config.enable:
+            self._join_forward_prologue()  # inside Join: its collectives, buffers included
+        else:
+            if self._join_divisor:  # back outside Join: average over the whole group again
+                self._join_divisor = 0
+                self.reducer.set_divisor(0)
+            if self.broadcast_buffers and self.require_forward_param_sync:
+                buffers = list(self.module.buffers())
+                if buffers and self.process_group.size() > 1:
+                    self._broadcast_coalesced(buffers)
         out = self.module(*inputs, **kwargs)
         if _C.is_grad_enabled() and self.require_backward_grad_sync:
             self.reducer.prepare_for_backward(_tensors_in(out, []) if self.find_unused_parameters else [])
         return out
+
+    # ---- uneven inputs (Join)
+    def join(self, divide_by_initial_world_size=True, enable=True, throw_on_early_termination=False):
+        """Context manager for ranks with different numbers of batches: inside it, a rank that runs out
+        keeps answering the others' collectives until all have finished. Gradients are averaged over the
+        initial world size (joined ranks count as zeros) or, with divide_by_initial_world_size=False,
+        over the ranks still training."""
+        from ...distributed.algorithms.join import Join
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        return next(self.module.parameters()).device if self.process_group.name() == "nccl" else \
+            _C.device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _join_forward_prologue(self):
+        """An active rank's side of one Join round, before the forward: announce itself, learn how many
+        ranks are active (when averaging over them), sync buffers, vote on gradient sync."""
+        from ...distributed.algorithms.join import Join
+        work = Join.notify_join_context(self)
+        if work is not None:
+            work.wait()
+            active = int(work.result()[0].item())
+            self._join_divisor = 0 if self._divide_by_initial_world_size else active
+            self.reducer.set_divisor(self._join_divisor)
+        self._sync_buffers_in_join(active=True)
+        self._vote_backward_sync(joined=False)
+
+    def _common_rank(self, mine):
+        """The highest group rank among those passing mine=True (every rank calls it)."""
+        from ...distributed import distributed_c10d as c10d
+        t = _C._ops.tensor([self.process_group.rank() if mine else -1], device=self.join_device)
+        c10d.all_reduce(t, op=c10d.ReduceOp.MAX, group=self.process_group)
+        rank = int(t.item())
+        if rank < 0:
+            raise RuntimeError("DistributedDataParallel join: no rank qualified (BUG)")
+        return rank
+
+    def _sync_buffers_in_join(self, active):
+        buffers = list(self.module.buffers())
+        if self.broadcast_buffers and buffers and self.process_group.size() > 1:
+            self._broadcast_coalesced(buffers, self._common_rank(active))
+
+    def _vote_backward_sync(self, joined):
+        """Whether any active rank will reduce gradients this round (not all inside no_sync())."""
+        from ...distributed import distributed_c10d as c10d
+        t = _C._ops.tensor([0 if joined or not self.require_backward_grad_sync else 1], device=self.join_device)
+        c10d.all_reduce(t, group=self.process_group)
+        return bool(t.item())
 
     @contextlib.contextmanager
     def no_sync(self):
