@@ -4,6 +4,7 @@ share of all-reduce time hidden behind backward (Ember's reducer counts it), and
 (latency and bus bandwidth by size).
 
     PYTHONPATH=python python3 benchmarks/bench_ddp.py [--only mlp,lenet] [--nprocs 1,2] [--rounds 3]
+        [--hook allreduce|fp16|powersgd]   (a communication hook on both sides; PowerSGD at rank 1)
 
 Each process gets cores/nproc threads; every configuration runs in fresh processes, Ember's and
 PyTorch's rounds alternate so machine noise hits both alike.
@@ -37,15 +38,38 @@ def launch(nproc, args):
                PYTHONPATH=os.path.join(HERE, "..", "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     procs = [subprocess.Popen([sys.executable, __file__, *args], env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(nproc)]
-    outs = [p.communicate() for p in procs]
+    try:
+        outs = [p.communicate(timeout=300) for p in procs]
+    except subprocess.TimeoutExpired:  # a configuration that hangs (torch's PowerSGD on Gloo can): reported, not waited for
+        for p in procs:
+            p.kill()
+        return None
     for p, (out, err) in zip(procs, outs):
         if p.returncode != 0:
+            if "--train-worker" in args:  # reported in the table (torch's PowerSGD on Gloo can fail)
+                lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+                return {"error": lines[-1][:160] if lines else f"exit code {p.returncode}"}
             raise RuntimeError(f"worker failed ({' '.join(args)}):\n{err[-3000:]}")
     return json.loads(outs[0][0].strip().splitlines()[-1])
 
 
 # ------------------------------------------------------------------ workers
-def train_worker(lib_name, workload, steps, threads):
+def register_hook(lib, ddp, hook):
+    """The same stock communication hook on either library's DDP."""
+    if hook == "allreduce":
+        return
+    hooks = __import__(f"{lib.__name__}.distributed.algorithms.ddp_comm_hooks", fromlist=["x"])
+    if hook == "fp16":
+        ddp.register_comm_hook(None, hooks.default_hooks.fp16_compress_hook)
+    elif hook == "powersgd":
+        state = hooks.powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=1,
+                                                  start_powerSGD_iter=2)
+        ddp.register_comm_hook(state, hooks.powerSGD_hook.powerSGD_hook)
+    else:
+        raise ValueError(f"unknown hook {hook!r}")
+
+
+def train_worker(lib_name, workload, steps, threads, hook="allreduce"):
     lib = __import__(lib_name)
     lib.set_num_threads(threads)
     dist = lib.distributed
@@ -54,6 +78,7 @@ def train_worker(lib_name, workload, steps, threads):
 
     def wrap(model):
         holder["ddp"] = lib.nn.parallel.DistributedDataParallel(model)
+        register_hook(lib, holder["ddp"], hook)
         return holder["ddp"]
     step, _ = make(lib, workload, wrap=wrap)
     for _ in range(3):
@@ -113,7 +138,7 @@ def allreduce_worker(lib_name, sizes, iters):
 # ------------------------------------------------------------------ driver
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--train-worker":
-        return train_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]))
+        return train_worker(sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     if len(sys.argv) > 1 and sys.argv[1] == "--allreduce-worker":
         return allreduce_worker(sys.argv[2], [int(s) for s in sys.argv[3].split(",")], int(sys.argv[4]))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -122,6 +147,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--no-allreduce", action="store_true")
+    p.add_argument("--hook", default="allreduce", choices=["allreduce", "fp16", "powersgd"])
     args = p.parse_args()
     try:
         import torch  # noqa: F401
@@ -130,7 +156,7 @@ def main():
         libs = ["ember"]
     cores = os.cpu_count()
     print(f"{cores} cores; each process cores/nproc threads; medians of {args.rounds} interleaved rounds "
-          f"x {args.steps} steps (the slowest rank's)")
+          f"x {args.steps} steps (the slowest rank's); communication hook: {args.hook}")
     print(f"{'workload':<12} {'procs':>5} {'ember samples/s':>16} {'torch samples/s':>16} {'ratio':>6} "
           f"{'ember allreduce ms/step':>24} {'hidden':>7}")
     for w in args.only.split(","):
@@ -140,7 +166,16 @@ def main():
             runs = {lib: [] for lib in libs}
             for _ in range(args.rounds):
                 for lib in libs:
-                    runs[lib].append(launch(nproc, ["--train-worker", lib, w, str(args.steps), str(threads)]))
+                    runs[lib].append(launch(nproc, ["--train-worker", lib, w, str(args.steps), str(threads),
+                                                    args.hook]))
+            bad = {lib: ("hung (no step in 300 s)" if r is None else r["error"]) for lib in libs for r in runs[lib]
+                   if r is None or "error" in r}
+            if bad:
+                good = ", ".join(f"{lib} {[round(nproc * BATCH[w] / r['step']) for r in runs[lib] if r and 'step' in r]}"
+                                 for lib in libs)
+                print(f"{w:<12} {nproc:>5} failed: " + "; ".join(f"{lib}: {why}" for lib, why in bad.items())
+                      + f" (samples/s of the rounds that finished: {good})", flush=True)
+                continue
             step = {lib: statistics.median(r["step"] for r in runs[lib]) for lib in libs}
             thr = {lib: nproc * BATCH[w] / step[lib] for lib in libs}
             hidden = [r["hidden"] for r in runs["ember"] if r.get("hidden") is not None]

@@ -80,7 +80,8 @@ class PowerSGDState:
     __slots__ = ["process_group", "matrix_approximation_rank", "start_powerSGD_iter", "min_compression_rate",
                  "orthogonalization_epsilon", "use_error_feedback", "warm_start", "batch_tensors_with_same_shape",
                  "rng", "error_dict", "p_memory_dict", "q_memory_dict", "iter", "total_numel_before_compression",
-                 "total_numel_after_compression", "compression_stats_logging_frequency", "next_stats_report"]
+                 "total_numel_after_compression", "compression_stats_logging_frequency", "next_stats_report",
+                 "_pending"]
 
     def __init__(self, process_group, matrix_approximation_rank=1, start_powerSGD_iter=1_000, min_compression_rate=2,
                  use_error_feedback=True, warm_start=True, orthogonalization_epsilon=0, random_seed=0,
@@ -105,10 +106,11 @@ class PowerSGDState:
         self.compression_stats_logging_frequency = max(1, compression_stats_logging_frequency)
         self.next_stats_report = 0
         self.batch_tensors_with_same_shape = batch_tensors_with_same_shape
+        self._pending = []  # buckets of this backward whose second round has not finished (_Bucket)
 
     def __getstate__(self):
         """Everything but the process group (not picklable; the default group is used after loading)."""
-        return {slot: getattr(self, slot) for slot in self.__slots__ if slot != "process_group"}
+        return {slot: getattr(self, slot) for slot in self.__slots__ if slot not in ("process_group", "_pending")}
 
     def __setstate__(self, state):
         self.process_group = _c10d._get_default_group()
@@ -117,6 +119,7 @@ class PowerSGDState:
                        "please set `self.process_group` after PowerSGD state is loaded.")
         for slot, value in state.items():
             setattr(self, slot, value)
+        self._pending = []
 
     def maybe_increase_iter(self, bucket):
         """One more iteration once the last bucket of a backward has been handled."""
@@ -142,23 +145,41 @@ def _begin(state, bucket):
     return group, group.size(), buffer, None
 
 
-def _deferred(finish):
-    """A future whose value finish() computes when it is first waited for.
+class _Bucket:
+    """One bucket's second round: start() issues the Q all-reduce (after the first round's P), finish()
+    waits for it and writes the bucket. Every rank starts them in bucket order, at the next bucket's
+    hook or when DDP waits, never from a future's callback: those run on the process group's thread,
+    in an order that depends on timing (torch's hooks do, and on Gloo their collectives can mismatch)."""
+    __slots__ = ("start", "finish", "work")
 
-    The second round of PowerSGD's collectives (they need the first round's results) runs there:
-    DDP waits for its buckets in order once backward is over, so every rank issues them in the same
-    order. Issuing them from then() callbacks would run them on the process group's own thread, in
-    an order that depends on timing (and block that thread while it waits on itself)."""
+    def __init__(self, start, finish):
+        self.start, self.finish, self.work = start, finish, None
+
+
+def _start_pending(state):
+    for b in state._pending:
+        if b.work is None:
+            b.work = b.start()
+
+
+def _second_round(state, start, finish):
+    """Queue a bucket's second round; its future's value comes when DDP waits for it."""
+    bucket = _Bucket(start, finish)
+    state._pending.append(bucket)
     fut = Future()
 
     def pull():
         if fut.done():
             return
         try:
-            value = finish()
+            _start_pending(state)
+            bucket.work.wait()
+            value = bucket.finish()
         except Exception as e:  # noqa: BLE001 - waiters get it
+            state._pending.clear()
             fut.set_exception(e)
         else:
+            state._pending.remove(bucket)
             fut.set_result(value)
     fut._pull = pull
     return fut
@@ -243,9 +264,18 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
     for batch, q, p in zip(batches, qs, ps):
         bmm(batch, q, out=p)
 
-    # first round, now: the uncompressed rest and P = M Q (overlapping the rest of backward)
+    # the previous buckets' second rounds, then this one's first: the uncompressed rest and P = M Q
+    _start_pending(state)
     rest_work = _c10d.all_reduce(flat_rest, group=group, async_op=True)
     p_work = _c10d.all_reduce(state.p_memory_dict[index], group=group, async_op=True)
+
+    def start_q():
+        p_work.wait()
+        for p in ps:
+            _orthogonalize(p, state.orthogonalization_epsilon)
+        for batch, p, q in zip(batches, ps, qs):
+            bmm(batch.transpose(1, 2), p, out=q)
+        return _c10d.all_reduce(state.q_memory_dict[index], group=group, async_op=True)  # Q = M^T P
 
     def finish():
         rest_work.wait()
@@ -254,12 +284,6 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
         for g in uncompressed:
             g.copy_(flat_rest[at:at + g.numel()].view_as(g))
             at += g.numel()
-        p_work.wait()
-        for p in ps:
-            _orthogonalize(p, state.orthogonalization_epsilon)
-        for batch, p, q in zip(batches, ps, qs):
-            bmm(batch.transpose(1, 2), p, out=q)
-        _c10d.all_reduce(state.q_memory_dict[index], group=group)  # second round: Q = M^T P
         state.q_memory_dict[index].div_(world_size)
         for p, q, batch in zip(ps, qs, batches):
             bmm(p, q.transpose(1, 2), out=batch)
@@ -276,7 +300,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
         state.maybe_increase_iter(bucket)
         return buffer
 
-    return _deferred(finish)
+    return _second_round(state, start_q, finish)
 
 
 def batched_powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
@@ -312,13 +336,16 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
     p, q = state.p_memory_dict[index], state.q_memory_dict[index]
     _orthogonalize(q.unsqueeze(0), state.orthogonalization_epsilon)
     matmul(matrix, q, out=p)
+    _start_pending(state)
     p_work = _c10d.all_reduce(p, group=group, async_op=True)
 
-    def finish():
+    def start_q():
         p_work.wait()
         _orthogonalize(p.unsqueeze(0), state.orthogonalization_epsilon)
         matmul(matrix.t(), p, out=q)
-        _c10d.all_reduce(q, group=group)
+        return _c10d.all_reduce(q, group=group, async_op=True)
+
+    def finish():
         q.div_(world_size)
         matmul(p, q.t(), out=matrix)
         if state.use_error_feedback:
@@ -330,4 +357,4 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
         state.maybe_increase_iter(bucket)
         return buffer
 
-    return _deferred(finish)
+    return _second_round(state, start_q, finish)
