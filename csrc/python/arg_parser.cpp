@@ -53,7 +53,12 @@ PyTypeObject* named_tuple_type(const char* name, const std::vector<const char*>&
   for (const char* fn : fields) f[i++] = {fn, nullptr};
   f[i] = {nullptr, nullptr};
   std::string* qual = new std::string(std::string("ember.return_types.") + name);
-  auto* desc = new PyStructSequence_Desc{qual->c_str(), nullptr, f, int(fields.size())};
+  std::string base(name);
+  const bool out = base.size() > 4 && base.compare(base.size() - 4, 4, "_out") == 0;
+  std::string* doc = new std::string("Named tuple (");
+  for (size_t k = 0; k < fields.size(); k++) *doc += (k ? ", " : "") + std::string(fields[k]);
+  *doc += ") returned by " + (out ? base.substr(0, base.size() - 4) + " with out=" : base) + ".";
+  auto* desc = new PyStructSequence_Desc{qual->c_str(), doc->c_str(), f, int(fields.size())};
   PyTypeObject* type = PyStructSequence_NewType(desc);
   if (!type) throw nb::python_error();
   types.emplace_back(name, type);

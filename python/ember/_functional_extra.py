@@ -12,7 +12,10 @@ from ._utils import is_nonzero as _is_nonzero
 
 histogram_result = collections.namedtuple("histogram", ["hist", "bin_edges"], module="ember.return_types")
 histogram_result._out_type = collections.namedtuple("histogram_out", ["hist", "bin_edges"], module="ember.return_types")
+histogram_result.__doc__ = "Named tuple (hist, bin_edges) returned by histogram."
+histogram_result._out_type.__doc__ = "Named tuple (hist, bin_edges) returned by histogram with out=."
 histogramdd_result = collections.namedtuple("histogramdd", ["hist", "bin_edges"], module="ember.return_types")
+histogramdd_result.__doc__ = "Named tuple (hist, bin_edges) returned by histogramdd."
 
 
 def _tensors_arg(fn, tensors):
