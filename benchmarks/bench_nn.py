@@ -1,7 +1,9 @@
 """NN kernels, Ember vs PyTorch in one process: conv2d forward+backward on ResNet-like shapes, max-pool,
-softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and forward+backward).
+softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and forward+backward), and
+image work on uint8 (resizing a 480x640 RGB image to 224x224 as torchvision's transforms do, a byte
+transpose).
 
-    PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm]
+    PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm|image]
 """
 import argparse
 
@@ -76,10 +78,27 @@ def norm_cases(libs):
     return cases
 
 
+def image_cases(libs):
+    import numpy as np
+    img = np.random.RandomState(0).randint(0, 256, size=(1, 3, 480, 640)).astype(np.uint8)
+    made = {name: (lib, lib.from_numpy(img.copy())) for name, lib in libs.items()}
+    cases = []
+    for mode, aa in (("bilinear", True), ("bilinear", False), ("bicubic", True)):
+        def resize(m, mode=mode, aa=aa):
+            m[0].nn.functional.interpolate(m[1], size=(224, 224), mode=mode, antialias=aa)
+        label = f"uint8 resize 480x640 -> 224x224 {mode}{' antialias' if aa else ''}"
+        cases.append((label, {k: (lambda m=m, f=resize: f(m)) for k, m in made.items()}, None))
+    big = np.random.RandomState(1).randint(0, 256, size=(4096, 4096)).astype(np.uint8)
+    made_t = {name: (lib, lib.from_numpy(big.copy())) for name, lib in libs.items()}
+    cases.append(("uint8 transposed copy 4096x4096", {k: (lambda m=m: m[1].t().contiguous()) for k, m in made_t.items()},
+                  None))
+    return cases
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--only", choices=["conv", "norm"])
+    p.add_argument("--only", choices=["conv", "norm", "image"])
     args = p.parse_args()
     libs = libraries(args.threads)
     cases = []
@@ -87,6 +106,8 @@ def main():
         cases += conv_cases(libs)
     if args.only in (None, "norm"):
         cases += norm_cases(libs)
+    if args.only in (None, "image"):
+        cases += image_cases(libs)
     rows = compare([(c[0], c[1]) for c in cases], rounds=5, min_time=0.3)
     work = {c[0]: c[2] for c in cases}
 

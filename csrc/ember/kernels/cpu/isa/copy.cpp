@@ -1,5 +1,8 @@
 // Copy with casting between any two dtypes (the engine of copy_, to(), contiguous()), and fill.
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "ember/kernels/cpu/isa/loops.h"
 #include "ember/kernels/cpu/isa/reduced_float.h"
@@ -111,6 +114,34 @@ void reduced_float_convert_kernel(ScalarType dt, bool to_float, const void* src,
 // Transposing copies in 64x64 tiles: both the rows read and the rows written stay in L1 while a
 // tile is done, instead of one cache miss per element on the strided side.
 namespace {
+#if defined(__SSE2__)
+// 16x16 bytes in four rounds of interleaves (8-, 16-, 32-, 64-bit): out row k holds byte k of
+// each input row. Scalar, one byte per step, was most of uint8 image resizing's time.
+void transpose16x16_u8(const uint8_t* s, int64_t s_stride, uint8_t* d, int64_t d_stride) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; i++) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i * s_stride));
+  for (int i = 0; i < 16; i += 2) {  // 16-bit unit k of b[i], b[i+1]: (row i, row i+1) at column k, k + 8
+    b[i] = _mm_unpacklo_epi8(a[i], a[i + 1]);
+    b[i + 1] = _mm_unpackhi_epi8(a[i], a[i + 1]);
+  }
+  for (int g = 0; g < 16; g += 4) {  // 32-bit units: rows g..g+3 at columns 0-3, 4-7, 8-11, 12-15
+    a[g] = _mm_unpacklo_epi16(b[g], b[g + 2]);
+    a[g + 1] = _mm_unpackhi_epi16(b[g], b[g + 2]);
+    a[g + 2] = _mm_unpacklo_epi16(b[g + 1], b[g + 3]);
+    a[g + 3] = _mm_unpackhi_epi16(b[g + 1], b[g + 3]);
+  }
+  for (int h = 0; h < 16; h += 8)  // 64-bit units: rows h..h+7 at column pairs (0,1), (2,3), ...
+    for (int q = 0; q < 4; q++) {
+      b[h + 2 * q] = _mm_unpacklo_epi32(a[h + q], a[h + 4 + q]);
+      b[h + 2 * q + 1] = _mm_unpackhi_epi32(a[h + q], a[h + 4 + q]);
+    }
+  for (int k = 0; k < 8; k++) {  // rows 0-7 and 8-15 of columns 2k and 2k + 1
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k) * d_stride), _mm_unpacklo_epi64(b[k], b[8 + k]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * d_stride), _mm_unpackhi_epi64(b[k], b[8 + k]));
+  }
+}
+#endif
+
 template <class T>
 void transpose_tiles(const T* src, T* dst, int64_t B, int64_t R, int64_t C) {
   constexpr int64_t kT = 64;
@@ -122,8 +153,21 @@ void transpose_tiles(const T* src, T* dst, int64_t B, int64_t R, int64_t C) {
       T* d = dst + b * R * C;
       for (int64_t c0 = 0; c0 < C; c0 += kT) {
         const int64_t c1 = std::min(C, c0 + kT);
-        for (int64_t r = r0; r < r1; r++)
-          for (int64_t c = c0; c < c1; c++) d[r * C + c] = s[c * R + r];
+        int64_t r16 = r0, c16 = c0;  // the part covered by whole 16x16 blocks (bytes only)
+#if defined(__SSE2__)
+        if constexpr (sizeof(T) == 1) {
+          r16 = r0 + (r1 - r0) / 16 * 16;
+          c16 = c0 + (c1 - c0) / 16 * 16;
+          for (int64_t r = r0; r < r16; r += 16)
+            for (int64_t c = c0; c < c16; c += 16)
+              transpose16x16_u8(reinterpret_cast<const uint8_t*>(s + c * R + r), R,
+                                reinterpret_cast<uint8_t*>(d + r * C + c), C);
+        }
+#endif
+        for (int64_t r = r0; r < r1; r++) {
+          // the columns outside the blocks in block rows, every column after them
+          for (int64_t c = r < r16 ? c16 : c0; c < c1; c++) d[r * C + c] = s[c * R + r];
+        }
       }
     }
   });

@@ -8,6 +8,24 @@
 
 namespace ember::EMBER_CPU_NS {
 
+namespace {
+// One or two taps over a chunk of lanes, kept out of line: inlined, GCC unrolls-and-jams the tap loop
+// into a loop over several taps that it leaves scalar (measured: 60% of the time there, 3-5x slower).
+// (restrict: uint8_t may alias anything, which otherwise costs runtime overlap checks.)
+__attribute__((noinline)) void mac(int32_t* __restrict acc, const uint8_t* __restrict xr, int32_t wt, int64_t n) {
+  for (int64_t i = 0; i < n; i++) acc[i] += int32_t(xr[i]) * wt;
+}
+
+__attribute__((noinline)) void mac2(int32_t* __restrict acc, const uint8_t* __restrict xa, const uint8_t* __restrict xb, int32_t wa,
+                 int32_t wb, int64_t n) {
+  for (int64_t i = 0; i < n; i++) acc[i] += int32_t(xa[i]) * wa + int32_t(xb[i]) * wb;
+}
+
+inline void store(uint8_t* __restrict yr, const int32_t* __restrict acc, int precision, int64_t n) {
+  for (int64_t i = 0; i < n; i++) yr[i] = uint8_t(std::clamp(acc[i] >> precision, 0, 255));
+}
+}  // namespace
+
 void resample_u8_kernel(const uint8_t* x, uint8_t* y, int64_t lanes, const int64_t* start, const int64_t* idx,
                         const int16_t* w16, int64_t rows, int precision) {
   constexpr int64_t kChunk = 256;  // the accumulators of one chunk of lanes stay in L1
@@ -17,13 +35,11 @@ void resample_u8_kernel(const uint8_t* x, uint8_t* y, int64_t lanes, const int64
     const int64_t n = std::min(kChunk, lanes - l0);
     for (int64_t j = 0; j < rows; j++) {
       for (int64_t i = 0; i < n; i++) acc[i] = half;
-      for (int64_t t = start[j]; t < start[j + 1]; t++) {
-        const uint8_t* xr = x + idx[t] * lanes + l0;
-        const int32_t wt = w16[t];
-        for (int64_t i = 0; i < n; i++) acc[i] += int32_t(xr[i]) * wt;
-      }
-      uint8_t* yr = y + j * lanes + l0;
-      for (int64_t i = 0; i < n; i++) yr[i] = uint8_t(std::clamp(acc[i] >> precision, 0, 255));
+      int64_t t = start[j];
+      for (; t + 1 < start[j + 1]; t += 2)
+        mac2(acc, x + idx[t] * lanes + l0, x + idx[t + 1] * lanes + l0, w16[t], w16[t + 1], n);
+      if (t < start[j + 1]) mac(acc, x + idx[t] * lanes + l0, w16[t], n);
+      store(y + j * lanes + l0, acc, precision, n);
     }
   }
 }
