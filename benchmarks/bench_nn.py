@@ -1,7 +1,7 @@
 """NN kernels, Ember vs PyTorch in one process: conv2d forward+backward on ResNet-like shapes, max-pool,
 softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and forward+backward), and
-image work on uint8 (resizing a 480x640 RGB image to 224x224 as torchvision's transforms do, a byte
-transpose).
+image work (resizing 480x640 RGB images to 224x224 as torchvision's transforms do, uint8 and a float32
+batch; a byte transpose).
 
     PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm|image]
 """
@@ -88,6 +88,14 @@ def image_cases(libs):
             m[0].nn.functional.interpolate(m[1], size=(224, 224), mode=mode, antialias=aa)
         label = f"uint8 resize 480x640 -> 224x224 {mode}{' antialias' if aa else ''}"
         cases.append((label, {k: (lambda m=m, f=resize: f(m)) for k, m in made.items()}, None))
+    batch = np.random.RandomState(2).rand(8, 3, 480, 640).astype(np.float32)
+    made_f = {name: (lib, lib.from_numpy(batch.copy())) for name, lib in libs.items()}
+    for mode, aa in (("bilinear", True), ("bicubic", False), ("nearest", False)):
+        def resize_f(m, mode=mode, aa=aa):
+            kw = {} if mode == "nearest" else {"antialias": aa}
+            m[0].nn.functional.interpolate(m[1], size=(224, 224), mode=mode, **kw)
+        label = f"float32 resize 8x3x480x640 -> 224x224 {mode}{' antialias' if aa else ''}"
+        cases.append((label, {k: (lambda m=m, f=resize_f: f(m)) for k, m in made_f.items()}, None))
     big = np.random.RandomState(1).randint(0, 256, size=(4096, 4096)).astype(np.uint8)
     made_t = {name: (lib, lib.from_numpy(big.copy())) for name, lib in libs.items()}
     cases.append(("uint8 transposed copy 4096x4096", {k: (lambda m=m: m[1].t().contiguous()) for k, m in made_t.items()},

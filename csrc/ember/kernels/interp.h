@@ -22,3 +22,7 @@ struct ResampleMatrix {
 // x and y share their float dtype, or both are uint8 (forward only, A's fixed-point weights)
 EMBER_DECLARE_STUB(resample_dim_stub, void,
                    (const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatrix& a, bool transpose))
+
+// Nearest-neighbour selection over the trailing k dims of a contiguous x [planes, in...] into y
+// [planes, out...]: y[p, o_0, .., o_k-1] = x[p, idx[0][o_0], .., idx[k-1][o_k-1]], in one pass, any dtype.
+EMBER_DECLARE_STUB(nearest_select_stub, void, (const Tensor& y, const Tensor& x, const std::vector<const int64_t*>& idx))

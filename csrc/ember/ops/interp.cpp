@@ -21,6 +21,7 @@
 #include "ember/kernels/interp.h"
 
 EMBER_DEFINE_STUB(resample_dim_stub)
+EMBER_DEFINE_STUB(nearest_select_stub)
 
 namespace ember::native {
 
@@ -344,6 +345,19 @@ Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output
     return x.is_same(x_in) ? x_in.clone() : x;
   }
   UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales);
+  if (!backward && (mode == "nearest" || mode == "nearest-exact") && x_in.device().is_cpu()) {
+    // nearest only selects: every output value copied from its source in one pass, in its own dtype
+    Tensor x = x_in.contiguous();
+    DimVector out_sizes{in_sizes[0], in_sizes[1]};
+    std::vector<const int64_t*> idx;
+    for (int64_t i = 0; i < k; i++) {
+      out_sizes.push_back(output_size[i]);
+      idx.push_back(p.mats[size_t(i)].idx.data());
+    }
+    Tensor y = empty_tensor(out_sizes, dt, x.device());
+    nearest_select_stub(x.device(), "upsample")(y, x, idx);
+    return y;
+  }
   Tensor x = x_in.to(p.compute).contiguous();
   // forward: last dim first; the adjoint undoes that order
   for (int64_t step = 0; step < k; step++) {

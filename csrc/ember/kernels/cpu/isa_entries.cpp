@@ -8,6 +8,7 @@ EMBER_REGISTER_KERNEL(copy_kernel_stub, CPU, EMBER_KERNEL(copy_kernel));
 EMBER_REGISTER_KERNEL(fill_kernel_stub, CPU, EMBER_KERNEL(fill_kernel));
 EMBER_REGISTER_KERNEL(transpose_copy_kernel_stub, CPU, EMBER_KERNEL(transpose_copy_kernel));
 EMBER_REGISTER_KERNEL(resample_u8_kernel_stub, CPU, EMBER_KERNEL(resample_u8_kernel));
+EMBER_REGISTER_KERNEL(resample_float_kernel_stub, CPU, EMBER_KERNEL(resample_float_kernel));
 EMBER_REGISTER_KERNEL(reduced_float_convert_kernel_stub, CPU, EMBER_KERNEL(reduced_float_convert_kernel));
 EMBER_REGISTER_KERNEL(reduce_kernel_stub, CPU, EMBER_KERNEL(reduce_kernel));
 EMBER_REGISTER_KERNEL(softmax_kernel_stub, CPU, EMBER_KERNEL(softmax_kernel));

@@ -24,7 +24,40 @@ __attribute__((noinline)) void mac2(int32_t* __restrict acc, const uint8_t* __re
 inline void store(uint8_t* __restrict yr, const int32_t* __restrict acc, int precision, int64_t n) {
   for (int64_t i = 0; i < n; i++) yr[i] = uint8_t(std::clamp(acc[i] >> precision, 0, 255));
 }
+template <class T>
+__attribute__((noinline)) void scale_row(T* __restrict y, const T* __restrict x, T w, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] = x[i] * w;
+}
+
+template <class T>
+__attribute__((noinline)) void axpy_row(T* __restrict y, const T* __restrict x, T w, int64_t n) {
+  for (int64_t i = 0; i < n; i++) y[i] += x[i] * w;
+}
+
+template <class T>
+void resample_rows(const T* x, T* y, int64_t lanes, const int64_t* start, const int64_t* idx, const T* w,
+                   int64_t rows) {
+  for (int64_t j = 0; j < rows; j++) {
+    T* yr = y + j * lanes;
+    if (start[j] == start[j + 1]) {
+      for (int64_t i = 0; i < lanes; i++) yr[i] = T(0);
+      continue;
+    }
+    scale_row(yr, x + idx[start[j]] * lanes, w[start[j]], lanes);
+    for (int64_t t = start[j] + 1; t < start[j + 1]; t++) axpy_row(yr, x + idx[t] * lanes, w[t], lanes);
+  }
+}
 }  // namespace
+
+void resample_float_kernel(ScalarType dt, const void* x, void* y, int64_t lanes, const int64_t* start,
+                           const int64_t* idx, const void* w, int64_t rows) {
+  if (dt == kDouble)
+    resample_rows(static_cast<const double*>(x), static_cast<double*>(y), lanes, start, idx,
+                  static_cast<const double*>(w), rows);
+  else
+    resample_rows(static_cast<const float*>(x), static_cast<float*>(y), lanes, start, idx,
+                  static_cast<const float*>(w), rows);
+}
 
 void resample_u8_kernel(const uint8_t* x, uint8_t* y, int64_t lanes, const int64_t* start, const int64_t* idx,
                         const int16_t* w16, int64_t rows, int precision) {
