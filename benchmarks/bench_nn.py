@@ -96,6 +96,14 @@ def image_cases(libs):
             m[0].nn.functional.interpolate(m[1], size=(224, 224), mode=mode, **kw)
         label = f"float32 resize 8x3x480x640 -> 224x224 {mode}{' antialias' if aa else ''}"
         cases.append((label, {k: (lambda m=m, f=resize_f: f(m)) for k, m in made_f.items()}, None))
+    feat = np.random.RandomState(3).rand(8, 64, 56, 56).astype(np.float32)
+    made_u = {name: (lib, lib.from_numpy(feat.copy()).requires_grad_()) for name, lib in libs.items()}
+    for mode in ("bilinear", "nearest"):
+        def up(m, mode=mode):  # a decoder's Upsample(scale_factor=2), forward and backward
+            m[0].nn.functional.interpolate(m[1], scale_factor=2, mode=mode).sum().backward()
+            m[1].grad = None
+        cases.append((f"upsample x2 {mode} fwd+bwd 8x64x56x56", {k: (lambda m=m, f=up: f(m)) for k, m in made_u.items()},
+                      None))
     big = np.random.RandomState(1).randint(0, 256, size=(4096, 4096)).astype(np.uint8)
     made_t = {name: (lib, lib.from_numpy(big.copy())) for name, lib in libs.items()}
     cases.append(("uint8 transposed copy 4096x4096", {k: (lambda m=m: m[1].t().contiguous()) for k, m in made_t.items()},

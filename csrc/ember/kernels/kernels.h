@@ -37,10 +37,11 @@ EMBER_DECLARE_KERNEL(void, transpose_copy_kernel, (int64_t itemsize, const void*
 // sums the input rows idx[start[j]:start[j+1]] times the fixed-point weights w16 (ops/interp.cpp)
 EMBER_DECLARE_KERNEL(void, resample_u8_kernel, (const uint8_t* x, uint8_t* y, int64_t lanes, const int64_t* start,
                                                 const int64_t* idx, const int16_t* w16, int64_t rows, int precision))
-// the same for float (dt kFloat: x, y, w float) or double (kDouble): taps summed in order, first to last
+// the same for float (dt kFloat: x, y, w float) or double (kDouble): taps summed in order, first to last;
+// with adjoint, y += A^T x instead (x has `rows` rows, y the columns idx names; the caller zeroes y)
 EMBER_DECLARE_KERNEL(void, resample_float_kernel, (::ember::ScalarType dt, const void* x, void* y, int64_t lanes,
                                                    const int64_t* start, const int64_t* idx, const void* w,
-                                                   int64_t rows))
+                                                   int64_t rows, bool adjoint))
 // values: [outer, inner] of dtype; indices: int64 [outer, inner] for ArgMax/ArgMin/Max/Min (may be null)
 EMBER_DECLARE_KERNEL(void, reduce_kernel,
                      (::ember::ReduceKernel, ::ember::ScalarType, const void* in, void* values, int64_t* indices,

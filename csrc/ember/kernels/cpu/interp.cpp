@@ -49,31 +49,16 @@ void apply_dim(const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatr
   const T* xp = static_cast<const T*>(x.data_ptr());
   T* yp = static_cast<T*>(y.data_ptr());
   std::vector<T> w(a.w.begin(), a.w.end());
-  if (!transpose) {
-    // the rows of A over contiguous lanes (resample_float_kernel, per ISA; taps summed first to last)
-    auto rows_of = [&](const T* xo, T* yo, int64_t lanes) {
-      resample_float_kernel_stub(Device(), "upsample")(x.dtype(), xo, yo, lanes, a.start.data(), a.idx.data(),
-                                                        w.data(), rows);
-    };
-    if (inner == 1 && outer > 1) return by_row_blocks(xp, yp, outer, in, out, rows_of);
-    parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, in * inner)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; o++) rows_of(xp + o * in * inner, yp + o * out * inner, inner);
-    });
-    return;
-  }
+  // the rows of A over contiguous lanes (resample_float_kernel, per ISA; taps summed first to last), or
+  // with `transpose` the adjoint into a zeroed y
+  auto rows_of = [&](const T* xo, T* yo, int64_t lanes) {
+    if (transpose) std::fill(yo, yo + out * lanes, T(0));
+    resample_float_kernel_stub(Device(), "upsample")(x.dtype(), xo, yo, lanes, a.start.data(), a.idx.data(),
+                                                      w.data(), rows, transpose);
+  };
+  if (inner == 1 && outer > 1) return by_row_blocks(xp, yp, outer, in, out, rows_of);
   parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, in * inner)), [&](int64_t b, int64_t e) {
-    for (int64_t o = b; o < e; o++) {
-      const T* xo = xp + o * in * inner;
-      T* yo = yp + o * out * inner;
-      for (int64_t j = 0; j < rows; j++) {
-        const T* xr = xo + j * inner;
-        for (int64_t t = a.start[size_t(j)]; t < a.start[size_t(j) + 1]; t++) {
-          T* yr = yo + a.idx[size_t(t)] * inner;
-          T wt = w[size_t(t)];
-          for (int64_t i = 0; i < inner; i++) yr[i] += xr[i] * wt;
-        }
-      }
-    }
+    for (int64_t o = b; o < e; o++) rows_of(xp + o * in * inner, yp + o * out * inner, inner);
   });
 }
 

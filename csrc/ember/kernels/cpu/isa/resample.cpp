@@ -47,16 +47,28 @@ void resample_rows(const T* x, T* y, int64_t lanes, const int64_t* start, const 
     for (int64_t t = start[j] + 1; t < start[j + 1]; t++) axpy_row(yr, x + idx[t] * lanes, w[t], lanes);
   }
 }
+template <class T>
+void resample_rows_adjoint(const T* x, T* y, int64_t lanes, const int64_t* start, const int64_t* idx, const T* w,
+                           int64_t rows) {
+  for (int64_t j = 0; j < rows; j++)
+    for (int64_t t = start[j]; t < start[j + 1]; t++) axpy_row(y + idx[t] * lanes, x + j * lanes, w[t], lanes);
+}
+
+template <class T>
+void resample_typed(const void* x, void* y, int64_t lanes, const int64_t* start, const int64_t* idx, const void* w,
+                    int64_t rows, bool adjoint) {
+  auto* xs = static_cast<const T*>(x);
+  auto* ys = static_cast<T*>(y);
+  auto* ws = static_cast<const T*>(w);
+  if (adjoint) resample_rows_adjoint(xs, ys, lanes, start, idx, ws, rows);
+  else resample_rows(xs, ys, lanes, start, idx, ws, rows);
+}
 }  // namespace
 
 void resample_float_kernel(ScalarType dt, const void* x, void* y, int64_t lanes, const int64_t* start,
-                           const int64_t* idx, const void* w, int64_t rows) {
-  if (dt == kDouble)
-    resample_rows(static_cast<const double*>(x), static_cast<double*>(y), lanes, start, idx,
-                  static_cast<const double*>(w), rows);
-  else
-    resample_rows(static_cast<const float*>(x), static_cast<float*>(y), lanes, start, idx,
-                  static_cast<const float*>(w), rows);
+                           const int64_t* idx, const void* w, int64_t rows, bool adjoint) {
+  if (dt == kDouble) resample_typed<double>(x, y, lanes, start, idx, w, rows, adjoint);
+  else resample_typed<float>(x, y, lanes, start, idx, w, rows, adjoint);
 }
 
 void resample_u8_kernel(const uint8_t* x, uint8_t* y, int64_t lanes, const int64_t* start, const int64_t* idx,
