@@ -1,6 +1,5 @@
 // The CPU's interpolation entry: one dim resampled by a sparse matrix (or its transpose).
 #include <algorithm>
-#include <cstring>
 #include <tuple>
 #include <vector>
 
@@ -50,13 +49,16 @@ void apply_dim(const Tensor& y, const Tensor& x, int64_t dim, const ResampleMatr
   T* yp = static_cast<T*>(y.data_ptr());
   std::vector<T> w(a.w.begin(), a.w.end());
   // the rows of A over contiguous lanes (resample_float_kernel, per ISA; taps summed first to last), or
-  // with `transpose` the adjoint into a zeroed y
+  // with `transpose` the adjoint, added into y (zero-filled by the caller; a block buffer here)
   auto rows_of = [&](const T* xo, T* yo, int64_t lanes) {
-    if (transpose) std::fill(yo, yo + out * lanes, T(0));
     resample_float_kernel_stub(Device(), "upsample")(x.dtype(), xo, yo, lanes, a.start.data(), a.idx.data(),
                                                       w.data(), rows, transpose);
   };
-  if (inner == 1 && outer > 1) return by_row_blocks(xp, yp, outer, in, out, rows_of);
+  if (inner == 1 && outer > 1)
+    return by_row_blocks(xp, yp, outer, in, out, [&](const T* xo, T* yo, int64_t lanes) {
+      if (transpose) std::fill(yo, yo + out * lanes, T(0));
+      rows_of(xo, yo, lanes);
+    });
   parallel_for(0, outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, in * inner)), [&](int64_t b, int64_t e) {
     for (int64_t o = b; o < e; o++) rows_of(xp + o * in * inner, yp + o * out * inner, inner);
   });

@@ -1,5 +1,6 @@
-// uint8 image resampling's inner loop (ops/interp.cpp's fixed-point weights), compiled per ISA: the
-// int32 multiply-adds run across contiguous lanes, which the compiler vectorizes with the ISA's width.
+// Resampling's inner loops, compiled per ISA: uint8 images (ops/interp.cpp's fixed-point weights, int32
+// multiply-adds) and float/double (and their adjoint, for backward), all across contiguous lanes, which
+// the compiler vectorizes with the ISA's width.
 #include <algorithm>
 #include <cstdint>
 
@@ -16,14 +17,15 @@ __attribute__((noinline)) void mac(int32_t* __restrict acc, const uint8_t* __res
   for (int64_t i = 0; i < n; i++) acc[i] += int32_t(xr[i]) * wt;
 }
 
-__attribute__((noinline)) void mac2(int32_t* __restrict acc, const uint8_t* __restrict xa, const uint8_t* __restrict xb, int32_t wa,
-                 int32_t wb, int64_t n) {
+__attribute__((noinline)) void mac2(int32_t* __restrict acc, const uint8_t* __restrict xa,
+                                    const uint8_t* __restrict xb, int32_t wa, int32_t wb, int64_t n) {
   for (int64_t i = 0; i < n; i++) acc[i] += int32_t(xa[i]) * wa + int32_t(xb[i]) * wb;
 }
 
 inline void store(uint8_t* __restrict yr, const int32_t* __restrict acc, int precision, int64_t n) {
   for (int64_t i = 0; i < n; i++) yr[i] = uint8_t(std::clamp(acc[i] >> precision, 0, 255));
 }
+
 template <class T>
 __attribute__((noinline)) void scale_row(T* __restrict y, const T* __restrict x, T w, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = x[i] * w;
@@ -47,6 +49,7 @@ void resample_rows(const T* x, T* y, int64_t lanes, const int64_t* start, const 
     for (int64_t t = start[j] + 1; t < start[j + 1]; t++) axpy_row(yr, x + idx[t] * lanes, w[t], lanes);
   }
 }
+
 template <class T>
 void resample_rows_adjoint(const T* x, T* y, int64_t lanes, const int64_t* start, const int64_t* idx, const T* w,
                            int64_t rows) {
