@@ -124,12 +124,7 @@ struct Reducer::State {
       int64_t index = int64_t(next_launch);
       Bucket& ready = buckets[next_launch++];
       if (comm_hook) {
-        GradBucket gb;
-        gb.index = index;
-        gb.is_last = next_launch == buckets.size();
-        gb.buffer = ready.flat;
-        gb.offsets = ready.offsets;
-        for (int64_t p : ready.params) gb.parameters.push_back(params[size_t(p)]);
+        GradBucket gb = grad_bucket(size_t(index), ready.flat);
         ready.hook_result = comm_hook(gb);
         if (!ready.hook_result) throw DistError("DistributedDataParallel: the communication hook returned no result");
         continue;
@@ -142,6 +137,17 @@ struct Reducer::State {
       used_map = used_map.to(params[0].device());  // where the group's collectives run (NCCL: the GPU)
       used_work = pg->allreduce(used_map, ReduceOp::MAX);
     }
+  }
+
+  // What a comm hook gets for bucket bi, with `buffer` holding its gradients.
+  GradBucket grad_bucket(size_t bi, const Tensor& buffer) const {
+    GradBucket gb;
+    gb.index = int64_t(bi);
+    gb.is_last = bi + 1 == buckets.size();
+    gb.buffer = buffer;
+    gb.offsets = buckets[bi].offsets;
+    for (int64_t p : buckets[bi].params) gb.parameters.push_back(params[size_t(p)]);
+    return gb;
   }
 
   void on_grad(int64_t param) {
@@ -245,12 +251,7 @@ struct Reducer::State {
       Bucket& b = buckets[bi];
       Tensor zeros = ember::zeros_like(b.flat);
       if (comm_hook) {
-        GradBucket gb;
-        gb.index = int64_t(bi);
-        gb.is_last = bi + 1 == buckets.size();
-        gb.buffer = zeros;
-        gb.offsets = b.offsets;
-        for (int64_t p : b.params) gb.parameters.push_back(params[size_t(p)]);
+        GradBucket gb = grad_bucket(bi, zeros);
         pending[bi] = comm_hook(gb);
       } else {
         works[bi] = start_average(*pg, zeros, divisor);

@@ -244,8 +244,8 @@ class DeviceMesh:
 
     def get_local_rank(self, mesh_dim=None):
         """This process's rank in the group along a dimension."""
-        index = self._need_dim(mesh_dim, "")
-        return c10d.get_rank(self.get_group(index if index is not None else mesh_dim))
+        self._need_dim(mesh_dim, "")
+        return c10d.get_rank(self.get_group(mesh_dim))
 
     def get_coordinate(self):
         """This rank's index along every dimension of the mesh, or None when it is not in the mesh."""
@@ -423,9 +423,5 @@ def init_device_mesh(device_type, mesh_shape, *, mesh_dim_names=None, backend_ov
     overrides = None
     if backend_override is not None:
         overrides = _normalize_backend_override(backend_override, len(mesh_shape), mesh_dim_names)
-    ranks = list(range(math.prod(mesh_shape)))
-    nested = ranks
-    for size in reversed(mesh_shape[1:]):
-        nested = [nested[i:i + size] for i in range(0, len(nested), size)]
-    return DeviceMesh(device_type, nested if mesh_shape else ranks, mesh_dim_names=mesh_dim_names,
-                      backend_override=overrides)
+    ranks = _C._ops.arange(math.prod(mesh_shape), dtype=_C.int64).reshape(mesh_shape)
+    return DeviceMesh(device_type, ranks, mesh_dim_names=mesh_dim_names, backend_override=overrides)

@@ -75,7 +75,6 @@ class Join:
         self._join_hooks = [j.join_hook(**kwargs) for j in self._joinables]
         self._enable = enable
         self._throw_on_early_termination = throw_on_early_termination
-        self._set_joinable_configs()
         self._extract_dist_info()
 
     def _set_joinable_configs(self):
@@ -105,23 +104,21 @@ class Join:
         # hooks' own calls (ZeroRedundancyOptimizer.step) must not announce again
         for joinable in self._joinables:
             joinable._join_config = _JoinConfig.construct_disabled_join_config()
-        all_joined, is_last_joiner, rounds = False, True, 0
-        while not all_joined:
+        rounds = 0  # rounds run for ranks still training; none: this rank joined last
+        while True:
             if rounds == 1000:
                 warnings.warn(f"Detected uneven input skew of greater than 1000. This means that rank {self._rank} "
                               "has at least 1000 fewer inputs than other currently-active ranks. This level of skew "
                               "could lead to performance degradation during training.", stacklevel=2)
             if self._nonjoined_count() == 0:
-                all_joined = True
-            else:
-                if self._throw_on_early_termination:
-                    self._notify_procs_to_terminate()
-                for hook in self._join_hooks:
-                    hook.main_hook()
-                is_last_joiner = False
-                rounds += 1
+                break
+            if self._throw_on_early_termination:
+                self._notify_procs_to_terminate()
+            for hook in self._join_hooks:
+                hook.main_hook()
+            rounds += 1
         for hook in self._join_hooks:
-            hook.post_hook(is_last_joiner)
+            hook.post_hook(rounds == 0)
         return False  # outside the block the joinables run as usual again (their configs stay disabled)
 
     def _nonjoined_count(self):

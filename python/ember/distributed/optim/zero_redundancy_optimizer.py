@@ -101,12 +101,9 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         self.global_rank = _c10d.get_global_rank(self.process_group, self.rank)
         self._default_device = self._all_params[0].device
         self._is_trainable_mask = [_is_trainable(p) for p in self._all_params]
-        self._optim_defaults = defaults
-        self._optim_constructor = optimizer_class
         self.optim = optimizer_class(self._partition_parameters()[self.rank], **defaults)
         self._sync_param_groups(self.optim.param_groups, self.param_groups)
         self.parameters_as_bucket_view = parameters_as_bucket_view
-        self._buckets = []
         self._build_param_buckets()
         self._all_state_dicts = []
         self.initialized = True
@@ -140,12 +137,6 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
                 for rank, share in enumerate(shares):
                     self._partition_cache[rank].append(dict(group, params=share))
         return self._partition_cache
-
-    def _owner(self, param):
-        for rank, groups in enumerate(self._partition_parameters()):
-            if any(p is param for g in groups for p in g["params"]):
-                return rank
-        raise KeyError("parameter not handled by this ZeroRedundancyOptimizer")
 
     def _index_to_param(self):
         return [p for g in self.param_groups for p in g["params"]]
@@ -272,10 +263,11 @@ class ZeroRedundancyOptimizer(Optimizer, Joinable):
         """Load a state_dict() of this optimizer (or of the wrapped optimizer over the same parameters):
         each rank keeps the state of its share."""
         index_to_param = self._index_to_param()
+        own = {id(p) for g in self._partition_parameters()[self.rank] for p in g["params"]}
         mine = {}
         for index, value in state_dict["state"].items():
             param = index_to_param[index]
-            if self._owner(param) == self.rank:
+            if id(param) in own:
                 self.optim.state[param] = _to_device(value, param.device)
                 mine[index] = value
         super().load_state_dict(dict(state_dict, state=mine))

@@ -12,6 +12,8 @@ import zlib
 from ... import _C
 from ..._C import _distributed as _D
 from ..._tensor import Tensor
+from ...distributed import distributed_c10d as _c10d
+from ...distributed.algorithms.join import Join, Joinable, _JoinConfig
 from ..modules.module import Module
 
 
@@ -43,11 +45,6 @@ def _check_comm_hook(hook):
         raise ValueError("Communication hook: return annotation should be torch.futures.Future[torch.Tensor].")
 
 
-def _joinable_base():
-    from ...distributed.algorithms.join import Joinable
-    return Joinable
-
-
 class _DDPJoinHook:
     """What a rank that ran out of inputs does for DDP inside Join (see ember.distributed.algorithms.join):
     each round, the collectives of one forward/backward of the others (buffers from the active rank with
@@ -71,7 +68,7 @@ class _DDPJoinHook:
         ddp._broadcast_coalesced(list(ddp.module.parameters()) + list(ddp.module.buffers()), src)
 
 
-class DistributedDataParallel(Module, _joinable_base()):
+class DistributedDataParallel(Module, Joinable):
     """Wrap a module so backward averages its gradients across processes."""
     def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=None, init_sync=True,
                  process_group=None, bucket_cap_mb=None, find_unused_parameters=False, check_reduction=False,
@@ -80,11 +77,9 @@ class DistributedDataParallel(Module, _joinable_base()):
                  skip_all_reduce_unused_params=False, bucket_cap_mb_list=None, batched_grad_copy=False,
                  forward_sync_buffers=None):
         super().__init__()
-        from ...distributed.algorithms.join import _JoinConfig
         self._join_config = _JoinConfig.construct_disabled_join_config()
         self._divide_by_initial_world_size = True
         self._join_divisor = 0  # the count of active ranks the reducer divides by inside Join (0: all)
-        from ...distributed import distributed_c10d  # on first use: `import ember` stays light
         params = [p for p in module.parameters() if p.requires_grad]
         if not params:
             raise RuntimeError("DistributedDataParallel is not needed when a module doesn't have any parameter that "
@@ -112,7 +107,7 @@ class DistributedDataParallel(Module, _joinable_base()):
             process_group = device_mesh.get_group(mesh_dim=0)
         self.device_mesh = device_mesh
         self.module = module
-        self.process_group = process_group if process_group is not None else distributed_c10d._get_default_group()
+        self.process_group = process_group if process_group is not None else _c10d._get_default_group()
         self.device_ids = [next(iter(devices)).index] if on_gpu and device_ids is not None else None
         self.output_device = self.device_ids[0] if self.device_ids else None
         self.dim = dim
@@ -175,7 +170,6 @@ class DistributedDataParallel(Module, _joinable_base()):
         keeps answering the others' collectives until all have finished. Gradients are averaged over the
         initial world size (joined ranks count as zeros) or, with divide_by_initial_world_size=False,
         over the ranks still training."""
-        from ...distributed.algorithms.join import Join
         return Join([self], enable, throw_on_early_termination,
                     divide_by_initial_world_size=divide_by_initial_world_size)
 
@@ -194,7 +188,6 @@ class DistributedDataParallel(Module, _joinable_base()):
     def _join_forward_prologue(self):
         """An active rank's side of one Join round, before the forward: announce itself, learn how many
         ranks are active (when averaging over them), sync buffers, vote on gradient sync."""
-        from ...distributed.algorithms.join import Join
         work = Join.notify_join_context(self)
         if work is not None:
             work.wait()
@@ -206,9 +199,8 @@ class DistributedDataParallel(Module, _joinable_base()):
 
     def _common_rank(self, mine):
         """The highest group rank among those passing mine=True (every rank calls it)."""
-        from ...distributed import distributed_c10d as c10d
         t = _C._ops.tensor([self.process_group.rank() if mine else -1], device=self.join_device)
-        c10d.all_reduce(t, op=c10d.ReduceOp.MAX, group=self.process_group)
+        _c10d.all_reduce(t, op=_c10d.ReduceOp.MAX, group=self.process_group)
         rank = int(t.item())
         if rank < 0:
             raise RuntimeError("DistributedDataParallel join: no rank qualified (BUG)")
@@ -221,9 +213,8 @@ class DistributedDataParallel(Module, _joinable_base()):
 
     def _vote_backward_sync(self, joined):
         """Whether any active rank will reduce gradients this round (not all inside no_sync())."""
-        from ...distributed import distributed_c10d as c10d
         t = _C._ops.tensor([0 if joined or not self.require_backward_grad_sync else 1], device=self.join_device)
-        c10d.all_reduce(t, group=self.process_group)
+        _c10d.all_reduce(t, group=self.process_group)
         return bool(t.item())
 
     @contextlib.contextmanager

@@ -145,6 +145,28 @@ def _begin(state, bucket):
     return group, group.size(), buffer, None
 
 
+def _add_error(state, index, t):
+    """Error feedback: last step's approximation error of bucket `index` added into `t` (a zero error on its
+    first step); a copy of the result, to measure this step's error against. None without error feedback."""
+    if not state.use_error_feedback:
+        return None
+    if index in state.error_dict:
+        t.add_(state.error_dict[index])
+    else:
+        state.error_dict[index] = zeros(t.shape[0], dtype=t.dtype, device=t.device)
+    return t.detach().clone()
+
+
+def _end_step(state, bucket, index, before, approximated):
+    """After a bucket's approximation: keep its error, drop the factors without warm start, count the step."""
+    if state.use_error_feedback:
+        state.error_dict[index] = before - approximated
+    if not state.warm_start:
+        state.p_memory_dict.clear()
+        state.q_memory_dict.clear()
+    state.maybe_increase_iter(bucket)
+
+
 class _Bucket:
     """One bucket's second round: start() issues the Q all-reduce (after the first round's P), finish()
     waits for it and writes the bucket. Every rank starts them in bucket order, at the next bucket's
@@ -202,13 +224,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
         return plain
 
     dtype, index = buffer.dtype, bucket.index()
-    before = None
-    if state.use_error_feedback:
-        if index in state.error_dict:
-            buffer.add_(state.error_dict[index])
-        else:
-            state.error_dict[index] = zeros(buffer.shape[0], dtype=dtype, device=buffer.device)
-        before = buffer.detach().clone()
+    before = _add_error(state, index, buffer)
 
     # split the bucket's gradients (views of its buffer) into matrices worth compressing and the rest
     to_compress, uncompressed = [], []
@@ -292,12 +308,7 @@ def powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
                 if batch.shape[0] > 1:  # a stacked copy: its matrices back into the bucket's views
                     for i, original in enumerate(by_shape[tuple(batch.shape[1:])]):
                         original.copy_(batch[i])
-        if state.use_error_feedback:
-            state.error_dict[index] = before - buffer
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
-        state.maybe_increase_iter(bucket)
+        _end_step(state, bucket, index, before, buffer)
         return buffer
 
     return _second_round(state, start_q, finish)
@@ -321,13 +332,7 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
     _report_compression_stats(bucket, state)
 
     index = bucket.index()
-    before = None
-    if state.use_error_feedback:
-        if index in state.error_dict:
-            square.add_(state.error_dict[index])
-        else:
-            state.error_dict[index] = zeros(side * side, dtype=buffer.dtype, device=buffer.device)
-        before = square.clone()
+    before = _add_error(state, index, square)
     matrix = square.view(side, side)
 
     if not state.warm_start or index not in state.p_memory_dict:
@@ -348,13 +353,8 @@ def batched_powerSGD_hook(state: PowerSGDState, bucket) -> Future[Tensor]:
     def finish():
         q.div_(world_size)
         matmul(p, q.t(), out=matrix)
-        if state.use_error_feedback:
-            state.error_dict[index] = before - square
-        if not state.warm_start:
-            state.p_memory_dict.clear()
-            state.q_memory_dict.clear()
+        _end_step(state, bucket, index, before, square)
         buffer.copy_(square[:length])
-        state.maybe_increase_iter(bucket)
         return buffer
 
     return _second_round(state, start_q, finish)
