@@ -1,9 +1,9 @@
 """NN kernels, Ember vs PyTorch in one process: conv2d forward+backward on ResNet-like shapes, max-pool,
 softmax / log_softmax / layer_norm / cross_entropy on 4096x1024 (forward and forward+backward), and
 image work (resizing 480x640 RGB images to 224x224 as torchvision's transforms do, uint8 and a float32
-batch; a byte transpose).
+batch; a byte transpose), and pooling/rearranging layers (average, adaptive, pixel shuffle, grid sample).
 
-    PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm|image]
+    PYTHONPATH=python python3 benchmarks/bench_nn.py [--threads N] [--only conv|norm|image|pool]
 """
 import argparse
 
@@ -111,10 +111,46 @@ def image_cases(libs):
     return cases
 
 
+def pool_cases(libs):
+    """Pooling and rearranging layers of common models, forward+backward on a float32 feature batch."""
+    import numpy as np
+    feat = np.random.RandomState(4).rand(32, 64, 56, 56).astype(np.float32)
+    head = np.random.RandomState(5).rand(64, 512, 7, 7).astype(np.float32)
+    sub = np.random.RandomState(6).rand(16, 64, 56, 56).astype(np.float32)
+    grid = (np.random.RandomState(7).rand(16, 56, 56, 2).astype(np.float32) * 2 - 1)
+    made = {}
+    for name, lib in libs.items():
+        made[name] = (lib, lib.from_numpy(feat.copy()).requires_grad_(), lib.from_numpy(head.copy()).requires_grad_(),
+                      lib.from_numpy(sub.copy()).requires_grad_(), lib.from_numpy(grid.copy()).requires_grad_())
+    ops = {  # (label, which input, f)
+        "avg_pool2d 3/1/1 fwd+bwd 32x64x56x56": (1, lambda F, x: F.avg_pool2d(x, 3, 1, 1)),
+        "avg_pool2d 2/2 fwd+bwd 32x64x56x56": (1, lambda F, x: F.avg_pool2d(x, 2, 2)),
+        "avg_pool2d 3/2/1 ceil, no pad count fwd+bwd 32x64x56x56":
+            (1, lambda F, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)),
+        "adaptive_avg_pool2d 1 fwd+bwd 64x512x7x7": (2, lambda F, x: F.adaptive_avg_pool2d(x, 1)),
+        "adaptive_avg_pool2d 7 fwd+bwd 32x64x56x56": (1, lambda F, x: F.adaptive_avg_pool2d(x, 7)),
+        "adaptive_max_pool2d 7 fwd+bwd 32x64x56x56": (1, lambda F, x: F.adaptive_max_pool2d(x, 7)),
+        "pixel_shuffle 2 fwd+bwd 16x64x56x56": (3, lambda F, x: F.pixel_shuffle(x, 2)),
+        "pixel_unshuffle 2 fwd+bwd 16x64x56x56": (3, lambda F, x: F.pixel_unshuffle(x, 2)),
+    }
+    cases = []
+    for label, (i, f) in ops.items():
+        def run(m, i=i, f=f):
+            f(m[0].nn.functional, m[i]).sum().backward()
+            m[i].grad = None
+        cases.append((label, {k: (lambda m=m, r=run: r(m)) for k, m in made.items()}, None))
+
+    def gs(m):
+        m[0].nn.functional.grid_sample(m[3], m[4], align_corners=False).sum().backward()
+        m[3].grad = m[4].grad = None
+    cases.append(("grid_sample bilinear fwd+bwd 16x64x56x56", {k: (lambda m=m: gs(m)) for k, m in made.items()}, None))
+    return cases
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--only", choices=["conv", "norm", "image"])
+    p.add_argument("--only", choices=["conv", "norm", "image", "pool"])
     args = p.parse_args()
     libs = libraries(args.threads)
     cases = []
@@ -124,6 +160,8 @@ def main():
         cases += norm_cases(libs)
     if args.only in (None, "image"):
         cases += image_cases(libs)
+    if args.only in (None, "pool"):
+        cases += pool_cases(libs)
     rows = compare([(c[0], c[1]) for c in cases], rounds=5, min_time=0.3)
     work = {c[0]: c[2] for c in cases}
 

@@ -58,8 +58,7 @@ TEST(SeamConv, NoKernelOnDeviceNamesTheOp) {
   expect_no_kernel([&] { ember::max_pool2d(x, {2, 2}); }, "max_pool");
   expect_no_kernel([&] { ember::adaptive_max_pool_with_indices(x, {3, 3}); }, "adaptive_max_pool");
   expect_no_kernel([&] { ember::adaptive_avg_pool_nd(x, {3, 3}); }, "adaptive_avg_pool");
-  // average pooling is a composite: the first kernel it lacks is im2col's
-  expect_no_kernel([&] { ember::avg_pool_nd(x, {2, 2}, {}, {0}, false, true, std::nullopt); }, "im2col");
+  expect_no_kernel([&] { ember::avg_pool_nd(x, {2, 2}, {}, {0}, false, true, std::nullopt); }, "avg_pool");
   Tensor idx = ember::zeros({2, 3, 4, 4}, TensorOptions(kLong)).to(d);
   expect_no_kernel([&] { ember::max_pool_with_indices_backward(ember::ones({2, 3, 4, 4}).to(d), x, idx); },
                    "max_pool_with_indices_backward");

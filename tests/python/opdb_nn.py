@@ -213,6 +213,38 @@ add(OpInfo("adaptive_avg_pool_nd", lambda dt: [Sample(_x((2, 3, 7, 5), dt), [3, 
            dtypes=F2, tol=TOL, function=_aavg))
 
 
+def _avg_backward(lib, g, input_size, k, s, p, ceil, cip, div):
+    """average pooling's input gradient for grad_output g: ember's op, torch's through autograd."""
+    import ember
+    if lib is ember:
+        return ember._C._ops._avg_pool_nd_backward(g, input_size, k, s, p, ceil, cip, div)
+    x = lib.zeros(input_size, dtype=g.dtype, requires_grad=True)
+    return lib.autograd.grad(_avg(lib, x, k, s, p, ceil, cip, div), x, g)[0]
+
+
+add(OpInfo("avg_pool_nd_backward", lambda dt: [
+    Sample(_x((2, 3, 2, 3), dt), [2, 3, 5, 6], [2, 2], [2, 2], [0, 0], False, True, None),
+    Sample(_x((2, 3, 3, 4), dt), [2, 3, 5, 6], [3, 3], [2, 2], [1, 1], True, False, None),
+    Sample(_x((2, 3, 4), dt), [2, 3, 7], [3], [2], [1], True, True, None),
+    Sample(_x((1, 2, 5, 2, 3), dt), [1, 2, 4, 5, 5], [2, 2, 2], [1, 2, 2], [1, 0, 1], False, True, 3)],
+    dtypes=F2, tol=TOL, function=_avg_backward))
+
+
+def _aavg_backward(lib, g, input_size, size):
+    """adaptive average pooling's input gradient for grad_output g."""
+    import ember
+    if lib is ember:
+        return ember._C._ops._adaptive_avg_pool_nd_backward(g, input_size, size)
+    x = lib.zeros(input_size, dtype=g.dtype, requires_grad=True)
+    return lib.autograd.grad(_aavg(lib, x, size), x, g)[0]
+
+
+add(OpInfo("adaptive_avg_pool_nd_backward", lambda dt: [
+    Sample(_x((2, 3, 3, 2), dt), [2, 3, 7, 5], [3, 2]), Sample(_x((3, 4), dt), [3, 7], [4]),
+    Sample(_x((1, 2, 2, 3, 1), dt), [1, 2, 5, 6, 4], [2, 3, 1]), Sample(_x((2, 3, 1, 1), dt), [2, 3, 6, 6], [1, 1])],
+    dtypes=F2, tol=TOL, function=_aavg_backward))
+
+
 def _amax(lib, x, size):
     import ember
     if lib is ember:

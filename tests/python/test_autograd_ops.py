@@ -631,7 +631,29 @@ add(S("softmax", "dim1", lambda lib, a: lib.softmax(a, 1), A((3, 4))),
         lib.nn.functional.max_pool2d(a, [2, 2], [2, 1], [0, 1], 1, False)), A((1, 2, 4, 4), kind="signed", lo=0.1)),
     S("adaptive_max_pool_with_indices", "2d", lambda lib, a: (
         ember._C._ops._adaptive_max_pool_with_indices(a, [2, 3])[0] if lib is ember else
-        lib.nn.functional.adaptive_max_pool2d(a, [2, 3])), A((1, 2, 5, 4), kind="signed", lo=0.1)))
+        lib.nn.functional.adaptive_max_pool2d(a, [2, 3])), A((1, 2, 5, 4), kind="signed", lo=0.1)),
+    S("avg_pool_nd", "2d_ceil_no_pad_count", lambda lib, a: lib.nn.functional.avg_pool2d(
+        a, 3, 2, 1, ceil_mode=True, count_include_pad=False), A((1, 2, 5, 4))),
+    S("avg_pool_nd", "3d_divisor", lambda lib, a: lib.nn.functional.avg_pool3d(a, 2, (1, 2, 1), 1, divisor_override=3),
+      A((1, 1, 3, 4, 3))),
+    S("avg_pool_nd", "1d", lambda lib, a: lib.nn.functional.avg_pool1d(a, 3, 2, 1), A((2, 1, 6))),
+    S("adaptive_avg_pool_nd", "2d", lambda lib, a: lib.nn.functional.adaptive_avg_pool2d(a, (2, 3)), A((1, 2, 5, 4))),
+    S("adaptive_avg_pool_nd", "global_unbatched", lambda lib, a: lib.nn.functional.adaptive_avg_pool2d(a, 1), A((2, 3, 4))),
+    S("adaptive_avg_pool_nd", "3d", lambda lib, a: lib.nn.functional.adaptive_avg_pool3d(a, (2, 1, 3)), A((1, 1, 3, 2, 4))))
+
+
+def _pool_grad(lib, x, g, f):
+    """a pooling's gradient with respect to its input, as a differentiable function of g."""
+    x = x.detach().requires_grad_()
+    return lib.autograd.grad(f(lib.nn.functional, x), x, g, create_graph=True)[0]
+
+
+add(S("avg_pool_nd_backward", "2d", lambda lib, x, g: _pool_grad(lib, x, g, lambda F, t: F.avg_pool2d(
+        t, 3, 2, 1, ceil_mode=True, count_include_pad=False)), A((1, 2, 5, 4), grad=False), A((1, 2, 3, 3))),
+    S("adaptive_avg_pool_nd_backward", "2d", lambda lib, x, g: _pool_grad(
+        lib, x, g, lambda F, t: F.adaptive_avg_pool2d(t, (2, 3))), A((1, 2, 5, 4), grad=False), A((1, 2, 2, 3))),
+    S("adaptive_avg_pool_nd_backward", "global", lambda lib, x, g: _pool_grad(
+        lib, x, g, lambda F, t: F.adaptive_avg_pool2d(t, 1)), A((1, 2, 5, 4), grad=False), A((1, 2, 1, 1))))
 
 
 add(S("sort", "dim1", lambda lib, a: lib.sort(a, 1)[0], A((3, 4), kind="signed", lo=0.1)),
@@ -1280,6 +1302,17 @@ NAME_DIFFERENCES = {  # sample id -> why its grad_fn name differs from torch's
     "index_put_-setitem_mask": "ember's x[mask] = v writes through an alias view of x (CopySlices)",
     "max_pool_with_indices-2d": "one N-d max-pool op in ember; torch names a node per dimensionality",
     "adaptive_max_pool_with_indices-2d": "one N-d adaptive max-pool op in ember; torch names one per dimensionality",
+    "avg_pool_nd-2d_ceil_no_pad_count": "one N-d average-pool op in ember; torch names a node per dimensionality",
+    "avg_pool_nd-3d_divisor": "one N-d average-pool op in ember; torch names a node per dimensionality",
+    "avg_pool_nd-1d": "ember pools 1-d directly; torch's avg_pool1d is a 2-d pool of an unsqueezed input",
+    "adaptive_avg_pool_nd-2d": "one N-d adaptive average-pool op in ember; torch names one per dimensionality",
+    "adaptive_avg_pool_nd-3d": "one N-d adaptive average-pool op in ember; torch names one per dimensionality",
+    "adaptive_avg_pool_nd-global_unbatched": "ember's node is the pooling op (its kernel takes a mean); torch's a mean",
+    "avg_pool_nd_backward-2d": "one N-d average-pool backward in ember; torch names one per dimensionality",
+    "adaptive_avg_pool_nd_backward-2d": "one N-d adaptive average-pool backward in ember; torch names one per "
+                                        "dimensionality",
+    "adaptive_avg_pool_nd_backward-global": "ember's node is the pooling backward; torch's global pool is a mean "
+                                            "(its backward a division)",
     "elu-celu": "ember computes celu with elu (EluBackward0; torch has a CeluBackward0 node)",
     "nll_pick-weighted": "ember's nll_loss is a composite around this row pick (torch: one NllLossBackward0)",
     "nll_pick_backward-weighted": "the row pick's backward (torch: NllLossBackwardBackward0)",

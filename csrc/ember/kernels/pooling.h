@@ -14,5 +14,3 @@ EMBER_DECLARE_STUB(max_pool_backward_stub, void,
 // adaptive max pooling of x [N, C, *in] into vals, indices [N, C, *out]: window r of a dim is
 // [floor(r * in / out), ceil((r + 1) * in / out))
 EMBER_DECLARE_STUB(adaptive_max_pool_stub, void, (const Tensor& vals, const Tensor& indices, const Tensor& x))
-// matrix [out, in] (float64, zero-filled): row r averages adaptive window r
-EMBER_DECLARE_STUB(adaptive_avg_pool_matrix_stub, void, (const Tensor& matrix))

@@ -8,6 +8,7 @@
 // upsample applies the matrices, upsample_backward their transposes: each is the other's
 // gradient, so gradients of any order are exact. grid_sample and affine_grid are composites of
 // differentiable ops (gather, where, mul, matmul).
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "ember/generated/ops.h"
 #include "ember/iter/tensor_iter.h"
 #include "ember/kernels/interp.h"
+#include "ember/ops/resample.h"
 
 EMBER_DEFINE_STUB(resample_dim_stub)
 EMBER_DEFINE_STUB(nearest_select_stub)
@@ -241,8 +243,21 @@ Csr uint8_csr(std::string_view mode, int64_t in, int64_t out, bool align_corners
   return c;
 }
 
-// adaptive average pooling's windows: [floor(j * in / out), ceil((j + 1) * in / out))
-Csr area_csr(int64_t in, int64_t out) {
+// y = A x along `dim` of a contiguous x (x's dim has A's column count), or with transpose
+// y = A^T x (x's dim has A's row count, y's has `cols`): allocated here, computed by the backend.
+Tensor apply_dim(const Tensor& x, int64_t dim, const Csr& a, bool transpose, int64_t cols, const char* op = "upsample") {
+  int64_t rows = int64_t(a.start.size()) - 1;
+  DimVector shape(x.sizes());
+  shape[dim] = transpose ? cols : rows;
+  Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype()).device(x.device()))
+                       : empty_tensor(shape, x.dtype(), x.device());
+  resample_dim_stub(x.device(), op)(y, x, dim, a, transpose);
+  return y;
+}
+
+}  // namespace
+
+ResampleMatrix area_matrix(int64_t in, int64_t out) {
   Csr c;
   c.start.push_back(0);
   for (int64_t j = 0; j < out; j++) {
@@ -256,17 +271,28 @@ Csr area_csr(int64_t in, int64_t out) {
   return c;
 }
 
-// y = A x along `dim` of a contiguous x (x's dim has A's column count), or with transpose
-// y = A^T x (x's dim has A's row count, y's has `cols`): allocated here, computed by the backend.
-Tensor apply_dim(const Tensor& x, int64_t dim, const Csr& a, bool transpose, int64_t cols) {
-  int64_t rows = int64_t(a.start.size()) - 1;
-  DimVector shape(x.sizes());
-  shape[dim] = transpose ? cols : rows;
-  Tensor y = transpose ? ember::zeros(shape, TensorOptions(x.dtype()).device(x.device()))
-                       : empty_tensor(shape, x.dtype(), x.device());
-  resample_dim_stub(x.device(), "upsample")(y, x, dim, a, transpose);
-  return y;
+Tensor resample_separable(const Tensor& x_in, const std::vector<ResampleMatrix>& mats, IntArrayRef in_sizes,
+                          bool adjoint, const char* op) {
+  const int64_t k = int64_t(mats.size()), lead = x_in.dim() - k;
+  EMBER_CHECK(lead >= 0 && int64_t(in_sizes.size()) == k, op, ": ", k, " matrices for a ", x_in.dim(), "-D input");
+  DimVector out_sizes(x_in.sizes());
+  for (int64_t i = 0; i < k; i++) out_sizes[size_t(lead + i)] = adjoint ? in_sizes[i] : int64_t(mats[size_t(i)].start.size()) - 1;
+  const ScalarType dt = x_in.dtype(), compute = dt == kDouble ? kDouble : kFloat;
+  if (prod(out_sizes) == 0 || x_in.numel() == 0)
+    return ember::zeros(out_sizes, TensorOptions(dt).device(x_in.device()));
+  // the dims that shrink most go first (less data for the later passes), the last dim first among equals;
+  // the adjoint takes them in the reverse order
+  std::vector<int64_t> order;
+  for (int64_t i = k - 1; i >= 0; i--) order.push_back(i);
+  auto ratio = [&](int64_t i) { return double(mats[size_t(i)].start.size() - 1) / double(std::max<int64_t>(in_sizes[i], 1)); };
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ratio(a) < ratio(b); });
+  if (adjoint) std::reverse(order.begin(), order.end());
+  Tensor x = x_in.to(compute).contiguous();
+  for (int64_t i : order) x = apply_dim(x, lead + i, mats[size_t(i)], adjoint, in_sizes[i], op);
+  return x.to(dt);
 }
+
+namespace {
 
 struct UpsamplePlan {
   std::vector<Csr> mats;  // per spatial dim
@@ -282,7 +308,7 @@ UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::s
   for (int64_t i = 0; i < k; i++) {
     int64_t in = in_sizes[2 + i], out = output_size[i];
     if (mode == "area") {
-      p.mats.push_back(area_csr(in, out));
+      p.mats.push_back(area_matrix(in, out));
       continue;
     }
     if (mode == "bilinear-aa" || mode == "bicubic-aa") {

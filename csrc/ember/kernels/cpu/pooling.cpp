@@ -175,20 +175,10 @@ void adaptive_max_pool_cpu(const Tensor& vals, const Tensor& idx, const Tensor& 
   });
 }
 
-void adaptive_avg_pool_matrix_cpu(const Tensor& matrix) {
-  const int64_t o = matrix.sizes()[0], in = matrix.sizes()[1];
-  double* pp = static_cast<double*>(matrix.data_ptr());
-  for (int64_t r = 0; r < o; r++) {
-    int64_t a = (r * in) / o, b = ((r + 1) * in + o - 1) / o;
-    for (int64_t j = a; j < b; j++) pp[r * in + j] = 1.0 / double(b - a);
-  }
-}
-
 }  // namespace
 
 EMBER_REGISTER_KERNEL(max_pool_stub, CPU, &max_pool_cpu);
 EMBER_REGISTER_KERNEL(max_pool_backward_stub, CPU, &max_pool_backward_cpu);
 EMBER_REGISTER_KERNEL(adaptive_max_pool_stub, CPU, &adaptive_max_pool_cpu);
-EMBER_REGISTER_KERNEL(adaptive_avg_pool_matrix_stub, CPU, &adaptive_avg_pool_matrix_cpu);
 
 }  // namespace ember

@@ -834,11 +834,6 @@ void pad_source_index_cuda(const Tensor& index, int64_t n, int64_t lo, PadMode m
   pad_source_index_stub(Device())(host, n, lo, mode);
   index.copy_(host);
 }
-void adaptive_avg_pool_matrix_cuda(const Tensor& matrix) {
-  Tensor host = ember::zeros(matrix.sizes(), TensorOptions(kDouble));
-  adaptive_avg_pool_matrix_stub(Device())(host);
-  matrix.copy_(host);
-}
 
 }  // namespace
 }  // namespace ember::cuda
@@ -912,4 +907,3 @@ EMBER_REGISTER_KERNEL(convolution_backward_stub, CUDA, &::ember::cuda::convoluti
 EMBER_REGISTER_KERNEL(index_range_stub, CUDA, &::ember::cuda::index_range_cuda);
 EMBER_REGISTER_KERNEL(embedding_bag_plan_stub, CUDA, &::ember::cuda::embedding_bag_plan_cuda);
 EMBER_REGISTER_KERNEL(pad_source_index_stub, CUDA, &::ember::cuda::pad_source_index_cuda);
-EMBER_REGISTER_KERNEL(adaptive_avg_pool_matrix_stub, CUDA, &::ember::cuda::adaptive_avg_pool_matrix_cuda);

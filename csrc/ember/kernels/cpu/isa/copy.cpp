@@ -140,7 +140,39 @@ void transpose16x16_u8(const uint8_t* s, int64_t s_stride, uint8_t* d, int64_t d
     _mm_storeu_si128(reinterpret_cast<__m128i*>(d + (2 * k + 1) * d_stride), _mm_unpackhi_epi64(b[k], b[8 + k]));
   }
 }
+
+// 4x4 32-bit values (float, int32) and 2x2 64-bit values: scalar, one strided load per value, was most of
+// a float image resize's and an adaptive pooling's time (the last dim's passes transpose blocks of rows)
+void transpose4x4_u32(const uint32_t* s, int64_t s_stride, uint32_t* d, int64_t d_stride) {
+  __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + s_stride));
+  __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 2 * s_stride));
+  __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 3 * s_stride));
+  __m128i t0 = _mm_unpacklo_epi32(r0, r1), t1 = _mm_unpacklo_epi32(r2, r3);  // (r0c0 r1c0 r0c1 r1c1), (r2.. r3..)
+  __m128i t2 = _mm_unpackhi_epi32(r0, r1), t3 = _mm_unpackhi_epi32(r2, r3);  // columns 2 and 3
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi64(t0, t1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d + d_stride), _mm_unpackhi_epi64(t0, t1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * d_stride), _mm_unpacklo_epi64(t2, t3));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 3 * d_stride), _mm_unpackhi_epi64(t2, t3));
+}
+
+void transpose2x2_u64(const uint64_t* s, int64_t s_stride, uint64_t* d, int64_t d_stride) {
+  __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+  __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + s_stride));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi64(r0, r1));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(d + d_stride), _mm_unpackhi_epi64(r0, r1));
+}
 #endif
+
+// the side of the register-transposed blocks for T's size (0: none, one value per step)
+template <class T>
+constexpr int64_t transpose_block() {
+#if defined(__SSE2__)
+  return sizeof(T) == 1 ? 16 : sizeof(T) == 4 ? 4 : sizeof(T) == 8 ? 2 : 0;
+#else
+  return 0;
+#endif
+}
 
 template <class T>
 void transpose_tiles(const T* src, T* dst, int64_t B, int64_t R, int64_t C) {
@@ -153,20 +185,29 @@ void transpose_tiles(const T* src, T* dst, int64_t B, int64_t R, int64_t C) {
       T* d = dst + b * R * C;
       for (int64_t c0 = 0; c0 < C; c0 += kT) {
         const int64_t c1 = std::min(C, c0 + kT);
-        int64_t r16 = r0, c16 = c0;  // the part covered by whole 16x16 blocks (bytes only)
+        int64_t rb = r0, cb = c0;  // the part covered by whole register-transposed blocks
+        constexpr int64_t kB = transpose_block<T>();
+        if constexpr (kB > 0) {
+          rb = r0 + (r1 - r0) / kB * kB;
+          cb = c0 + (c1 - c0) / kB * kB;
+          for (int64_t r = r0; r < rb; r += kB)
+            for (int64_t c = c0; c < cb; c += kB) {
 #if defined(__SSE2__)
-        if constexpr (sizeof(T) == 1) {
-          r16 = r0 + (r1 - r0) / 16 * 16;
-          c16 = c0 + (c1 - c0) / 16 * 16;
-          for (int64_t r = r0; r < r16; r += 16)
-            for (int64_t c = c0; c < c16; c += 16)
-              transpose16x16_u8(reinterpret_cast<const uint8_t*>(s + c * R + r), R,
-                                reinterpret_cast<uint8_t*>(d + r * C + c), C);
-        }
+              if constexpr (sizeof(T) == 1)
+                transpose16x16_u8(reinterpret_cast<const uint8_t*>(s + c * R + r), R,
+                                  reinterpret_cast<uint8_t*>(d + r * C + c), C);
+              else if constexpr (sizeof(T) == 4)
+                transpose4x4_u32(reinterpret_cast<const uint32_t*>(s + c * R + r), R,
+                                 reinterpret_cast<uint32_t*>(d + r * C + c), C);
+              else
+                transpose2x2_u64(reinterpret_cast<const uint64_t*>(s + c * R + r), R,
+                                 reinterpret_cast<uint64_t*>(d + r * C + c), C);
 #endif
+            }
+        }
         for (int64_t r = r0; r < r1; r++) {
           // the columns outside the blocks in block rows, every column after them
-          for (int64_t c = r < r16 ? c16 : c0; c < c1; c++) d[r * C + c] = s[c * R + r];
+          for (int64_t c = r < rb ? cb : c0; c < c1; c++) d[r * C + c] = s[c * R + r];
         }
       }
     }

@@ -15,6 +15,40 @@
 
 namespace ember::EMBER_CPU_NS {
 
+// acc[0] = the lanes added as a tree (halves first); the constant widths let each step vectorize
+// (a loop over w = W, W/2, .. compiled to scalar adds through memory)
+template <int W, class T>
+inline void fold_lanes(T* acc) {
+  if constexpr (W >= 1) {
+    for (int j = 0; j < W; j++) acc[j] += acc[j + W];
+    fold_lanes<W / 2>(acc);
+  }
+}
+
+template <class T> struct Vec8;  // 8 lanes of T as a GCC vector (one register)
+template <> struct Vec8<float> { typedef float type __attribute__((vector_size(32))); };
+template <> struct Vec8<double> { typedef double type __attribute__((vector_size(64))); };
+
+// A short row (e.g. a 7x7 feature map), n < 64: one vector of 8 lanes in a register, the values past the
+// last full vector in a scalar, the lanes folded as pairwise_sum folds them (its sums, bit for bit).
+template <class T>
+T short_row_sum(const T* x, int64_t n) {
+  using V8 = typename Vec8<T>::type;
+  V8 a = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    V8 v;
+    std::memcpy(&v, x + i, sizeof(V8));
+    a += v;
+  }
+  T tail = 0;
+  for (; i < n; i++) tail += x[i];
+  T l[8];
+  std::memcpy(l, &a, sizeof(l));
+  fold_lanes<4>(l);
+  return l[0] + tail;
+}
+
 // Pairwise summation: error grows with log(n), not n (float32 sums of 10^7 stay accurate).
 template <class T>
 T pairwise_sum(const T* x, int64_t n, int64_t stride) {
@@ -26,16 +60,26 @@ T pairwise_sum(const T* x, int64_t n, int64_t stride) {
     // 64 independent accumulators: four AVX-512 registers of float (eight of double), so the adds
     // are not serialized on one register's latency and the loop runs at memory bandwidth.
     constexpr int64_t kBase = 4096, kLanes = 64;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (stride == 1 && n < kLanes) return short_row_sum(x, n);
+    }
     if (n <= kBase) {
       T acc[kLanes] = {};
       int64_t i = 0;
       if (stride == 1) {
         for (; i + kLanes <= n; i += kLanes)
           for (int j = 0; j < kLanes; j++) acc[j] += x[i + j];
+        // the rest (all of a short row) in vectors of 8 lanes, then the last few in a register (adding
+        // them to lanes in memory would stall the fold's vector loads on store forwarding)
+        for (; i + 8 <= n; i += 8)
+          for (int j = 0; j < 8; j++) acc[j] += x[i + j];
+        T tail = 0;
+        for (; i < n; i++) tail += x[i];
+        fold_lanes<kLanes / 2>(acc);
+        return acc[0] + tail;
       }
       for (; i < n; i++) acc[i & (kLanes - 1)] += x[i * stride];
-      for (int w = kLanes / 2; w >= 1; w /= 2)
-        for (int j = 0; j < w; j++) acc[j] += acc[j + w];
+      fold_lanes<kLanes / 2>(acc);
       return acc[0];
     }
     int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
@@ -206,10 +250,12 @@ float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
       for (int r = 0; r < kRegs; r++) acc[r] += widen(dt, x + i + r * kWide);
     alignas(64) float lanes[kLanes];
     std::memcpy(lanes, acc, sizeof(lanes));
-    for (; i < n; i++) lanes[i & (kLanes - 1)] += widen_one(dt, x[i]);
-    for (int w = kLanes / 2; w >= 1; w /= 2)
-      for (int j = 0; j < w; j++) lanes[j] += lanes[j + w];
-    return lanes[0];
+    for (; i + 8 <= n; i += 8)  // pairwise_sum's remainder: vectors of 8 lanes, then a running sum
+      for (int j = 0; j < 8; j++) lanes[j] += widen_one(dt, x[i + j]);
+    float tail = 0;
+    for (; i < n; i++) tail += widen_one(dt, x[i]);
+    fold_lanes<kLanes / 2>(lanes);
+    return lanes[0] + tail;
   }
   int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
   return pairwise_sum_widened(dt, x, half) + pairwise_sum_widened(dt, x + half, n - half);
