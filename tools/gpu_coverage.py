@@ -32,7 +32,9 @@ FILE_REASONS = {
 }
 OP_REASONS = {"frexp": "a host loop over the floating-point bits; no CUDA kernel yet"}
 # kernel stubs that have no CUDA version, by the ops that call them
-STUB_OPS = {"multinomial_stub": "multinomial", "poisson_stub": "poisson"}
+STUB_OPS = {"multinomial_stub": "multinomial", "poisson_stub": "poisson",
+            # grid_sample's fused CPU kernel (CUDA tensors take grid_sampler's composite)
+            "grid_sample_2d_stub": "grid_sampler_2d_fused", "grid_sample_2d_backward_stub": "grid_sampler_2d_fused"}
 # stubs called only for CPU tensors, a faster path beside one that serves CUDA too (upsample's nearest
 # selection in one pass; CUDA tensors take resample_dim_stub)
 CPU_FAST_PATHS = {"nearest_select_stub"}

@@ -682,6 +682,27 @@ add(OpInfo("grid_sampler", _grid_samples, dtypes=F2, function=_grid_sample, erro
            tol={"float32": (1e-5, 1e-5), "float64": (1e-10, 1e-10)}))
 
 
+def _grid_fused(lib, x, g, mode, pad, ac):
+    """the fused 2-D op: ember's internal entry, torch's aten.grid_sampler_2d (the same arguments)."""
+    if not is_torch(lib):
+        import ember
+        return ember._C._ops._grid_sampler_2d_fused(x, g, mode, pad, ac)
+    return lib.grid_sampler_2d(x, g, mode, pad, ac)
+
+
+def _grid_fused_samples(dt):
+    x, g = _x(dt, (2, 3, 4, 5), key=3), T((2, 3, 2, 2), dt, low=-1.4, high=1.4, key=13)
+    s = [Sample(x, g, mode, pad, ac) for mode in (0, 1) for pad in (0, 1, 2) for ac in (False, True)]
+    s += [Sample(_x(dt, (1, 2, 5, 4), layout="T"), T((1, 3, 3, 2), dt, low=-1, high=1), 0, 0, False),
+          Sample(_x(dt, (0, 2, 3, 3)), T((0, 2, 2, 2), dt), 0, 1, False),
+          Sample(_x(dt, (1, 2, 3, 3)), T((1, 1, 4, 2), dt, data=[[[[float("nan"), 0.0], [0.0, float("inf")],
+                                                                    [1e20, 0.1], [-0.3, 0.2]]]]), 0, 0, True)]
+    return s
+
+
+add(OpInfo("grid_sampler_2d_fused", _grid_fused_samples, dtypes=F2, function=_grid_fused))
+
+
 def _affine_grid(lib, theta, size, *a, **k):
     return _nnf(lib).affine_grid(theta, size, *a, **k)
 

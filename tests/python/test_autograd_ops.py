@@ -1093,6 +1093,11 @@ for _mode in ("bilinear", "nearest"):
         add(S("grid_sampler", f"{_mode}_{_pad}", lambda lib, a, g, m=_mode, p=_pad: _nnf(lib).grid_sample(
             a, g, mode=m, padding_mode=p, align_corners=p == "border"), A((1, 2, 3, 4)), A((1, 2, 3, 2), -1.3, 1.3),
             torch_gg=False))
+for _mode in (0, 1):  # the fused 2-D kernel's own node (torch: GridSampler2DBackward0); its double backward
+    for _pad in (0, 1, 2):  # goes through the composite (torch raises there)
+        add(S("grid_sampler_2d_fused", f"mode{_mode}_pad{_pad}", lambda lib, a, g, m=_mode, p=_pad: (
+            ember._C._ops._grid_sampler_2d_fused(a, g, m, p, p == 2) if lib is ember else
+            lib.grid_sampler_2d(a, g, m, p, p == 2)), A((1, 2, 3, 4)), A((1, 2, 3, 2), -1.3, 1.3), torch_gg=False))
 for _pad in ("zeros", "border", "reflection"):
     add(S("grid_sampler", f"bicubic_{_pad}", lambda lib, a, g, p=_pad: _nnf(lib).grid_sample(
         a, g, mode="bicubic", padding_mode=p, align_corners=p == "reflection"), A((1, 2, 3, 4)),

@@ -119,6 +119,9 @@ Tensor gather_backward(const Tensor& grad, IntArrayRef self_sizes, int64_t dim, 
 Tensor index_add_source_grad(const Tensor& grad, int64_t dim, const Tensor& index, IntArrayRef source_sizes,
                              const Scalar& alpha);
 std::vector<int64_t> self_spatial(IntArrayRef sizes);  // sizes[2:]
+std::tuple<Tensor, Tensor> grid_sampler_2d_fused_backward(const Tensor& grad, const Tensor& input, const Tensor& grid,
+                                                          int64_t interpolation_mode, int64_t padding_mode,
+                                                          bool align_corners, std::array<bool, 2> mask);
 // linalg
 Tensor det_backward(const Tensor& grad, const Tensor& A, const Tensor& det);
 std::tuple<Tensor, Tensor> solve_backward(const Tensor& grad, const Tensor& A, const Tensor& B, const Tensor& X,

@@ -12,6 +12,9 @@
 #include <cmath>
 #include <vector>
 
+#include "ember/autograd/engine.h"
+#include "ember/autograd/formulas.h"
+#include "ember/autograd/grad_mode.h"
 #include "ember/core/checked_math.h"
 
 #include "ember/generated/native.h"
@@ -24,6 +27,8 @@
 
 EMBER_DEFINE_STUB(resample_dim_stub)
 EMBER_DEFINE_STUB(nearest_select_stub)
+EMBER_DEFINE_STUB(grid_sample_2d_stub)
+EMBER_DEFINE_STUB(grid_sample_2d_backward_stub)
 
 namespace ember::native {
 
@@ -457,6 +462,16 @@ Tensor source_coords(const Tensor& coord, int64_t size, int64_t padding_mode, bo
 
 }  // namespace
 
+namespace {
+Tensor grid_sampler_composite(const Tensor& input, const Tensor& grid, int64_t interpolation_mode,
+                              int64_t padding_mode, bool align_corners);
+// the fused kernel's cases: 2-D bilinear or nearest of float or double on the CPU
+bool fused_grid_sample(const Tensor& input, int64_t interpolation_mode) {
+  return input.device().is_cpu() && input.dim() == 4 && interpolation_mode <= 1 &&
+         (input.dtype() == kFloat || input.dtype() == kDouble);
+}
+}  // namespace
+
 Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
                     bool align_corners) {
   EMBER_CHECK(input.dtype() == grid.dtype(), "grid_sampler(): expected input and grid to have same dtype, but input has ",
@@ -479,6 +494,17 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   EMBER_CHECK(interpolation_mode != 2 || input.dim() == 4, "grid_sampler(): bicubic interp only supports 4D input");
   EMBER_CHECK_KIND(is_floating(input.dtype()), NotImplemented, "\"grid_sampler_", k, "d_cpu\" not implemented for '",
                    input.dtype(), "'");
+  if (fused_grid_sample(input, interpolation_mode))
+    return ember::grid_sampler_2d_fused(input, grid, interpolation_mode, padding_mode, align_corners);
+  return grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners);
+}
+
+namespace {
+// The composite: differentiable ops (index_select of corner rows, where, mul, add), any mode and rank;
+// its gradients of every order come from autograd.
+Tensor grid_sampler_composite(const Tensor& input, const Tensor& grid, int64_t interpolation_mode,
+                              int64_t padding_mode, bool align_corners) {
+  const int64_t k = input.dim() - 2;
   int64_t n = input.sizes()[0], c = input.sizes()[1];
   DimVector spatial, out_spatial;  // [(D,) H, W] of the input and of the output
   for (int64_t i = 2; i < input.dim(); i++) spatial.push_back(input.sizes()[i]);
@@ -576,6 +602,59 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, int64_t interpolati
   for (int64_t s : out_spatial) shape.push_back(s);
   return out.reshape(shape);
 }
+}  // namespace
+
+// 2-D bilinear/nearest sampling in one kernel (the CPU's, float and double): grid_sampler's path there.
+Tensor grid_sampler_2d_fused(const Tensor& input, const Tensor& grid, int64_t interpolation_mode, int64_t padding_mode,
+                             bool align_corners) {
+  EMBER_CHECK(input.dim() == 4 && grid.dim() == 4 && grid.sizes()[3] == 2 && input.sizes()[0] == grid.sizes()[0] &&
+              input.dtype() == grid.dtype() && interpolation_mode >= 0 && interpolation_mode <= 1 &&
+              padding_mode >= 0 && padding_mode <= 2, "grid_sampler_2d_fused: expected a 4-D input, a [N, H, W, 2] "
+              "grid of its dtype and batch, bilinear or nearest, got input ", input.sizes(), " ", input.dtype(),
+              ", grid ", grid.sizes(), " ", grid.dtype(), ", mode ", interpolation_mode, ", padding ", padding_mode);
+  check_same_device("grid_sampler_2d_fused", input.device(), {&grid});
+  auto kernel = grid_sample_2d_stub(input.device(), "grid_sampler_2d");
+  Tensor out = empty_tensor({input.sizes()[0], input.sizes()[1], grid.sizes()[1], grid.sizes()[2]}, input.dtype(),
+                            input.device());
+  if (out.numel() > 0) kernel(out, input.contiguous(), grid.contiguous(), interpolation_mode, padding_mode, align_corners);
+  return out;
+}
+
+}  // namespace ember::native
+
+namespace ember::autograd {
+
+// With create_graph, the composite's gradients through autograd (differentiable again: double backward
+// works, where PyTorch's raises); otherwise the fused kernel's.
+std::tuple<Tensor, Tensor> grid_sampler_2d_fused_backward(const Tensor& grad, const Tensor& input, const Tensor& grid,
+                                                          int64_t interpolation_mode, int64_t padding_mode,
+                                                          bool align_corners, std::array<bool, 2> mask) {
+  if (!grad.defined()) return {};
+  if (grad_enabled()) {
+    Tensor out = native::grid_sampler_composite(input, grid, interpolation_mode, padding_mode, align_corners);
+    variable_list wrt;
+    if (mask[0]) wrt.push_back(input);
+    if (mask[1]) wrt.push_back(grid);
+    variable_list g = ember::autograd::grad({out}, wrt, {grad}, true, true, true);
+    Tensor gi = mask[0] ? g[0] : Tensor(), gg = mask[1] ? g[mask[0] ? 1 : 0] : Tensor();
+    if (mask[0] && !gi.defined()) gi = ember::zeros_like(input);
+    if (mask[1] && !gg.defined()) gg = ember::zeros_like(grid);
+    return {gi, gg};
+  }
+  Tensor x = input.contiguous(), g = grid.contiguous(), go = grad.contiguous();
+  Tensor gi = mask[0] ? ember::zeros(x.sizes(), TensorOptions(x.dtype()).device(x.device())) : Tensor();
+  Tensor gg = mask[1] ? empty_tensor(g.sizes(), g.dtype(), g.device()) : Tensor();
+  if (x.numel() > 0 && go.numel() > 0)
+    grid_sample_2d_backward_stub(x.device(), "grid_sampler_2d_backward")(gi, gg, go, x, g, interpolation_mode,
+                                                                         padding_mode, align_corners);
+  else if (gg.defined())
+    gg.zero_();
+  return {gi, gg};
+}
+
+}  // namespace ember::autograd
+
+namespace ember::native {
 
 // ---------------------------------------------------------------- affine_grid
 namespace {

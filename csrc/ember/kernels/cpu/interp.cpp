@@ -1,5 +1,7 @@
-// The CPU's interpolation entry: one dim resampled by a sparse matrix (or its transpose).
+// The CPU's interpolation entries: one dim resampled by a sparse matrix (or its transpose), nearest
+// selection, and 2-D bilinear/nearest grid sampling with its backward.
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <vector>
 
@@ -139,7 +141,244 @@ void resample_dim_cpu(const Tensor& y, const Tensor& x, int64_t dim, const Resam
 
 }  // namespace
 
+// ---------------------------------------------------------------- grid_sample, 2-D bilinear / nearest
+// PyTorch's CPU kernel's arithmetic: coordinates unnormalized, then clipped (border) or reflected and
+// clipped (reflection; a NaN clips to 0 as its SIMD max does); bilinear weights from the fractions
+// (nw = (1 - fy)(1 - fx), ...), each corner's value (0 outside the input) times its weight, summed
+// nw, ne, sw, se, so a non-finite coordinate gives NaN under zeros padding as PyTorch's does.
+namespace {
+
+template <class T>
+struct GridAxis {
+  T scale, shift;  // unnormalized = (coord + 1) * scale - shift in one fused multiply-add, as PyTorch's CPU kernel
+  int64_t size;
+  int64_t padding;  // 0 zeros, 1 border, 2 reflection
+  bool align;
+};
+
+template <class T>
+GridAxis<T> grid_axis(int64_t size, int64_t padding, bool align) {
+  T scale = align ? T(size - 1) / T(2) : T(size) / T(2);
+  return {scale, align ? T(0) : T(0.5), size, padding, align};
+}
+
+// clip to [0, size - 1]; d (when given) is 0 where clipped, else 1
+template <class T>
+T clip_coord(T v, int64_t size, T* d) {
+  const T hi = T(size - 1);
+  if (d) *d = (v > T(0) && v < hi) ? T(1) : T(0);
+  v = v > T(0) ? v : T(0);
+  return v < hi ? v : hi;
+}
+
+// reflect into [lo2 / 2, hi2 / 2] (PyTorch's reflect_coordinates); d gets the slope, +-1
+template <class T>
+T reflect_coord(T v, T lo2, T hi2, T* d) {
+  if (lo2 == hi2) {
+    if (d) *d = T(0);
+    return T(0);
+  }
+  const T mn = lo2 / 2, span = (hi2 - lo2) / 2;
+  v = v - mn;
+  T sign = T(1);
+  if (v < T(0)) {
+    sign = T(-1);
+    v = -v;
+  }
+  const T extra = std::fmod(v, span), flips = std::floor(v / span);
+  const bool even = std::fmod(flips, T(2)) == T(0);
+  if (d) *d = even ? sign : -sign;
+  return even ? extra + mn : span - extra + mn;
+}
+
+// the source coordinate of a normalized one, and d(source)/d(normalized) in *g when asked
+template <class T>
+T source_coord(const GridAxis<T>& a, T coord, T* g) {
+  T v = std::fma(coord + T(1), a.scale, -a.shift), dc = T(1), dr = T(1);
+  if (a.padding == 1) {
+    v = clip_coord(v, a.size, g ? &dc : nullptr);
+  } else if (a.padding == 2) {
+    v = a.align ? reflect_coord(v, T(0), T(2 * (a.size - 1)), g ? &dr : nullptr)
+                : reflect_coord(v, T(-1), T(2 * a.size - 1), g ? &dr : nullptr);
+    v = clip_coord(v, a.size, g ? &dc : nullptr);
+  }
+  if (g) *g = a.scale * dr * dc;
+  return v;
+}
+
+// an integer position, or one far outside any input for a value that is not finite or not representable
+template <class T>
+int64_t to_index(T v) {
+  return (v >= T(-1e9) && v <= T(1e9)) ? int64_t(v) : -(int64_t(1) << 40);
+}
+
+// one output point's taps: offsets into an input plane (0 where outside) and weights (0 outside for
+// nearest); bilinear keeps the fractions for the gradient
+template <class T>
+struct PointTaps {
+  int64_t off[4];
+  bool in[4];
+  T w[4];
+  T fx, fy, gx, gy;  // fractions (x - floor x, y - floor y) and d(source)/d(grid)
+};
+
+template <class T>
+void point_taps(const GridAxis<T>& ax, const GridAxis<T>& ay, T gxn, T gyn, int64_t mode, bool want_grad,
+                PointTaps<T>& p) {
+  const int64_t W = ax.size, H = ay.size;
+  T x = source_coord(ax, gxn, want_grad ? &p.gx : nullptr), y = source_coord(ay, gyn, want_grad ? &p.gy : nullptr);
+  if (mode == 1) {  // nearest, ties to even (nearbyint)
+    const int64_t ix = to_index(std::nearbyint(x)), iy = to_index(std::nearbyint(y));
+    p.in[0] = ix >= 0 && ix < W && iy >= 0 && iy < H;
+    p.off[0] = p.in[0] ? iy * W + ix : 0;
+    p.w[0] = T(1);
+    return;
+  }
+  const T xf = std::floor(x), yf = std::floor(y);
+  p.fx = x - xf;
+  p.fy = y - yf;
+  const T e = T(1) - p.fx, s = T(1) - p.fy;
+  p.w[0] = s * e;
+  p.w[1] = s * p.fx;
+  p.w[2] = p.fy * e;
+  p.w[3] = p.fy * p.fx;
+  const int64_t ix = to_index(xf), iy = to_index(yf);
+  for (int k = 0; k < 4; k++) {
+    const int64_t cx = ix + (k & 1), cy = iy + (k >> 1);
+    p.in[k] = cx >= 0 && cx < W && cy >= 0 && cy < H;
+    p.off[k] = p.in[k] ? cy * W + cx : 0;
+  }
+}
+
+template <class T>
+void grid_sample_2d_typed(const Tensor& out, const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
+                          bool align) {
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t Ho = grid.sizes()[1], Wo = grid.sizes()[2], P = Ho * Wo;
+  const T* xp = static_cast<const T*>(input.data_ptr());
+  const T* gp = static_cast<const T*>(grid.data_ptr());
+  T* yp = static_cast<T*>(out.data_ptr());
+  const GridAxis<T> ax = grid_axis<T>(W, padding, align), ay = grid_axis<T>(H, padding, align);
+  // a task: one output row of one image, every channel (the taps computed once, reused per channel)
+  parallel_for(0, N * Ho, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, Wo * C * 4)), [&](int64_t b, int64_t e) {
+    std::vector<PointTaps<T>> taps(static_cast<size_t>(Wo));
+    for (int64_t task = b; task < e; task++) {
+      const int64_t n = task / Ho, row = task % Ho;
+      const T* g = gp + (n * P + row * Wo) * 2;
+      for (int64_t j = 0; j < Wo; j++) point_taps(ax, ay, g[2 * j], g[2 * j + 1], mode, false, taps[size_t(j)]);
+      for (int64_t c = 0; c < C; c++) {
+        const T* plane = xp + (n * C + c) * H * W;
+        T* y = yp + (n * C + c) * P + row * Wo;
+        if (mode == 1) {
+          for (int64_t j = 0; j < Wo; j++) y[j] = taps[size_t(j)].in[0] ? plane[taps[size_t(j)].off[0]] : T(0);
+          continue;
+        }
+        for (int64_t j = 0; j < Wo; j++) {
+          const PointTaps<T>& t = taps[size_t(j)];
+          T acc = (t.in[0] ? plane[t.off[0]] : T(0)) * t.w[0];
+          acc += (t.in[1] ? plane[t.off[1]] : T(0)) * t.w[1];
+          acc += (t.in[2] ? plane[t.off[2]] : T(0)) * t.w[2];
+          acc += (t.in[3] ? plane[t.off[3]] : T(0)) * t.w[3];
+          y[j] = acc;
+        }
+      }
+    }
+  });
+}
+
+// grad_input (zero-filled, or undefined) gets each output's gradient times its weights at its corners;
+// grad_grid (or undefined) the derivative of each output, summed over channels, times the
+// coordinate's slope (PyTorch's: ((ne - nw) s + (se - sw) n) for x, ((sw - nw) e + (se - ne) w) for y,
+// s = 1 - n, e = 1 - w with n, w the fractions)
+template <class T>
+void grid_sample_2d_backward_typed(const Tensor& grad_input, const Tensor& grad_grid, const Tensor& grad_out,
+                                   const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding, bool align) {
+  const int64_t N = input.sizes()[0], C = input.sizes()[1], H = input.sizes()[2], W = input.sizes()[3];
+  const int64_t Ho = grid.sizes()[1], Wo = grid.sizes()[2], P = Ho * Wo;
+  const T* xp = static_cast<const T*>(input.data_ptr());
+  const T* gp = static_cast<const T*>(grid.data_ptr());
+  const T* gop = static_cast<const T*>(grad_out.data_ptr());
+  T* gip = grad_input.defined() ? static_cast<T*>(grad_input.data_ptr()) : nullptr;
+  T* ggp = grad_grid.defined() ? static_cast<T*>(grad_grid.data_ptr()) : nullptr;
+  const GridAxis<T> ax = grid_axis<T>(W, padding, align), ay = grid_axis<T>(H, padding, align);
+  std::vector<PointTaps<T>> taps(static_cast<size_t>(N * P));
+  parallel_for(0, N * P, 1024, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++) point_taps(ax, ay, gp[2 * i], gp[2 * i + 1], mode, true, taps[size_t(i)]);
+  });
+  // one pass over each image's channels scatters grad_input and sums grad_grid's channel terms; an image's
+  // channels split into chunks (partial sums added in chunk order) only when images are fewer than threads
+  const bool bilinear_grid = ggp && mode == 0;
+  const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(C, (get_num_threads() + N - 1) / N));
+  std::vector<T> partial(bilinear_grid ? size_t(N * chunks * P * 2) : 0, T(0));
+  parallel_for(0, N * chunks, 1, [&](int64_t b, int64_t e) {
+    for (int64_t task = b; task < e; task++) {
+      const int64_t n = task / chunks, part = task % chunks;
+      const int64_t c0 = C * part / chunks, c1 = C * (part + 1) / chunks;
+      const PointTaps<T>* t = taps.data() + n * P;
+      T* acc = bilinear_grid ? partial.data() + task * P * 2 : nullptr;
+      for (int64_t c = c0; c < c1; c++) {
+        const T* go = gop + (n * C + c) * P;
+        if (gip) {
+          T* plane = gip + (n * C + c) * H * W;
+          const int k_taps = mode == 1 ? 1 : 4;
+          for (int64_t j = 0; j < P; j++)
+            for (int k = 0; k < k_taps; k++)
+              if (t[j].in[k]) plane[t[j].off[k]] += go[j] * t[j].w[k];
+        }
+        if (acc) {
+          const T* plane = xp + (n * C + c) * H * W;
+          for (int64_t j = 0; j < P; j++) {
+            const PointTaps<T>& q = t[j];
+            const T nw = q.in[0] ? plane[q.off[0]] : T(0), ne = q.in[1] ? plane[q.off[1]] : T(0);
+            const T sw = q.in[2] ? plane[q.off[2]] : T(0), se = q.in[3] ? plane[q.off[3]] : T(0);
+            acc[2 * j] += ((ne - nw) * (T(1) - q.fy) + (se - sw) * q.fy) * go[j];
+            acc[2 * j + 1] += ((sw - nw) * (T(1) - q.fx) + (se - ne) * q.fx) * go[j];
+          }
+        }
+      }
+    }
+  });
+  if (ggp) {
+    parallel_for(0, N * P, 4096, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; i++) {
+        if (!bilinear_grid) {  // nearest: the values do not move with the grid
+          ggp[2 * i] = ggp[2 * i + 1] = T(0);
+          continue;
+        }
+        const int64_t n = i / P, j = i % P;
+        T gx = T(0), gy = T(0);
+        for (int64_t part = 0; part < chunks; part++) {
+          const T* acc = partial.data() + ((n * chunks + part) * P + j) * 2;
+          gx += acc[0];
+          gy += acc[1];
+        }
+        ggp[2 * i] = gx * taps[size_t(i)].gx;
+        ggp[2 * i + 1] = gy * taps[size_t(i)].gy;
+      }
+    });
+  }
+}
+
+void grid_sample_2d_cpu(const Tensor& out, const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
+                        bool align_corners) {
+  if (input.dtype() == kDouble) grid_sample_2d_typed<double>(out, input, grid, mode, padding, align_corners);
+  else grid_sample_2d_typed<float>(out, input, grid, mode, padding, align_corners);
+}
+
+void grid_sample_2d_backward_cpu(const Tensor& grad_input, const Tensor& grad_grid, const Tensor& grad_out,
+                                 const Tensor& input, const Tensor& grid, int64_t mode, int64_t padding,
+                                 bool align_corners) {
+  if (input.dtype() == kDouble)
+    grid_sample_2d_backward_typed<double>(grad_input, grad_grid, grad_out, input, grid, mode, padding, align_corners);
+  else
+    grid_sample_2d_backward_typed<float>(grad_input, grad_grid, grad_out, input, grid, mode, padding, align_corners);
+}
+
+}  // namespace
+
 EMBER_REGISTER_KERNEL(resample_dim_stub, CPU, &resample_dim_cpu);
 EMBER_REGISTER_KERNEL(nearest_select_stub, CPU, &nearest_select_cpu);
+EMBER_REGISTER_KERNEL(grid_sample_2d_stub, CPU, &grid_sample_2d_cpu);
+EMBER_REGISTER_KERNEL(grid_sample_2d_backward_stub, CPU, &grid_sample_2d_backward_cpu);
 
 }  // namespace ember
