@@ -526,20 +526,24 @@ Tensor grid_sampler_composite(const Tensor& input, const Tensor& grid, int64_t i
   Tensor batch_base =
       ember::arange(Scalar(int64_t(0)), Scalar(n * nin), Scalar(nin), TensorOptions(kLong).device(input.device()))
           .unsqueeze(1);
-  // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], zero outside the input
-  auto sample = [&](const std::vector<Tensor>& pos) {
+  // values at integer positions pos[d] ([n, npts] float tensors) as [n, npts, c], times the weights w when
+  // given, zero outside the input (a NaN position is outside: its weight is not multiplied in, as in
+  // PyTorch's scalar kernels)
+  auto sample = [&](const std::vector<Tensor>& pos, const Tensor& w = Tensor()) {
     Tensor lin, inside;
     int64_t mult = 1;
     for (int64_t d = k - 1; d >= 0; d--) {
       int64_t size = spatial[d];
       Tensor ok = ember::logical_and(ember::ge(pos[d], scalar_to_tensor(0.0)),
                                      ember::le(pos[d], scalar_to_tensor(double(size - 1))));
-      Tensor p = ember::clamp(pos[d], scalar_to_tensor(0.0), scalar_to_tensor(double(size - 1))).to(kLong);
+      Tensor p = ember::clamp(ember::nan_to_num(pos[d], 0.0, std::nullopt, std::nullopt), scalar_to_tensor(0.0),
+                              scalar_to_tensor(double(size - 1))).to(kLong);
       lin = lin.defined() ? lin + p * mult : p * mult;
       inside = inside.defined() ? ember::logical_and(inside, ok) : ok;
       mult *= size;
     }
     Tensor v = ember::index_select(rows, 0, (lin + batch_base).reshape({-1})).reshape({n, npts, c});
+    if (w.defined()) v = v * w.unsqueeze(2);
     return ember::where(inside.unsqueeze(2), v, ember::zeros({}, TensorOptions(input.dtype())));
   };
   Tensor out;  // [n, npts, c]
@@ -593,7 +597,7 @@ Tensor grid_sampler_composite(const Tensor& input, const Tensor& grid, int64_t i
         Tensor wd = up ? frac[d] : (lo[d] + 1) - coord[d];
         w = w.defined() ? w * wd : wd;
       }
-      Tensor term = sample(pos) * w.unsqueeze(2);
+      Tensor term = sample(pos, w);
       out = out.defined() ? out + term : term;
     }
   }

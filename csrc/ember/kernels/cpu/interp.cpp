@@ -212,8 +212,8 @@ int64_t to_index(T v) {
   return (v >= T(-1e9) && v <= T(1e9)) ? int64_t(v) : -(int64_t(1) << 40);
 }
 
-// one output point's taps: offsets into an input plane (0 where outside) and weights (0 outside for
-// nearest); bilinear keeps the fractions for the gradient
+// one output point's taps (nearest: one, weight 1): whether each lies inside the input, its offset in a
+// plane (0 outside) and weight; bilinear keeps the fractions and both coordinates' slopes for the gradient
 template <class T>
 struct PointTaps {
   int64_t off[4];
