@@ -152,7 +152,7 @@ std::shared_ptr<E> cached(const std::vector<int64_t>& key, Make make) {
 
 // the forward runs on channels-last src and dst as they are when both are (`user_layouts`); the backward
 // primitives (and their forward hints) pick their own layouts: oneDNN's channels-last backward was
-// measured at 100x slower than reordering into its blocked layouts
+// measured over 100x slower than reordering into its blocked layouts
 dnnl::convolution_forward::primitive_desc fwd_pd(const Problem& P, bool user_layouts) {
   auto bias_md = P.bias ? P.any({P.dst[1]}) : memory::desc();
   const bool cl = user_layouts && P.src_cl && P.dst_cl && !P.cropped();
