@@ -314,6 +314,10 @@ Tensor adaptive_avg_pool_nd_backward(const Tensor& grad_output, IntArrayRef inpu
   for (size_t i = 0; i < ns; i++) want[lead + i] = output_size[i];
   EMBER_CHECK(grad_output.sizes() == want.ref(), "adaptive_avg_pool_backward: expected grad_output of size ",
               want.ref(), " for an input of size ", input_size, ", got ", grad_output.sizes());
+  for (size_t i = 0; i < ns; i++)  // PyTorch's backward refuses an empty pooled dim (its forward allows it)
+    EMBER_CHECK(output_size[i] > 0, "adaptive_avg_pool", ns, "d_backward(): Expected grad_output to have non-zero size "
+                "for non-batch dimensions, but grad_output has sizes ", grad_output.sizes(), " with dimension ",
+                lead + i, " being empty");
   IntArrayRef in(input_size.data() + lead, ns);
   if (is_global(output_size) && grad_output.numel() > 0)  // every input gets its window's share
     return ember::div(grad_output.expand(input_size), scalar_to_tensor(double(prod(in))));
