@@ -37,6 +37,13 @@ def conv_cases(libs):
         cases.append((f"conv2d 3x3 fwd {n}x{c}x{hw}x{hw}", {k: (lambda m=m: fwd(m)) for k, m in made.items()}, flops))
         cases.append((f"conv2d 3x3 fwd+bwd {n}x{c}x{hw}x{hw}", {k: (lambda m=m: fwd_bwd(m)) for k, m in made.items()},
                       3 * flops))
+        if hw == 56:  # the same layer on a channels-last input
+            made_cl = {}
+            for name, (lib, x, w, b) in made.items():
+                x_cl = x.detach().to(memory_format=lib.channels_last).requires_grad_()
+                made_cl[name] = (lib, x_cl, w, b)
+            cases.append((f"conv2d 3x3 fwd+bwd {n}x{c}x{hw}x{hw} channels_last",
+                          {k: (lambda m=m: fwd_bwd(m)) for k, m in made_cl.items()}, 3 * flops))
     return cases
 
 
