@@ -69,8 +69,8 @@ T pairwise_sum(const T* x, int64_t n, int64_t stride) {
       if (stride == 1) {
         for (; i + kLanes <= n; i += kLanes)
           for (int j = 0; j < kLanes; j++) acc[j] += x[i + j];
-        // the rest (all of a short row) in vectors of 8 lanes, then the last few in a register (adding
-        // them to lanes in memory would stall the fold's vector loads on store forwarding)
+        // the rest in vectors of 8 lanes, then the last few in a register (adding them to lanes in memory
+        // would stall the fold's vector loads on store forwarding)
         for (; i + 8 <= n; i += 8)
           for (int j = 0; j < 8; j++) acc[j] += x[i + j];
         T tail = 0;
