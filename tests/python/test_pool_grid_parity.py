@@ -147,3 +147,21 @@ def test_short_row_sums_and_blocked_transposes():
         for r, c in ((5, 3), (67, 130), (128, 64), (3, 257)):
             a = (rng.randn(r, c) * 100).astype(dt)
             np.testing.assert_array_equal(ember.tensor(a).t().contiguous().numpy(), a.T)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_reduced_float_interpolation_rounds_weights_as_torch(dtype):
+    """torch keeps 1-d/3-d linear and cubic weights in the input's half/bfloat16 (its 2-d bilinear ones float):
+    the results agree to the bit but for rare last-place ties."""
+    rng = np.random.RandomState(0)
+    mismatched = 0
+    for mode, shape, kw in (("linear", (2, 3, 7), dict(scale_factor=0.6)), ("linear", (2, 3, 5), dict(size=9, align_corners=True)),
+                            ("trilinear", (1, 2, 3, 4, 5), dict(size=(5, 3, 7))), ("bicubic", (2, 2, 5, 6), dict(size=(7, 4))),
+                            ("bilinear", (2, 2, 5, 6), dict(scale_factor=1.7))):
+        x = rng.uniform(-9, 9, shape).astype(np.float32)
+        t = F.interpolate(torch.tensor(x).to(getattr(torch, dtype)), mode=mode, **kw).float().numpy()
+        e = E.interpolate(ember.tensor(x).to(getattr(ember, dtype)), mode=mode, **kw).float().numpy()
+        ulp = np.abs(t) * (2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -10) + 1e-30
+        assert np.all(np.abs(t - e) <= ulp), (mode, kw)
+        mismatched += int((t != e).sum())
+    assert mismatched <= 2

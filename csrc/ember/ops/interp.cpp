@@ -16,6 +16,7 @@
 #include "ember/autograd/formulas.h"
 #include "ember/autograd/grad_mode.h"
 #include "ember/core/checked_math.h"
+#include "ember/core/half.h"
 
 #include "ember/generated/native.h"
 #include "ember/iter/layout.h"
@@ -64,9 +65,18 @@ struct Taps {
   std::vector<std::vector<double>> w;     // [tap][out]; empty for nearest
 };
 
+// PyTorch keeps 1-d/3-d linear and cubic weights in the input's dtype: half/bfloat16 inputs get weights rounded
+// to it (found by matching its results; its 2-d bilinear weights stay float)
+template <class R>
+R weight_in(ScalarType dt, R w) {
+  if (dt == kHalf) return R(float(Half(float(w))));
+  if (dt == kBFloat16) return R(float(BFloat16(float(w))));
+  return w;
+}
+
 template <class R>
 Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_corners, std::optional<double> scale,
-               bool nearest_2d) {
+               bool nearest_2d, ScalarType dt) {
   Taps t;
   if (mode == "nearest" && nearest_2d) {
     // PyTorch's 2-D nearest kernel (nearest_idx): a copy for equal sizes, i >> 1 for twice the
@@ -106,7 +116,7 @@ Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_
                 cubic2<R>(R(1.0) - lambda + R(1.0), A)};
       for (int k = 0; k < 4; k++) {
         t.idx[k].push_back(std::max<int64_t>(std::min<int64_t>(j - 1 + k, in - 1), 0));
-        t.w[k].push_back(double(c[k]));
+        t.w[k].push_back(double(weight_in(dt, c[k])));
       }
     }
     return t;
@@ -125,7 +135,9 @@ Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_
       R real = source_index<R>(s, i, align_corners, false);
       guard_index_and_lambda(real, in, i0, l1);
       i1 = i0 + (i0 < in - 1 ? 1 : 0);
+      if (mode != "bilinear") l1 = weight_in(dt, l1);  // (PyTorch's 2-D bilinear keeps float weights: measured)
       l0 = R(1) - l1;
+      if (mode != "bilinear") l0 = weight_in(dt, l0);
     }
     t.idx[0].push_back(i0);
     t.idx[1].push_back(i1);
@@ -306,7 +318,7 @@ struct UpsamplePlan {
 };
 
 UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::string_view mode, bool align_corners,
-                           ScalarType dt, const std::optional<double>* scales) {
+                           ScalarType dt, const std::optional<double>* scales, ScalarType weight_dt) {
   int64_t k = int64_t(output_size.size());
   UpsamplePlan p;
   // the math type of the indices and weights (PyTorch's opmath: double for float64, else float)
@@ -322,8 +334,8 @@ UpsamplePlan plan_upsample(IntArrayRef in_sizes, IntArrayRef output_size, std::s
                                             : antialias_csr<float>(mode, in, out, align_corners, scales[i]));
       continue;
     }
-    Taps t = p.compute == kDouble ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2)
-                                  : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2);
+    Taps t = p.compute == kDouble ? make_taps<double>(mode, in, out, align_corners, scales[i], k == 2, weight_dt)
+                                  : make_taps<float>(mode, in, out, align_corners, scales[i], k == 2, weight_dt);
     p.mats.push_back(to_csr(t, out));
   }
   return p;
@@ -376,7 +388,8 @@ Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output
     }
     return x.is_same(x_in) ? x_in.clone() : x;
   }
-  UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales);
+  // (the weights in the input's dtype for the forward only: PyTorch's backward kernels keep them float)
+  UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales, backward ? kFloat : dt);
   if (!backward && (mode == "nearest" || mode == "nearest-exact") && x_in.device().is_cpu()) {
     // nearest only selects: every output value copied from its source in one pass, in its own dtype
     Tensor x = x_in.contiguous();
