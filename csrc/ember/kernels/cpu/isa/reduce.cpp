@@ -110,7 +110,8 @@ void row_extreme(const T* x, int64_t R, T* val, int64_t* idx) {
   int64_t bi = 0;
   bool exact = true;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    T poison = lane_sum<T>(R, [&](int64_t i) { return x[i] - x[i]; });
+    // (a short row, e.g. a 7x7 map's, takes the exact loop: it beats the vector passes' setup)
+    T poison = R < 16 ? T(1) : lane_sum<T>(R, [&](int64_t i) { return x[i] - x[i]; });
     if (poison == 0) {
       best = std::is_same_v<Op, MaxOp<T>> ? row_max_vec(x, R) : row_min_vec(x, R);
       if (idx)
@@ -343,8 +344,24 @@ void scan_kernel(bool prod, ScalarType dt, const void* in, void* out, int64_t ro
     T* y = static_cast<T*>(out);
     // float32 scans accumulate in double, as PyTorch's CPU kernel does
     using Acc = std::conditional_t<std::is_same_v<T, float>, double, T>;
-    parallel_for(0, rows, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; r++) {
+    // Each row's scan is a chain of dependent adds: short rows go in groups of 8, their chains interleaved
+    // (the same operations per row, so the same results), instead of one row's latency at a time.
+    constexpr int64_t kGroup = 8;
+    parallel_for(0, rows, std::max<int64_t>(kGroup, kGrainSize / std::max<int64_t>(n, 1)), [&](int64_t b, int64_t e) {
+      int64_t r = b;
+      if (n < 64) {
+        for (; r + kGroup <= e; r += kGroup) {
+          Acc acc[kGroup];
+          for (int64_t k = 0; k < kGroup; k++) acc[k] = prod ? Acc(1) : Acc(0);
+          for (int64_t i = 0; i < n; i++)
+            for (int64_t k = 0; k < kGroup; k++) {
+              const int64_t at = (r + k) * n + i;
+              acc[k] = prod ? wrapping_mul(acc[k], Acc(x[at])) : wrapping_add(acc[k], Acc(x[at]));
+              y[at] = T(acc[k]);
+            }
+        }
+      }
+      for (; r < e; r++) {
         Acc acc = prod ? Acc(1) : Acc(0);
         for (int64_t i = 0; i < n; i++) {
           acc = prod ? wrapping_mul(acc, Acc(x[r * n + i])) : wrapping_add(acc, Acc(x[r * n + i]));
