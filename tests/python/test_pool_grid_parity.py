@@ -183,3 +183,17 @@ def test_scans_and_extremes_over_short_rows_match_torch():
             for f in ("amax", "amin", "argmax", "argmin"):
                 np.testing.assert_array_equal(getattr(ember, f)(ember.tensor(x), -1).numpy(),
                                               getattr(torch, f)(torch.tensor(x), -1).numpy(), err_msg=f"{f} {dt} {shape}")
+
+
+@pytest.mark.parametrize("p", [0.5, 1.5, 2.0, 3.0])
+def test_norm_gradient_at_zeros_matches_torch(p):
+    """p-norm gradients where entries (or a whole row) are zero: PyTorch's subgradients, never NaN."""
+    x0 = np.array([[0.0, 1.0, -2.0], [0.0, 0.0, 0.0], [3.0, -0.5, 0.25]])
+    e = ember.tensor(x0, requires_grad=True)
+    e.norm(p, dim=1).sum().backward()
+    t = torch.tensor(x0, requires_grad=True)
+    t.norm(p, dim=1).sum().backward()
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    x = ember.tensor(np.random.RandomState(0).randn(3, 4), requires_grad=True)
+    f = lambda a: a.norm(p, dim=1)  # noqa: E731
+    assert ember.autograd.gradcheck(f, (x,)) and ember.autograd.gradgradcheck(f, (x,))

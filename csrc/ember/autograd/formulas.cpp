@@ -226,6 +226,13 @@ Tensor norm_backward(const Tensor& grad, const Tensor& self, const std::optional
     Tensor count = self.dim() ? ember::sum(mask, IntArrayRef(rd), true) : mask.to(kLong);
     return self.sgn() * g * mask / count;
   }
+  if (p < 2) {
+    // |x|^(p-1) sgn(x): 0 at x = 0 for p > 1 (x |x|^(p-2) would be 0 * inf there); for p < 1 PyTorch's
+    // subgradient 0 at the zeros, and g r^(1-p) (finite at r = 0)
+    Tensor self_scaled = self.sgn() * ember::pow(self.abs(), scalar(p - 1));
+    if (p < 1) return self_scaled.masked_fill(ember::eq(self, scalar(0.0)), 0) * g * ember::pow(r, scalar(1 - p));
+    return self_scaled * (g / ember::pow(r, scalar(p - 1))).masked_fill(zero_r, 0);
+  }
   Tensor scale = (g / ember::pow(r, scalar(p - 1))).masked_fill(zero_r, 0);
   return self * ember::pow(self.abs(), scalar(p - 2)) * scale;
 }
