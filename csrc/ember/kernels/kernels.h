@@ -15,8 +15,9 @@ struct KernelArgs {
 
 enum class TernaryKernel { Clamp, Lerp, Where };
 
-// Reductions over a contiguous [outer, reduced, inner] block into [outer, inner].
-enum class ReduceKernel { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any };
+// Reductions over a contiguous [outer, reduced, inner] block into [outer, inner]. SumSquares (the 2-norm's
+// sum of squares in one pass) is the CPU's, float and double only.
+enum class ReduceKernel { Sum, Prod, Max, Min, ArgMax, ArgMin, All, Any, SumSquares };
 struct ReduceShape {
   int64_t outer, reduced, inner;
 };

@@ -91,6 +91,7 @@ const char* reduce_name(ReduceKernel k) {
     case ReduceKernel::ArgMin: return "argmin";
     case ReduceKernel::All: return "all";
     case ReduceKernel::Any: return "any";
+    case ReduceKernel::SumSquares: return "linalg.vector_norm";
   }
   return "reduce";
 }
@@ -440,6 +441,10 @@ Tensor norm(const Tensor& self, std::optional<Scalar> p_opt, OptionalIntArrayRef
     r = native::sum(ember::ne(x, scalar_to_tensor(0.0)).to(x.dtype()), dim, keepdim, std::nullopt);
   } else if (p == 1) {
     r = native::sum(x, dim, keepdim, std::nullopt);
+  } else if (p == 2 && x.device().is_cpu() && (x.dtype() == kFloat || x.dtype() == kDouble)) {
+    // the squares summed as they are read (one pass, no squared copy); x is real here (a complex input's abs)
+    auto red = prepare(x, reduce_mask(x, dim, "linalg.vector_norm"), keepdim, x.dtype());
+    r = ember::sqrt(run(ReduceKernel::SumSquares, red));
   } else if (p == 2) {
     r = ember::sqrt(native::sum(ember::mul(x, x), dim, keepdim, std::nullopt));
   } else {

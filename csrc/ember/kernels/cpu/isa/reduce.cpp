@@ -25,13 +25,20 @@ inline void fold_lanes(T* acc) {
   }
 }
 
+// a value as summed: itself, or its square for SumSquares
+template <bool Sq, class T>
+inline T term(T v) {
+  if constexpr (Sq) return v * v;
+  else return v;
+}
+
 template <class T> struct Vec8;  // 8 lanes of T as a GCC vector (one register)
 template <> struct Vec8<float> { typedef float type __attribute__((vector_size(32))); };
 template <> struct Vec8<double> { typedef double type __attribute__((vector_size(64))); };
 
 // A short row (e.g. a 7x7 feature map), n < 64: one vector of 8 lanes in a register, the values past the
 // last full vector in a scalar, the lanes folded as pairwise_sum folds them (its sums, bit for bit).
-template <class T>
+template <bool Sq, class T>
 T short_row_sum(const T* x, int64_t n) {
   using V8 = typename Vec8<T>::type;
   V8 a = {};
@@ -39,51 +46,53 @@ T short_row_sum(const T* x, int64_t n) {
   for (; i + 8 <= n; i += 8) {
     V8 v;
     std::memcpy(&v, x + i, sizeof(V8));
-    a += v;
+    if constexpr (Sq) a += v * v;  // (not through term(): a vector by value changes the DEFAULT build's ABI)
+    else a += v;
   }
   T tail = 0;
-  for (; i < n; i++) tail += x[i];
+  for (; i < n; i++) tail += term<Sq>(x[i]);
   T l[8];
   std::memcpy(l, &a, sizeof(l));
   fold_lanes<4>(l);
   return l[0] + tail;
 }
 
-// Pairwise summation: error grows with log(n), not n (float32 sums of 10^7 stay accurate).
-template <class T>
+// Pairwise summation: error grows with log(n), not n (float32 sums of 10^7 stay accurate). With Sq, of the
+// squares (floats only).
+template <bool Sq = false, class T>
 T pairwise_sum(const T* x, int64_t n, int64_t stride) {
   if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
     // signed integers sum as their unsigned twins: the same bits, wrapping without UB in any order
     using U = std::make_unsigned_t<T>;
-    return T(pairwise_sum(reinterpret_cast<const U*>(x), n, stride));
+    return T(pairwise_sum<Sq>(reinterpret_cast<const U*>(x), n, stride));
   } else {
     // 64 independent accumulators: four AVX-512 registers of float (eight of double), so the adds
     // are not serialized on one register's latency and the loop runs at memory bandwidth.
     constexpr int64_t kBase = 4096, kLanes = 64;
     if constexpr (std::is_floating_point_v<T>) {
-      if (stride == 1 && n < kLanes) return short_row_sum(x, n);
+      if (stride == 1 && n < kLanes) return short_row_sum<Sq>(x, n);
     }
     if (n <= kBase) {
       T acc[kLanes] = {};
       int64_t i = 0;
       if (stride == 1) {
         for (; i + kLanes <= n; i += kLanes)
-          for (int j = 0; j < kLanes; j++) acc[j] += x[i + j];
+          for (int j = 0; j < kLanes; j++) acc[j] += term<Sq>(x[i + j]);
         // the rest in vectors of 8 lanes, then the last few in a register (adding them to lanes in memory
         // would stall the fold's vector loads on store forwarding)
         for (; i + 8 <= n; i += 8)
-          for (int j = 0; j < 8; j++) acc[j] += x[i + j];
+          for (int j = 0; j < 8; j++) acc[j] += term<Sq>(x[i + j]);
         T tail = 0;
-        for (; i < n; i++) tail += x[i];
+        for (; i < n; i++) tail += term<Sq>(x[i]);
         fold_lanes<kLanes / 2>(acc);
         return acc[0] + tail;
       }
-      for (; i < n; i++) acc[i & (kLanes - 1)] += x[i * stride];
+      for (; i < n; i++) acc[i & (kLanes - 1)] += term<Sq>(x[i * stride]);
       fold_lanes<kLanes / 2>(acc);
       return acc[0];
     }
     int64_t half = (n / 2 + kLanes - 1) & ~(kLanes - 1);
-    return pairwise_sum(x, half, stride) + pairwise_sum(x + half * stride, n - half, stride);
+    return pairwise_sum<Sq>(x, half, stride) + pairwise_sum<Sq>(x + half * stride, n - half, stride);
   }
 }
 
@@ -237,6 +246,32 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
   });
 }
 
+// Sums of squares (the 2-norm's) in one pass, in sum's orders: no squared copy of the input first.
+template <class T>
+void reduce_sum_squares(const T* in, T* out, ReduceShape sh) {
+  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
+  if (I == 1) {
+    if (O < get_num_threads() && R >= 2 * kGrainSize) {
+      sum_long_rows(O, R, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum<true>(in + o * R + lo, n, 1); });
+      return;
+    }
+    parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; o++) out[o] = pairwise_sum<true>(in + o * R, R, 1);
+    });
+    return;
+  }
+  parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
+    std::vector<T> block(static_cast<std::size_t>(I)), row(static_cast<std::size_t>(I));
+    for (int64_t o = b; o < e; o++) {
+      const T* x = in + o * R * I;
+      sum_rows_blocked(R, I, out + o * I, block.data(), [&](int64_t r) {
+        for (int64_t j = 0; j < I; j++) row[j] = x[r * I + j] * x[r * I + j];
+        return static_cast<const T*>(row.data());
+      });
+    }
+  });
+}
+
 // Sums of half/bfloat16 values into float, widening as they are read: the same additions in the same
 // order as pairwise_sum over the widened tensor, without writing the float copy first.
 float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
@@ -329,6 +364,10 @@ void reduce_kernel(ReduceKernel k, ScalarType dt, const void* in, void* values, 
       case ReduceKernel::Min:
       case ReduceKernel::ArgMin:
         reduce_extreme<T, MinOp<T>>(x, v, indices, sh);
+        return;
+      case ReduceKernel::SumSquares:
+        if constexpr (std::is_floating_point_v<T>) reduce_sum_squares<T>(x, v, sh);
+        else EMBER_FAIL(Runtime, "sum-of-squares kernel takes float or double");
         return;
       case ReduceKernel::All:
       case ReduceKernel::Any:
