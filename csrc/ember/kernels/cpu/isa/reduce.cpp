@@ -246,30 +246,40 @@ void reduce_sum_prod(bool prod, const T* in, T* out, ReduceShape sh) {
   });
 }
 
-// Sums of squares (the 2-norm's) in one pass, in sum's orders: no squared copy of the input first.
-template <class T>
-void reduce_sum_squares(const T* in, T* out, ReduceShape sh) {
+// Sum's two loop shapes over a [O, R, I] block for the kinds that transform values as they read them (half/
+// bfloat16 widened, squares): part(o, lo, n) sums n values of row o from lo (I == 1); row(o, r, buf) gives row
+// r of block o as I values of T (in buf when transformed), accumulated by sum_rows_blocked.
+template <class T, class Part, class Row>
+void sum_reduce_rows(ReduceShape sh, T* out, const Part& part, const Row& row) {
   const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
   if (I == 1) {
     if (O < get_num_threads() && R >= 2 * kGrainSize) {
-      sum_long_rows(O, R, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum<true>(in + o * R + lo, n, 1); });
+      sum_long_rows(O, R, out, part);
       return;
     }
     parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; o++) out[o] = pairwise_sum<true>(in + o * R, R, 1);
+      for (int64_t o = b; o < e; o++) out[o] = part(o, 0, R);
     });
     return;
   }
   parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
-    std::vector<T> block(static_cast<std::size_t>(I)), row(static_cast<std::size_t>(I));
-    for (int64_t o = b; o < e; o++) {
-      const T* x = in + o * R * I;
-      sum_rows_blocked(R, I, out + o * I, block.data(), [&](int64_t r) {
-        for (int64_t j = 0; j < I; j++) row[j] = x[r * I + j] * x[r * I + j];
-        return static_cast<const T*>(row.data());
-      });
-    }
+    std::vector<T> block(static_cast<std::size_t>(I)), buf(static_cast<std::size_t>(I));
+    for (int64_t o = b; o < e; o++)
+      sum_rows_blocked(R, I, out + o * I, block.data(), [&](int64_t r) { return row(o, r, buf.data()); });
   });
+}
+
+// Sums of squares (the 2-norm's) in one pass, in sum's orders: no squared copy of the input first.
+template <class T>
+void reduce_sum_squares(const T* in, T* out, ReduceShape sh) {
+  const int64_t R = sh.reduced, I = sh.inner;
+  sum_reduce_rows<T>(
+      sh, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum<true>(in + o * R + lo, n, 1); },
+      [&](int64_t o, int64_t r, T* buf) {
+        const T* x = in + (o * R + r) * I;
+        for (int64_t j = 0; j < I; j++) buf[j] = x[j] * x[j];
+        return static_cast<const T*>(buf);
+      });
 }
 
 // Sums of half/bfloat16 values into float, widening as they are read: the same additions in the same
@@ -299,27 +309,13 @@ float pairwise_sum_widened(ScalarType dt, const uint16_t* x, int64_t n) {
 
 // reduce_sum_prod's sum for half/bfloat16 input and float output, the same loops over widened values
 void reduce_sum_widened(ScalarType dt, const uint16_t* in, float* out, ReduceShape sh) {
-  const int64_t O = sh.outer, R = sh.reduced, I = sh.inner;
-  if (I == 1) {
-    if (O < get_num_threads() && R >= 2 * kGrainSize) {
-      sum_long_rows(O, R, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum_widened(dt, in + o * R + lo, n); });
-      return;
-    }
-    parallel_for(0, O, std::max<int64_t>(1, kGrainSize / std::max<int64_t>(R, 1)), [&](int64_t b, int64_t e) {
-      for (int64_t o = b; o < e; o++) out[o] = pairwise_sum_widened(dt, in + o * R, R);
-    });
-    return;
-  }
-  parallel_for(0, O, 1, [&](int64_t b, int64_t e) {
-    std::vector<float> block(static_cast<std::size_t>(I)), row(static_cast<std::size_t>(I));
-    for (int64_t o = b; o < e; o++) {
-      const uint16_t* x = in + o * R * I;
-      sum_rows_blocked(R, I, out + o * I, block.data(), [&](int64_t r) {
-        widen_array(dt, x + r * I, row.data(), I);
-        return static_cast<const float*>(row.data());
+  const int64_t R = sh.reduced, I = sh.inner;
+  sum_reduce_rows<float>(
+      sh, out, [&](int64_t o, int64_t lo, int64_t n) { return pairwise_sum_widened(dt, in + o * R + lo, n); },
+      [&](int64_t o, int64_t r, float* buf) {
+        widen_array(dt, in + (o * R + r) * I, buf, I);
+        return static_cast<const float*>(buf);
       });
-    }
-  });
 }
 
 void reduce_all_any(bool all, const bool* in, bool* out, ReduceShape sh) {
