@@ -27,6 +27,7 @@ def main():
     mats = {name: {s: (mk(lib, (s, s)), mk(lib, (s, s))) for s in SIZES} for name, lib in libs.items()}
     wide = {name: mk(lib, (4096, 4096)) for name, lib in libs.items()}
     small = {name: mk(lib, (1000, 100)) for name, lib in libs.items()}
+    maps = {name: mk(lib, (64, 512, 7, 7)) for name, lib in libs.items()}  # ResNet's last feature maps
 
     cases = [
         ("add 16M f32 (out of place)", {k: (lambda a=a: a[0] + a[1]) for k, a in data.items()}, 3 * 4 * n),
@@ -43,6 +44,11 @@ def main():
         ("sum 16M f32", {k: (lambda a=a: a[0].sum()) for k, a in data.items()}, 4 * n),
         ("sum(dim=0) 4096x4096", {k: (lambda a=a: a.sum(0)) for k, a in wide.items()}, 4 * 4096 * 4096),
         ("sum(dim=1) 4096x4096", {k: (lambda a=a: a.sum(1)) for k, a in wide.items()}, 4 * 4096 * 4096),
+        ("norm 4096x4096 (2-norm, all)", {k: (lambda a=a: a.norm()) for k, a in wide.items()}, 4 * 4096 * 4096),
+        ("norm(dim=1) 4096x4096", {k: (lambda a=a: a.norm(dim=1)) for k, a in wide.items()}, 4 * 4096 * 4096),
+        ("mean / norm over 7x7 maps 64x512x7x7", {k: (lambda a=a: (a.mean((2, 3)), a.norm(dim=(2, 3))))
+                                                  for k, a in maps.items()}, None),
+        ("cumsum(-1) over rows of 7, 64x512x7x7", {k: (lambda a=a: a.cumsum(-1)) for k, a in maps.items()}, None),
         ("transposed copy 4096x4096", {k: (lambda a=a: a.t().contiguous()) for k, a in wide.items()}, 8 * 4096 * 4096),
         ("softmax-ish: exp/sum(1) 1000x100", {k: (lambda a=a: a.exp() / a.exp().sum(1, keepdim=True)) for k, a in small.items()}, None),
     ]
