@@ -6,8 +6,9 @@
 // float for float32, double for float64): 1 tap for nearest, 2 for linear, 4 for bicubic, the
 // averaging window for area. The last dim is resampled first, as PyTorch's kernel nests its loops.
 // upsample applies the matrices, upsample_backward their transposes: each is the other's
-// gradient, so gradients of any order are exact. grid_sample and affine_grid are composites of
-// differentiable ops (gather, where, mul, matmul).
+// gradient, so gradients of any order are exact. grid_sample is one CPU kernel for 2-D bilinear/nearest
+// float/double (grid_sampler_2d_fused) and otherwise, like affine_grid, a composite of differentiable ops
+// (index_select, where, mul, matmul), which also gives the fused op's second derivatives.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -65,8 +66,8 @@ struct Taps {
   std::vector<std::vector<double>> w;     // [tap][out]; empty for nearest
 };
 
-// PyTorch keeps 1-d/3-d linear and cubic weights in the input's dtype: half/bfloat16 inputs get weights rounded
-// to it (found by matching its results; its 2-d bilinear weights stay float)
+// a weight rounded to dt when that is half/bfloat16 (PyTorch keeps some of its weights in the input's dtype:
+// plan_upsample says which)
 template <class R>
 R weight_in(ScalarType dt, R w) {
   if (dt == kHalf) return R(float(Half(float(w))));
@@ -135,9 +136,8 @@ Taps make_taps(const std::string_view mode, int64_t in, int64_t out, bool align_
       R real = source_index<R>(s, i, align_corners, false);
       guard_index_and_lambda(real, in, i0, l1);
       i1 = i0 + (i0 < in - 1 ? 1 : 0);
-      if (mode != "bilinear") l1 = weight_in(dt, l1);  // (PyTorch's 2-D bilinear keeps float weights: measured)
-      l0 = R(1) - l1;
-      if (mode != "bilinear") l0 = weight_in(dt, l0);
+      l1 = weight_in(dt, l1);
+      l0 = weight_in(dt, R(1) - l1);
     }
     t.idx[0].push_back(i0);
     t.idx[1].push_back(i1);
@@ -388,8 +388,10 @@ Tensor run_upsample(const Tensor& x_in, IntArrayRef in_sizes, IntArrayRef output
     }
     return x.is_same(x_in) ? x_in.clone() : x;
   }
-  // (the weights in the input's dtype for the forward only: PyTorch's backward kernels keep them float)
-  UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales, backward ? kFloat : dt);
+  // PyTorch's forward keeps 1-d/3-d linear and cubic weights in the input's dtype (half/bfloat16 inputs get
+  // them rounded); its 2-d bilinear forward and every backward keep them float (found by matching its results)
+  const ScalarType weight_dt = backward || mode == "bilinear" ? kFloat : dt;
+  UpsamplePlan p = plan_upsample(in_sizes, output_size, mode, align_corners, dt, scales, weight_dt);
   if (!backward && (mode == "nearest" || mode == "nearest-exact") && x_in.device().is_cpu()) {
     // nearest only selects: every output value copied from its source in one pass, in its own dtype
     Tensor x = x_in.contiguous();
@@ -446,15 +448,15 @@ namespace {
 
 // PyTorch's grid_sampler_compute_source_index, with differentiable ops: unnormalize, then clip
 // (border) or reflect and clip (reflection).
+Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
+  return align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
+}
+
 // PyTorch's CPU kernel for 2-D float32 computes (coord + 1) * scale - 0.5 as one fused multiply-add: in
 // double the product and difference are exact (a float times a half-integer), rounded to float once
 Tensor unnormalize_fused(const Tensor& coord, int64_t size, bool align_corners) {
   Tensor c1 = (coord + 1).to(kDouble);
   return (align_corners ? c1 * (double(size - 1) / 2) : c1 * (double(size) / 2) - 0.5).to(kFloat);
-}
-
-Tensor unnormalize(const Tensor& coord, int64_t size, bool align_corners) {
-  return align_corners ? (coord + 1) * (double(size - 1) / 2) : (coord + 1) * (double(size) / 2) - 0.5;
 }
 
 // the padding mode applied to unnormalized coordinates c: clipped (border), reflected and clipped

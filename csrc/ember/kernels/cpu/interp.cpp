@@ -222,6 +222,12 @@ struct PointTaps {
   T fx, fy, gx, gy;  // fractions (x - floor x, y - floor y) and d(source)/d(grid)
 };
 
+// tap k's value in an input plane, 0 outside (then still multiplied by its weight, as PyTorch's kernel)
+template <class T>
+T tap_value(const T* plane, const PointTaps<T>& t, int k) {
+  return t.in[k] ? plane[t.off[k]] : T(0);
+}
+
 template <class T>
 void point_taps(const GridAxis<T>& ax, const GridAxis<T>& ay, T gxn, T gyn, int64_t mode, bool want_grad,
                 PointTaps<T>& p) {
@@ -270,15 +276,13 @@ void grid_sample_2d_typed(const Tensor& out, const Tensor& input, const Tensor& 
         const T* plane = xp + (n * C + c) * H * W;
         T* y = yp + (n * C + c) * P + row * Wo;
         if (mode == 1) {
-          for (int64_t j = 0; j < Wo; j++) y[j] = taps[size_t(j)].in[0] ? plane[taps[size_t(j)].off[0]] : T(0);
+          for (int64_t j = 0; j < Wo; j++) y[j] = tap_value(plane, taps[size_t(j)], 0);
           continue;
         }
         for (int64_t j = 0; j < Wo; j++) {
           const PointTaps<T>& t = taps[size_t(j)];
-          T acc = (t.in[0] ? plane[t.off[0]] : T(0)) * t.w[0];
-          acc += (t.in[1] ? plane[t.off[1]] : T(0)) * t.w[1];
-          acc += (t.in[2] ? plane[t.off[2]] : T(0)) * t.w[2];
-          acc += (t.in[3] ? plane[t.off[3]] : T(0)) * t.w[3];
+          T acc = tap_value(plane, t, 0) * t.w[0];
+          for (int k = 1; k < 4; k++) acc += tap_value(plane, t, k) * t.w[k];
           y[j] = acc;
         }
       }
@@ -329,8 +333,8 @@ void grid_sample_2d_backward_typed(const Tensor& grad_input, const Tensor& grad_
           const T* plane = xp + (n * C + c) * H * W;
           for (int64_t j = 0; j < P; j++) {
             const PointTaps<T>& q = t[j];
-            const T nw = q.in[0] ? plane[q.off[0]] : T(0), ne = q.in[1] ? plane[q.off[1]] : T(0);
-            const T sw = q.in[2] ? plane[q.off[2]] : T(0), se = q.in[3] ? plane[q.off[3]] : T(0);
+            const T nw = tap_value(plane, q, 0), ne = tap_value(plane, q, 1);
+            const T sw = tap_value(plane, q, 2), se = tap_value(plane, q, 3);
             acc[2 * j] += ((ne - nw) * (T(1) - q.fy) + (se - sw) * q.fy) * go[j];
             acc[2 * j + 1] += ((sw - nw) * (T(1) - q.fx) + (se - ne) * q.fx) * go[j];
           }
@@ -338,13 +342,10 @@ void grid_sample_2d_backward_typed(const Tensor& grad_input, const Tensor& grad_
       }
     }
   });
-  if (ggp) {
+  if (ggp && !bilinear_grid) std::fill(ggp, ggp + N * P * 2, T(0));  // nearest: values do not move with the grid
+  if (bilinear_grid) {
     parallel_for(0, N * P, 4096, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; i++) {
-        if (!bilinear_grid) {  // nearest: the values do not move with the grid
-          ggp[2 * i] = ggp[2 * i + 1] = T(0);
-          continue;
-        }
         const int64_t n = i / P, j = i % P;
         T gx = T(0), gy = T(0);
         for (int64_t part = 0; part < chunks; part++) {
