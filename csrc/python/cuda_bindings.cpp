@@ -93,6 +93,45 @@ void bind_cuda(nb::module_& m) {
   m.def("_pin_memory", [](nb::handle t) { return nb::steal(wrap(cuda::pin_memory(unpack(t.ptr())))); });
   m.def("_is_pinned", [](nb::handle t) { return cuda::is_pinned(unpack(t.ptr())); });
   m.def("_cuda_host_empty_cache", &cuda::host_empty_cache);
+  m.def("_cuda_host_memory_stats", [] {  // nested, as torch._C._cuda_hostMemoryStats
+    const cuda::HostStats s = cuda::host_memory_stats();
+    nb::dict d;
+    auto stat = [&](const char* name, const AllocatorStat& a) {
+      nb::dict e;
+      e["current"] = a.current;
+      e["peak"] = a.peak;
+      e["allocated"] = a.allocated;
+      e["freed"] = a.freed;
+      d[name] = e;
+    };
+    auto duration = [&](const char* name, const cuda::DurationStat& t) {
+      nb::dict e;
+      e["total"] = t.total;
+      e["max"] = t.max;
+      e["min"] = t.min;
+      e["count"] = t.count;
+      e["avg"] = t.count ? t.total / t.count : 0;
+      d[name] = e;
+    };
+    stat("allocations", s.allocations);
+    stat("allocated_bytes", s.allocated_bytes);
+    stat("active_requests", s.active_requests);
+    stat("active_bytes", s.active_bytes);
+    d["num_host_alloc"] = s.num_host_alloc;
+    d["num_host_free"] = s.num_host_free;
+    duration("host_alloc_time", s.host_alloc_time);
+    duration("host_free_time", s.host_free_time);
+    return d;
+  });
+  m.def("_cuda_reset_peak_host_memory_stats", &cuda::reset_peak_host_memory_stats);
+  m.def("_cuda_reset_accumulated_host_memory_stats", &cuda::reset_accumulated_host_memory_stats);
+  m.def("_cudart_error_string", &cuda::error_string);
+  m.def("_cudart_profiler_start", &cuda::profiler_start);
+  m.def("_cudart_profiler_stop", &cuda::profiler_stop);
+  m.def("_cudart_host_register", [](uintptr_t ptr, size_t nbytes, unsigned flags) {
+    return cuda::host_register(reinterpret_cast<void*>(ptr), nbytes, flags);
+  });
+  m.def("_cudart_host_unregister", [](uintptr_t ptr) { return cuda::host_unregister(reinterpret_cast<void*>(ptr)); });
   m.def("_set_out_of_memory_type", [](nb::handle type) { set_out_of_memory_type(type.ptr()); });
   m.def("_cuda_is_compiled", &cuda::is_compiled);
   m.def("_cuda_compiled_version", &cuda::compiled_version);

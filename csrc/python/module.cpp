@@ -42,6 +42,7 @@ void construct_device(Device* d, nb::handle type, nb::handle index) {
     new (d) Device(py::unpack_device(type.ptr()));
     return;
   }
+  EMBER_CHECK(!PyLong_Check(type.ptr()) || PyLong_AsLong(type.ptr()) >= 0, "Device index must not be negative");
   EMBER_CHECK(!PyLong_Check(type.ptr()), "Cannot access accelerator device when none is available.");
   EMBER_CHECK_KIND(PyUnicode_Check(type.ptr()), Type, "device() received an invalid combination of arguments - got (",
                    py::type_name(type.ptr()), ")");

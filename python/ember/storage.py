@@ -615,27 +615,39 @@ class TypedStorage(_Copies, _Conversions):
 
 
 class _LegacyStorageMeta(type):
-    """ember.FloatStorage & co.: constructors of TypedStorage with a fixed dtype, and dtype tests for isinstance."""
+    """ember.FloatStorage & co. (and ember.cuda.FloatStorage & co.): constructors of TypedStorage with a fixed
+    dtype and device type, and tests of both for isinstance."""
 
     def __instancecheck__(cls, obj):
         if type(obj) is TypedStorage:
-            return obj.dtype == cls.dtype and obj.device.type == "cpu"
+            return obj.dtype == cls.dtype and obj.device.type == cls._device_type
         return issubclass(type(obj), cls)
 
     def __call__(cls, *args, wrap_storage=None, device=None, **kwargs):
+        qualname = f"{cls.__module__}.{cls.__name__}"
         if kwargs:
             name = next(iter(kwargs))
-            raise RuntimeError(f"ember.{cls.__name__}(): keyword argument '{name}' cannot be specified")
-        if device is not None and _C.device(device).type != "cpu":
-            raise RuntimeError(f"ember.{cls.__name__}(): expected device type cpu, got {device}")
+            raise RuntimeError(f"{qualname}(): keyword argument '{name}' cannot be specified")
+        if device is None:
+            device = None if cls._device_type == "cpu" else cls._device_type
+        elif _C.device(device).type != cls._device_type:
+            raise RuntimeError(f"{qualname}(): expected device type {cls._device_type}, got {device}")
+        if isinstance(wrap_storage, UntypedStorage) and wrap_storage.device.type != cls._device_type:
+            raise RuntimeError(f"{qualname}(): Device of 'wrap_storage' must be {cls._device_type}, but got "
+                               f"{wrap_storage.device.type}")
         _warn_typed_storage_removal()
         return TypedStorage(*args, dtype=cls.dtype, device=device, wrap_storage=wrap_storage, _internal=True)
 
 
-_LEGACY_CLASSES = {name: _LegacyStorageMeta(name, (TypedStorage,),
-                                            {"dtype": dtype, "__module__": "ember",
-                                             "__doc__": f"A TypedStorage of {dtype} (legacy class)."})
-                   for dtype, name in _LEGACY_NAMES.items()}
+def _legacy_classes(device_type, module):
+    return {name: _LegacyStorageMeta(name, (TypedStorage,),
+                                     {"dtype": dtype, "_device_type": device_type, "__module__": module,
+                                      "__doc__": f"A TypedStorage of {dtype} on the {device_type.upper()} (legacy class)."})
+            for dtype, name in _LEGACY_NAMES.items()}
+
+
+_LEGACY_CLASSES = _legacy_classes("cpu", "ember")
+_CUDA_LEGACY_CLASSES = _legacy_classes("cuda", "ember.cuda")  # ember.cuda exports these
 globals().update(_LEGACY_CLASSES)
 __all__ += list(_LEGACY_CLASSES)
 

@@ -293,7 +293,9 @@ def test_cuda_requests_fail_like_cpu_torch(expr):
     "lib.ones(2).to(device='cpu', non_blocking=True).tolist()", "lib.ones(2).to('cpu:0').tolist()",
     "lib.ones(2).cpu().tolist()", "lib.ones(2, pin_memory=False).tolist()", "repr(lib.nn.ReLU().cuda())",
     "repr(lib.nn.ReLU().to('cuda'))", "lib.device('cuda:-1')", "lib.device(0)", "lib.device(1.5)",
-    "lib.device('cuda:1', 2)", "lib.device('cuda', -1)", "lib.device('bogus')",
+    "lib.device('cuda:1', 2)", "lib.device('cuda', -1)", "lib.device('bogus')", "lib.device('cuda:01')",
+    "lib.device('cuda:+1')", "lib.device('cuda: 1')", "lib.device(' cuda')", "lib.device('cuda:')",
+    "lib.device(':0')", "lib.device('cuda:10').index", "lib.device('cuda_x')", "lib.device(-1)",
 ])
 def test_device_semantics(expr):
     e, t = _same_outcome(lambda: eval(expr, {"lib": ember}), lambda: eval(expr, {"lib": torch}), message=False)

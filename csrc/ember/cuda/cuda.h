@@ -91,6 +91,27 @@ EMBER_API bool is_pinned(const Tensor& t);  // false without CUDA, or before CUD
 EMBER_API Tensor pin_memory(const Tensor& t);  // t itself when pinned already
 EMBER_API Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype);
 EMBER_API void host_empty_cache();  // frees the idle pinned blocks whose copies have finished
+// The pinned allocator's statistics (torch.cuda.host_memory_stats): blocks it owns (in use and cached),
+// blocks handed out, and the time spent in cudaHostAlloc / cudaFreeHost (microseconds).
+struct DurationStat {
+  int64_t total = 0, max = 0, min = 0, count = 0;
+};
+struct HostStats {
+  AllocatorStat allocations, allocated_bytes;  // blocks owned: grows at cudaHostAlloc, shrinks at cudaFreeHost
+  AllocatorStat active_requests, active_bytes;  // blocks handed out and not yet given back
+  int64_t num_host_alloc = 0, num_host_free = 0;
+  DurationStat host_alloc_time, host_free_time;
+};
+EMBER_API HostStats host_memory_stats();  // all zero before CUDA has started
+EMBER_API void reset_peak_host_memory_stats();
+EMBER_API void reset_accumulated_host_memory_stats();
+
+// ---- the CUDA runtime calls torch.cuda.cudart() exposes; each returns the cudaError_t code (0: success)
+EMBER_API std::string error_string(int code);  // cudaGetErrorString
+EMBER_API int profiler_start();                // cudaProfilerStart: collection on, for Nsight / nvprof
+EMBER_API int profiler_stop();
+EMBER_API int host_register(void* ptr, size_t nbytes, unsigned flags);  // page-lock memory allocated elsewhere
+EMBER_API int host_unregister(void* ptr);
 
 // ---- streams: the backend's handles (a cudaStream_t as an integer; 0 the legacy default stream)
 EMBER_API Stream current_stream(int device = -1);

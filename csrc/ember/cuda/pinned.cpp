@@ -4,6 +4,8 @@
 // event on its stream (record_host_use); a freed block is handed out again only once all its events
 // have completed, so freeing a pinned tensor right after a non_blocking copy is safe.
 #ifdef EMBER_HAVE_CUDA
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -25,6 +27,27 @@ struct HostBlock {
   std::vector<cudaEvent_t> events;  // copies queued on streams that touch the block
 };
 
+void add(AllocatorStat& s, int64_t delta) {
+  s.current += delta;
+  if (delta > 0) s.allocated += delta;
+  else s.freed -= delta;
+  if (s.current > s.peak) s.peak = s.current;
+}
+
+// Times a call to cudaHostAlloc / cudaFreeHost into `d`.
+template <class F>
+cudaError_t timed(DurationStat& d, F&& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const cudaError_t err = call();
+  const int64_t us =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+  d.total += us;
+  d.max = std::max(d.max, us);
+  d.min = d.count ? std::min(d.min, us) : us;
+  d.count++;
+  return err;
+}
+
 size_t round_size(size_t n) {
   size_t s = 512;
   while (s < n) s <<= 1;
@@ -45,14 +68,16 @@ class PinnedAllocator final : public Allocator {
       void* p = *it;
       list.erase(it);
       b.in_use = true;
+      hand_out(b.size);
       return {p, this, &free_fn, Device()};
     }
     void* p = nullptr;
-    cudaError_t err = cudaHostAlloc(&p, size, cudaHostAllocDefault);
+    auto host_alloc = [&] { return timed(stats_.host_alloc_time, [&] { return cudaHostAlloc(&p, size, cudaHostAllocDefault); }); };
+    cudaError_t err = host_alloc();
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
       release_cached();  // give back what the cache holds, then try once more
-      err = cudaHostAlloc(&p, size, cudaHostAllocDefault);
+      err = host_alloc();
     }
     if (err != cudaSuccess) {
       (void)cudaGetLastError();
@@ -60,6 +85,10 @@ class PinnedAllocator final : public Allocator {
                  cudaGetErrorString(err), ")");
     }
     blocks_[p] = HostBlock{size, true, {}};
+    add(stats_.allocations, 1);
+    add(stats_.allocated_bytes, int64_t(size));
+    stats_.num_host_alloc++;
+    hand_out(size);
     return {p, this, &free_fn, Device()};
   }
 
@@ -96,7 +125,10 @@ class PinnedAllocator final : public Allocator {
           ++it;
           continue;
         }
-        if (cudaFreeHost(*it) != cudaSuccess) (void)cudaGetLastError();
+        if (timed(stats_.host_free_time, [&] { return cudaFreeHost(*it); }) != cudaSuccess) (void)cudaGetLastError();
+        add(stats_.allocations, -1);
+        add(stats_.allocated_bytes, -int64_t(bi->second.size));
+        stats_.num_host_free++;
         blocks_.erase(bi);
         it = list.erase(it);
       }
@@ -106,6 +138,24 @@ class PinnedAllocator final : public Allocator {
   void empty_cache() {
     std::lock_guard<std::mutex> lock(mu_);
     release_cached();
+  }
+
+  HostStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+  void reset_peak() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (AllocatorStat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests, &stats_.active_bytes})
+      s->peak = s->current;
+    stats_.host_alloc_time.max = stats_.host_free_time.max = 0;
+  }
+  void reset_accumulated() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (AllocatorStat* s : {&stats_.allocations, &stats_.allocated_bytes, &stats_.active_requests, &stats_.active_bytes})
+      s->allocated = s->freed = 0;
+    stats_.num_host_alloc = stats_.num_host_free = 0;
+    stats_.host_alloc_time = stats_.host_free_time = DurationStat{};
   }
 
  private:
@@ -118,6 +168,12 @@ class PinnedAllocator final : public Allocator {
     if (it == blocks_.end()) return;
     it->second.in_use = false;
     free_[it->second.size].push_back(p);
+    add(stats_.active_requests, -1);
+    add(stats_.active_bytes, -int64_t(it->second.size));
+  }
+  void hand_out(size_t size) {  // (holding mu_)
+    add(stats_.active_requests, 1);
+    add(stats_.active_bytes, int64_t(size));
   }
   HostBlock* find(const void* ptr) {
     auto it = blocks_.upper_bound(const_cast<void*>(ptr));
@@ -141,6 +197,7 @@ class PinnedAllocator final : public Allocator {
   std::mutex mu_;
   std::map<void*, HostBlock> blocks_;            // every pinned block, by address
   std::map<size_t, std::vector<void*>> free_;  // idle blocks by size
+  HostStats stats_;
 };
 
 // Never destroyed: pinned storages may outlive static destruction at exit.
@@ -173,6 +230,14 @@ Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype) { return empty_tensor_f
 
 void host_empty_cache() {
   if (is_initialized()) pinned().empty_cache();
+}
+
+HostStats host_memory_stats() { return is_initialized() ? pinned().stats() : HostStats{}; }
+void reset_peak_host_memory_stats() {
+  if (is_initialized()) pinned().reset_peak();
+}
+void reset_accumulated_host_memory_stats() {
+  if (is_initialized()) pinned().reset_accumulated();
 }
 
 }  // namespace ember::cuda

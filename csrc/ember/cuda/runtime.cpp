@@ -54,6 +54,7 @@ void set_matmul_flags(const MatmulFlags& f) {
 #ifdef EMBER_HAVE_CUDA
 #include <mutex>
 
+#include <cuda_profiler_api.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include "ember/cuda/backend.h"
@@ -65,6 +66,29 @@ int nvtx_range_pop() { return nvtxRangePop(); }
 uint64_t nvtx_range_start(const char* msg) { return nvtxRangeStartA(msg); }
 void nvtx_range_end(uint64_t id) { nvtxRangeEnd(id); }
 void nvtx_mark(const char* msg) { nvtxMarkA(msg); }
+
+std::string error_string(int code) { return cudaGetErrorString(cudaError_t(code)); }
+// These start the runtime first (PyTorch's cudart() does), so no GPU gives its RuntimeError, not a code.
+int profiler_start() {
+  lazy_init();
+  return int(cudaProfilerStart());
+}
+int profiler_stop() {
+  lazy_init();
+  return int(cudaProfilerStop());
+}
+int host_register(void* ptr, size_t nbytes, unsigned flags) {
+  lazy_init();
+  const cudaError_t err = cudaHostRegister(ptr, nbytes, flags);
+  if (err != cudaSuccess) (void)cudaGetLastError();  // returned, not left sticky for the next call
+  return int(err);
+}
+int host_unregister(void* ptr) {
+  lazy_init();
+  const cudaError_t err = cudaHostUnregister(ptr);
+  if (err != cudaSuccess) (void)cudaGetLastError();
+  return int(err);
+}
 
 void fail(cudaError_t err, const char* what) {
   cudaGetLastError();  // clear a sticky launch error so the next call starts clean
@@ -245,6 +269,14 @@ Tensor empty_pinned(IntArrayRef, ScalarType) {
   EMBER_FAIL(Runtime, "Cannot access accelerator device when none is available.");
 }
 void host_empty_cache() {}
+HostStats host_memory_stats() { not_compiled(); }
+void reset_peak_host_memory_stats() { not_compiled(); }
+void reset_accumulated_host_memory_stats() { not_compiled(); }
+std::string error_string(int) { not_compiled(); }
+int profiler_start() { not_compiled(); }
+int profiler_stop() { not_compiled(); }
+int host_register(void*, size_t, unsigned) { not_compiled(); }
+int host_unregister(void*) { not_compiled(); }
 bool has_cublas() { return false; }
 int cudnn_version() { return 0; }
 void free_raw(void*, int) { not_compiled(); }

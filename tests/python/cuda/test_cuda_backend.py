@@ -865,3 +865,81 @@ def test_nvtx_and_accelerator_names_on_a_gpu():
     assert ember.float32 in a.get_device_capability()["supported_dtypes"]
     a.empty_host_cache()
     a.reset_accumulated_memory_stats()
+
+
+def test_host_memory_stats_follow_the_pinned_allocator():
+    ember.cuda.synchronize()
+    ember.cuda.memory.reset_accumulated_host_memory_stats()
+    before = ember.cuda.host_memory_stats()
+    p = ember.empty(1000, pin_memory=True)  # 4000 bytes: a 4096-byte block
+    s = ember.cuda.host_memory_stats()
+    assert s["active_requests.current"] == before.get("active_requests.current", 0) + 1
+    assert s["active_bytes.current"] - before.get("active_bytes.current", 0) == 4096
+    assert s["allocations.current"] >= 1 and s["allocated_bytes.current"] >= 4096
+    nested = ember.cuda.host_memory_stats_as_nested_dict()
+    assert nested["active_requests"]["current"] == s["active_requests.current"]
+    assert set(nested["host_alloc_time"]) == {"total", "max", "min", "count", "avg"}
+    del p
+    after = ember.cuda.host_memory_stats()
+    assert after["active_requests.current"] == s["active_requests.current"] - 1
+    q = ember.empty(900, pin_memory=True)  # same rounded size: the cached block, no new cudaHostAlloc
+    assert ember.cuda.host_memory_stats()["num_host_alloc"] == after["num_host_alloc"]
+    del q
+    ember.cuda.synchronize()
+    ember._C._cuda_host_empty_cache()
+    emptied = ember.cuda.host_memory_stats()  # (blocks other tests still hold stay)
+    assert emptied["allocations.current"] <= s["allocations.current"] - 1 and emptied["num_host_free"] >= 1
+    ember.cuda.reset_peak_host_memory_stats()
+    peaks = ember.cuda.host_memory_stats()
+    assert peaks["allocations.peak"] == peaks["allocations.current"]
+    if HAVE_TORCH_CUDA:  # the same keys as PyTorch's
+        torch.empty(10, pin_memory=True)
+        theirs = torch.cuda.host_memory_stats()
+        for key in ("allocations.current", "allocated_bytes.freed", "active_requests.peak", "active_bytes.allocated",
+                    "num_host_alloc", "num_host_free", "host_alloc_time.avg", "host_free_time.count"):
+            assert key in theirs and key in peaks, key
+
+
+def test_cudart_and_profiler_switches():
+    rt = ember.cuda.cudart()
+    assert rt.cudaError.success == 0 and ember.cuda.cudaStatus.SUCCESS == 0
+    assert rt.cudaGetErrorString(0) == "no error"
+    ember.cuda.check_error(rt.cudaProfilerStart())
+    ember.cuda.check_error(rt.cudaProfilerStop())
+    with ember.cuda.profiler.profile():
+        (ember.ones(4, device="cuda") * 2).sum().item()
+    with pytest.raises(ember.cuda.CudaError, match=r"\(2\)$"):
+        ember.cuda.check_error(2)
+    x = np.zeros(1 << 16, dtype=np.float32)  # page-locking memory allocated elsewhere
+    ptr = x.ctypes.data
+    ember.cuda.check_error(rt.cudaHostRegister(ptr, x.nbytes, 0))
+    ember.cuda.check_error(rt.cudaHostUnregister(ptr))
+    assert rt.cudaHostUnregister(ptr) != 0  # not registered any more: a code, not an exception
+
+
+def test_nvml_queries_on_a_gpu():
+    assert 0 <= ember.cuda.utilization() <= 100 and 0 <= ember.cuda.memory_usage() <= 100
+    assert 0 < ember.cuda.temperature() < 150 and ember.cuda.power_draw() > 0 and ember.cuda.clock_rate() > 0
+    x = ember.empty(64 << 20, dtype=ember.uint8, device="cuda")
+    assert ember.cuda.device_memory_used() >= x.numel()
+    listing = ember.cuda.list_gpu_processes()
+    assert listing.startswith("GPU:")  # this process may be hidden from NVML in a container
+    if HAVE_TORCH_CUDA:
+        try:
+            import pynvml  # noqa: F401  (torch's NVML functions need it)
+        except ImportError:
+            return
+        assert abs(torch.cuda.clock_rate() - ember.cuda.clock_rate()) < 500
+        assert torch.cuda.list_gpu_processes().splitlines()[0] == listing.splitlines()[0]
+
+
+def test_cuda_legacy_storages():
+    s = ember.cuda.FloatStorage(4)
+    assert s.device.type == "cuda" and s.dtype == ember.float32 and len(s) == 4
+    assert isinstance(s, ember.cuda.FloatStorage) and not isinstance(s, ember.FloatStorage)
+    assert isinstance(ember.zeros(3, device="cuda").storage(), ember.cuda.FloatStorage)
+    assert not isinstance(ember.zeros(3).storage(), ember.cuda.FloatStorage)
+    with pytest.raises(RuntimeError, match="expected device type cuda"):
+        ember.cuda.LongStorage(2, device="cpu")
+    if HAVE_TORCH_CUDA:
+        assert torch.cuda.FloatStorage(4).device.type == s.device.type
