@@ -122,6 +122,13 @@ LEFT_OUT = [
      "float8 / grouped GEMM APIs for GPUs (the CUDA issues')"),
     ("nn.utils", "convert_conv[23]d_weight_memory_format", "channels_last memory format: Ember has none"),
     ("testing", "FileCheck", "TorchScript IR checker (the graph issue's)"),
+    ("distributed", "Reducer|Logger",
+     "DDP's C++ internals (torch's Reducer takes precomputed bucket indices and per-bucket size limits, Logger "
+     "records a Reducer's construction data): Ember's DDP has its own C++ reducer, which buckets by a size cap and "
+     "has another constructor and methods"),
+    ("distributed.optim", "DistributedOptimizer",
+     "optimizes parameters held by other processes through torch.distributed.rpc remote references (RRef): Ember "
+     "has no RPC framework"),
     ("utils.data", "DFIterDataPipe|DataChunk|IterDataPipe|MapDataPipe|functional_datapipe|guaranteed_datapipes_determinism|"
                    "non_deterministic|runtime_validation|runtime_validation_disabled|argument_validation",
      "DataPipes: deprecated in PyTorch (moved out to torchdata)"),

@@ -21,8 +21,9 @@ class WorkerFailed(AssertionError):
     pass
 
 
-def run(fn, world_size, *args, timeout=120, expect_fail=False):
-    """[rank 0's result, rank 1's, ...]; with expect_fail, [(returncode, stderr, result or None)] per rank."""
+def run(fn, world_size, *args, timeout=120, expect_fail=False, script="dist_workers.py"):
+    """[rank 0's result, rank 1's, ...]; with expect_fail, [(returncode, stderr, result or None)] per rank.
+    script: the worker file in this directory (dist_workers.py, or another with the same main())."""
     port = free_port()
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE=str(world_size),
@@ -32,7 +33,7 @@ def run(fn, world_size, *args, timeout=120, expect_fail=False):
         procs = []
         for rank in range(world_size):
             procs.append(subprocess.Popen(
-                [sys.executable, os.path.join(HERE, "dist_workers.py"), fn, tmp],
+                [sys.executable, os.path.join(HERE, script), fn, tmp],
                 env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)), stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         outs = _wait_all(procs, timeout, fn)
         results = []

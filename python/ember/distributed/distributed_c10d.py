@@ -4,12 +4,18 @@ The byte moving is C++ (ember/distributed: Gloo groups, stores); this file keeps
 torch keeps in Python: the default group, group ranks vs global ranks, rendezvous URLs, argument
 checks, object collectives.
 """
+import contextlib
 import datetime
 import enum
+import functools
+import inspect
 import io
 import os
 import socket
+import threading
 import urllib.parse
+import warnings
+from typing import NewType
 
 from .. import _C
 from .._tensor import Tensor as _Tensor
@@ -23,6 +29,14 @@ DistError, DistStoreError, DistNetworkError, DistBackendError = (
     _D.DistError, _D.DistStoreError, _D.DistNetworkError, _D.DistBackendError)
 
 from .constants import default_pg_timeout  # noqa: E402
+from ._process_group_gloo import (  # noqa: E402,F401
+    AllgatherOptions, AllreduceCoalescedOptions, AllreduceOptions, AllToAllOptions, BarrierOptions, BroadcastOptions,
+    GatherOptions, ProcessGroupGloo, ReduceOptions, ReduceScatterOptions, ScatterOptions,
+    _start_allgather_coalesced)
+from ._store_queue import QueueEmptyError  # noqa: E402,F401
+
+GroupName = NewType("GroupName", str)
+GroupName.__doc__ = "A process group's name (a str; typing.NewType as in torch)."
 
 
 class BuiltinCommHookType(enum.Enum):
@@ -35,6 +49,10 @@ class Backend(str):
     """A backend name, normalized to lower case ("gloo", "nccl", ...)."""
     UNDEFINED, GLOO, NCCL, UCC, MPI = "undefined", "gloo", "nccl", "ucc", "mpi"
     backend_list = [UNDEFINED, GLOO, NCCL, UCC, MPI]
+    # the backend a device type gets by default, and the device types each backend moves. Ember's Gloo
+    # moves CPU tensors only (torch's also stages CUDA tensors through the host).
+    default_device_backend_map = {"cpu": GLOO, "cuda": NCCL}
+    backend_capability = {GLOO: ["cpu"], NCCL: ["cuda"], UCC: ["cpu", "cuda"], MPI: ["cpu", "cuda"]}
 
     def __new__(cls, name):
         if not isinstance(name, str):
@@ -43,6 +61,42 @@ class Backend(str):
         if value == Backend.UNDEFINED:
             value = name.lower()
         return super().__new__(cls, value)
+
+
+class BackendConfig:
+    """Which backend a process group uses for each device type; str() gives "cpu:gloo,cuda:nccl"."""
+
+    def __init__(self, backend):
+        self.device_backend_map = {}
+        backend = str(backend)
+        if backend == Backend.UNDEFINED:
+            device_type = "cuda" if _C._cuda_is_available() else "cpu"  # the accelerator, else the CPU
+            self.device_backend_map[device_type] = Backend(Backend.default_device_backend_map[device_type])
+        elif backend.lower() in Backend.backend_list:
+            self.device_backend_map = dict.fromkeys(Backend.backend_capability[backend.lower()], Backend(backend))
+        elif ":" in backend:
+            usage = (f"The custom backend string argument is invalid: {backend}. Custom backend string is an "
+                     "experimental feature where the backend string must be in the format: "
+                     '"<device_type1>:<backend1>,<device_type2>:<backend2>...". e.g. \'cpu:gloo,cuda:nccl\'')
+            for pair in backend.lower().split(","):
+                parts = pair.split(":")
+                if len(parts) != 2:
+                    raise ValueError(f"Invalid device:backend pairing: {pair}. {usage}")
+                device, name = parts
+                if device in self.device_backend_map:
+                    raise ValueError(f"Duplicate device type {device} in backend string: {name}. {usage}")
+                self.device_backend_map[device] = Backend(name)
+        else:
+            warnings.warn(f"Device capability of {backend} unknown, assuming `cpu` and `cuda`. You can specify it "
+                          "in `device:backend` format in `init_process_group` call.", stacklevel=2)
+            self.device_backend_map = dict.fromkeys(("cpu", "cuda", "xpu"), Backend(backend))
+
+    def __repr__(self):
+        return ",".join(f"{device}:{backend}" for device, backend in self.device_backend_map.items())
+
+    def get_device_backend_map(self):
+        """{device type: backend name}."""
+        return self.device_backend_map
 
 
 class GroupMember:
@@ -63,10 +117,25 @@ class _World:
         self.init_method = None
         self.group_ranks = {}  # pg -> list of global ranks (index = group rank)
         self.group_backend = {}
+        self.group_config = {}  # pg -> str(BackendConfig): what get_backend_config reports
+        self.group_tag = {}  # pg -> the prefix of its keys in the store (the same on every member)
+        self.derived = {}  # pg -> how many groups split_group / shrink_group made from it (names their prefixes)
         self.group_count = 0
 
 
 _world = _World()
+
+
+def _register(pg, ranks, backend, tag):
+    _world.group_ranks[pg] = list(ranks)
+    _world.group_backend[pg] = backend
+    _world.group_config[pg] = str(BackendConfig(backend))
+    _world.group_tag[pg] = tag
+
+
+def _unregister(pg):
+    for table in (_world.group_ranks, _world.group_backend, _world.group_config, _world.group_tag, _world.derived):
+        table.pop(pg, None)
 
 
 # ------------------------------------------------------------------ queries
@@ -168,6 +237,13 @@ def get_backend(group=None):
     if _non_member(group):
         raise ValueError("Invalid process group specified")
     return _world.group_backend[_group(group)]
+
+
+def get_backend_config(group=None):
+    """The backend of each device type a group serves, as a lower-case "device:backend,..." string."""
+    if _non_member(group):
+        raise ValueError("Invalid process group specified")
+    return _world.group_config[_group(group)]
 
 
 def get_process_group_ranks(group):
@@ -321,10 +397,9 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     else:
         store, rank, world_size, host = _rendezvous(init_method or "env://", rank, world_size, timeout)
     pg, backend = _make_group(backend, PrefixStore("default_pg", store), rank, world_size, timeout, host)
+    _world.__init__()
     _world.default_pg, _world.store, _world.init_method = pg, store, init_method
-    _world.group_ranks = {pg: list(range(world_size))}
-    _world.group_backend = {pg: backend}
-    _world.group_count = 0
+    _register(pg, range(world_size), backend, "default_pg")
     _world.timeout, _world.host = timeout, host
     GroupMember.WORLD = group.WORLD = pg
 
@@ -340,8 +415,7 @@ def destroy_process_group(group=None):
         return
     if _non_member(group):
         return
-    _world.group_ranks.pop(group, None)
-    _world.group_backend.pop(group, None)
+    _unregister(group)
 
 
 def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local_synchronization=False,
@@ -365,8 +439,161 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None, use_local
         return GroupMember.NON_GROUP_MEMBER
     pg, b = _make_group(backend or _world.group_backend[default], PrefixStore(tag, _world.store), ranks.index(me),
                         len(ranks), timeout or _world.timeout, _world.host)
-    _world.group_ranks[pg] = ranks
-    _world.group_backend[pg] = b
+    _register(pg, ranks, b, tag)
+    return pg
+
+
+def _device_backends(backend):
+    """{device type: backend} a backend string names: "cpu:gloo,cuda:nccl" as written, a plain name for the
+    device types it is the default of (torch's _parse_backend_string)."""
+    backend = str(backend).lower()
+    if ":" in backend:
+        out = {}
+        for part in backend.split(","):
+            pieces = part.split(":")
+            if len(pieces) != 2:
+                raise ValueError(f"Invalid device:backend pairing '{part}' in '{backend}'. Expected format: "
+                                 "'<device_type1>:<backend1>,<device_type2>:<backend2>...'")
+            device, name = pieces[0].strip(), pieces[1].strip()
+            if device in out:
+                raise ValueError(f"Duplicate device type '{device}' in backend string '{backend}'")
+            out[device] = name
+        return out
+    devices = [d for d, b in Backend.default_device_backend_map.items() if b == backend]
+    if not devices:
+        raise ValueError(f"Unknown backend '{backend}'. Specify a 'device:backend' string or use one of: "
+                         f"{sorted(set(Backend.default_device_backend_map.values()))}")
+    return dict.fromkeys(devices, backend)
+
+
+def _check_timeout(timeout):
+    if timeout is not None and not isinstance(timeout, datetime.timedelta):
+        raise TypeError(f"Expected timeout argument to be of type datetime.timedelta, got {type(timeout)}")
+
+
+def _derived_tag(parent, kind, ranks):
+    """A store prefix for a group made from `parent` that every rank making it agrees on."""
+    n = _world.derived.get(parent, 0) + 1
+    _world.derived[parent] = n
+    return f"{_world.group_tag[parent]}/{kind}_{n}/" + "_".join(map(str, ranks))
+
+
+def split_group(parent_pg=None, split_ranks=None, timeout=None, pg_options=None, group_desc=None, backend=None):
+    """Split a group (default: the world) into disjoint subgroups, each a list of parent group ranks.
+    Every member of the parent calls it with the same split_ranks; each gets its own subgroup, or None
+    when it is in none of them."""
+    if not split_ranks:
+        raise ValueError("split_ranks cannot be None or empty")
+    _check_timeout(timeout)
+    default = _get_default_group()
+    parent = parent_pg if parent_pg is not None else default
+    if _non_member(parent) or parent not in _world.group_ranks:
+        raise ValueError(f"Group {parent} is not registered")
+    parent_ranks = _world.group_ranks[parent]
+    me = get_rank()
+    if me not in parent_ranks:
+        raise ValueError(f"Global rank {me} is not part of the parent group {parent}")
+    parent_rank = parent_ranks.index(me)
+    seen, mine = set(), None
+    for split in split_ranks:
+        split = list(split)
+        if len(split) == 0:
+            raise ValueError("the split group cannot be empty")
+        if len(split) > default.size():
+            raise ValueError("the split group's size should be less or equal to the world_size set by "
+                             "init_process_group")
+        if len(split) != len(set(split)):
+            raise ValueError("the split group cannot have duplicate ranks")
+        for r in split:
+            if not isinstance(r, int) or not 0 <= r < len(parent_ranks):
+                raise ValueError(f"split_group: {r!r} is not a rank of the parent group (its ranks are 0 to "
+                                 f"{len(parent_ranks) - 1})")
+            if r in seen:
+                raise ValueError(f"split_group: rank {r} is in more than one split")
+            seen.add(r)
+        if parent_rank in split:
+            mine = sorted(split)
+    parent_backend = _world.group_backend[parent]
+    if backend is not None:  # keeps a subset of the parent's per-device backends: here the parent's only one
+        have = _device_backends(_world.group_config[parent])
+        for device, name in _device_backends(backend).items():
+            if device not in have:
+                raise ValueError(f"Requested backend for device '{device}' is not present in the parent process "
+                                 f"group (parent backends: {have})")
+            if have[device] != name:
+                raise ValueError(f"Backend mismatch for device '{device}': parent has '{have[device]}', requested "
+                                 f"'{name}'. Backend names must match exactly when filtering split_group backends.")
+    ranks = [parent_ranks[r] for r in mine] if mine is not None else None
+    tag = _derived_tag(parent, "split", ranks or [])
+    if mine is None:
+        return None
+    pg, b = _make_group(parent_backend, PrefixStore(tag, _world.store), mine.index(parent_rank), len(mine),
+                        timeout or _world.timeout, _world.host)
+    _register(pg, ranks, b, tag)
+    return pg
+
+
+SHRINK_DEFAULT = 0x00
+SHRINK_ABORT = 0x01
+
+
+def shrink_group(ranks_to_exclude, group=None, shrink_flags=SHRINK_DEFAULT, pg_options=None):
+    """A new group of `group`'s ranks (default: the world's) without ranks_to_exclude (group ranks), made by the
+    remaining ranks only (the excluded ones must not call it). Shrinking the default group makes the result the
+    new default, its ranks renumbered 0..n-1, and drops every other group."""
+    if not isinstance(ranks_to_exclude, list):
+        raise TypeError(f"ranks_to_exclude must be a list, but got {type(ranks_to_exclude).__name__}. Example: "
+                        "[1, 3, 5] to exclude ranks 1, 3, and 5.")
+    if not ranks_to_exclude:
+        raise ValueError("ranks_to_exclude cannot be empty. To shrink a group, you must specify at least one rank to "
+                         "exclude. Example: [failed_rank_id]")
+    if not isinstance(shrink_flags, int) or shrink_flags not in (SHRINK_DEFAULT, SHRINK_ABORT):
+        raise ValueError(f"Invalid shrink_flags value: {shrink_flags}. Must be one of: SHRINK_DEFAULT "
+                         f"({SHRINK_DEFAULT}) or SHRINK_ABORT ({SHRINK_ABORT}). Use SHRINK_ABORT to abort ongoing "
+                         "operations before shrinking.")
+    target = group if group is not None else _get_default_group()
+    if _non_member(target) or target not in _world.group_ranks:
+        raise ValueError("Invalid process group specified")
+    size, me = target.size(), target.rank()
+    if size <= 1:
+        raise ValueError(f"Cannot shrink a process group with size {size}. Group must have at least 2 ranks to support "
+                         "shrinking.")
+    excluded = set()
+    for i, r in enumerate(ranks_to_exclude):
+        if not isinstance(r, int):
+            raise TypeError(f"All elements in ranks_to_exclude must be integers. Element at index {i} is "
+                            f"{type(r).__name__}: {r}")
+        if not 0 <= r < size:
+            raise ValueError(f"Rank {r} at index {i} is out of bounds for group size {size}. Valid ranks are in range "
+                             f"[0, {size - 1}].")
+        if r in excluded:
+            raise ValueError(f"Duplicate rank {r} found in ranks_to_exclude at index {i}. Each rank can only be "
+                             "excluded once.")
+        excluded.add(r)
+    if len(excluded) >= size:
+        raise ValueError(f"Cannot exclude all {size} ranks from process group. At least one rank must remain. "
+                         f"Excluding {len(excluded)} ranks.")
+    if me in excluded:
+        raise RuntimeError(f"Current rank {me} is in the exclusion list and should not call shrink_group(). Only "
+                           "non-excluded ranks should participate in the shrinking operation. Excluded ranks should "
+                           "terminate their processes instead.")
+    # Gloo groups have nothing to abort: the old group's pending operations end by their own error or timeout
+    remaining = [r for r in range(size) if r not in excluded]
+    global_ranks = [_world.group_ranks[target][r] for r in remaining]
+    backend = _world.group_backend[target]
+    tag = _derived_tag(target, "shrink", global_ranks)
+    pg, b = _make_group(backend, PrefixStore(tag, _world.store), remaining.index(me), len(remaining),
+                        _world.timeout, _world.host)
+    if target is _world.default_pg:
+        kept = (_world.store, _world.init_method, _world.timeout, _world.host, _world.group_count)
+        _world.__init__()
+        _world.store, _world.init_method, _world.timeout, _world.host, _world.group_count = kept
+        _world.default_pg = pg
+        _register(pg, range(len(remaining)), b, tag)
+        GroupMember.WORLD = globals()["group"].WORLD = pg
+    else:
+        _unregister(target)
+        _register(pg, global_ranks, b, tag)
     return pg
 
 
@@ -422,7 +649,61 @@ def _real(t, op=None, fn=None):
     return _C._ops.view_as_real(t)
 
 
+# ------------------------------------------------------------------ profiling
+_comm = threading.local()  # .name: record_comm's name on this thread
+
+
+@contextlib.contextmanager
+def record_comm(name):
+    """Collectives issued inside the block also show in the profiler under `name` (besides their own
+    "<backend>:<op>" range), on this thread."""
+    if not isinstance(name, str):
+        raise TypeError(f"record_comm: name must be a str, got {type(name).__name__}")
+    prev = getattr(_comm, "name", None)
+    _comm.name = name
+    try:
+        yield
+    finally:
+        _comm.name = prev
+
+
+@contextlib.contextmanager
+def _ranges(names):
+    records = []
+    try:
+        for n in names:
+            r = _C._RecordFunction()
+            r.enter(n)
+            records.append(r)
+        yield
+    finally:
+        for r in reversed(records):
+            r.exit()
+
+
+def _recorded(op):
+    """While a profiler runs, the collective shows as a "<backend>:<op>" range (torch's "gloo:all_reduce"),
+    inside a range named by record_comm when one is active."""
+    def wrap(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def collective(*args, **kwargs):
+            if not _C._profiler_enabled():
+                return fn(*args, **kwargs)
+            g = sig.bind_partial(*args, **kwargs).arguments.get("group")
+            if _non_member(g):
+                return fn(*args, **kwargs)
+            backend = _world.group_backend.get(_world.default_pg if g is None else g, "c10d")
+            custom = getattr(_comm, "name", None)
+            with _ranges(([custom] if custom else []) + [f"{backend}:{op}"]):
+                return fn(*args, **kwargs)
+        return collective
+    return wrap
+
+
 # ------------------------------------------------------------------ collectives
+@_recorded("all_reduce")
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce a tensor across all ranks in place, every rank receiving the result."""
     _check_tensor(tensor, "tensor")
@@ -431,6 +712,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     return _finish(_group(group).allreduce(_real(tensor, op, "all_reduce"), op), async_op)
 
 
+@_recorded("all_reduce")
 def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     """All-reduce a list of tensors in one collective."""
     _check_tensor_list(tensors, "tensor")
@@ -440,6 +722,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
                    async_op)
 
 
+@_recorded("broadcast")
 def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     """Copy a tensor from the source rank to every rank."""
     _check_tensor(tensor, "tensor")
@@ -448,6 +731,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     return _finish(_group(group).broadcast(_real(tensor), _peer(group, src, group_src, "src")), async_op)
 
 
+@_recorded("reduce")
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
     """Reduce a tensor across all ranks onto the destination rank."""
     _check_tensor(tensor, "tensor")
@@ -457,6 +741,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
                    async_op)
 
 
+@_recorded("all_gather")
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """Gather a tensor from every rank into a list on every rank."""
     _check_tensor_list(tensor_list, "tensor_list")
@@ -466,8 +751,9 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     return _finish(_group(group).allgather([_real(t) for t in tensor_list], _real(tensor)), async_op)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    """Gather every rank's tensor into one output tensor on every rank."""
+@_recorded("all_gather")
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
+    """Gather every rank's tensor into one output tensor on every rank (concatenated or stacked along dim 0)."""
     _check_tensor(output_tensor, "output_tensor")
     _check_tensor(input_tensor, "input_tensor")
     if not _member(group):
@@ -475,15 +761,72 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     return _finish(_group(group).allgather_into_tensor(_real(output_tensor), _real(input_tensor)), async_op)
 
 
-def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    """Reduce one tensor across ranks, each rank receiving one reduced slice."""
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """Deprecated name of all_gather_single (a FutureWarning, as in torch 2.13)."""
+    warnings.warn("`ember.distributed.all_gather_into_tensor` is deprecated. Please use "
+                  "`ember.distributed.all_gather_single` instead.", FutureWarning, stacklevel=2)
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
+@_recorded("reduce_scatter")
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Reduce one tensor across ranks, rank i receiving slice i of dim 0 (concatenated or stacked input)."""
     _check_tensor(output, "output")
     _check_tensor(input, "input")
     if not _member(group):
         return None
-    return _finish(_group(group).reduce_scatter_tensor(output, input, op), async_op)
+    return _finish(_group(group).reduce_scatter_tensor(_real(output, op, "reduce_scatter_single"), _real(input), op),
+                   async_op)
 
 
+def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """Deprecated name of reduce_scatter_single (a FutureWarning, as in torch 2.13)."""
+    warnings.warn("`ember.distributed.reduce_scatter_tensor` is deprecated. Please use "
+                  "`ember.distributed.reduce_scatter_single` instead.", FutureWarning, stacklevel=2)
+    return reduce_scatter_single(output, input, op, group, async_op)
+
+
+def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
+    """Gather a list of tensors from every rank in one exchange (deprecated in torch: a FutureWarning);
+    with async_op, a Future of the outputs."""
+    warnings.warn("`ember.distributed.all_gather_coalesced` will be deprecated. If you must use it, please revisit "
+                  "our documentation later at https://pytorch.org/docs/main/distributed.html#collective-functions",
+                  FutureWarning, stacklevel=2)
+    return _all_gather_coalesced(output_tensor_lists, input_tensor_list, group, async_op)
+
+
+@_recorded("all_gather")
+def _all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
+    if not _member(group):
+        return None
+    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _same_dtype(input_tensor_list)
+    if not isinstance(output_tensor_lists, list):
+        raise TypeError("Invalid function argument: output_tensor_lists should be a list")
+    for outs in output_tensor_lists:
+        _check_tensor_list(outs, "output_tensor_lists")
+        _same_dtype(outs)
+    work, finish = _start_allgather_coalesced(_group(group), [[_real(t) for t in outs] for outs in output_tensor_lists],
+                                              [_real(t) for t in input_tensor_list], "all_gather_coalesced")
+    if async_op:
+        return work.get_future().then(lambda fut: (fut.value(), finish())[1])
+    work.wait()
+    finish()
+    return None
+
+
+def _same_dtype(tensors):
+    """torch's _ensure_all_tensors_same_dtype: one dtype, a complex one agreeing with its real counterpart
+    (torch maps complex128 to itself there, so complex128 and float64 clash in torch; not here)."""
+    last = None
+    for t in tensors:
+        kind = {_C.complex64: _C.float32, _C.complex128: _C.float64}.get(t.dtype, t.dtype)
+        if last is not None and kind != last:
+            raise ValueError(f"Invalid usage of tensors with different dtypesFound {last} and  {t.dtype}")
+        last = kind
+
+
+@_recorded("reduce_scatter")
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce a list of tensors across ranks, each rank receiving one reduced piece."""
     _check_tensor(output, "output")
@@ -494,6 +837,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return _finish(_group(group).reduce_scatter_tensor(output, flat, op), async_op)
 
 
+@_recorded("gather")
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Collect every rank's tensor on the destination rank."""
     _check_tensor(tensor, "tensor")
@@ -505,6 +849,7 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     return _finish(_group(group).gather(list(gather_list or []), tensor, root), async_op)
 
 
+@_recorded("scatter")
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """Send one tensor of a list from the source rank to each rank."""
     _check_tensor(tensor, "tensor")
@@ -516,6 +861,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     return _finish(_group(group).scatter(tensor, list(scatter_list or []), root), async_op)
 
 
+@_recorded("all_to_all")
 def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=None, group=None, async_op=False):
     """All-to-all exchange of the splits of a single tensor."""
     _check_tensor(output, "output")
@@ -526,6 +872,7 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
                                                  list(input_split_sizes or [])), async_op)
 
 
+@_recorded("all_to_all")
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
     """Send one tensor of a list to each rank and receive one from each."""
     _check_tensor_list(output_tensor_list, "output_tensor_list")
@@ -544,6 +891,7 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     return work if async_op else None
 
 
+@_recorded("barrier")
 def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank of the group reaches this call."""
     if not _member(group):
@@ -570,6 +918,7 @@ def _p2p_peer(group, rank, group_rank, what, allow_any=False):
     return peer
 
 
+@_recorded("send")
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Start sending a tensor to a rank; returns a work to wait on."""
     _check_tensor(tensor, "tensor")
@@ -578,6 +927,7 @@ def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     return _group(group).send(tensor, _p2p_peer(group, dst, group_dst, "dst"), tag)
 
 
+@_recorded("recv")
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     """Start receiving a tensor from a rank; returns a work to wait on."""
     _check_tensor(tensor, "tensor")
