@@ -30,7 +30,7 @@ FLOORS = {
     "distributions": 100,
     "func": 100,
     "autograd": 100,
-    "cuda": 35,
+    "cuda": 84,
     "amp": 100,
     "testing": 100,
     "utils.data": 100,
