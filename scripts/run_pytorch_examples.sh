@@ -8,7 +8,7 @@
 # Usage: scripts/run_pytorch_examples.sh [PYTORCH_EXAMPLES_DIR] [program,program,...]
 #   PYTORCH_EXAMPLES_DIR defaults to $PYTORCH_EXAMPLES; programs default to all of:
 #   mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae
-#   word_language_model dcgan
+#   word_language_model dcgan imagenet
 # Environment: PYTHON (python3), FASHION_MNIST (/usr/share/datasets/fashion-mnist), WLM_LINES (500),
 #   WORK (scratch directory, a fresh mktemp -d by default; kept for inspecting outputs).
 set -uo pipefail
@@ -19,7 +19,7 @@ if [ -z "$EXAMPLES" ] || [ ! -d "$EXAMPLES" ]; then
   exit 2
 fi
 EXAMPLES="$(cd "$EXAMPLES" && pwd)"
-ALL="mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae word_language_model dcgan"
+ALL="mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae word_language_model dcgan imagenet"
 PROGRAMS="${2:-$ALL}"
 PROGRAMS="${PROGRAMS//,/ }"
 PY="${PYTHON:-python3}"
@@ -41,6 +41,25 @@ done
 prepare() {
   rm -rf "$WORK/$1" && cp -r "$EXAMPLES/$1" "$WORK/$1" && cd "$WORK/$1" || return 1
   ln -sfn ../data data 2>/dev/null || true  # programs that read ./data/ (mnist_forward_forward)
+}
+
+# imagenet: an ImageFolder of a few random 80x80 PNGs per class (train/ and val/), read through PIL as
+# torchvision's ImageFolder does; ResNet-18 trains one epoch on it and is evaluated.
+imagenet_data() {
+  local dst="$WORK/imagenet-tiny"
+  "$PY" - "$dst" <<'PYEOF' || return 1
+import os, sys
+import numpy as np
+from PIL import Image
+rng = np.random.default_rng(0)
+for split, n in (("train", 6), ("val", 2)):
+    for cls in ("n01", "n02"):
+        os.makedirs(os.path.join(sys.argv[1], split, cls), exist_ok=True)
+        for i in range(n):
+            pixels = rng.integers(0, 256, (80, 80, 3), dtype=np.uint8)
+            Image.fromarray(pixels).save(os.path.join(sys.argv[1], split, cls, f"{i}.png"))
+PYEOF
+  echo "$dst"
 }
 
 # word_language_model: its data/wikitext-2 ships in the repository. The first $WLM_LINES lines
@@ -68,6 +87,9 @@ run_program() {
       prepare "$1" && mkdir -p results && "$PY" main.py --epochs 1 ;;
     dcgan)
       prepare "$1" && "$PY" main.py --dataset fake --dry-run --imageSize 64 --batchSize 16 --outf out ;;
+    imagenet)
+      local images; images="$(imagenet_data)" || return 1
+      prepare "$1" && "$PY" main.py -a resnet18 --epochs 1 -b 4 -j 0 -p 1 "$images" ;;
     word_language_model)
       local data; data="$(wlm_data)"
       prepare "$1" || return 1
