@@ -2,8 +2,8 @@
 # Packs what scripts/gpu_check.sh needs to build Ember on a GPU machine that has CUDA, PyTorch,
 # CMake, ninja and a compiler but no package registry: this machine's OpenBLAS (OpenMP build, with
 # its Fortran runtime), SLEEF, zlib and GoogleTest, and the Boost.Math headers special_math.cpp
-# includes (only those: the list comes from the compiler). Writes .gpu_bundle.tar.xz (git-ignored,
-# about 8 MB) in the checkout; carry it to the GPU machine with the working tree.
+# includes (only those: the list comes from the compiler), and Fashion-MNIST's files. Writes .gpu_bundle.tar.xz
+# (git-ignored, about 38 MB) in the checkout; carry it to the GPU machine with the working tree.
 # Usage: scripts/gpu_bundle.sh   (after scripts/setup.sh, which installs the Debian packages)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,5 +58,10 @@ for s in $(python3 -c "import site; print(' '.join(site.getsitepackages()))"); d
     mkdir -p "$STAGE/include/cudnn" && cp "$s"/nvidia/cudnn/include/cudnn*.h "$STAGE/include/cudnn/" && break
   fi
 done
+# Fashion-MNIST for the main job and the DDP example (the GPU machine has no Debian package; 30 MB, compressed already)
+FMNIST=/usr/share/datasets/fashion-mnist
+if [ -f "$FMNIST/train-images-idx3-ubyte.gz" ]; then
+  mkdir -p "$STAGE/fashion-mnist" && cp "$FMNIST"/*-ubyte.gz "$STAGE/fashion-mnist/"
+fi
 tar -C "$STAGE" -cJf "$OUT" .
 echo "[gpu_bundle] wrote $OUT ($(du -h "$OUT" | cut -f1)); carry it with the tree, then run scripts/gpu_check.sh there"

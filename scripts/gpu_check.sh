@@ -8,10 +8,21 @@
 # The GPU machine has CUDA, PyTorch (with nanobind, numpy, pytest, pyyaml), CMake, ninja and a
 # compiler but no package registry: the other libraries come from .gpu_bundle.tar.xz, which
 # scripts/gpu_bundle.sh packs on the development machine. Logs land in $OUT when it is set.
+# A lent GPU machine runs one command for at most 10 minutes (and a session gets 15 minutes of device time
+# in all), so every step runs under a deadline (GPU_CHECK_BUDGET seconds from the start, 560 by default),
+# most important first: build, C++ CUDA tests, tests/python/cuda, bench_cuda.py, Table 1, the main job,
+# Fig. 1, DDP on NCCL. A step that hangs is stopped at its share; what the budget cannot reach is listed as
+# skipped. The summary table comes last (the tool returns the output's tail). Files for $OUT (at most 8):
+# gpu_check.log, pytest_cuda.log (every failure in full), fig2_memory.png, profile_step_{ember,torch}.png.
 # Usage: scripts/gpu_check.sh [--no-bench]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG=${OUT:-/tmp}/gpu_check.log
+T0=$(date +%s)
+BUDGET=${GPU_CHECK_BUDGET:-560}
+OUTDIR=${OUT:-/tmp/gpu_check_out}
+mkdir -p "$OUTDIR"
+SCRATCH=$(mktemp -d /tmp/gpu_check.XXXXXX)  # the examples' own outputs (checkpoints, traces): only some go to $OUT
+LOG=$OUTDIR/gpu_check.log
 exec > >(tee "$LOG") 2>&1
 echo "[gpu_check] $(date -u)  $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
 PY=${PYTHON:-python3}
@@ -42,31 +53,74 @@ if ! $PY -c "import glob, site, sys; sys.exit(not any(glob.glob(s + '/nvidia/*/i
   HINTS+=(-DCUDNN_INCLUDE=$DEPS/include/cudnn)
 fi
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-start=$(date +%s)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
-      -DPython_EXECUTABLE="$(command -v $PY)" -DPython3_EXECUTABLE="$(command -v $PY)" "${HINTS[@]}" || exit 1
-cmake --build build-gpu -j "$(nproc)" || exit 1
-echo "[gpu_check] build: $(( $(date +%s) - start ))s"
+DATA=/usr/share/datasets/fashion-mnist
+[ -d "$DEPS/fashion-mnist" ] && DATA=$DEPS/fashion-mnist  # the bundle carries it (the GPU machine has no Debian package)
 status=0
+SUMMARY=()
+# step NAME SECONDS CMD...: CMD under the smaller of SECONDS and the budget left; its outcome goes to the summary
+step() {
+  local name=$1 want=$2 left start rc took
+  shift 2
+  left=$(( T0 + BUDGET - $(date +%s) ))
+  if [ "$left" -lt 20 ]; then
+    SUMMARY+=("$(printf '%-34s skipped: budget spent' "$name")")
+    return 1
+  fi
+  [ "$want" -gt "$left" ] && want=$left
+  echo "[gpu_check] ---- $name (at most ${want}s)"
+  start=$(date +%s)
+  timeout --kill-after=10 "$want" "$@"
+  rc=$?
+  took=$(( $(date +%s) - start ))
+  case $rc in
+    0) SUMMARY+=("$(printf '%-34s ok in %ss' "$name" "$took")") ;;
+    124|137) SUMMARY+=("$(printf '%-34s TIMED OUT at %ss' "$name" "$took")"); status=1 ;;
+    *) SUMMARY+=("$(printf '%-34s FAILED (exit %s) in %ss' "$name" "$rc" "$took")"); status=1 ;;
+  esac
+  return $rc
+}
+summary() {
+  echo "[gpu_check] ================ summary ($(( $(date +%s) - T0 ))s of ${BUDGET}s)"
+  printf '  %s\n' "${SUMMARY[@]}"
+  echo "[gpu_check] status $status; logs and figures in $OUTDIR"
+}
+trap summary EXIT
+export PYTHONPATH="$PWD/python" PYTHONUNBUFFERED=1
+
+configure() {
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DCMAKE_CUDA_COMPILER="$NVCC" \
+        -DPython_EXECUTABLE="$(command -v $PY)" -DPython3_EXECUTABLE="$(command -v $PY)" "${HINTS[@]}"
+}
+step "configure" 120 configure || exit 1
+step "build (_C, ember_tests)" 330 cmake --build build-gpu -j "$(nproc)" --target _C ember_tests || exit 1
+step "import, device" 30 $PY -c "import ember; print('[gpu_check] ember.cuda:', ember.cuda.is_available(), ember.cuda.device_count(), ember.cuda.get_device_name())" || exit 1
 if [ -x build-gpu/ember_tests ]; then
-  build-gpu/ember_tests --gtest_filter='Cuda*:CachingAllocator*:BackendPlugin*:Streams*' || status=1
+  step "C++ CUDA tests" 60 build-gpu/ember_tests --gtest_filter='Cuda*:CachingAllocator*:BackendPlugin*:Streams*'
 fi
-PYTHONPATH="$PWD/python" $PY -c "import ember; print('[gpu_check] ember.cuda:', ember.cuda.is_available(), ember.cuda.device_count(), ember.cuda.get_device_name() if ember.cuda.is_available() else '')"
-PYTHONPATH="$PWD/python" $PY -m pytest -q -p no:cacheprovider tests/python/cuda -rs || status=1
+# every CUDA test, each failure in full in pytest_cuda.log; on screen one line each
+TIMEOUT_ARGS=()
+$PY -c "import pytest_timeout" 2>/dev/null && TIMEOUT_ARGS=(-p pytest_timeout --timeout=120)
+step "tests/python/cuda" 240 $PY -m pytest -q -p no:cacheprovider tests/python/cuda -rfEs --tb=line "${TIMEOUT_ARGS[@]}" \
+  --junitxml="$SCRATCH/junit.xml" -o junit_logging=all
+$PY - "$SCRATCH/junit.xml" > "$OUTDIR/pytest_cuda.log" 2>/dev/null <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    for bad in list(case.findall("failure")) + list(case.findall("error")):
+        print("=" * 20, case.get("classname"), case.get("name"))
+        print(bad.text or bad.get("message"))
+PYEOF
 if [ "${1:-}" != "--no-bench" ]; then
-  PYTHONPATH="$PWD/python" $PY benchmarks/bench_cuda.py || status=1
+  step "bench_cuda.py" 90 $PY benchmarks/bench_cuda.py
   # the paper's Table 1 (training throughput) and Fig. 2 (allocator memory), Ember vs PyTorch
-  PYTHONPATH="$PWD/python" timeout 900 $PY benchmarks/bench_cuda_training.py --plot "${OUT:-/tmp}/fig2_memory.png" || status=1
-  # the main job on the GPU, Ember then PyTorch (one epoch each; img/s side by side)
-  for backend in ember torch; do
-    PYTHONPATH="$PWD/python" timeout 600 $PY examples/fashion_mnist.py --backend $backend --device cuda --epochs 1 \
-      --out "${OUT:-/tmp}/fashion_mnist_gpu" 2>&1 | tr '\r' '\n' | grep -v '^epoch 1 \[' || status=1
-    # the paper's Fig. 1 from each library's own trace (host ops above, GPU kernels below)
-    PYTHONPATH="$PWD/python" timeout 300 $PY examples/profile_step.py --backend $backend --device cuda \
-      --out "${OUT:-/tmp}/profile_step_gpu_$backend" || status=1
+  step "Table 1 (bench_cuda_training.py)" 150 $PY benchmarks/bench_cuda_training.py --steps 5 --plot "$OUTDIR/fig2_memory.png"
+  for backend in ember torch; do  # the main job on the GPU, one epoch each (img/s side by side)
+    step "main job, $backend" 60 bash -c "$PY examples/fashion_mnist.py --backend $backend --device cuda --epochs 1 \
+      --data '$DATA' --out '$SCRATCH/fashion_mnist' 2>&1 | tr '\r' '\n' | grep -v '^epoch 1 \['; exit \${PIPESTATUS[0]}"
   done
-  # DDP over NCCL on the one GPU (a world of one)
-  PYTHONPATH="$PWD/python" timeout 300 $PY examples/ddp_train.py --device cuda --epochs 1 --limit 8192 || status=1
+  for backend in ember torch; do  # the paper's Fig. 1 from each library's own trace
+    step "Fig. 1 profile, $backend" 45 $PY examples/profile_step.py --backend $backend --device cuda \
+      --out "$SCRATCH/profile_$backend" && cp "$SCRATCH/profile_$backend/profile_step.png" "$OUTDIR/profile_step_$backend.png"
+  done
+  step "DDP on NCCL (world of one)" 45 $PY examples/ddp_train.py --device cuda --epochs 1 --limit 8192 --data "$DATA"
 fi
-echo "[gpu_check] done, status $status"
-exit $status
+[ $status -eq 0 ]
