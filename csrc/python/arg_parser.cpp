@@ -1,5 +1,7 @@
 #include "python/arg_parser.h"
 
+#include <algorithm>
+
 #include "ember/cuda/cuda.h"
 
 #include <nanobind/nanobind.h>
@@ -550,6 +552,64 @@ bool ArgParser::try_parse(const Signature& s, PyObject* const* args, Py_ssize_t 
   return true;
 }
 
+namespace {
+
+// An argument that takes the call over: not a Tensor (nor None, a number or a string), and its type has
+// __torch_function__.
+bool overloads(PyObject* o) {
+  if (o == Py_None || is_tensor(o) || PyLong_Check(o) || PyFloat_Check(o) || PyUnicode_Check(o) || PyBool_Check(o))
+    return false;
+  return PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(o)), "__torch_function__");
+}
+
+void collect_overloads(PyObject* o, std::vector<PyObject*>& types) {
+  if (PyList_Check(o) || PyTuple_Check(o)) {  // tensor lists: cat([proxy, proxy])
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(o);
+    for (Py_ssize_t i = 0; i < n; i++) collect_overloads(PySequence_Fast_ITEMS(o)[i], types);
+    return;
+  }
+  if (!overloads(o)) return;
+  PyObject* t = reinterpret_cast<PyObject*>(Py_TYPE(o));
+  if (std::find(types.begin(), types.end(), t) != types.end()) return;
+  // a subclass is asked before its base class, as in PyTorch
+  auto pos = std::find_if(types.begin(), types.end(), [&](PyObject* u) {
+    return PyType_IsSubtype(Py_TYPE(o), reinterpret_cast<PyTypeObject*>(u));
+  });
+  types.insert(pos, t);
+}
+
+// PyTorch's __torch_function__ protocol for the generated bindings: each overloading type's
+// __torch_function__(func, types, args, kwargs) in turn until one answers something other than
+// NotImplemented. func is the public function (module functions) or the Tensor method; a method's
+// args start with the tensor. nullptr when no argument overloads.
+PyObject* dispatch_torch_function(PyObject* self, const std::string& name, bool method, PyObject* const* args,
+                                  Py_ssize_t nargs, PyObject* kwnames) {
+  std::vector<PyObject*> types;
+  if (method) collect_overloads(self, types);
+  const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+  for (Py_ssize_t i = 0; i < nargs + nkw; i++) collect_overloads(args[i], types);
+  if (types.empty()) return nullptr;
+  nb::object func = method ? nb::getattr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self))), name.c_str())
+                           : nb::getattr(nb::handle(self), name.c_str());
+  nb::list pargs;
+  if (method) pargs.append(nb::handle(self));
+  for (Py_ssize_t i = 0; i < nargs; i++) pargs.append(nb::handle(args[i]));
+  nb::dict kwargs;
+  for (Py_ssize_t k = 0; k < nkw; k++) kwargs[nb::handle(PyTuple_GET_ITEM(kwnames, k))] = nb::handle(args[nargs + k]);
+  nb::list type_list;
+  for (PyObject* t : types) type_list.append(nb::handle(t));
+  nb::tuple types_t = nb::tuple(type_list), args_t = nb::tuple(pargs);
+  for (PyObject* t : types) {
+    nb::object r = nb::handle(t).attr("__torch_function__")(func, types_t, args_t, kwargs);
+    if (!r.is(nb::handle(Py_NotImplemented))) return r.release().ptr();
+  }
+  std::string names;
+  for (PyObject* t : types) names += std::string(names.empty() ? "" : ", ") + reinterpret_cast<PyTypeObject*>(t)->tp_name;
+  EMBER_FAIL(Type, "no implementation found for '", name, "' on types that implement __torch_function__: [", names, "]");
+}
+
+}  // namespace
+
 int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out) {
   out.self = method_ ? self : nullptr;
   nargs = PyVectorcall_NARGS(nargs);
@@ -560,6 +620,8 @@ int ArgParser::parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, Py
       if (try_parse(sigs_[k], args, nargs, kwnames, out, nullptr, true)) return int(k);
   for (size_t k = 0; k < sigs_.size(); k++)
     if (try_parse(sigs_[k], args, nargs, kwnames, out, nullptr)) return int(k);
+  // no match: a tensor-like argument may take the call (only now, so matching calls pay nothing for it)
+  if ((out.override_result = dispatch_torch_function(self, sigs_[0].name, method_, args, nargs, kwnames))) return -1;
   if (sigs_.size() == 1) {
     std::string err;
     try_parse(sigs_[0], args, nargs, kwnames, out, &err);

@@ -121,6 +121,8 @@ class ParsedArgs {
   const Signature* sig = nullptr;
   PyObject* self = nullptr;  // the tensor a method is called on (nullptr for functions)
   nanobind::object owned;  // a tuple the parser built (varargs int lists)
+  // When parse() returns -1: what an argument's __torch_function__ returned for the call (a new reference).
+  PyObject* override_result = nullptr;
 
   PyObject* obj(int i) const { return args[i]; }
   bool is_none(int i) const { return args[i] == nullptr || args[i] == Py_None; }
@@ -162,7 +164,9 @@ class ArgParser {
  public:
   ArgParser(std::initializer_list<const char*> signatures, bool method);
   // Matches the call against each signature in order; returns the index of the first match or
-  // raises TypeError like PyTorch ("... received an invalid combination of arguments ...").
+  // raises TypeError like PyTorch ("... received an invalid combination of arguments ..."). When no
+  // signature matches and an argument that is not a Tensor has __torch_function__ (a tensor-like type,
+  // torch.fx's Proxy), the call goes to it (PyTorch's protocol): -1, its answer in out.override_result.
   int parse(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames, ParsedArgs& out);
 
  private:

@@ -118,7 +118,8 @@ PyMethodDef extra_functions[] = {
 
 void add_functions(nb::module_& target, PyMethodDef* defs) {
   for (PyMethodDef* d = defs; d->ml_name; d++) {
-    nb::object f = nb::steal(PyCFunction_NewEx(d, nullptr, target.attr("__name__").ptr()));
+    // self is the module: a call that an argument's __torch_function__ takes over finds its function there
+    nb::object f = nb::steal(PyCFunction_NewEx(d, target.ptr(), target.attr("__name__").ptr()));
     if (!f.is_valid()) throw nb::python_error();
     target.attr(d->ml_name) = f;
   }

@@ -764,6 +764,7 @@ def gen_binding(pyname, overloads, method, prefix=""):
   static ember::py::ArgParser parser({{{sig_list}}}, {str(method).lower()});
 {self_decl}  ember::py::ParsedArgs r;
   switch (parser.parse(self_obj, args, nargs, kwnames, r)) {{
+    case -1: return r.override_result;  // an argument's __torch_function__ answered
 {chr(10).join(cases)}
   }}
   Py_RETURN_NONE;

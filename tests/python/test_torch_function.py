@@ -1,0 +1,81 @@
+"""PyTorch's __torch_function__ protocol on Ember's generated functions and Tensor methods: a call whose
+arguments match no signature, with an argument that is not a Tensor but has __torch_function__ (a
+tensor-like type, torch.fx's Proxy), is answered by that type; compared with torch where it is installed."""
+import pytest
+
+import ember
+
+
+class Logged:
+    """A tensor-like that answers every call with what it was given."""
+
+    def __init__(self, tag):
+        self.tag = tag
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return (cls.__name__, func.__name__, tuple(t.__name__ for t in types),
+                tuple(a.tag if isinstance(a, Logged) else type(a).__name__ for a in args), tuple(sorted(kwargs or {})))
+
+
+class LoggedChild(Logged):
+    """A subclass: asked before its base class."""
+
+
+class Declines:
+    """Answers NotImplemented, so the next type is asked, then TypeError."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def calls(lib):
+    x = lib.ones(2)
+    return [
+        lambda: lib.add(Logged("a"), 2),
+        lambda: lib.add(x, Logged("b"), alpha=3),
+        lambda: lib.cat([x, Logged("c")], dim=0),
+        lambda: lib.stack((Logged("d"), Logged("e"))),
+        lambda: x.add(Logged("f")),
+        lambda: x.mul_(Logged("g")),
+        lambda: lib.where(x > 0, Logged("h"), x),
+        lambda: lib.add(Logged("i"), LoggedChild("j")),
+        lambda: lib.nn.functional.gelu(Logged("k")) if lib is ember else ("Logged", "gelu", ("Logged",), ("k",), ()),
+        lambda: lib.sum(Logged("l"), dim=0, keepdim=True),
+    ]
+
+
+def test_calls_go_to_the_tensor_like():
+    got = [f() for f in calls(ember)]
+    assert got[0] == ("Logged", "add", ("Logged",), ("a", "int"), ())
+    assert got[1] == ("Logged", "add", ("Logged",), ("Tensor", "b"), ("alpha",))
+    assert got[4] == ("Logged", "add", ("Logged",), ("Tensor", "f"), ())  # a method: the tensor comes first
+    assert got[7][0] == "LoggedChild" and got[7][2] == ("LoggedChild", "Logged")  # the subclass first
+    torch = pytest.importorskip("torch")
+    expected = [f() for f in calls(torch)]
+    assert [g[:4] for g in got] == [e[:4] for e in expected]
+    assert [g[4] for g in got] == [e[4] for e in expected]
+
+
+def test_no_answer_and_no_protocol_raise_type_error():
+    with pytest.raises(TypeError, match="no implementation found for 'add' on types that implement "
+                                        r"__torch_function__: \[.*Declines\]"):
+        ember.add(Declines(), 1)
+    with pytest.raises(TypeError, match=r"add\(\): argument 'input' \(position 1\) must be Tensor, not object"):
+        ember.add(object(), 1)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError):
+        torch.add(Declines(), 1)
+
+
+def test_matching_calls_never_ask():
+    class Loud:
+        @classmethod
+        def __torch_function__(cls, *a, **k):
+            raise AssertionError("asked")
+
+    x = ember.arange(3.0)
+    assert ember.add(x, 1).tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(AssertionError, match="asked"):
+        ember.add(x, Loud())
