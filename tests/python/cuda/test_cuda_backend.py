@@ -796,6 +796,13 @@ def test_deterministic_mode_and_float_atomics():
             ember.zeros(7, 30).cuda().scatter_reduce_(0, idx2.cuda(), src2.cuda(), "sum")
         r = ember.zeros(7, 30, dtype=ember.int64).cuda().scatter_reduce_(0, idx2.cuda(), src2.long().cuda(), "sum")
         assert ember.equal(r.cpu(), ember.zeros(7, 30, dtype=ember.int64).scatter_reduce_(0, idx2, src2.long(), "sum"))
+        # max-pool backward with overlapping windows (3 x 3, stride 1): the CPU's sums to the bit
+        x, w = ember.randn(2, 3, 9, 9), ember.randn(2, 3, 7, 7)  # (random weights: sums of ones are exact anyway)
+        xg = x.cuda().requires_grad_()
+        (ember.nn.functional.max_pool2d(xg, 3, 1) * w.cuda()).sum().backward()
+        xc = x.clone().requires_grad_()
+        (ember.nn.functional.max_pool2d(xc, 3, 1) * w).sum().backward()
+        assert ember.equal(xg.grad.cpu(), xc.grad)
         ember.use_deterministic_algorithms(True, warn_only=True)
         with pytest.warns(UserWarning, match="deterministic"):
             ember.zeros(7, 30).cuda().scatter_reduce_(0, idx2.cuda(), src2.cuda(), "sum")

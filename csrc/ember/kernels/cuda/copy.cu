@@ -50,7 +50,7 @@ Status transpose_as(const void* src, void* dst, int64_t B, int64_t R, int64_t C,
   for (int64_t b0 = 0; b0 < B; b0 += 65535) {  // gridDim.z's limit
     const int64_t nb = B - b0 < 65535 ? B - b0 : 65535;
     const int64_t tiles = ((R + 31) / 32) * ((C + 31) / 32);
-    if (tiles > 0x7fffffff) return kBadDtype;  // (over 2^31 tiles of 1024 elements: beyond any GPU's memory)
+    if (tiles > 0x7fffffff) return kTooLarge;  // (over 2^31 tiles of 1024 elements: beyond any GPU's memory)
     dim3 grid(unsigned(tiles), 1, unsigned(nb));
     transpose_kernel<T><<<grid, dim3(32, 8), 0, static_cast<cudaStream_t>(stream)>>>(
         static_cast<const T*>(src) + b0 * R * C, static_cast<T*>(dst) + b0 * R * C, R, C);

@@ -1,6 +1,8 @@
 // uniform_ and normal_ on the GPU, reading the same Philox4x32-10 words as the CPU's samplers
 // (random/generator.h's Philox::block, compiled for both): for a seed, ember.randn(n, device="cuda")
-// draws the values ember.randn(n) does (normal's log/sin/cos in double on both, then rounded).
+// draws the values ember.randn(n) does (normal's log/sin/cos in double on both, then rounded) up to the
+// last bits: CUDA's double log/cos/sin may differ from glibc's by an ulp, and nvcc fuses the affine steps
+// (lo + (hi - lo) * u, mean + std * z) into multiply-adds.
 #include "ember/core/macros.h"
 #include "ember/kernels/cuda/loops.cuh"
 #include "ember/random/philox.h"

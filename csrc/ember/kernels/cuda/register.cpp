@@ -148,7 +148,7 @@ void transpose_copy_cuda(int64_t itemsize, const void* src, void* dst, int64_t B
 }
 
 void reduce_cuda(ReduceKernel k, ScalarType dt, const void* in, void* values, int64_t* indices, ReduceShape sh) {
-  const Device d = device_of(in);
+  const Device d = device_of(values);  // (not `in`: over an empty dim the input has no memory, a null pointer)
   DeviceGuard guard(d.index);
   const int64_t scratch_bytes = ck::reduce_scratch_bytes(int(k), int(dt), sh.outer, sh.reduced, sh.inner);
   Tensor scratch;  // from the caching allocator, on the current stream: reused safely in stream order
@@ -779,6 +779,19 @@ void max_pool_backward_cuda(const Tensor& gi, const Tensor& g, const Tensor& idx
   const int64_t planes = gi.size(0) * gi.size(1);
   if (planes == 0 || g.numel() == 0) return;
   const int64_t in_plane = gi.numel() / planes, out_plane = g.numel() / planes;
+  if (deterministic_algorithms()) {
+    // PyTorch's CUDA max-pool backward gives the same bits every run; this kernel adds with float atomics,
+    // whose order varies when three or more windows pick one input (stride < kernel). Deterministic mode
+    // sums through index_put_'s sorted accumulation instead (each input's gradients in window order).
+    Tensor rows = idx.reshape({planes, out_plane});
+    const int64_t lo = ember::min(rows).item().to_long(), hi = ember::max(rows).item().to_long();
+    EMBER_CHECK_KIND(lo >= 0 && hi < in_plane, Index, "max_pool_with_indices_backward: an index is out of bounds for "
+                     "a plane of ", in_plane, " elements");
+    Tensor offsets = ember::unsqueeze(ember::arange(Scalar(planes), TensorOptions(kLong).device(d)), 1);
+    Tensor lin = ember::add(rows, offsets, Scalar(in_plane)).reshape({-1});  // rows + plane * in_plane
+    index_put_rows_cuda(gi.reshape({-1}), g.reshape({-1}), lin, 1, true);
+    return;
+  }
   BadIndex bad(d);
   raise_status(ck::max_pool_backward(int(gi.dtype()), gi.data_ptr(), g.data_ptr(), ptr_of<int64_t>(idx), g.numel(),
                                      in_plane, out_plane, bad.ptr(), current_cuda_stream(d.index)),
