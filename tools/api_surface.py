@@ -58,6 +58,7 @@ NAMESPACES = [
     ("return_types", "return_types"),
     ("compiler", "compiler"),
     ("hub", "hub"),
+    ("fx", "fx"),
 ]
 
 # Names Ember leaves out on purpose, with the reason: (namespace, regular expression on the name, reason).

@@ -204,8 +204,8 @@ CTRL_C = textwrap.dedent("""
 
     if __name__ == "__main__":
         it = iter(DataLoader(Slow(), batch_size=None, num_workers=2))
-        print(" ".join(str(w.pid) for w in it._workers), flush=True)
-        try:
+        try:  # (the pids inside: a Ctrl-C that comes right after them, on a loaded machine, is caught too)
+            print(" ".join(str(w.pid) for w in it._workers), flush=True)
             for _ in it:
                 pass
         except KeyboardInterrupt:
