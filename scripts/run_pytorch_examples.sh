@@ -8,7 +8,7 @@
 # Usage: scripts/run_pytorch_examples.sh [PYTORCH_EXAMPLES_DIR] [program,program,...]
 #   PYTORCH_EXAMPLES_DIR defaults to $PYTORCH_EXAMPLES; programs default to all of:
 #   mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae
-#   word_language_model dcgan imagenet
+#   word_language_model dcgan imagenet fx
 # Environment: PYTHON (python3), FASHION_MNIST (/usr/share/datasets/fashion-mnist), WLM_LINES (500),
 #   WORK (scratch directory, a fresh mktemp -d by default; kept for inspecting outputs).
 set -uo pipefail
@@ -19,7 +19,7 @@ if [ -z "$EXAMPLES" ] || [ ! -d "$EXAMPLES" ]; then
   exit 2
 fi
 EXAMPLES="$(cd "$EXAMPLES" && pwd)"
-ALL="mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae word_language_model dcgan imagenet"
+ALL="mnist mnist_hogwild mnist_rnn mnist_forward_forward regression siamese_network vae word_language_model dcgan imagenet fx"
 PROGRAMS="${2:-$ALL}"
 PROGRAMS="${PROGRAMS//,/ }"
 PY="${PYTHON:-python3}"
@@ -87,6 +87,14 @@ run_program() {
       prepare "$1" && mkdir -p results && "$PY" main.py --epochs 1 ;;
     dcgan)
       prepare "$1" && "$PY" main.py --dataset fake --dry-run --imageSize 64 --batchSize 16 --outf out ;;
+    fx)  # torch.fx's programs (profiling_tracer needs torch.ops; custom_tracer needs the tabulate package)
+      prepare "$1" || return 1
+      local progs="invert module_tracer primitive_library replace_op subgraph_rewriter_basic_use wrap_output_dynamically inline_function proxy_based_graph_creation"
+      "$PY" -c "import tabulate" 2>/dev/null && progs="$progs custom_tracer"
+      for prog in $progs; do
+        echo "[examples] fx/$prog.py"
+        "$PY" "$prog.py" || return 1
+      done ;;
     imagenet)
       local images; images="$(imagenet_data)" || return 1
       prepare "$1" && "$PY" main.py -a resnet18 --epochs 1 -b 4 -j 0 -p 1 "$images" ;;
