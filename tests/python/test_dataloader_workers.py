@@ -190,7 +190,9 @@ def test_no_leaked_segments_file_system():
 
 
 CTRL_C = textwrap.dedent("""
-    import os, sys, time
+    import os, signal, sys, time
+    # a process started in the background by a non-interactive shell ignores SIGINT, and so would this one
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {path!r})
     import ember
     from ember.utils.data import DataLoader, Dataset

@@ -303,6 +303,35 @@ def test_random_draws_the_cpus_philox_stream(dtype):
 
 
 
+def test_multinomial_draws_the_cpus_samples():
+    probs = ember.rand(6, 40, dtype=ember.float64)
+    probs[2, 5:] = 0  # a row with few categories
+    for replacement, n in ((True, 100), (False, 5), (False, 40 - 35)):
+        ember.manual_seed(7)
+        cpu = ember.multinomial(probs, n, replacement)
+        cpu_state = ember.get_rng_state()
+        ember.manual_seed(7)
+        gpu = ember.multinomial(probs.cuda(), n, replacement)
+        assert gpu.device.type == "cuda" and ember.equal(gpu.cpu(), cpu)
+        assert ember.equal(ember.cuda.get_rng_state(), cpu_state)  # the same counters used
+    ember.manual_seed(3)
+    one = ember.multinomial(ember.tensor([0.1, 0.0, 0.9], device="cuda"), 4, True)
+    assert one.shape == (4,) and set(one.tolist()) <= {0, 2}
+    for bad, msg in ((ember.tensor([[1.0, 2.0], [1.0, float("nan")]]), "inf`, `nan` or element < 0"),
+                     (ember.tensor([[1.0, 2.0], [0.0, 0.0]]), "sum of probabilities <= 0"),
+                     (ember.tensor([[1.0, 2.0, 0.0]]), "not enough non-negative category")):
+        with pytest.raises(RuntimeError, match=msg):
+            ember.multinomial(bad.cuda(), 3 if "enough" in msg else 2, False)
+        with pytest.raises(RuntimeError, match=msg):  # the CPU says the same
+            ember.multinomial(bad, 3 if "enough" in msg else 2, False)
+    if HAVE_TORCH_CUDA:  # the same distribution as PyTorch's (different streams): frequencies within 3 sigma
+        p = ember.tensor([0.1, 0.2, 0.3, 0.4], device="cuda")
+        counts = ember.bincount(ember.multinomial(p, 40000, True), minlength=4).cpu().double() / 40000
+        theirs = torch.bincount(torch.multinomial(torch.tensor([0.1, 0.2, 0.3, 0.4], device="cuda"), 40000, True),
+                                minlength=4).cpu().double() / 40000
+        assert float((counts - ember.tensor(theirs.numpy())).abs().max()) < 0.015
+
+
 def test_save_and_load_keep_the_device(tmp_path):
     x = ember.randn(4, 5).cuda()
     path = tmp_path / "t.pt"

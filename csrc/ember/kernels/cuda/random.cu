@@ -77,4 +77,67 @@ Status normal(int dtype, void* out, int64_t n, double mean, double std, uint64_t
   });
 }
 
+namespace {
+
+// One thread per row, the CPU's multinomial_cpu step for step (the same Philox counter per draw, the same
+// double additions in the same order), so a seed gives the CPU's samples. A bad row records (row * 4 + code)
+// in *status with atomicMin: the host reports the first bad row's error, as the CPU's loop raises it.
+__global__ void __launch_bounds__(kThreads) multinomial_kernel(const double* p, int64_t* out, double* scratch, int64_t rows,
+                                                               int64_t cats, int64_t ns, bool replacement, uint64_t key,
+                                                               uint64_t first, unsigned long long* status) {
+  const int64_t r = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  if (r >= rows) return;
+  const double* pr = p + r * cats;
+  double* w = replacement ? nullptr : scratch + r * cats;  // without replacement drawn weights drop to 0
+  double total = 0;
+  for (int64_t c = 0; c < cats; c++) {
+    const double v = pr[c];
+    if (!(isfinite(v) && v >= 0)) {
+      atomicMin(status, (unsigned long long)(r * 4 + 1));
+      return;
+    }
+    if (w) w[c] = v;
+    total += v;
+  }
+  if (!(total > 0)) {
+    atomicMin(status, (unsigned long long)(r * 4 + 2));
+    return;
+  }
+  const double* wt = w ? w : pr;
+  for (int64_t s = 0; s < ns; s++) {
+    uint32_t bits[4];
+    Philox::block(key, first + uint64_t(r * ns + s), bits);
+    const double u = u64_to_double((uint64_t(bits[0]) << 32) | bits[1]) * total;
+    int64_t pick = cats - 1;
+    double acc = 0;
+    for (int64_t c = 0; c < cats; c++) {
+      acc += wt[c];
+      if (u < acc && wt[c] > 0) {
+        pick = c;
+        break;
+      }
+    }
+    while (wt[pick] == 0 && pick > 0) pick--;  // rounding at the top end
+    out[r * ns + s] = pick;
+    if (w) {
+      total -= w[pick];
+      w[pick] = 0;
+      if (s + 1 < ns && !(total > 0)) {
+        atomicMin(status, (unsigned long long)(r * 4 + 3));
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Status multinomial(const double* p, int64_t* out, double* scratch, int64_t rows, int64_t cats, int64_t ns,
+                   bool replacement, uint64_t key, uint64_t first, void* status, void* stream) {
+  if (rows == 0) return kOk;
+  multinomial_kernel<<<blocks_for(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      p, out, scratch, rows, cats, ns, replacement, key, first, static_cast<unsigned long long*>(status));
+  return launch_ok() ? kOk : kCudaError;
+}
+
 }  // namespace ember::cuda_kernels

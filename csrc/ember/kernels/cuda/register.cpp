@@ -197,6 +197,33 @@ void bernoulli_cuda(const Tensor& t, const Tensor& p, Generator& g) {
   ember::copy_(t, ember::lt(u, p));
 }
 
+// multinomial: the CPU's algorithm and counters (one thread per row), so a seed gives the CPU's samples; a
+// bad distribution is read back (a synchronization; PyTorch's kernel asserts on the device instead) and
+// raises the CPU's error for the first bad row.
+void multinomial_cuda(const Tensor& out, const Tensor& p, bool replacement, Generator& g) {
+  const Device d = p.device();
+  DeviceGuard guard(d.index);
+  const int64_t rows = p.sizes()[0], cats = p.sizes()[1], ns = out.sizes()[1];
+  const uint64_t first = g.reserve(uint64_t(rows * ns));
+  if (rows == 0) return;
+  Tensor scratch = replacement ? Tensor() : empty_tensor({rows, cats}, kDouble, d);
+  Tensor status = empty_tensor({1}, kLong, d);
+  status.fill_(Scalar(int64_t(-1)));  // all bits set: UINT64_MAX, "no bad row"
+  raise_status(ck::multinomial(static_cast<const double*>(p.data_ptr()), static_cast<int64_t*>(out.data_ptr()),
+                               replacement ? nullptr : static_cast<double*>(scratch.data_ptr()), rows, cats, ns,
+                               replacement, g.key(), first, status.data_ptr(), current_cuda_stream(d.index)),
+               "multinomial", d, kDouble);
+  const int64_t st = status.item().to_long();
+  if (st == -1) return;
+  switch (st % 4) {
+    case 1: EMBER_FAIL(Runtime, "probability tensor contains either `inf`, `nan` or element < 0");
+    case 2: EMBER_FAIL(Runtime, "invalid multinomial distribution (sum of probabilities <= 0)");
+    default:
+      EMBER_FAIL(Runtime, "invalid multinomial distribution (with replacement=False, not enough non-negative "
+                 "category to sample)");
+  }
+}
+
 void random_cuda(const Tensor& t, int64_t from, uint64_t range, Generator& g) {
   const Device d = t.device();
   DeviceGuard guard(d.index);
@@ -867,6 +894,7 @@ EMBER_REGISTER_KERNEL(nonzero_stub, CUDA, &::ember::cuda::nonzero_cuda);
 EMBER_REGISTER_KERNEL(index_linearize_stub, CUDA, &::ember::cuda::index_linearize_cuda);
 EMBER_REGISTER_KERNEL(index_rows_stub, CUDA, &::ember::cuda::index_rows_cuda);
 EMBER_REGISTER_KERNEL(index_put_rows_stub, CUDA, &::ember::cuda::index_put_rows_cuda);
+EMBER_REGISTER_KERNEL(multinomial_stub, CUDA, &::ember::cuda::multinomial_cuda);
 EMBER_REGISTER_KERNEL(gather_stub, CUDA, &::ember::cuda::gather_cuda);
 EMBER_REGISTER_KERNEL(scatter_stub, CUDA, &::ember::cuda::scatter_cuda);
 EMBER_REGISTER_KERNEL(scatter_reduce_stub, CUDA, &::ember::cuda::scatter_reduce_cuda);
