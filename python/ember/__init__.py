@@ -96,6 +96,7 @@ from .version import __version__  # noqa: E402,F401
 from ._runtime import *  # noqa: E402,F401,F403
 from ._view_copy import *  # noqa: E402,F401,F403
 from ._functional_extra import *  # noqa: E402,F401,F403
+from ._functional_extra import _assert  # noqa: E402,F401
 from ._creation import *  # noqa: E402,F401,F403
 from ._nn_aliases import *  # noqa: E402,F401,F403
 from ._conj import *  # noqa: E402,F401,F403

@@ -492,3 +492,14 @@ __all__ = [
     "histogramdd", "nonzero_static", "chain_matmul", "norm_except_dim", "frobenius_norm",
     "gradient", "cond",
 ]
+
+
+def _assert(condition, message):
+    """Python's assert as a function: AssertionError(message) unless `condition` holds; a tensor-like
+    condition (torch.fx's Proxy) takes the call through __torch_function__, so it can be traced."""
+    if type(condition) is not Tensor and hasattr(type(condition), "__torch_function__"):
+        result = type(condition).__torch_function__(_assert, (type(condition),), (condition, message), {})
+        if result is not NotImplemented:
+            return result
+    if not condition:
+        raise AssertionError(message)

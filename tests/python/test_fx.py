@@ -379,9 +379,7 @@ def _torch_leaf_tracer():
 
 
 # torch functions that are C builtins where Ember's are nn.functional Python functions
-_TARGET_ALIASES = {"ember._C._nn.linear": "ember.nn.functional.linear",
-                   # Ember has no top-level _assert: concrete_args guards call fx's own
-                   "ember.fx._symbolic_trace._assert": "ember._assert"}
+_TARGET_ALIASES = {"ember._C._nn.linear": "ember.nn.functional.linear"}
 
 
 def _target_str(node):

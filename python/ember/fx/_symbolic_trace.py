@@ -319,7 +319,7 @@ class Tracer(TracerBase):
                     if isinstance(x, PHBase):
                         return out
                     if type(x) is bool or type(x) in base_types and type(x) != ember.Tensor:
-                        self.create_proxy("call_function", _assert,
+                        self.create_proxy("call_function", ember._assert,
                                           (out == x, f"{name} has been specialized to have value {x} but got "
                                            "another value"), {})
                     elif x is None:
@@ -434,10 +434,6 @@ def _wrap_ember_fn(fn):
     return _create_wrapped_func(fn, mark_wrapped=False)
 
 
-def _assert(condition, message):
-    """Raises AssertionError(message) unless `condition` holds (what concrete_args guards record)."""
-    if not condition:
-        raise AssertionError(message)
 
 
 def _tree_map(fn, tree):
