@@ -59,6 +59,7 @@ NAMESPACES = [
     ("compiler", "compiler"),
     ("hub", "hub"),
     ("fx", "fx"),
+    ("overrides", "overrides"),
 ]
 
 # Names Ember leaves out on purpose, with the reason: (namespace, regular expression on the name, reason).

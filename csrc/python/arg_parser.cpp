@@ -603,9 +603,9 @@ PyObject* dispatch_torch_function(PyObject* self, const std::string& name, bool 
     nb::object r = nb::handle(t).attr("__torch_function__")(func, types_t, args_t, kwargs);
     if (!r.is(nb::handle(Py_NotImplemented))) return r.release().ptr();
   }
-  std::string names;
-  for (PyObject* t : types) names += std::string(names.empty() ? "" : ", ") + reinterpret_cast<PyTypeObject*>(t)->tp_name;
-  EMBER_FAIL(Type, "no implementation found for '", name, "' on types that implement __torch_function__: [", names, "]");
+  // PyTorch's message: the public name and the list of the types
+  EMBER_FAIL(Type, "no implementation found for '", method ? "ember.Tensor." : "ember.", name,
+             "' on types that implement __torch_function__: ", nb::repr(type_list).c_str());
 }
 
 }  // namespace

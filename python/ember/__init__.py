@@ -70,7 +70,8 @@ from .jit import compile  # noqa: E402,F401
 
 # Heavier namespaces load on first use (`ember.distributions.Normal`, like torch's attribute access),
 # so `import ember` stays fast; `import ember.distributions` works as usual.
-_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func", "hub", "functional", "fx")
+_LAZY_SUBMODULES = ("distributions", "vision", "serialize", "distributed", "func", "hub", "functional", "fx",
+                    "overrides")
 
 
 def __getattr__(name):

@@ -51,6 +51,7 @@ FLOORS = {
     "compiler": 33,
     "hub": 100,
     "fx": 100,
+    "overrides": 81,
 }
 
 _ROWS = {label: (names, have, lack, left) for label, names, have, lack, left in api_surface.measure()}

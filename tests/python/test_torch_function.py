@@ -59,8 +59,8 @@ def test_calls_go_to_the_tensor_like():
 
 
 def test_no_answer_and_no_protocol_raise_type_error():
-    with pytest.raises(TypeError, match="no implementation found for 'add' on types that implement "
-                                        r"__torch_function__: \[.*Declines\]"):
+    with pytest.raises(TypeError, match="no implementation found for 'ember.add' on types that implement "
+                                        r"__torch_function__: \[<class '.*Declines'>\]"):
         ember.add(Declines(), 1)
     with pytest.raises(TypeError, match=r"add\(\): argument 'input' \(position 1\) must be Tensor, not object"):
         ember.add(object(), 1)
@@ -79,3 +79,52 @@ def test_matching_calls_never_ask():
     assert ember.add(x, 1).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(AssertionError, match="asked"):
         ember.add(x, Loud())
+
+
+# ---- ember.overrides: the protocol from Python
+class Tagged:
+    """A tensor-like that answers with the function's name and its arguments."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return ("Tagged", func.__name__, len(args), tuple(sorted(kwargs or {})))
+
+
+def overrides_cases(lib):
+    o = lib.overrides
+
+    @o.wrap_torch_function(lambda a, b=None: (a, b))
+    def scaled(a, b=None):
+        return "own"
+
+    def manual(a, b):
+        if o.has_torch_function((a, b)):
+            return o.handle_torch_function(manual, (a, b), a, b)
+        return "own"
+
+    t = lib.ones(2)
+    return [scaled(1), scaled(Tagged(), b=2), scaled(1, Tagged()), manual(t, 2), manual(t, Tagged()),
+            o.has_torch_function((t, 1)), o.has_torch_function((t, Tagged())), o.has_torch_function([]),
+            o.has_torch_function((lib.nn.Parameter(lib.ones(1)),)),
+            o.is_tensor_like(t), o.is_tensor_like(Tagged()), o.is_tensor_like(3), o.is_tensor_like(None),
+            o.is_tensor_method_or_property(lib.Tensor.add), o.is_tensor_method_or_property(lib.add),
+            o.resolve_name(lib.add), o.resolve_name(lib.Tensor.add), o.resolve_name(lib.nn.functional.relu),
+            lib.add in o.get_overridable_functions()[lib], lib.Tensor.add in o.get_overridable_functions()[lib.Tensor]]
+
+
+def test_overrides_helpers():
+    got = overrides_cases(ember)
+    assert got[:5] == ["own", ("Tagged", "scaled", 1, ("b",)), ("Tagged", "scaled", 2, ()), "own",
+                       ("Tagged", "manual", 2, ())]
+    assert got[5:] == [False, True, False, False, True, True, False, False, True, False, "ember.add",
+                       "ember.Tensor.add", "ember.nn.functional.relu", True, True]
+    with pytest.raises(TypeError, match="no implementation found for 'ember.add' on types that implement "
+                                        "__torch_function__"):
+        ember.overrides.handle_torch_function(ember.add, (Declines(),), Declines(), 1)
+    assert ember.overrides.get_ignored_functions() and ember.nn.functional.relu not in \
+        ember.overrides.get_overridable_functions()[ember.nn.functional]
+    with ember.overrides.enable_reentrant_dispatch():
+        pass
+    torch = pytest.importorskip("torch")
+    theirs = [str(v).replace("torch", "ember") if isinstance(v, str) else v for v in overrides_cases(torch)]
+    assert got == theirs
