@@ -60,6 +60,7 @@ NAMESPACES = [
     ("hub", "hub"),
     ("fx", "fx"),
     ("overrides", "overrides"),
+    ("utils.benchmark", "utils.benchmark"),
 ]
 
 # Names Ember leaves out on purpose, with the reason: (namespace, regular expression on the name, reason).
@@ -128,6 +129,9 @@ LEFT_OUT = [
      "DDP's C++ internals (torch's Reducer takes precomputed bucket indices and per-bucket size limits, Logger "
      "records a Reducer's construction data): Ember's DDP has its own C++ reducer, which buckets by a size cap and "
      "has another constructor and methods"),
+    ("utils.benchmark", "Fuzzer|FuzzedParameter|FuzzedTensor|FuzzedSparseTensor|ParameterAlias|CallgrindStats|"
+                        "FunctionCount|FunctionCounts|CopyIfCallgrind",
+     "the benchmark fuzzers and Valgrind/Callgrind instruction counting (Timer, Measurement and Compare are in)"),
     ("distributed.optim", "DistributedOptimizer",
      "optimizes parameters held by other processes through torch.distributed.rpc remote references (RRef): Ember "
      "has no RPC framework"),

@@ -52,6 +52,7 @@ FLOORS = {
     "hub": 100,
     "fx": 100,
     "overrides": 81,
+    "utils.benchmark": 100,
 }
 
 _ROWS = {label: (names, have, lack, left) for label, names, have, lack, left in api_surface.measure()}

@@ -15,7 +15,7 @@ from .distributed_c10d import (  # noqa: F401
     get_default_backend_for_device, get_pg_count, is_backend_available, is_xccl_available, new_subgroups,
     new_subgroups_by_enumeration, recv_object_list, register_rendezvous_handler, rendezvous, send_object_list,
     set_debug_level, set_debug_level_from_env, supports_complex,
-    AllgatherOptions, AllreduceCoalescedOptions, AllreduceOptions, AllToAllOptions, BackendConfig, BarrierOptions,
+    AllreduceCoalescedOptions, AllreduceOptions, AllToAllOptions, BackendConfig, BarrierOptions,
     BroadcastOptions, GatherOptions, GroupName, ProcessGroupGloo, QueueEmptyError, ReduceOptions, ReduceScatterOptions,
     ScatterOptions, all_gather_coalesced, all_gather_single, get_backend_config, record_comm, reduce_scatter_single,
     shrink_group, split_group)

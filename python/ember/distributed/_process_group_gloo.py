@@ -309,23 +309,25 @@ def allgather(pg, output_tensors, input_tensors, opts=None):
 
 def _start_allgather_coalesced(pg, output_lists, input_list, op="allgather_coalesced"):
     """(work, finish): one all-gather of the inputs flattened into one buffer; finish() copies every
-    rank's pieces into output_lists (rank-major) and returns them as one flat list."""
+    rank's pieces into output_lists (rank-major) and returns them, a list of lists like output_lists.
+    The checks and their messages are those of torch's ProcessGroupGloo::allgather_coalesced."""
     inputs = _tensor_list(pg, input_list, op)
     if not isinstance(output_lists, (list, tuple)) or len(output_lists) != pg.size():
-        raise RuntimeError(f"{_label(pg)}::{op}: requires {pg.size()} output lists (one per rank), got "
-                           f"{len(output_lists) if isinstance(output_lists, (list, tuple)) else output_lists!r}")
+        raise RuntimeError(f"{_label(pg)}::{op}: output lists should be equal to world size")
     outs = [_tensor_list(pg, o, op) for o in output_lists]
     if not inputs:
         raise RuntimeError(f"{_label(pg)}::{op}: requires non-empty input tensor list")
-    for r, row in enumerate(outs):
+    for row in outs:
         if len(row) != len(inputs):
-            raise RuntimeError(f"{_label(pg)}::{op}: output list {r} has {len(row)} tensors, the input list "
-                               f"{len(inputs)}")
+            raise RuntimeError(f"{_label(pg)}::{op}: invalid output size: (expected length {len(inputs)}, got "
+                               f"{len(row)})")
         for i, (o, t) in enumerate(zip(row, inputs)):
-            if o.numel() != t.numel() or o.dtype != t.dtype:
-                raise RuntimeError(f"{_label(pg)}::{op}: output tensor {i} of rank {r} must have the size and dtype "
-                                   f"of input tensor {i}: got {tuple(o.shape)} {o.dtype}, input {tuple(t.shape)} "
-                                   f"{t.dtype}")
+            if tuple(o.shape) != tuple(t.shape):
+                raise RuntimeError(f"{_label(pg)}::{op}: invalid size of output tensor at index {i} (expected length "
+                                   f"({', '.join(map(str, t.shape))}), got ({', '.join(map(str, o.shape))}))")
+            if o.dtype != t.dtype:
+                raise RuntimeError(f"{_label(pg)}::{op}: invalid tensor type at index {i} (expected {t.type()}, got "
+                                   f"{o.type()})")
     flat = _C._ops.cat([t.reshape(-1) for t in inputs])
     gathered = _C._ops.empty([pg.size(), flat.numel()], dtype=flat.dtype, device=flat.device)
     work = pg._cpp_allgather_into_tensor(gathered, flat)
@@ -336,7 +338,7 @@ def _start_allgather_coalesced(pg, output_lists, input_list, op="allgather_coale
             for o in row:
                 o.copy_(gathered[r, at:at + o.numel()].reshape(o.shape))
                 at += o.numel()
-        return [o for row in outs for o in row]
+        return [list(row) for row in outs]
     return work, finish
 
 

@@ -12,6 +12,7 @@ import inspect
 import io
 import os
 import socket
+import sys
 import threading
 import urllib.parse
 import warnings
@@ -604,8 +605,10 @@ def _check_tensor(t, name):
                         f"             but got {type(t)} instead.")
 
 
-def _check_tensor_list(ts, name):
-    if not isinstance(ts, (list, tuple)) or not all(isinstance(t, _Tensor) for t in ts):
+def _check_tensor_list(ts, name, list_only=False):
+    """A list (or tuple, unless list_only: torch takes only lists, but Ember's older collectives took both)
+    of tensors."""
+    if not isinstance(ts, list if list_only else (list, tuple)) or not all(isinstance(t, _Tensor) for t in ts):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[ember.Tensor]\n"
                         f"             but got {type(ts)} instead.")
 
@@ -629,9 +632,23 @@ def _finish(work, async_op):
     return None
 
 
-def _member(group):
-    """False (and the collective does nothing) on ranks outside the group, as in torch."""
-    return not _non_member(group)
+def _member(group, op=None):
+    """False (and the collective does nothing) on ranks outside the group, as in torch, which warns
+    "Running <op> on global rank <r> which does not belong to the given group." (op: the caller's name)."""
+    if not _non_member(group):
+        return True
+    if op is None:
+        op = sys._getframe(1).f_code.co_name
+    global_rank = -1 if GroupMember.WORLD is None else GroupMember.WORLD.rank()
+    warnings.warn(f"Running {op} on global rank {global_rank} which does not belong to the given group.",
+                  stacklevel=2)
+    return False
+
+
+def _check_op(op):
+    """torch sets opts.reduceOp = op, which takes only a ReduceOp: an int, a str or None is a TypeError."""
+    if not isinstance(op, ReduceOp):
+        raise TypeError(f"Invalid reduce op: expected an ember.distributed.ReduceOp, got {type(op).__name__} {op!r}")
 
 
 # ------------------------------------------------------------------ complex tensors
@@ -641,11 +658,13 @@ def _member(group):
 _COMPLEX_OPS = (ReduceOp.SUM, ReduceOp.AVG)
 
 
-def _real(t, op=None, fn=None):
+def _real(t, op=None, fn=None, error=RuntimeError):
+    """t itself, or a complex tensor's real view; an op other than SUM/AVG on a complex tensor raises
+    `error` (torch: ValueError from all_reduce and all_reduce_coalesced, RuntimeError from the others)."""
     if not t.dtype.is_complex:
         return t
     if op is not None and op not in _COMPLEX_OPS:
-        raise RuntimeError(f"{fn} does not support {op} on complex tensors")
+        raise error(f"{fn} does not support {op} on complex tensors")
     return _C._ops.view_as_real(t)
 
 
@@ -709,7 +728,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allreduce(_real(tensor, op, "all_reduce"), op), async_op)
+    tensor = _real(tensor, op, "all_reduce", ValueError)
+    _check_op(op)
+    return _finish(_group(group).allreduce(tensor, op), async_op)
 
 
 @_recorded("all_reduce")
@@ -718,8 +739,9 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor_list(tensors, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).allreduce_coalesced([_real(t, op, "all_reduce_coalesced") for t in tensors], op),
-                   async_op)
+    tensors = [_real(t, op, "all_reduce", ValueError) for t in tensors]
+    _check_op(op)
+    return _finish(_group(group).allreduce_coalesced(tensors, op), async_op)
 
 
 @_recorded("broadcast")
@@ -737,8 +759,9 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    return _finish(_group(group).reduce(_real(tensor, op, "reduce"), _peer(group, dst, group_dst, "dst"), op),
-                   async_op)
+    tensor = _real(tensor, op, "reduce")
+    _check_op(op)
+    return _finish(_group(group).reduce(tensor, _peer(group, dst, group_dst, "dst"), op), async_op)
 
 
 @_recorded("all_gather")
@@ -775,6 +798,11 @@ def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=F
     _check_tensor(input, "input")
     if not _member(group):
         return None
+    _check_op(op)
+    if output.dtype != input.dtype:  # torch's Gloo checks this after the complex views (a complex input and a
+        # real output of twice the size would pass there, and then abort the process)
+        raise RuntimeError(f"reduce_scatter_single: output and input must have the same dtype, got {output.dtype} "
+                           f"and {input.dtype}")
     return _finish(_group(group).reduce_scatter_tensor(_real(output, op, "reduce_scatter_single"), _real(input), op),
                    async_op)
 
@@ -797,18 +825,18 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, asy
 
 @_recorded("all_gather")
 def _all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
-    if not _member(group):
+    if not _member(group, "all_gather_coalesced"):
         return None
-    _check_tensor_list(input_tensor_list, "input_tensor_list")
+    _check_tensor_list(input_tensor_list, "input_tensor_list", list_only=True)
     _same_dtype(input_tensor_list)
     if not isinstance(output_tensor_lists, list):
         raise TypeError("Invalid function argument: output_tensor_lists should be a list")
     for outs in output_tensor_lists:
-        _check_tensor_list(outs, "output_tensor_lists")
+        _check_tensor_list(outs, "output_tensor_lists", list_only=True)
         _same_dtype(outs)
     work, finish = _start_allgather_coalesced(_group(group), [[_real(t) for t in outs] for outs in output_tensor_lists],
-                                              [_real(t) for t in input_tensor_list], "all_gather_coalesced")
-    if async_op:
+                                              [_real(t) for t in input_tensor_list])
+    if async_op:  # a Future of the output lists (complex ones as their real views), as torch's
         return work.get_future().then(lambda fut: (fut.value(), finish())[1])
     work.wait()
     finish()
@@ -833,8 +861,10 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_tensor_list(input_list, "input_list")
     if not _member(group):
         return None
-    flat = _C._ops.cat([t.reshape(-1) for t in input_list])
-    return _finish(_group(group).reduce_scatter_tensor(output, flat, op), async_op)
+    _check_op(op)
+    # complex tensors travel as their real views (torch's Gloo sums complex tensors; MAX & co. raise)
+    flat = _C._ops.cat([_real(t, op, "reduce_scatter").reshape(-1) for t in input_list])
+    return _finish(_group(group).reduce_scatter_tensor(_real(output, op, "reduce_scatter"), flat, op), async_op)
 
 
 @_recorded("gather")

@@ -145,6 +145,35 @@ class _Patcher:
 _MISSING = object()
 
 
+# Tensor operators whose right operand may be a Proxy (`buffer * x`, `table[x.size(0)]`): recorded as the
+# call_method torch.fx records (Tensor.__torch_function__ does that in torch), not as the reflected operator
+_TENSOR_OPERATOR_METHODS = {
+    "__add__": "add", "__sub__": "sub", "__mul__": "mul", "__truediv__": "div", "__floordiv__": "__floordiv__",
+    "__mod__": "remainder", "__pow__": "pow", "__matmul__": "matmul", "__and__": "__and__", "__or__": "__or__",
+    "__xor__": "__xor__", "__lshift__": "__lshift__", "__rshift__": "__rshift__", "__eq__": "eq", "__ne__": "ne",
+    "__lt__": "lt", "__le__": "le", "__gt__": "gt", "__ge__": "ge", "__getitem__": "__getitem__",
+    "__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "__itruediv__": "div_",
+}
+
+
+def _create_tensor_operator(orig_fn, method_name):
+    def wrapped(self, *args):
+        proxy = _find_proxy(args)
+        if proxy is not None:
+            return proxy.tracer.create_proxy("call_method", method_name, (self,) + args, {})
+        return orig_fn(self, *args)
+    wrapped.__name__ = orig_fn.__name__
+    return wrapped
+
+
+def _patch_tensor_operators(patcher):
+    for dunder, method_name in _TENSOR_OPERATOR_METHODS.items():
+        orig_fn = getattr(ember.Tensor, dunder, None)
+        if orig_fn is not None:
+            patcher.patch_method(ember.Tensor, dunder, _create_tensor_operator(orig_fn, method_name),
+                                 deduplicate=False)
+
+
 def _patch_wrapped_functions(patcher):
     for (_, name), frame_dict in _wrapped_fns_to_patch.copy().items():
         if name not in frame_dict and hasattr(builtins, name):
@@ -408,6 +437,7 @@ class Tracer(TracerBase):
             with _Patcher() as patcher:
                 patcher.patch_method(ember.nn.Module, "__getattr__", module_getattr_wrapper, deduplicate=False)
                 patcher.patch_method(ember.nn.Module, "__call__", module_call_wrapper, deduplicate=False)
+                _patch_tensor_operators(patcher)
                 _patch_wrapped_functions(patcher)
                 for ns in _ember_function_namespaces():
                     _autowrap_check(patcher, ns.__dict__, self._autowrap_function_ids)

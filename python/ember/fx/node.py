@@ -19,7 +19,14 @@ base_types = (str, int, float, bool, complex, ember.dtype, ember.Tensor, ember.d
 Target = Union[Callable[..., Any], str]
 Argument = Optional[Union[Tuple[Any, ...], List[Any], Dict[str, Any], slice, range, "Node", BaseArgumentTypes]]
 
-_side_effectful_functions = set()
+_side_effectful_functions = {operator.setitem, ember._assert}
+if hasattr(ember._C, "_set_grad_enabled"):
+    _side_effectful_functions.add(ember._C._set_grad_enabled)
+
+# functions that advance the global random state: impure whatever impure_random says, as torch's
+_random_functions = {getattr(ember, _n) for _n in ("normal", "bernoulli", "randn_like", "rand", "poisson", "randperm",
+                                                   "randint", "multinomial", "randint_like", "randn", "rand_like")
+                     if hasattr(ember, _n)}
 
 
 def has_side_effect(fn):
@@ -296,7 +303,10 @@ class Node:
         if self.op in ("placeholder", "output"):
             return True
         if self.op == "call_function":
-            return self.target in _side_effectful_functions
+            try:
+                return self.target in _side_effectful_functions or self.target in _random_functions
+            except TypeError:  # an unhashable callable
+                return False
         if self.op == "call_method":
             return isinstance(self.target, str) and self.target.endswith("_") and not self.target.endswith("__")
         if self.op == "call_module":

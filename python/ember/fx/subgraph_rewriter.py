@@ -12,7 +12,7 @@ __all__ = ["Match", "replace_pattern", "replace_pattern_with_filters", "Replaced
 
 
 class Match(NamedTuple):
-    """One replaced occurrence: the anchor (the pattern's output node in the graph) and pattern->graph nodes."""
+    """One replaced occurrence: the anchor (the pattern's returned node) and pattern->graph nodes."""
 
     anchor: Node
     nodes_map: Dict[Node, Node]
@@ -116,11 +116,24 @@ def _replace(gm, pattern, replacement, match_filters=None, ignore_literals=False
     if len(pattern_placeholders) != len(replacement_placeholders):
         raise AssertionError("pattern and replacement must take the same number of inputs")
     found = _find_matches(original_graph, pattern_graph, ignore_literals)
+    pattern_anchor = next(n for n in reversed(pattern_graph.nodes) if n.op == "output").all_input_nodes[0]
+    # a match whose input is the output of an earlier (already replaced and erased) match reads the value
+    # that replaced it instead, as torch's match_changed_node
+    changed = {}
+    if match_filters:
+        # as torch's, every filter sees the matches before any replacement is made
+        found = [(anchor, nodes_map) for anchor, nodes_map in found
+                 if all(f(_FilterMatch([pattern_anchor], nodes_map,
+                                       [nodes_map[p] for p in pattern_placeholders], [anchor]),
+                          original_graph, pattern_graph) for f in match_filters)]
     results = []
     for anchor, nodes_map in found:
-        if match_filters and not all(f(_FilterMatch(anchor, nodes_map), original_graph, pattern_graph)
-                                     for f in match_filters):
-            continue
+        for pp in pattern_placeholders:
+            gn = nodes_map.get(pp)
+            if isinstance(gn, Node):
+                while gn in changed:
+                    gn = changed[gn]
+                nodes_map[pp] = gn
         val_map = {rp: nodes_map[pp] for pp, rp in zip(pattern_placeholders, replacement_placeholders)}
         before = set(original_graph.nodes)
         # the replacement goes just before the first user of the matched value, as torch's
@@ -132,20 +145,23 @@ def _replace(gm, pattern, replacement, match_filters=None, ignore_literals=False
         if not isinstance(copied, Node):
             raise NotImplementedError("the replacement must return a single value")
         anchor.replace_all_uses_with(copied)
+        changed[anchor] = copied
         for pn in reversed(list(pattern_graph.nodes)):
             if pn.op in ("placeholder", "output") or pn not in nodes_map:
                 continue
             gn = nodes_map[pn]
             if len(gn.users) == 0 and not gn._erased:
                 original_graph.erase_node(gn)
-        results.append(ReplacedPatterns(anchor, nodes_map, replacements))
+        results.append(ReplacedPatterns(pattern_anchor, nodes_map, replacements))
     gm.recompile()
     return results
 
 
 class _FilterMatch(NamedTuple):
-    anchor: Node
+    anchors: List[Node]
     nodes_map: Dict[Node, Node]
+    placeholder_nodes: List[Node]
+    returning_nodes: List[Node]
 
 
 def replace_pattern(gm, pattern, replacement):

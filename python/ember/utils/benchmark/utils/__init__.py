@@ -1,0 +1,1 @@
+"""torch.utils.benchmark.utils's layout: common (Measurement, TaskSpec, helpers), timer (Timer), compare (Compare)."""
