@@ -589,6 +589,16 @@ PyObject* dispatch_torch_function(PyObject* self, const std::string& name, bool 
   const Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   for (Py_ssize_t i = 0; i < nargs + nkw; i++) collect_overloads(args[i], types);
   if (types.empty()) return nullptr;
+  // A handler that calls the same function again with the same arguments (torch.Tensor's own
+  // __torch_function__, when a torch tensor reaches an Ember function) must not come back here: that
+  // call raises the plain argument error instead of recursing without end.
+  thread_local std::vector<std::pair<std::string, PyObject*>> active;
+  const std::pair<std::string, PyObject*> key{name, types.front()};
+  if (std::find(active.begin(), active.end(), key) != active.end()) return nullptr;
+  active.push_back(key);
+  struct Pop {
+    ~Pop() { active.pop_back(); }
+  } pop;
   nb::object func = method ? nb::getattr(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self))), name.c_str())
                            : nb::getattr(nb::handle(self), name.c_str());
   nb::list pargs;

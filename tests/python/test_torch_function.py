@@ -128,3 +128,18 @@ def test_overrides_helpers():
     torch = pytest.importorskip("torch")
     theirs = [str(v).replace("torch", "ember") if isinstance(v, str) else v for v in overrides_cases(torch)]
     assert got == theirs
+
+
+def test_a_handler_that_calls_back_gets_the_argument_error():
+    class Echo:  # calls the function again with itself, as torch.Tensor's own __torch_function__ does
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with pytest.raises(TypeError, match=r"add\(\): argument 'input' \(position 1\) must be Tensor, not Echo"):
+        ember.add(Echo(), 1)
+    torch = pytest.importorskip("torch")
+    with pytest.raises(TypeError, match="must be Tensor"):  # a torch tensor given to Ember: no endless recursion
+        ember.add(torch.ones(2), 1)
+    with pytest.raises(TypeError):
+        ember.cat([ember.ones(2), torch.ones(2)])

@@ -8,7 +8,7 @@ import ember
 
 from .graph import Graph
 
-__all__ = ["GraphModule"]
+__all__ = ["GraphModule", "reduce_graph_module"]
 
 _file_counter = itertools.count()
 
@@ -56,6 +56,52 @@ def _assign_attr(from_obj, to_module, target):
         to_module.register_buffer(field, from_obj)
     else:
         setattr(to_module, field, from_obj)
+
+
+def _format_import_statement(name, obj):
+    from .graph import _custom_builtins, _is_from_ember
+    if name in _custom_builtins:
+        return _custom_builtins[name][0]
+    if _is_from_ember(obj) and getattr(obj, "__module__", None) is not None:
+        return "import ember"
+    module_name = getattr(obj, "__module__", None) or "builtins"
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", name)
+    if "." in qualname or "<" in qualname:
+        return f"import {module_name}\n{name} = {module_name}.{qualname}"
+    return f"from {module_name} import {qualname} as {name}"
+
+
+def _format_import_block(globals_):
+    return "\n".join(sorted({_format_import_statement(name, obj) for name, obj in globals_.items()}))
+
+
+def reduce_graph_module(body, import_block):
+    """Rebuilds a pickled GraphModule from its attributes and the source of its forward."""
+    forward = _forward_from_src(import_block + body.get("_code"), {})
+    return _deserialize_graph_module(forward, body)
+
+
+def _deserialize_graph_module(forward, body):
+    class CodeOnlyModule(ember.nn.Module):
+        def __init__(self, body):
+            super().__init__()
+            self.__dict__ = body
+
+    CodeOnlyModule.forward = forward
+    tracer_cls = body.get("_tracer_cls") or ember.fx.Tracer  # (attribute, not import: no cycle)
+
+    class KeepModules(tracer_cls):
+        def is_leaf_module(self, _, __):
+            return True
+
+    com = CodeOnlyModule(body)
+    graph = KeepModules().trace(com)
+    graph._tracer_cls = tracer_cls
+    gm = GraphModule(com, graph, class_name=body.get("_graphmodule_cls_name", "GraphModule"))
+    for k, v in body.items():
+        if not hasattr(gm, k):
+            setattr(gm, k, v)
+    return gm
 
 
 def _addindent(s_, num_spaces):
@@ -197,6 +243,14 @@ class GraphModule(ember.nn.Module):
         orig_str = super().__str__()
         return "\n".join([orig_str, self._code,
                           "# To see more debug info, please use `graph_module.print_readable()`"])
+
+    def __reduce__(self):
+        # pickles the generated code, not the Graph: unpickling traces that code again, as torch's
+        dict_without_graph = self.__dict__.copy()
+        python_code = self.recompile()
+        import_block = _format_import_block(python_code.globals)
+        del dict_without_graph["_graph"]
+        return (reduce_graph_module, (dict_without_graph, import_block))
 
     def __copy__(self):
         res = GraphModule(self, self.graph)
