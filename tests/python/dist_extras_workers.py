@@ -244,6 +244,68 @@ def extras(rank, ws, tmp, lib, port):
     return plain(out)
 
 
+def _err_msg(fn, lib):
+    """(exception class name, message with the library's names spelled LIB), or None when fn returns."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001 - the class and message are the result
+        return [type(e).__name__, " ".join(str(e).replace(lib, "LIB").split())]
+    return None
+
+
+def non_member(rank, ws, tmp, lib):
+    """Collectives on a group this rank is not in: None, and torch's "does not belong" warning."""
+    T, dist = _lib(lib)
+    g = dist.new_group([0])
+    out = {}
+    if rank == 1:
+        calls = {
+            "all_reduce": lambda: dist.all_reduce(T.ones(2), group=g),
+            "broadcast": lambda: dist.broadcast(T.ones(2), 0, group=g),
+            "all_gather": lambda: dist.all_gather([T.ones(2)], T.ones(2), group=g),
+            "all_gather_single": lambda: dist.all_gather_single(T.zeros(2), T.ones(2), group=g),
+            "reduce_scatter_single": lambda: dist.reduce_scatter_single(T.zeros(2), T.ones(2), group=g),
+            "all_gather_coalesced": lambda: dist.all_gather_coalesced([[T.zeros(2)]], [T.ones(2)], group=g),
+            "barrier": lambda: dist.barrier(group=g),
+            "all_gather_object": lambda: dist.all_gather_object([None], 1, group=g),
+        }
+        for name, call in calls.items():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = call()
+            out[name] = [r, [str(w.message) for w in caught if "deprecated" not in str(w.message)]]
+    dist.barrier()
+    return out
+
+
+def gather_coalesced_checks(rank, ws, tmp, lib):
+    """all_gather_coalesced's argument checks (every one raises on every rank, before any exchange) and its
+    async result: a Future whose value is the output lists."""
+    T, dist = _lib(lib)
+    ins = [T.ones(2, 2) * (rank + 1), T.arange(3.) + rank]
+
+    def outs(*shapes, dtype=None):
+        return [[T.zeros(*s, dtype=dtype or T.float32) for s in shapes] for _ in range(ws)]
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        out["errors"] = {
+            "same_numel_other_shape": _err_msg(lambda: dist.all_gather_coalesced(outs((4,), (3,)), ins), lib),
+            "dtype": _err_msg(lambda: dist.all_gather_coalesced(outs((2, 2), (3,), dtype=T.float64), ins), lib),
+            "one_list": _err_msg(lambda: dist.all_gather_coalesced(outs((2, 2), (3,))[:1], ins), lib),
+            "short_list": _err_msg(lambda: dist.all_gather_coalesced(outs((2, 2)), ins), lib),
+            "tuple_input": _err_msg(lambda: dist.all_gather_coalesced(outs((2, 2), (3,)), tuple(ins)), lib),
+            "tuple_output": _err_msg(lambda: dist.all_gather_coalesced([tuple(o) for o in outs((2, 2), (3,))], ins),
+                                     lib),
+        }
+        o = outs((2, 2), (3,))
+        fut = dist.all_gather_coalesced(o, ins, async_op=True)
+        value = fut.wait()
+        same = all(v is t for vs, ts in zip(value, o) for v, t in zip(vs, ts))  # the caller's own tensors
+        out["async"] = [type(fut).__name__, plain(value), same]
+    return out
+
+
 # ------------------------------------------------------------------ post-local SGD
 def post_local_sgd(rank, ws, tmp, lib):
     T, dist = _lib(lib)

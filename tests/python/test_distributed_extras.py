@@ -87,6 +87,9 @@ def test_small_names_match_torch(torch):
     assert dist.distributed_c10d.SHRINK_ABORT == td.distributed_c10d.SHRINK_ABORT == 1
     for name in ("AllreduceOptions", "BroadcastOptions", "ProcessGroupGloo", "BackendConfig", "GroupName"):
         assert getattr(dist, name).__module__ == "ember.distributed.distributed_c10d"
+    # AllgatherOptions lives in distributed_c10d only, as in torch
+    assert not hasattr(dist, "AllgatherOptions") and not hasattr(td, "AllgatherOptions")
+    assert hasattr(dist.distributed_c10d, "AllgatherOptions") and hasattr(td.distributed_c10d, "AllgatherOptions")
 
 
 OPTIONS = ["AllToAllOptions", "AllreduceCoalescedOptions", "AllreduceOptions", "BarrierOptions", "BroadcastOptions",
@@ -280,6 +283,75 @@ def test_collectives_world_of_one(world_of_one):
     g = dist.new_group([0])
     assert dist.all_gather_single(out, out.clone(), group=dist.GroupMember.NON_GROUP_MEMBER) is None
     assert dist.get_backend_config(g) == "cpu:gloo"
+
+
+@needs_torch
+def test_non_member_collectives_warn_as_torch():
+    # a rank outside the group gets None and torch's warning, from the new collectives and the older ones
+    ours, theirs = _run("non_member", 2, "ember"), _run("non_member", 2, "torch")
+    assert ours[1] == theirs[1] and ours[0] == theirs[0] == {}
+    assert ours[1]["all_gather_single"] == [None, ["Running all_gather_single on global rank 1 which does not "
+                                                   "belong to the given group."]]
+
+
+@needs_torch
+def test_all_gather_coalesced_checks_and_async_value_match_torch():
+    ours, theirs = _run("gather_coalesced_checks", 2, "ember"), _run("gather_coalesced_checks", 2, "torch")
+    for r in range(2):
+        _same(ours[r], theirs[r])
+    errors = ours[0]["errors"]
+    # a same-sized output of another shape is an error (it used to be filled)
+    assert errors["same_numel_other_shape"] == [
+        "RuntimeError", "ProcessGroupGloo::allgather_coalesced: invalid size of output tensor at index 0 (expected "
+        "length (2, 2), got (4))"]
+    assert errors["tuple_input"][0] == errors["tuple_output"][0] == "TypeError"
+    assert ours[0]["async"][0] == "Future" and len(ours[0]["async"][1]) == 2  # one list per rank, not flattened
+
+
+@pytest.mark.parametrize("fn", ["all_reduce", "all_reduce_coalesced", "reduce", "reduce_scatter",
+                                "reduce_scatter_single"])
+@pytest.mark.parametrize("op", [3, "sum", None])
+def test_reduce_op_must_be_a_ReduceOp_as_torch(world_of_one, torch_world_of_one, fn, op):
+    # torch assigns op to an options object, which takes only a ReduceOp; Ember's C++ took an int (3: MIN)
+    def call(lib, T):
+        t = T.ones(2)
+        return {"all_reduce": lambda: lib.all_reduce(t, op=op),
+                "all_reduce_coalesced": lambda: lib.all_reduce_coalesced([t], op=op),
+                "reduce": lambda: lib.reduce(t, 0, op=op),
+                "reduce_scatter": lambda: lib.reduce_scatter(T.zeros(2), [t], op=op),
+                "reduce_scatter_single": lambda: lib.reduce_scatter_single(T.zeros(2), t, op=op)}[fn]()
+    torch = torch_world_of_one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        for lib, T in ((dist, ember), (torch.distributed, torch)):
+            with pytest.raises(TypeError):
+                call(lib, T)
+
+
+def test_complex_reductions_match_torch(world_of_one, torch_world_of_one):
+    torch = torch_world_of_one
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        for lib, T in ((dist, ember), (torch.distributed, torch)):
+            c = T.tensor([1 + 2j, 3 - 1j], dtype=T.complex64)
+            # all_reduce and all_reduce_coalesced raise ValueError for an op complex numbers lack
+            with pytest.raises(ValueError, match="all_reduce does not support .*MAX on complex tensors") as info:
+                lib.all_reduce(c.clone(), op=lib.ReduceOp.MAX)
+            if lib is dist:  # also a RuntimeError, Ember's error here before
+                assert isinstance(info.value, RuntimeError)
+            with pytest.raises(ValueError, match="all_reduce does not support .*PRODUCT on complex tensors"):
+                lib.all_reduce_coalesced([c.clone()], op=lib.ReduceOp.PRODUCT)
+            with pytest.raises(RuntimeError):
+                lib.reduce(c.clone(), 0, op=lib.ReduceOp.MAX)
+            with pytest.raises(RuntimeError):
+                lib.reduce_scatter(T.zeros(2, dtype=T.complex64), [c.clone()], op=lib.ReduceOp.MAX)
+            # reduce_scatter sums complex tensors (Ember's raised "not supported for ComplexFloat")
+            out = T.zeros(2, dtype=T.complex64)
+            assert lib.reduce_scatter(out, [c.clone()]) is None
+            assert out.tolist() == [1 + 2j, 3 - 1j]
+    # a real output for a complex input: torch's Gloo aborts the process on it; Ember raises
+    with pytest.raises(RuntimeError, match="output and input must have the same dtype"):
+        dist.reduce_scatter_single(ember.zeros(2, 2), ember.tensor([1 + 2j, 3 - 1j], dtype=ember.complex64))
 
 
 def _profile_names(lib, T):

@@ -658,6 +658,11 @@ def _check_op(op):
 _COMPLEX_OPS = (ReduceOp.SUM, ReduceOp.AVG)
 
 
+class _ComplexOpError(ValueError, RuntimeError):
+    """An op complex numbers lack, from all_reduce / all_reduce_coalesced: torch raises ValueError there;
+    Ember raised RuntimeError before, so it is both."""
+
+
 def _real(t, op=None, fn=None, error=RuntimeError):
     """t itself, or a complex tensor's real view; an op other than SUM/AVG on a complex tensor raises
     `error` (torch: ValueError from all_reduce and all_reduce_coalesced, RuntimeError from the others)."""
@@ -728,7 +733,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor(tensor, "tensor")
     if not _member(group):
         return None
-    tensor = _real(tensor, op, "all_reduce", ValueError)
+    tensor = _real(tensor, op, "all_reduce", _ComplexOpError)
     _check_op(op)
     return _finish(_group(group).allreduce(tensor, op), async_op)
 
@@ -739,7 +744,7 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     _check_tensor_list(tensors, "tensor")
     if not _member(group):
         return None
-    tensors = [_real(t, op, "all_reduce", ValueError) for t in tensors]
+    tensors = [_real(t, op, "all_reduce", _ComplexOpError) for t in tensors]
     _check_op(op)
     return _finish(_group(group).allreduce_coalesced(tensors, op), async_op)
 
