@@ -161,7 +161,17 @@ void fill(PyObject* o, int64_t depth, const DimVector& shape, T*& out, ScalarTyp
   for (Py_ssize_t i = 0; i < n; i++) fill<T>(items[i], depth + 1, shape, out, target);
 }
 
-bool has_array_interface(PyObject* o) { return PyObject_HasAttrString(o, "__array_interface__"); }
+// NumPy's protocol: a dict (an object that answers every attribute, such as torch.fx's Proxy, is no array)
+bool has_array_interface(PyObject* o) {
+  PyObject* ai = PyObject_GetAttrString(o, "__array_interface__");
+  if (!ai) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool is_dict = PyDict_Check(ai);
+  Py_DECREF(ai);
+  return is_dict;
+}
 
 }  // namespace
 
@@ -287,6 +297,8 @@ Tensor tensor_from_numpy(PyObject* arr, bool allow_readonly) {
   (void)allow_readonly;
   nb::object ai = nb::steal(PyObject_GetAttrString(arr, "__array_interface__"));
   if (!ai.is_valid()) throw nb::python_error();
+  EMBER_CHECK_KIND(PyDict_Check(ai.ptr()), Type, "expected __array_interface__ to be a dict, got ",
+                   Py_TYPE(ai.ptr())->tp_name);
   nb::dict d = nb::borrow<nb::dict>(ai);
   std::string typestr = nb::cast<std::string>(d["typestr"]);
   ScalarType dt = dtype_from_typestr(typestr, arr);

@@ -492,3 +492,177 @@ def test_error_types_like_torch():
         gm = fxmod.symbolic_trace(make_models(lib)["MLP"]())
         with pytest.raises(RuntimeError):
             gm.graph.erase_node(next(iter(gm.graph.nodes)))
+
+
+# ------------------------------------------------------------------ regressions
+def _chain_model(lib):
+    class Chain(lib.nn.Module):
+        def forward(self, x, y):
+            a = lib.relu(x + 1) * 2
+            b = lib.relu(y + 1) * 2
+            c = lib.relu(a + 1) * 2  # its input is the output of the first match
+            return a + b + c
+
+    return Chain()
+
+
+def _chain_replace(lib, fxmod):
+    gm = fxmod.symbolic_trace(_chain_model(lib))
+    matches = fxmod.replace_pattern(gm, lambda x: lib.relu(x + 1) * 2, lambda x: lib.sigmoid(x) - 1)
+    return gm, matches
+
+
+def test_replace_pattern_chained_matches():
+    gm, matches = _chain_replace(ember, fx)
+    gm.graph.lint()
+    x, y = ember.randn(3), ember.randn(3)
+    a = ember.sigmoid(x) - 1
+    assert ember.allclose(gm(x, y), a + (ember.sigmoid(y) - 1) + (ember.sigmoid(a) - 1))
+    # the anchor is the pattern's node; the third match's input is the node that replaced the first
+    assert len(matches) == 3 and all(m.anchor.graph is not gm.graph for m in matches)
+    inputs = [next(v for k, v in m.nodes_map.items() if k.op == "placeholder") for m in matches]
+    assert [n.name for n in inputs] == ["x", "y", "sub"] and all(n.graph is gm.graph for n in inputs)
+
+
+def test_replace_pattern_chained_matches_like_torch():
+    pytest.importorskip("torch")
+    t_gm, t_matches = _chain_replace(_torch, _torch_fx)
+    e_gm, e_matches = _chain_replace(ember, fx)
+    assert e_gm.code == t_gm.code.replace("torch", "ember")
+    assert [sorted((k.name, v.name) for k, v in m.nodes_map.items()) for m in e_matches] == \
+        [sorted((k.name, v.name) for k, v in m.nodes_map.items()) for m in t_matches]
+
+
+def test_dead_code_elimination_keeps_side_effects():
+    class M(nn.Module):
+        def forward(self, x, flag):
+            return x + 1 if flag else x
+
+    gm = fx.symbolic_trace(M(), concrete_args={"flag": True})
+    g = gm.graph
+    x = next(iter(g.nodes))
+    with g.inserting_after(x):
+        g.call_function(operator.setitem, (x, 0, 1.0))
+        g.call_function(ember.rand_like, (x,))
+        g.call_function(ember.neg, (x,))  # pure and unused: removed
+    assert g.eliminate_dead_code()
+    targets = [n.target for n in g.nodes if n.op == "call_function"]
+    assert ember._assert in targets and operator.setitem in targets and ember.rand_like in targets
+    assert ember.neg not in targets
+
+
+def _tensor_lhs_model(lib):
+    class TensorLhs(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", lib.arange(4.0))
+            self.table = lib.arange(12.0).reshape(3, 4)
+
+        def forward(self, x):
+            return self.scale * x, self.table[x.size(0)], self.table[1] > x, self.scale - x.sum()
+
+    return TensorLhs()
+
+
+def test_tensor_operator_with_proxy_operand():
+    m = _tensor_lhs_model(ember)
+    gm = fx.symbolic_trace(m)
+    methods = [n.target for n in gm.graph.nodes if n.op == "call_method"]
+    assert methods == ["mul", "size", "__getitem__", "gt", "sum", "sub"]
+    x = ember.randn(2, 4)
+    assert _close(gm(x), m(x))
+    # the patch is undone after tracing
+    assert "__mul__" not in vars(ember.Tensor) and "__getitem__" not in vars(ember.Tensor)
+    assert (ember.ones(2) * ember.ones(2)).sum().item() == 2.0
+
+
+def test_tensor_operator_with_proxy_operand_like_torch():
+    pytest.importorskip("torch")
+    t = _torch_fx.symbolic_trace(_tensor_lhs_model(_torch))
+    e = fx.symbolic_trace(_tensor_lhs_model(ember))
+    assert _signature(e) == _signature(t)
+    assert e.code == t.code.replace("torch", "ember")
+
+
+def test_graph_module_pickles():
+    import io
+    import pickle
+
+    m, gm = _trace("CNN", EM, fx)
+    x = ember.randn(2, 3, 8, 8)
+    gm2 = pickle.loads(pickle.dumps(gm))
+    assert isinstance(gm2, fx.GraphModule) and gm2.code == gm.code and ember.allclose(gm2(x), m(x), atol=1e-5)
+    w = fx.symbolic_trace(EM["Wrapped"]())
+    w2 = pickle.loads(pickle.dumps(w))
+    node = next(n for n in w2.graph.nodes if n.op == "call_function")
+    assert node.target is wrapped_helper and ember.allclose(w2(x), w(x))
+    buf = io.BytesIO()
+    ember.save(gm, buf)
+    buf.seek(0)
+    assert ember.allclose(ember.load(buf, weights_only=False)(x), m(x), atol=1e-5)
+
+
+def _stored_functional_model(lib):
+    import functools
+
+    F_ = lib.nn.functional
+
+    class Stored(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = F_.silu
+            self.fns = {"relu": F_.relu, "interpolate": F_.interpolate}
+            self.sm = functools.partial(F_.softmax, dim=-1)
+
+        def forward(self, x):
+            up = self.fns["interpolate"](x[None], scale_factor=2.0)
+            return self.act(x) + self.fns["relu"](x) + self.sm(x), up
+
+    return Stored()
+
+
+def test_stored_references_to_functional_are_recorded():
+    m = _stored_functional_model(ember)
+    gm = fx.symbolic_trace(m)
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert F.interpolate in targets and F.silu in targets and F.relu in targets and F.softmax in targets
+    x = ember.randn(2, 3, 4)
+    assert _close(gm(x), m(x))
+    # the functions run their own code again after tracing
+    assert all(f.__code__.co_filename.endswith(".py") for f in (F.silu, F.relu, F.softmax, F.interpolate))
+    assert ember.allclose(F.relu(ember.tensor([-1.0, 2.0])), ember.tensor([0.0, 2.0]))
+
+
+def test_stored_references_to_functional_like_torch():
+    pytest.importorskip("torch")
+    t = _torch_fx.symbolic_trace(_stored_functional_model(_torch))
+    e = fx.symbolic_trace(_stored_functional_model(ember))
+    assert _signature(e) == _signature(t)
+
+
+def _tensor_to_model(lib):
+    class TensorTo(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("pe", lib.arange(12.0).reshape(3, 4))
+
+        def forward(self, x):
+            return self.pe.to(x.dtype) + self.pe.type_as(x) + self.pe.to(x) + self.pe.to(x.device) * x
+
+    return TensorTo()
+
+
+def test_tensor_python_methods_with_proxy_argument():
+    m = _tensor_to_model(ember)
+    gm = fx.symbolic_trace(m)
+    assert [n.target for n in gm.graph.nodes if n.op == "call_method"] == ["to", "type_as", "to", "to"]
+    x = ember.randn(3, 4)
+    assert ember.allclose(gm(x), m(x))
+    assert ember.Tensor.to.__code__.co_filename.endswith(".py")
+
+
+def test_tensor_python_methods_with_proxy_argument_like_torch():
+    pytest.importorskip("torch")
+    t = _torch_fx.symbolic_trace(_tensor_to_model(_torch))
+    e = fx.symbolic_trace(_tensor_to_model(ember))
+    assert _signature(e) == _signature(t) and e.code == t.code.replace("torch", "ember")

@@ -133,6 +133,9 @@ class _Patcher:
             kind, where, name, orig = self.patches_made.pop()
             if kind == "del":
                 where.pop(name, None)
+            elif kind == "code":
+                _trampoline_codes.discard(where.__code__)
+                where.__code__ = orig
             elif kind == "set":
                 where[name] = orig
             elif orig is _MISSING:
@@ -172,6 +175,76 @@ def _patch_tensor_operators(patcher):
         if orig_fn is not None:
             patcher.patch_method(ember.Tensor, dunder, _create_tensor_operator(orig_fn, method_name),
                                  deduplicate=False)
+    for name in _TENSOR_PYTHON_METHODS:
+        fn = vars(ember.Tensor).get(name)
+        if isinstance(fn, types.FunctionType):
+            _patch_function_code(patcher, fn, method_name=name)
+
+
+# Ember's Python-level functions are also reached through references the namespace patches miss
+# (`self.act = F.gelu`, `functools.partial(F.softmax, dim=-1)`, `from ember.nn.functional import relu` in a
+# helper module, a dict of activations). torch's own functions record themselves there (they check for
+# __torch_function__), so during tracing each such function's code is swapped for a trampoline that records
+# a call with a Proxy argument and runs a copy of the original otherwise. The trampoline holds its dispatcher
+# as a code constant, so a call already inside it when tracing ends still completes.
+_DISPATCH_MARK = "__ember_fx_autowrap_dispatch__"
+_trampoline_codes = set()
+_trampoline_cache = {}  # id(fn) -> (fn, its trampoline code)
+
+
+def _autowrap_dispatch(fn, orig, args, kwargs):
+    proxy = _find_proxy(args, kwargs)
+    if proxy is not None:
+        return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+    return orig(*args, **kwargs)
+
+
+def _method_dispatch(name, orig, args, kwargs):
+    proxy = _find_proxy(args[1:], kwargs)
+    if proxy is not None:
+        return proxy.tracer.create_proxy("call_method", name, args, kwargs)
+    return orig(*args, **kwargs)
+
+
+# Python-level Tensor methods that torch implements in C (so `buffer.to(x.dtype)`, `mask.type_as(x)` record a
+# call_method there): with a Proxy argument they record the same call_method here
+_TENSOR_PYTHON_METHODS = ("to", "type_as", "isclose", "allclose", "equal", "is_same_size", "split_with_sizes",
+                          "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes", "histogram", "resize_as",
+                          "slice_inverse", "polygamma", "to_dense", "narrow_copy", "as_strided_scatter",
+                          "new_empty_strided")
+
+
+def _make_trampoline_code(fn, method_name=None):
+    orig = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__, None)
+    orig.__kwdefaults__ = fn.__kwdefaults__
+    orig.__dict__.update(fn.__dict__)
+    src = f"def _trampoline(*args, **kwargs):\n    return ({_DISPATCH_MARK!r})(args, kwargs)\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        module_code = compile(src, f"<ember.fx autowrap of {fn.__qualname__}>", "exec")
+    code = next(c for c in module_code.co_consts if isinstance(c, types.CodeType))
+    dispatch = functools.partial(_autowrap_dispatch, fn, orig) if method_name is None \
+        else functools.partial(_method_dispatch, method_name, orig)
+    code = code.replace(co_consts=tuple(dispatch if c == _DISPATCH_MARK else c for c in code.co_consts),
+                        co_name=fn.__code__.co_name)
+    if hasattr(code, "co_qualname"):
+        code = code.replace(co_qualname=fn.__code__.co_qualname)
+    return code
+
+
+def _patch_function_code(patcher, fn, method_name=None):
+    """Swaps fn's code for a recording trampoline until the patcher exits (functions without a closure only);
+    with method_name, a call with a Proxy argument records that call_method."""
+    co = fn.__code__
+    if co in _trampoline_codes or fn.__closure__ is not None or co.co_flags & (inspect.CO_GENERATOR
+                                                                               | inspect.CO_COROUTINE):
+        return
+    cached = _trampoline_cache.get(id(fn))
+    if cached is None or cached[0] is not fn or cached[2] is not co:
+        cached = _trampoline_cache[id(fn)] = (fn, _make_trampoline_code(fn, method_name), co)
+    _trampoline_codes.add(cached[1])
+    patcher.patches_made.append(("code", fn, None, co))
+    fn.__code__ = cached[1]
 
 
 def _patch_wrapped_functions(patcher):
@@ -438,6 +511,8 @@ class Tracer(TracerBase):
                 patcher.patch_method(ember.nn.Module, "__getattr__", module_getattr_wrapper, deduplicate=False)
                 patcher.patch_method(ember.nn.Module, "__call__", module_call_wrapper, deduplicate=False)
                 _patch_tensor_operators(patcher)
+                for _, _, value in ember_fns:
+                    _patch_function_code(patcher, value)
                 _patch_wrapped_functions(patcher)
                 for ns in _ember_function_namespaces():
                     _autowrap_check(patcher, ns.__dict__, self._autowrap_function_ids)
