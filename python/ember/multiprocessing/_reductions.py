@@ -18,6 +18,18 @@ _strategy = ["file_descriptor"]  # mutable cell: set_sharing_strategy writes it
 _tracker_connected_in = [None]  # the pid that last connected (a fork()ed child inherits the fd)
 
 
+def _fresh_tracker_lock_in_child():
+    # fork() copies Python's resource-tracker lock as it was, held if another thread of the parent was
+    # inside ensure_running() at that moment: the child, which has one thread, would wait on it forever
+    # (seen as a DataLoader worker hanging in share_memory_). The child starts with an unheld lock.
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if tracker is not None and hasattr(tracker, "_lock"):
+        tracker._lock = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_fresh_tracker_lock_in_child)
+
+
 def _connect_tracker():
     # named segments are reported to Python's resource_tracker, which unlinks the ones whose
     # processes died holding them once every process of the tree has exited
