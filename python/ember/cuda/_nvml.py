@@ -85,51 +85,37 @@ def _handle(index):
     return handle
 
 
-def _device(device):
-    """(library, handle) for a CUDA device; RuntimeError without a driver."""
+def _query(device, fn, out, *args):
+    """NVML's `fn`(handle, *args, &out) for a CUDA device; returns `out` (RuntimeError without a driver)."""
     lib = _require()
-    return lib, _handle(device_index(device))
+    _check(getattr(lib, fn)(_handle(device_index(device)), *args, ctypes.byref(out)), fn)
+    return out
 
 
 def utilization_rates(device):
     """(gpu, memory): percent of the last sample period a kernel ran / device memory was read or written."""
-    lib, handle = _device(device)
-    u = _Utilization()
-    _check(lib.nvmlDeviceGetUtilizationRates(handle, ctypes.byref(u)), "nvmlDeviceGetUtilizationRates")
+    u = _query(device, "nvmlDeviceGetUtilizationRates", _Utilization())
     return u.gpu, u.memory
 
 
 def temperature(device):
     """The GPU die's temperature in degrees Celsius."""
-    lib, handle = _device(device)
-    t = ctypes.c_uint()
-    _check(lib.nvmlDeviceGetTemperature(handle, _TEMPERATURE_GPU, ctypes.byref(t)),
-           "nvmlDeviceGetTemperature")
-    return t.value
+    return _query(device, "nvmlDeviceGetTemperature", ctypes.c_uint(), _TEMPERATURE_GPU).value
 
 
 def power_usage(device):
     """Power drawn by the board, in milliwatts."""
-    lib, handle = _device(device)
-    p = ctypes.c_uint()
-    _check(lib.nvmlDeviceGetPowerUsage(handle, ctypes.byref(p)), "nvmlDeviceGetPowerUsage")
-    return p.value
+    return _query(device, "nvmlDeviceGetPowerUsage", ctypes.c_uint()).value
 
 
 def sm_clock(device):
     """The streaming multiprocessors' clock now, in MHz."""
-    lib, handle = _device(device)
-    c = ctypes.c_uint()
-    _check(lib.nvmlDeviceGetClockInfo(handle, _CLOCK_SM, ctypes.byref(c)), "nvmlDeviceGetClockInfo")
-    return c.value
+    return _query(device, "nvmlDeviceGetClockInfo", ctypes.c_uint(), _CLOCK_SM).value
 
 
 def memory_used(device):
     """Bytes of device memory in use by every process (what nvidia-smi shows)."""
-    lib, handle = _device(device)
-    m = _Memory()
-    _check(lib.nvmlDeviceGetMemoryInfo(handle, ctypes.byref(m)), "nvmlDeviceGetMemoryInfo")
-    return m.used
+    return _query(device, "nvmlDeviceGetMemoryInfo", _Memory()).used
 
 
 def running_processes(index):

@@ -362,6 +362,19 @@ def _allgather_base(pg, output, input, opts=None):
     return all_gather_single(pg, output, input, opts)
 
 
+def _root_list(pg, nested, root, op, what):
+    """gather's outputs / scatter's inputs in the list-and-options form: on the root, the tensors of the one
+    list `nested` holds; elsewhere `nested` must be empty."""
+    if pg.rank() == root:
+        if not isinstance(nested, (list, tuple)) or len(nested) != 1:
+            raise RuntimeError(f"{_label(pg)}::{op}: requires a single-element {what} list on the root (holding a "
+                               f"list of {pg.size()} tensors)")
+        return _tensor_list(pg, nested[0], op)
+    if nested:
+        raise RuntimeError(f"{_label(pg)}::{op}: requires empty {what} on non-root")
+    return []
+
+
 def gather(pg, output_tensors, input_tensors, opts=None, timeout=None):
     """Collect every rank's tensor on the root: ([outputs], input, root) or ([[outputs]], [input], GatherOptions)."""
     if isinstance(input_tensors, _Tensor):  # gather(outputs, input, root, timeout=None)
@@ -371,15 +384,7 @@ def gather(pg, output_tensors, input_tensors, opts=None, timeout=None):
     opts = _opts(pg, opts, GatherOptions, "gather")
     inp = _single(pg, input_tensors, "gather", "input tensor")
     _check_root(pg, opts.rootRank, "gather")
-    if pg.rank() == opts.rootRank:
-        if not isinstance(output_tensors, (list, tuple)) or len(output_tensors) != 1:
-            raise RuntimeError(f"{_label(pg)}::gather: requires a single-element output list on the root (holding a "
-                               f"list of {pg.size()} tensors)")
-        outs = _tensor_list(pg, output_tensors[0], "gather")
-    else:
-        if output_tensors:
-            raise RuntimeError(f"{_label(pg)}::gather: requires empty output on non-root")
-        outs = []
+    outs = _root_list(pg, output_tensors, opts.rootRank, "gather", "output")
     return _timed(pg._cpp_gather(outs, inp, opts.rootRank), _timeout_of(opts))
 
 
@@ -393,15 +398,7 @@ def scatter(pg, output_tensors, input_tensors, opts=None, timeout=None):
     opts = _opts(pg, opts, ScatterOptions, "scatter")
     out = _single(pg, output_tensors, "scatter", "output tensor")
     _check_root(pg, opts.rootRank, "scatter")
-    if pg.rank() == opts.rootRank:
-        if not isinstance(input_tensors, (list, tuple)) or len(input_tensors) != 1:
-            raise RuntimeError(f"{_label(pg)}::scatter: requires a single-element input list on the root (holding a "
-                               f"list of {pg.size()} tensors)")
-        ins = _tensor_list(pg, input_tensors[0], "scatter")
-    else:
-        if input_tensors:
-            raise RuntimeError(f"{_label(pg)}::scatter: requires empty input on non-root")
-        ins = []
+    ins = _root_list(pg, input_tensors, opts.rootRank, "scatter", "input")
     return _timed(pg._cpp_scatter(out, ins, opts.rootRank), _timeout_of(opts))
 
 

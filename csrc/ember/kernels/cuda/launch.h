@@ -142,10 +142,10 @@ Status sort_rows(int dtype, const void* x, int64_t rows, int64_t n, int64_t k, b
                  int64_t* indices, int64_t* sorted_idx, void* scratch, int64_t scratch_bytes, void* stream);
 
 // multinomial over rows of float64 weights p [rows, cats] -> out int64 [rows, ns], the CPU's draws; scratch
-// [rows, cats] doubles without replacement (else unused); status: one uint64 holding UINT64_MAX, lowered to
+// [rows, cats] doubles without replacement (else unused); bad: one int64 holding INT64_MAX, lowered to
 // row * 4 + code at a bad row (1 a weight not finite or < 0, 2 a sum <= 0, 3 too few categories left)
 Status multinomial(const double* p, int64_t* out, double* scratch, int64_t rows, int64_t cats, int64_t ns,
-                   bool replacement, uint64_t key, uint64_t first, void* status, void* stream);
+                   bool replacement, uint64_t key, uint64_t first, int64_t* bad, void* stream);
 // integers in [from, from + range) (random_, randint), two per Philox counter as the CPU's; out int64 [n]
 Status random_int(int64_t* out, int64_t n, int64_t from, uint64_t range, uint64_t key, uint64_t first, void* stream);
 

@@ -81,10 +81,10 @@ namespace {
 
 // One thread per row, the CPU's multinomial_cpu step for step (the same Philox counter per draw, the same
 // double additions in the same order), so a seed gives the CPU's samples. A bad row records (row * 4 + code)
-// in *status with atomicMin: the host reports the first bad row's error, as the CPU's loop raises it.
+// in *bad with atomicMin: the host reports the first bad row's error, as the CPU's loop raises it.
 __global__ void __launch_bounds__(kThreads) multinomial_kernel(const double* p, int64_t* out, double* scratch, int64_t rows,
                                                                int64_t cats, int64_t ns, bool replacement, uint64_t key,
-                                                               uint64_t first, unsigned long long* status) {
+                                                               uint64_t first, unsigned long long* bad) {
   const int64_t r = int64_t(blockIdx.x) * kThreads + threadIdx.x;
   if (r >= rows) return;
   const double* pr = p + r * cats;
@@ -93,14 +93,14 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(const double* p, 
   for (int64_t c = 0; c < cats; c++) {
     const double v = pr[c];
     if (!(isfinite(v) && v >= 0)) {
-      atomicMin(status, (unsigned long long)(r * 4 + 1));
+      atomicMin(bad, (unsigned long long)(r * 4 + 1));
       return;
     }
     if (w) w[c] = v;
     total += v;
   }
   if (!(total > 0)) {
-    atomicMin(status, (unsigned long long)(r * 4 + 2));
+    atomicMin(bad, (unsigned long long)(r * 4 + 2));
     return;
   }
   const double* wt = w ? w : pr;
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(const double* p, 
       total -= w[pick];
       w[pick] = 0;
       if (s + 1 < ns && !(total > 0)) {
-        atomicMin(status, (unsigned long long)(r * 4 + 3));
+        atomicMin(bad, (unsigned long long)(r * 4 + 3));
         return;
       }
     }
@@ -133,10 +133,10 @@ __global__ void __launch_bounds__(kThreads) multinomial_kernel(const double* p, 
 }  // namespace
 
 Status multinomial(const double* p, int64_t* out, double* scratch, int64_t rows, int64_t cats, int64_t ns,
-                   bool replacement, uint64_t key, uint64_t first, void* status, void* stream) {
+                   bool replacement, uint64_t key, uint64_t first, int64_t* bad, void* stream) {
   if (rows == 0) return kOk;
   multinomial_kernel<<<blocks_for(rows), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      p, out, scratch, rows, cats, ns, replacement, key, first, static_cast<unsigned long long*>(status));
+      p, out, scratch, rows, cats, ns, replacement, key, first, reinterpret_cast<unsigned long long*>(bad));
   return launch_ok() ? kOk : kCudaError;
 }
 

@@ -197,33 +197,6 @@ void bernoulli_cuda(const Tensor& t, const Tensor& p, Generator& g) {
   ember::copy_(t, ember::lt(u, p));
 }
 
-// multinomial: the CPU's algorithm and counters (one thread per row), so a seed gives the CPU's samples; a
-// bad distribution is read back (a synchronization; PyTorch's kernel asserts on the device instead) and
-// raises the CPU's error for the first bad row.
-void multinomial_cuda(const Tensor& out, const Tensor& p, bool replacement, Generator& g) {
-  const Device d = p.device();
-  DeviceGuard guard(d.index);
-  const int64_t rows = p.sizes()[0], cats = p.sizes()[1], ns = out.sizes()[1];
-  const uint64_t first = g.reserve(uint64_t(rows * ns));
-  if (rows == 0) return;
-  Tensor scratch = replacement ? Tensor() : empty_tensor({rows, cats}, kDouble, d);
-  Tensor status = empty_tensor({1}, kLong, d);
-  status.fill_(Scalar(int64_t(-1)));  // all bits set: UINT64_MAX, "no bad row"
-  raise_status(ck::multinomial(static_cast<const double*>(p.data_ptr()), static_cast<int64_t*>(out.data_ptr()),
-                               replacement ? nullptr : static_cast<double*>(scratch.data_ptr()), rows, cats, ns,
-                               replacement, g.key(), first, status.data_ptr(), current_cuda_stream(d.index)),
-               "multinomial", d, kDouble);
-  const int64_t st = status.item().to_long();
-  if (st == -1) return;
-  switch (st % 4) {
-    case 1: EMBER_FAIL(Runtime, "probability tensor contains either `inf`, `nan` or element < 0");
-    case 2: EMBER_FAIL(Runtime, "invalid multinomial distribution (sum of probabilities <= 0)");
-    default:
-      EMBER_FAIL(Runtime, "invalid multinomial distribution (with replacement=False, not enough non-negative "
-                 "category to sample)");
-  }
-}
-
 void random_cuda(const Tensor& t, int64_t from, uint64_t range, Generator& g) {
   const Device d = t.device();
   DeviceGuard guard(d.index);
@@ -245,16 +218,48 @@ class BadIndex {
  public:
   explicit BadIndex(Device d) : t_(empty_tensor({1}, kLong, d)) { t_.fill_(Scalar(std::numeric_limits<int64_t>::max())); }
   int64_t* ptr() { return static_cast<int64_t*>(t_.data_ptr()); }
-  // the index value at the first bad position, if any
-  std::optional<int64_t> value(const Tensor& index) {
+  // the smallest value a kernel recorded (a position, or a code), if any: reading it synchronizes
+  std::optional<int64_t> first() {
     const int64_t pos = t_.item().to_long();
     if (pos == std::numeric_limits<int64_t>::max()) return std::nullopt;
-    return index.reshape({-1}).select(0, pos).item().to_long();
+    return pos;
+  }
+  // the index value at the first bad position, if any
+  std::optional<int64_t> value(const Tensor& index) {
+    const std::optional<int64_t> pos = first();
+    if (!pos) return std::nullopt;
+    return index.reshape({-1}).select(0, *pos).item().to_long();
   }
 
  private:
   Tensor t_;
 };
+
+// multinomial: the CPU's algorithm and counters (one thread per row), so a seed gives the CPU's samples; a
+// bad distribution is read back (a synchronization; PyTorch's kernel asserts on the device instead) and
+// raises the CPU's error for the first bad row.
+void multinomial_cuda(const Tensor& out, const Tensor& p, bool replacement, Generator& g) {
+  const Device d = p.device();
+  DeviceGuard guard(d.index);
+  const int64_t rows = p.sizes()[0], cats = p.sizes()[1], ns = out.sizes()[1];
+  const uint64_t first = g.reserve(uint64_t(rows * ns));
+  if (rows == 0) return;
+  Tensor scratch = replacement ? Tensor() : empty_tensor({rows, cats}, kDouble, d);
+  BadIndex bad(d);  // the first bad row, as row * 4 + code
+  raise_status(ck::multinomial(static_cast<const double*>(p.data_ptr()), static_cast<int64_t*>(out.data_ptr()),
+                               replacement ? nullptr : static_cast<double*>(scratch.data_ptr()), rows, cats, ns,
+                               replacement, g.key(), first, bad.ptr(), current_cuda_stream(d.index)),
+               "multinomial", d, kDouble);
+  const std::optional<int64_t> st = bad.first();
+  if (!st) return;
+  switch (*st % 4) {
+    case 1: EMBER_FAIL(Runtime, "probability tensor contains either `inf`, `nan` or element < 0");
+    case 2: EMBER_FAIL(Runtime, "invalid multinomial distribution (sum of probabilities <= 0)");
+    default:
+      EMBER_FAIL(Runtime, "invalid multinomial distribution (with replacement=False, not enough non-negative "
+                 "category to sample)");
+  }
+}
 
 template <class T>
 T* ptr_of(const Tensor& t) { return static_cast<T*>(t.data_ptr()); }
